@@ -1,0 +1,47 @@
+// The model's hyper-parameters, read from a Hugging Face config.json.
+//
+// Two architectures, with Hugging Face's names and defaults:
+//   "gpt2"        pre-LayerNorm blocks and a final LayerNorm (GPT2Config)
+//   "openai-gpt"  post-LayerNorm blocks, no final LayerNorm, as in the original GPT (OpenAIGPTConfig)
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace glassbox {
+
+enum class Architecture { GPT2, OpenAIGPT };
+
+// The MLP non-linearity. Hugging Face's names map onto these as follows (the same name means
+// different things in the two configs, which is why parsing is per architecture):
+//   gpt2 activation_function: "gelu" -> GeluErf, "gelu_new" / "gelu_pytorch_tanh" / "gelu_fast" -> GeluTanh
+//   openai-gpt afn:           "gelu" -> GeluTanh (the original GPT code's approximation)
+//   both: "relu" -> Relu, "silu" / "swish" -> Silu
+enum class Activation { GeluTanh, GeluErf, Relu, Silu };
+
+struct ModelConfig {
+  Architecture architecture = Architecture::GPT2;
+  int vocab_size = 0;
+  int n_positions = 0;   // context length: learned position embeddings for 0..n_positions-1
+  int n_embd = 0;
+  int n_layer = 0;
+  int n_head = 0;
+  int n_inner = 0;       // MLP width (Hugging Face: null means 4 * n_embd)
+  float layer_norm_epsilon = 1e-5f;
+  Activation activation = Activation::GeluTanh;
+  bool scale_attn_weights = true;                 // divide scores by sqrt(head_dim)
+  bool scale_attn_by_inverse_layer_idx = false;   // gpt2 option: also divide by (layer + 1)
+  std::optional<std::int32_t> eos_token_id;       // generation stops when it is sampled
+
+  int head_dim() const { return n_embd / n_head; }
+  std::string_view architecture_name() const;
+
+  // Parses and validates config.json text. `source` names the file in errors (ModelFormatError).
+  static ModelConfig parse(std::string_view json_text, const std::string& source = "config.json");
+};
+
+std::string_view activation_name(Activation activation);
+
+}  // namespace glassbox

@@ -1,0 +1,80 @@
+// A GPT-2-family decoder-only transformer: weights, and the forward pass with a KV cache.
+//
+//   tokens (T) -> embeddings (T,C) -> n_layer blocks (T,C) -> [final LayerNorm] -> logits (T,V)
+//
+// The weights are read once (converted to F32) and never change, so one Model can serve any
+// number of KV caches, one per sequence being generated.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "glassbox/config.h"
+#include "glassbox/kv_cache.h"
+#include "glassbox/safetensors.h"
+
+namespace glassbox {
+
+// An intermediate tensor of the forward pass, shown to a TensorHook as it is computed.
+//   name        layer  shape
+//   inp_embd    -1     (T, C)        token + position embeddings
+//   attn_probs  l      (H, T, S)     attention probabilities; S = positions in the cache after
+//                                    this call; zero above the causal diagonal
+//   attn_out    l      (T, C)        attention output after the projection
+//   mlp_out     l      (T, C)        MLP output
+//   block_out   l      (T, C)        residual stream leaving block l
+//   logits      -1     (R, V)        R = T or 1, see ForwardOptions::all_logits
+struct NamedTensor {
+  const char* name;
+  int layer;
+  int rank;
+  std::array<int, 3> shape;
+  const float* data;
+};
+using TensorHook = std::function<void(const NamedTensor&)>;
+
+struct ForwardOptions {
+  bool all_logits = false;           // logits for every position (T,V), not only the last (1,V)
+  const TensorHook* hook = nullptr;  // nullptr: no capture, and attention probabilities are never
+                                     // written out (the kernel keeps one row at a time)
+};
+
+class Model {
+ public:
+  // Loads a Hugging Face model directory: config.json + model.safetensors (memory-mapped).
+  // Throws ModelFormatError naming the file and the problem.
+  static Model load(const std::filesystem::path& dir);
+  // The same from a parsed config.json text and an already opened weights file.
+  static Model from_parts(const std::string& config_json, const SafeTensors& weights,
+                          const std::string& config_source = "config.json");
+
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+  const ModelConfig& config() const;
+  const std::string& config_json() const;   // config.json as given
+
+  // A cache for one sequence (allocates; see KVCache).
+  KVCache new_cache() const;
+
+  // Runs `tokens` at positions cache.size() .. cache.size()+T-1, appends them to the cache and
+  // returns logits, (1,V) for the last position or (T,V) with options.all_logits.
+  // Throws InvalidArgument for no tokens, an id outside the vocabulary, or a sequence longer than
+  // the context; the cache is unchanged then.
+  std::vector<float> forward(std::span<const std::int32_t> tokens, KVCache& cache,
+                             const ForwardOptions& options = {}) const;
+
+ private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace glassbox

@@ -1,0 +1,60 @@
+// Reader for the safetensors format (https://github.com/huggingface/safetensors):
+//
+//   [8 bytes: little-endian u64 N] [N bytes: JSON header] [data section]
+//   header: {"name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, ...,
+//            "__metadata__": {"key": "value"}}   (offsets relative to the data section)
+//
+// The file is untrusted input: everything is validated before a single tensor is handed out
+// (header length within the file, JSON well-formed, dtype known, byte range = shape x dtype size,
+// ranges inside the data section and not overlapping). Natively the file is memory-mapped, so
+// opening a 500 MB checkpoint costs no copy.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace glassbox {
+
+// Every dtype the safetensors format defines. The model loader accepts F32, F16 and BF16 weights;
+// the others are parsed (a file may carry them, e.g. U8 mask buffers) but not converted.
+enum class DType { BOOL, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64, F8_E4M3, F8_E5M2 };
+
+std::size_t dtype_size(DType dtype);
+std::string_view dtype_name(DType dtype);
+
+struct TensorInfo {
+  std::string name;
+  DType dtype;
+  std::vector<std::int64_t> shape;
+  std::int64_t numel;                 // product of shape (1 for a scalar)
+  std::span<const std::byte> bytes;   // numel * dtype_size bytes inside the file
+};
+
+class SafeTensors {
+ public:
+  // Memory-maps (natively) or reads (WASM) the file and validates it. Throws ModelFormatError.
+  static SafeTensors open(const std::filesystem::path& path);
+
+  // Validates a file already in memory. `owner` keeps `bytes` alive for as long as the result
+  // (and any TensorInfo::bytes taken from it) is used; `source` names the file in errors.
+  static SafeTensors parse(std::span<const std::byte> bytes, std::string source,
+                           std::shared_ptr<const void> owner = nullptr);
+
+  // The tensor with this exact name, or nullptr.
+  const TensorInfo* find(std::string_view name) const;
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+  std::shared_ptr<const void> owner_;
+  std::vector<TensorInfo> tensors_;   // sorted by name
+};
+
+}  // namespace glassbox

@@ -1,0 +1,50 @@
+// Choosing the next token from logits: greedy, or sampling with temperature, top-k and top-p,
+// from a seeded random generator of our own (std::*_distribution differs between standard
+// libraries, so the same seed would give other tokens in the browser than natively).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace glassbox {
+
+struct SamplingSettings {
+  float temperature = 1.0f;  // 0: greedy (argmax); otherwise logits / temperature
+  int top_k = 0;             // keep the k most probable tokens; 0: all
+  float top_p = 1.0f;        // keep the smallest set of most probable tokens whose mass >= top_p
+  std::uint64_t seed = 0;
+
+  // Throws InvalidArgument naming the bad setting: temperature NaN, infinite or negative; top_k
+  // negative; top_p NaN or outside (0, 1].
+  void validate() const;
+};
+
+// splitmix64: tiny, fast, and the same sequence on every platform.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next();
+  double uniform();   // [0, 1) with 53 random bits
+ private:
+  std::uint64_t state_;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingSettings& settings);   // validates settings
+
+  // Picks a token id from (V) logits. Ties go to the lowest id. Throws InvalidArgument if a logit
+  // is NaN or +inf (a broken model), or if every logit is -inf.
+  std::int32_t sample(std::span<const float> logits);
+
+  const SamplingSettings& settings() const { return settings_; }
+
+ private:
+  SamplingSettings settings_;
+  Rng rng_;
+  std::vector<std::pair<float, std::int32_t>> candidates_;   // (scaled logit, id), reused between calls
+  std::vector<double> probs_;
+};
+
+}  // namespace glassbox

@@ -1,0 +1,95 @@
+// Scalar reference kernels: the plainest correct loop for each operation, never optimized.
+// They define what the fast kernels (kernels.cpp) must compute; tests compare the two.
+#include <cmath>
+
+#include "kernels.h"
+
+namespace glassbox::kernels::reference {
+
+void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N) {
+  for (int t = 0; t < T; ++t) {
+    for (int n = 0; n < N; ++n) {
+      float sum = bias ? bias[n] : 0.0f;
+      for (int k = 0; k < K; ++k) sum += x[t * K + k] * w[n * K + k];
+      out[t * N + n] = sum;
+    }
+  }
+}
+
+void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C,
+               float eps) {
+  for (int t = 0; t < T; ++t) {
+    const float* row = x + t * C;
+    float mean = 0.0f;
+    for (int c = 0; c < C; ++c) mean += row[c];
+    mean /= C;
+    float var = 0.0f;   // biased variance, as torch.nn.LayerNorm
+    for (int c = 0; c < C; ++c) var += (row[c] - mean) * (row[c] - mean);
+    var /= C;
+    const float rstd = 1.0f / std::sqrt(var + eps);
+    for (int c = 0; c < C; ++c) out[t * C + c] = (row[c] - mean) * rstd * weight[c] + bias[c];
+  }
+}
+
+void gelu_tanh(float* x, std::size_t n) {
+  // Hugging Face NewGELUActivation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  const float s = std::sqrt(2.0f / static_cast<float>(M_PI));
+  for (std::size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::tanh(s * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
+void gelu_erf(float* x, std::size_t n) {
+  // torch.nn.functional.gelu: 0.5 x (1 + erf(x / sqrt(2)))
+  for (std::size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * static_cast<float>(M_SQRT1_2)));
+}
+
+void relu(float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void silu(float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+
+void add(float* x, const float* y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+void softmax(float* x, int n) {
+  float max = -INFINITY;
+  for (int i = 0; i < n; ++i) max = x[i] > max ? x[i] : max;
+  if (max == -INFINITY) {   // nothing to attend to: no probability mass anywhere
+    for (int i = 0; i < n; ++i) x[i] = 0.0f;
+    return;
+  }
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  for (int i = 0; i < n; ++i) x[i] /= sum;   // sum >= 1: the max element contributes exp(0)
+}
+
+void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
+               const float* v, int kv_stride, int T, int pos0, int hd, float scale, float* probs,
+               float* scratch) {
+  const int n_keys = pos0 + T;
+  for (int i = 0; i < T; ++i) {
+    const int visible = pos0 + i + 1;   // causal: keys 0 .. pos0+i
+    const float* qi = q + i * q_stride;
+    for (int j = 0; j < visible; ++j) {
+      float dot = 0.0f;
+      for (int d = 0; d < hd; ++d) dot += qi[d] * k[j * kv_stride + d];
+      scratch[j] = dot * scale;
+    }
+    softmax(scratch, visible);
+    float* oi = out + i * out_stride;
+    for (int d = 0; d < hd; ++d) oi[d] = 0.0f;
+    for (int j = 0; j < visible; ++j)
+      for (int d = 0; d < hd; ++d) oi[d] += scratch[j] * v[j * kv_stride + d];
+    if (probs) {
+      for (int j = 0; j < n_keys; ++j) probs[i * n_keys + j] = j < visible ? scratch[j] : 0.0f;
+    }
+  }
+}
+
+}  // namespace glassbox::kernels::reference

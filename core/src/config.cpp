@@ -1,0 +1,134 @@
+#include "glassbox/config.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "glassbox/error.h"
+
+namespace glassbox {
+namespace {
+
+using nlohmann::json;
+
+Architecture architecture_of(const json& j, const std::string& source) {
+  std::string type;
+  if (auto it = j.find("model_type"); it != j.end() && it->is_string()) {
+    type = it->get<std::string>();
+  } else if (auto arch = j.find("architectures"); arch != j.end() && arch->is_array() && !arch->empty() &&
+                                                  (*arch)[0].is_string()) {
+    // Old configs name only the class: GPT2LMHeadModel, OpenAIGPTLMHeadModel, ...
+    const auto cls = (*arch)[0].get<std::string>();
+    if (cls.rfind("GPT2", 0) == 0) type = "gpt2";
+    else if (cls.rfind("OpenAIGPT", 0) == 0) type = "openai-gpt";
+    else type = cls;
+  } else {
+    throw ModelFormatError(source, "no \"model_type\": expected \"gpt2\" or \"openai-gpt\"");
+  }
+  if (type == "gpt2") return Architecture::GPT2;
+  if (type == "openai-gpt") return Architecture::OpenAIGPT;
+  throw ModelFormatError(source, "unknown architecture \"" + type +
+                                     "\": glassbox runs model_type \"gpt2\" and \"openai-gpt\"");
+}
+
+// An integer field in [lo, hi]; `fallback` when the key is absent or null.
+int int_field(const json& j, const char* key, int fallback, int lo, int hi, const std::string& source) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer())
+    throw ModelFormatError(source, std::string("\"") + key + "\" must be an integer");
+  const auto v = it->get<std::int64_t>();
+  if (v < lo || v > hi)
+    throw ModelFormatError(source, std::string("\"") + key + "\" is " + std::to_string(v) + ", outside [" +
+                                       std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int>(v);
+}
+
+bool bool_field(const json& j, const char* key, bool fallback, const std::string& source) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw ModelFormatError(source, std::string("\"") + key + "\" must be true or false");
+  return it->get<bool>();
+}
+
+Activation activation_of(Architecture arch, const std::string& name, const std::string& source) {
+  if (name == "relu") return Activation::Relu;
+  if (name == "silu" || name == "swish") return Activation::Silu;
+  if (arch == Architecture::OpenAIGPT) {
+    // modeling_openai.py: ACT_FNS = {"relu": ..., "silu": ..., "gelu": gelu_new, "swish": ...}
+    if (name == "gelu") return Activation::GeluTanh;
+  } else {
+    // activations.py: "gelu" is the exact erf form; the others are the tanh approximation.
+    if (name == "gelu") return Activation::GeluErf;
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
+  }
+  throw ModelFormatError(source, "unsupported activation \"" + name + "\"");
+}
+
+}  // namespace
+
+std::string_view ModelConfig::architecture_name() const {
+  return architecture == Architecture::GPT2 ? "gpt2" : "openai-gpt";
+}
+
+std::string_view activation_name(Activation activation) {
+  switch (activation) {
+    case Activation::GeluTanh: return "gelu (tanh approximation)";
+    case Activation::GeluErf: return "gelu (exact erf)";
+    case Activation::Relu: return "relu";
+    case Activation::Silu: return "silu";
+  }
+  return "?";
+}
+
+ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(json_text.begin(), json_text.end());
+  } catch (const json::exception& e) {
+    throw ModelFormatError(source, std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw ModelFormatError(source, "not a JSON object");
+
+  ModelConfig c;
+  c.architecture = architecture_of(j, source);
+  const bool gpt2 = c.architecture == Architecture::GPT2;
+  // Limits keep every tensor size below 2^31 elements per dimension product we index with int64.
+  c.vocab_size = int_field(j, "vocab_size", gpt2 ? 50257 : 40478, 1, 4'000'000, source);
+  c.n_positions = int_field(j, "n_positions", gpt2 ? 1024 : 512, 1, 1'000'000, source);
+  c.n_embd = int_field(j, "n_embd", 768, 1, 65'536, source);
+  c.n_layer = int_field(j, "n_layer", 12, 1, 4'096, source);
+  c.n_head = int_field(j, "n_head", 12, 1, 65'536, source);
+  c.n_inner = int_field(j, "n_inner", 4 * c.n_embd, 1, 1'000'000, source);
+  if (c.n_embd % c.n_head != 0)
+    throw ModelFormatError(source, "n_embd " + std::to_string(c.n_embd) + " is not divisible by n_head " +
+                                       std::to_string(c.n_head));
+
+  if (auto it = j.find("layer_norm_epsilon"); it != j.end() && !it->is_null()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+      throw ModelFormatError(source, "\"layer_norm_epsilon\" must be a finite number >= 0");
+    c.layer_norm_epsilon = it->get<float>();
+  }
+
+  const char* act_key = gpt2 ? "activation_function" : "afn";
+  std::string act = gpt2 ? "gelu_new" : "gelu";
+  if (auto it = j.find(act_key); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) throw ModelFormatError(source, std::string("\"") + act_key + "\" must be a string");
+    act = it->get<std::string>();
+  }
+  c.activation = activation_of(c.architecture, act, source);
+
+  if (gpt2) {
+    c.scale_attn_weights = bool_field(j, "scale_attn_weights", true, source);
+    c.scale_attn_by_inverse_layer_idx = bool_field(j, "scale_attn_by_inverse_layer_idx", false, source);
+    if (bool_field(j, "add_cross_attention", false, source))
+      throw ModelFormatError(source, "\"add_cross_attention\": true is not supported (decoder-only models only)");
+  }
+  if (!bool_field(j, "tie_word_embeddings", true, source))
+    throw ModelFormatError(source, "\"tie_word_embeddings\": false is not supported: the LM head is the token embedding");
+
+  if (auto it = j.find("eos_token_id"); it != j.end() && !it->is_null())
+    c.eos_token_id = int_field(j, "eos_token_id", 0, 0, c.vocab_size - 1, source);
+  return c;
+}
+
+}  // namespace glassbox

@@ -1,0 +1,29 @@
+// A read-only view of a whole file: memory-mapped natively, read into memory under Emscripten
+// (which has no real mmap; in the browser the bytes come from fetch instead).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+
+namespace glassbox {
+
+class MappedFile {
+ public:
+  // Throws ModelFormatError naming the path if the file cannot be opened or mapped.
+  static std::shared_ptr<const MappedFile> open(const std::filesystem::path& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+
+ private:
+  MappedFile() = default;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool mapped_ = false;   // true: munmap on destruction; false: delete[]
+};
+
+}  // namespace glassbox

@@ -1,0 +1,191 @@
+#include "glassbox/model.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "glassbox/error.h"
+#include "kernels.h"
+#include "weights.h"
+
+namespace glassbox {
+
+struct Model::Impl {
+  ModelConfig config;
+  std::string config_json;
+  ModelWeights w;
+};
+
+namespace {
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelFormatError(path.string(), "cannot open (is this a model directory?)");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Calls the hook, if any, with a named intermediate tensor.
+void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 3> shape, int rank,
+          const float* data) {
+  if (o.hook) (*o.hook)(NamedTensor{name, layer, rank, shape, data});
+}
+
+// The working state of one forward call over T tokens.
+struct Activations {
+  Activations(const ModelConfig& c, int T, int n_keys)
+      : x(std::size_t(T) * c.n_embd), h(x.size()), qkv(3 * x.size()), heads(x.size()), branch(x.size()),
+        fc(std::size_t(T) * c.n_inner), scratch(n_keys) {}
+  std::vector<float> x;       // (T, C)  residual stream
+  std::vector<float> h;       // (T, C)  normalised input of a sub-layer
+  std::vector<float> qkv;     // (T, 3C)
+  std::vector<float> heads;   // (T, C)  attention output before the projection
+  std::vector<float> branch;  // (T, C)  output of a sub-layer (attention or MLP)
+  std::vector<float> fc;      // (T, F)  MLP hidden layer
+  std::vector<float> scratch; // (S)     one row of attention scores
+  std::vector<float> probs;   // (H, T, S) only when a hook listens
+};
+
+void activation(Activation a, float* x, std::size_t n) {
+  switch (a) {
+    case Activation::GeluTanh: return kernels::gelu_tanh(x, n);
+    case Activation::GeluErf: return kernels::gelu_erf(x, n);
+    case Activation::Relu: return kernels::relu(x, n);
+    case Activation::Silu: return kernels::silu(x, n);
+  }
+}
+
+// Causal self-attention of layer l: in (T,C) -> a.branch (T,C); appends K and V to the cache.
+void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in, int T,
+                     KVCache& cache, Activations& a, const ForwardOptions& o) {
+  const int C = c.n_embd, H = c.n_head, hd = c.head_dim();
+  const int pos0 = cache.size(), S = pos0 + T;
+  kernels::matmul(a.qkv.data(), in, L.qkv_w, L.qkv_b, T, C, 3 * C);   // (T,C) -> (T,3C) = [q | k | v]
+  float* K = cache.keys(l);
+  float* V = cache.values(l);
+  for (int t = 0; t < T; ++t) {
+    const float* row = a.qkv.data() + std::size_t(t) * 3 * C;
+    std::copy(row + C, row + 2 * C, K + std::size_t(pos0 + t) * C);
+    std::copy(row + 2 * C, row + 3 * C, V + std::size_t(pos0 + t) * C);
+  }
+  // Hugging Face GPT2Attention: scores / sqrt(head_dim) [/ (layer_idx + 1)]
+  float scale = c.scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f;
+  if (c.scale_attn_by_inverse_layer_idx) scale /= static_cast<float>(l + 1);
+  if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
+  for (int h = 0; h < H; ++h) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
+    float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
+    kernels::attention(a.heads.data() + h * hd, C, a.qkv.data() + h * hd, 3 * C, K + h * hd, V + h * hd, C,
+                       T, pos0, hd, scale, probs, a.scratch.data());
+  }
+  emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
+  kernels::matmul(a.branch.data(), a.heads.data(), L.proj_w, L.proj_b, T, C, C);   // (T,C) -> (T,C)
+  emit(o, "attn_out", l, {T, C}, 2, a.branch.data());
+}
+
+// MLP of a block: in (T,C) -> (T,F) -> activation -> a.branch (T,C).
+void mlp_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in, int T, Activations& a,
+               const ForwardOptions& o) {
+  const int C = c.n_embd, F = c.n_inner;
+  kernels::matmul(a.fc.data(), in, L.fc_w, L.fc_b, T, C, F);
+  activation(c.activation, a.fc.data(), a.fc.size());
+  kernels::matmul(a.branch.data(), a.fc.data(), L.fc_proj_w, L.fc_proj_b, T, F, C);
+  emit(o, "mlp_out", l, {T, C}, 2, a.branch.data());
+}
+
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+Model Model::load(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir))
+    throw ModelFormatError(dir.string(), "not a directory (a model is a directory with config.json and model.safetensors)");
+  const auto config_path = dir / "config.json";
+  const std::string text = read_text_file(config_path);
+  return from_parts(text, SafeTensors::open(dir / "model.safetensors"), config_path.string());
+}
+
+Model Model::from_parts(const std::string& config_json, const SafeTensors& weights, const std::string& config_source) {
+  auto impl = std::make_unique<Impl>();
+  impl->config = ModelConfig::parse(config_json, config_source);
+  impl->config_json = config_json;
+  impl->w = load_weights(impl->config, weights);
+  return Model(std::move(impl));
+}
+
+const ModelConfig& Model::config() const { return impl_->config; }
+const std::string& Model::config_json() const { return impl_->config_json; }
+
+KVCache Model::new_cache() const {
+  const auto& c = impl_->config;
+  return KVCache(c.n_layer, c.n_positions, c.n_embd);
+}
+
+std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache& cache,
+                                  const ForwardOptions& o) const {
+  const ModelConfig& c = impl_->config;
+  const ModelWeights& w = impl_->w;
+  const int C = c.n_embd, V = c.vocab_size;
+  if (tokens.empty()) throw InvalidArgument("no tokens to run");
+  if (cache.capacity() != c.n_positions || cache.n_embd() != C)
+    throw InvalidArgument("the KV cache was made for another model");
+  const int pos0 = cache.size();
+  if (tokens.size() > static_cast<std::size_t>(c.n_positions - pos0))
+    throw InvalidArgument(std::to_string(pos0 + tokens.size()) + " tokens do not fit in the context of " +
+                          std::to_string(c.n_positions) + " positions");
+  for (std::int32_t id : tokens)
+    if (id < 0 || id >= V)
+      throw InvalidArgument("token id " + std::to_string(id) + " is out of range: the vocabulary has ids 0.." +
+                            std::to_string(V - 1));
+  const int T = static_cast<int>(tokens.size());
+  Activations a(c, T, pos0 + T);
+
+  // x (T,C) = wte[token] + wpe[position]
+  for (int t = 0; t < T; ++t) {
+    const float* te = w.wte + std::size_t(tokens[t]) * C;
+    const float* pe = w.wpe + std::size_t(pos0 + t) * C;
+    for (int i = 0; i < C; ++i) a.x[std::size_t(t) * C + i] = te[i] + pe[i];
+  }
+  emit(o, "inp_embd", -1, {T, C}, 2, a.x.data());
+
+  const float eps = c.layer_norm_epsilon;
+  for (int l = 0; l < c.n_layer; ++l) {
+    const LayerWeights& L = w.layers[l];
+    if (c.architecture == Architecture::GPT2) {
+      // pre-LN: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
+      kernels::layernorm(a.h.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T, C, eps);
+      attention_block(c, L, l, a.h.data(), T, cache, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      kernels::layernorm(a.h.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
+      mlp_block(c, L, l, a.h.data(), T, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+    } else {
+      // post-LN (original GPT): x = ln_1(x + attn(x)); x = ln_2(x + mlp(x))
+      attention_block(c, L, l, a.x.data(), T, cache, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      kernels::layernorm(a.x.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T, C, eps);
+      mlp_block(c, L, l, a.x.data(), T, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      kernels::layernorm(a.x.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
+    }
+    emit(o, "block_out", l, {T, C}, 2, a.x.data());
+  }
+  cache.advance(T);
+
+  // Only the rows asked for go through the final norm and the (V x C) LM head, the largest matmul.
+  const int R = o.all_logits ? T : 1;
+  const float* rows = a.x.data() + std::size_t(T - R) * C;
+  if (c.architecture == Architecture::GPT2) {
+    kernels::layernorm(a.h.data(), rows, w.ln_f_w, w.ln_f_b, R, C, eps);
+    rows = a.h.data();
+  }
+  std::vector<float> logits(std::size_t(R) * V);
+  kernels::matmul(logits.data(), rows, w.wte, nullptr, R, C, V);   // (R,C) @ wte^T -> (R,V), tied head
+  emit(o, "logits", -1, {R, V}, 2, logits.data());
+  return logits;
+}
+
+}  // namespace glassbox

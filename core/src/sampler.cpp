@@ -1,0 +1,81 @@
+#include "glassbox/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "glassbox/error.h"
+
+namespace glassbox {
+
+void SamplingSettings::validate() const {
+  if (!std::isfinite(temperature) || temperature < 0.0f)
+    throw InvalidArgument("temperature must be a finite number >= 0 (0 is greedy), got " + std::to_string(temperature));
+  if (top_k < 0) throw InvalidArgument("top-k must be >= 0 (0 keeps every token), got " + std::to_string(top_k));
+  if (!(top_p > 0.0f && top_p <= 1.0f))   // also false for NaN
+    throw InvalidArgument("top-p must be in (0, 1] (1 keeps every token), got " + std::to_string(top_p));
+}
+
+std::uint64_t Rng::next() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+Sampler::Sampler(const SamplingSettings& settings) : settings_(settings), rng_(settings.seed) {
+  settings_.validate();
+}
+
+std::int32_t Sampler::sample(std::span<const float> logits) {
+  if (logits.empty()) throw InvalidArgument("no logits to sample from");
+  std::int32_t best = -1;
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    const float v = logits[i];
+    if (std::isnan(v) || v == INFINITY)
+      throw InvalidArgument("logit " + std::to_string(i) + " is " + std::to_string(v) + ": the model produced non-finite values");
+    if (v != -INFINITY && (best < 0 || v > logits[best])) best = static_cast<std::int32_t>(i);
+  }
+  if (best < 0) throw InvalidArgument("every logit is -inf: no token can be chosen");
+  if (settings_.temperature == 0.0f) return best;   // greedy
+
+  // Candidates sorted by probability, most probable first (ties: lower id first).
+  // Hugging Face's warper order: temperature, then top-k, then top-p.
+  candidates_.clear();
+  for (std::size_t i = 0; i < logits.size(); ++i)
+    if (logits[i] != -INFINITY) candidates_.emplace_back(logits[i] / settings_.temperature, static_cast<std::int32_t>(i));
+  auto more_probable = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  std::size_t keep = candidates_.size();
+  if (settings_.top_k > 0) keep = std::min(keep, static_cast<std::size_t>(settings_.top_k));
+  if (keep < candidates_.size() || settings_.top_p < 1.0f) {
+    // Only the kept head needs ordering: a partial sort of k elements, not all V.
+    std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), more_probable);
+    candidates_.resize(keep);
+  }
+
+  // Softmax over the candidates, in double so that sums over 50k tokens stay exact enough.
+  const double max = static_cast<double>(logits[best]) / settings_.temperature;
+  std::vector<double>& probs = probs_;
+  probs.resize(candidates_.size());
+  double total = 0.0;
+  for (std::size_t i = 0; i < candidates_.size(); ++i) total += probs[i] = std::exp(candidates_[i].first - max);
+
+  if (settings_.top_p < 1.0f) {   // nucleus: the smallest prefix with mass >= top_p (at least one)
+    double mass = 0.0;
+    std::size_t n = 0;
+    while (n < probs.size() && mass < settings_.top_p * total) mass += probs[n++];
+    probs.resize(n);
+    total = mass;
+  }
+
+  double u = rng_.uniform() * total;
+  for (std::size_t i = 0; i < probs.size(); ++i) {
+    if (u < probs[i]) return candidates_[i].second;
+    u -= probs[i];
+  }
+  return candidates_[probs.size() - 1].second;   // u fell past the end through rounding
+}
+
+}  // namespace glassbox

@@ -1,0 +1,341 @@
+"""Generate the forward-pass test fixtures in tests/fixtures/.
+
+For every fixture listed in FIXTURES this script builds a tiny random model of the GPT-2 or the
+original GPT (openai-gpt) family, stored in the Hugging Face layout, and its expected outputs:
+
+  tests/fixtures/<name>/config.json        Hugging Face style config
+  tests/fixtures/<name>/model.safetensors  weights (F32, F16 or BF16), written by hand
+  tests/fixtures/<name>/expected.json      tokens, reference logits, attention probabilities and
+                                           a greedy generation (see write_expected)
+
+The reference math is implemented here in plain PyTorch, in float64; no `transformers` or
+`safetensors` package is used. For F16/BF16 fixtures the reference is computed from the weights
+after rounding to the stored dtype, so an engine that upcasts to float32 must match it to ~1e-4.
+
+Everything is seeded, so re-running yields byte-identical files. Run from the repository root:
+
+    /usr/bin/python3 scripts/make_fixtures.py
+"""
+
+import json
+import math
+import os
+import struct
+
+import torch
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
+
+# Shared shape of the tiny models: V=96 tokens, 32 positions, C=32, 2 layers, 4 heads.
+BASE = dict(vocab_size=96, n_positions=32, n_embd=32, n_layer=2, n_head=4, n_inner=None,
+            layer_norm_epsilon=1e-5)
+
+# name -> (seed, architecture settings, storage settings)
+FIXTURES = {
+    "gpt2-f32": dict(seed=1, model_type="gpt2", dtype="F32", act="gelu_new"),
+    "gpt2-f16": dict(seed=2, model_type="gpt2", dtype="F16", act="gelu_new"),
+    "gpt2-bf16": dict(seed=3, model_type="gpt2", dtype="BF16", act="gelu_new"),
+    "gpt2-prefixed": dict(seed=4, model_type="gpt2", dtype="F32", act="gelu", n_inner=80,
+                          prefix="transformer.", mask_buffers=True, lm_head=True),
+    "gpt2-single-head": dict(seed=5, model_type="gpt2", dtype="F32", act="gelu_new", n_head=1,
+                             n_layer=3, layer_norm_epsilon=1e-3),
+    "gpt2-full-context": dict(seed=6, model_type="gpt2", dtype="F32", act="gelu_new",
+                              n_positions=16, seq_len=16, prompt_len=10, max_tokens=20,
+                              want_stop="context_full"),
+    "openai-gpt": dict(seed=7, model_type="openai-gpt", dtype="F32", act="gelu"),
+    "openai-gpt-relu-f16": dict(seed=8, model_type="openai-gpt", dtype="F16", act="relu",
+                                n_head=2, prefix="transformer."),
+}
+
+TORCH_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+MIN_MARGIN = 1e-3    # smallest top1 - top2 logit gap allowed in a greedy run (f32 vs f64 safety)
+MIN_DISTINCT = 4     # tiny random models love repeating one token; such a run tests little
+
+# ---------------------------------------------------------------------------------------------
+# Configuration
+
+
+def make_spec(name):
+    """Merge BASE with the fixture's overrides; fills the defaults of the generation settings."""
+    spec = dict(BASE, prefix="", mask_buffers=False, lm_head=False, seq_len=12, prompt_len=5,
+                max_tokens=8, want_stop=None)
+    spec.update(FIXTURES[name])
+    spec["name"] = name
+    return spec
+
+
+def config_json(spec):
+    """The config.json dict, in the Hugging Face field names of the model type."""
+    keys = ["vocab_size", "n_positions", "n_embd", "n_layer", "n_head"]
+    if spec["model_type"] == "gpt2":
+        cfg = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}
+        cfg.update({k: spec[k] for k in keys})
+        cfg.update(n_inner=spec["n_inner"], layer_norm_epsilon=spec["layer_norm_epsilon"],
+                   activation_function=spec["act"], bos_token_id=spec["vocab_size"] - 1,
+                   eos_token_id=spec["vocab_size"] - 1)
+    else:
+        cfg = {"model_type": "openai-gpt", "architectures": ["OpenAIGPTLMHeadModel"]}
+        cfg.update({k: spec[k] for k in keys})
+        cfg.update(layer_norm_epsilon=spec["layer_norm_epsilon"], afn=spec["act"])
+    return cfg
+
+
+def inner_dim(spec):
+    return spec["n_inner"] if spec["n_inner"] is not None else 4 * spec["n_embd"]
+
+
+def eos_id(spec):
+    """The end-of-text id the engine must stop on, or None (openai-gpt has none)."""
+    return spec["vocab_size"] - 1 if spec["model_type"] == "gpt2" else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Weights
+
+
+def param_shapes(spec):
+    """[(unprefixed HF name, shape, init kind)] in a fixed order (the order the RNG is drawn in)."""
+    V, P, C, F = spec["vocab_size"], spec["n_positions"], spec["n_embd"], inner_dim(spec)
+    gpt2 = spec["model_type"] == "gpt2"
+    out = [("wte.weight" if gpt2 else "tokens_embed.weight", [V, C], "embed"),
+           ("wpe.weight" if gpt2 else "positions_embed.weight", [P, C], "pos")]
+    for i in range(spec["n_layer"]):
+        h = f"h.{i}."
+        out += [(h + "ln_1.weight", [C], "ln_w"), (h + "ln_1.bias", [C], "bias"),
+                (h + "attn.c_attn.weight", [C, 3 * C], "qkv"), (h + "attn.c_attn.bias", [3 * C], "bias"),
+                (h + "attn.c_proj.weight", [C, C], "proj"), (h + "attn.c_proj.bias", [C], "bias"),
+                (h + "ln_2.weight", [C], "ln_w"), (h + "ln_2.bias", [C], "bias"),
+                (h + "mlp.c_fc.weight", [C, F], "fc"), (h + "mlp.c_fc.bias", [F], "bias"),
+                (h + "mlp.c_proj.weight", [F, C], "proj"), (h + "mlp.c_proj.bias", [C], "bias")]
+    if gpt2:
+        out += [("ln_f.weight", [C], "ln_w"), ("ln_f.bias", [C], "bias")]
+    return out
+
+
+# Standard deviation per init kind. Conv1D matrices [in, out] use gain / sqrt(fan_in); the gain of
+# c_attn (1.5) makes q.k large enough that attention rows are clearly peaked.
+GAINS = {"qkv": 1.5, "fc": 1.5, "proj": 1.0}
+FIXED_STD = {"embed": 0.5, "pos": 0.3, "bias": 0.1}
+
+
+def init_tensor(shape, kind, gen):
+    """One float64 parameter of the given shape, drawn from `gen`."""
+    noise = torch.randn(shape, generator=gen, dtype=torch.float64)
+    if kind == "ln_w":
+        return 1.0 + 0.1 * noise
+    if kind in FIXED_STD:
+        return FIXED_STD[kind] * noise
+    return GAINS[kind] / math.sqrt(shape[0]) * noise
+
+
+def make_weights(spec, gen):
+    """{unprefixed name: float64 tensor}, already rounded through the stored dtype."""
+    stored = TORCH_DTYPES[spec["dtype"]]
+    return {name: init_tensor(shape, kind, gen).to(stored).to(torch.float64)
+            for name, shape, kind in param_shapes(spec)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference forward pass (float64)
+
+
+def layer_norm(x, w, b, eps):
+    """x [T,C] -> [T,C], biased variance."""
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * w + b
+
+
+def activation(x, name, model_type):
+    """gpt2: gelu_new = tanh approx, gelu = exact erf. openai-gpt: gelu = tanh approx, relu."""
+    if name == "relu":
+        return torch.clamp(x, min=0.0)
+    if name == "gelu_new" or (name == "gelu" and model_type == "openai-gpt"):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    if name == "gelu":
+        return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+    raise ValueError(name)
+
+
+def attention(x, w, p, n_head):
+    """x [T,C] -> (out [T,C], probs [H,T,T]); causal multi-head self-attention."""
+    T, C = x.shape
+    hd = C // n_head
+    qkv = x @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]      # [T,3C]
+    q, k, v = (t.reshape(T, n_head, hd).transpose(0, 1) for t in qkv.split(C, dim=-1))  # [H,T,hd]
+    scores = q @ k.transpose(1, 2) / math.sqrt(hd)                          # [H,T,T]
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)     # key j > query i
+    probs = torch.softmax(scores.masked_fill(future, -math.inf), dim=-1)    # exact 0 above diag
+    out = (probs @ v).transpose(0, 1).reshape(T, C)                          # heads concatenated
+    return out @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"], probs
+
+
+def mlp(x, w, p, spec):
+    """x [T,C] -> [T,C]: act(x @ c_fc + b) @ c_proj + b, hidden [T,F]."""
+    hidden = activation(x @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"],
+                        spec["act"], spec["model_type"])
+    return hidden @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+
+
+def forward(spec, w, ids):
+    """ids [T] -> (logits [T,V], [probs [H,T,T] per layer])."""
+    eps, T = spec["layer_norm_epsilon"], len(ids)
+    ln = lambda x, name: layer_norm(x, w[name + ".weight"], w[name + ".bias"], eps)
+    gpt2 = spec["model_type"] == "gpt2"
+    wte = w["wte.weight" if gpt2 else "tokens_embed.weight"]                 # [V,C]
+    wpe = w["wpe.weight" if gpt2 else "positions_embed.weight"]             # [P,C]
+    x = wte[torch.tensor(ids)] + wpe[:T]                                    # [T,C]
+    all_probs = []
+    for i in range(spec["n_layer"]):
+        p = f"h.{i}."
+        if gpt2:   # pre-LayerNorm
+            a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"])
+            x = x + a
+            x = x + mlp(ln(x, p + "ln_2"), w, p, spec)
+        else:      # post-LayerNorm
+            a, probs = attention(x, w, p, spec["n_head"])
+            x = ln(x + a, p + "ln_1")
+            x = ln(x + mlp(x, w, p, spec), p + "ln_2")
+        all_probs.append(probs)
+    if gpt2:
+        x = ln(x, "ln_f")
+    return x @ wte.T, all_probs                                             # tied LM head
+
+
+def greedy(spec, w, prompt, max_tokens):
+    """Greedy decoding with the engine's stop rules -> (generated ids, stop reason, min margin)."""
+    seq, out, margin, eos = list(prompt), [], math.inf, eos_id(spec)
+    while True:
+        if len(out) == max_tokens:
+            return out, "max_tokens", margin
+        last = forward(spec, w, seq)[0][-1]                                 # [V]
+        top2 = torch.topk(last, 2).values
+        margin = min(margin, float(top2[0] - top2[1]))
+        tok = int(torch.argmax(last))
+        if eos is not None and tok == eos:
+            return out, "end_of_text", margin
+        out.append(tok)
+        if len(seq) == spec["n_positions"]:
+            return out, "context_full", margin
+        seq.append(tok)
+
+
+def random_ids(spec, n, gen):
+    """n ids in [0, V-1): the last id (the gpt2 eos) never appears in inputs."""
+    return torch.randint(0, spec["vocab_size"] - 1, (n,), generator=gen).tolist()
+
+
+def pick_greedy(spec, w, gen):
+    """Draw prompts until the greedy run has a safe margin, >= MIN_DISTINCT different tokens
+    (and the wanted stop reason)."""
+    for _ in range(1000):
+        prompt = random_ids(spec, spec["prompt_len"], gen)
+        tokens, stop, margin = greedy(spec, w, prompt, spec["max_tokens"])
+        ok = margin >= MIN_MARGIN and len(set(tokens)) >= MIN_DISTINCT
+        if ok and spec["want_stop"] in (None, stop):
+            return dict(prompt=prompt, max_tokens=spec["max_tokens"], tokens=tokens, stop=stop,
+                        min_margin=margin)
+    raise RuntimeError(spec["name"] + ": no suitable greedy prompt")
+
+
+# ---------------------------------------------------------------------------------------------
+# Writers
+
+
+def safetensors_bytes(tensors):
+    """tensors: [(name, dtype string, torch tensor)] -> the bytes of a .safetensors file."""
+    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, dtype, t in sorted(tensors, key=lambda e: e[0]):
+        if dtype == "BF16":
+            blob = t.to(torch.bfloat16).view(torch.int16).numpy().tobytes()
+        else:
+            np_dtype = {"F32": "<f4", "F16": "<f2", "U8": "u1"}[dtype]
+            blob = t.contiguous().numpy().astype(np_dtype).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-(8 + len(text)) % 8)                                   # 8 + N aligned to 8
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
+def stored_tensors(spec, w):
+    """The tensors of model.safetensors: [(name, dtype, tensor)], with prefix and extra buffers."""
+    dtype, pre, P = spec["dtype"], spec["prefix"], spec["n_positions"]
+    out = [(pre + name, dtype, t) for name, t in w.items()]
+    if spec["mask_buffers"]:   # HF's old causal-mask buffers: the loader must ignore them
+        mask = torch.tril(torch.ones(P, P, dtype=torch.uint8)).reshape(1, 1, P, P)
+        for i in range(spec["n_layer"]):
+            out.append((f"{pre}h.{i}.attn.bias", "U8", mask))
+            out.append((f"{pre}h.{i}.attn.masked_bias", "F32", torch.tensor(-1e4)))
+    if spec["lm_head"]:        # an untied copy of the token embedding
+        out.append(("lm_head.weight", dtype, w["wte.weight"]))
+    return out
+
+
+def rounded(x):
+    """Nested lists of floats -> 9 significant digits (round-trips float32); ints untouched."""
+    if isinstance(x, list):
+        return [rounded(e) for e in x]
+    if isinstance(x, float):
+        return float(f"{x:.9g}") + 0.0                                       # + 0.0: no "-0.0"
+    return x
+
+
+def dump(x, indent=0):
+    """JSON with one line per innermost list (readable, diff-friendly, deterministic)."""
+    pad = " " * indent
+    if isinstance(x, dict):
+        items = [f'{pad}  {json.dumps(k)}: {dump(v, indent + 2).lstrip()}' for k, v in x.items()]
+        return pad + "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(x, list) and x and isinstance(x[0], (list, dict)):
+        return pad + "[\n" + ",\n".join(dump(e, indent + 2) for e in x) + "\n" + pad + "]"
+    return pad + json.dumps(x)
+
+
+def write_file(path, data):
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+# ---------------------------------------------------------------------------------------------
+# Driver
+
+
+def summary(spec, logits, probs, greedy_run):
+    """One line to check that the model is not degenerate."""
+    later_rows = torch.stack(probs)[:, :, 4:, :]                             # [L,H,T-4,T]
+    return (f"{spec['name']:22s} {spec['dtype']:4s} logit std {logits.std():.2f} "
+            f"range [{logits.min():.2f}, {logits.max():.2f}]  max attn prob (rows>=4) "
+            f"{later_rows.max():.3f}  mean row max {later_rows.max(-1).values.mean():.3f}  "
+            f"greedy {len(greedy_run['tokens'])} tok, stop {greedy_run['stop']}, "
+            f"margin {greedy_run['min_margin']:.3g}")
+
+
+def make_fixture(name):
+    spec = make_spec(name)
+    gen = torch.Generator().manual_seed(spec["seed"])
+    w = make_weights(spec, gen)
+    tokens = random_ids(spec, spec["seq_len"], gen)                          # [T]
+    logits, probs = forward(spec, w, tokens)                                # [T,V], L x [H,T,T]
+    greedy_run = pick_greedy(spec, w, gen)
+    expected = {"tokens": tokens, "logits": rounded(logits.tolist()),
+                "attention": rounded([p.tolist() for p in probs]),
+                "greedy": dict(greedy_run, min_margin=rounded(greedy_run["min_margin"]))}
+    out_dir = os.path.join(ROOT, name)
+    os.makedirs(out_dir, exist_ok=True)
+    write_file(os.path.join(out_dir, "config.json"), json.dumps(config_json(spec), indent=2) + "\n")
+    write_file(os.path.join(out_dir, "model.safetensors"), safetensors_bytes(stored_tensors(spec, w)))
+    write_file(os.path.join(out_dir, "expected.json"), dump(expected) + "\n")
+    print(summary(spec, logits, probs, greedy_run))
+
+
+def main():
+    torch.set_num_threads(1)   # identical float64 reductions on every run
+    for name in FIXTURES:
+        make_fixture(name)
+
+
+if __name__ == "__main__":
+    main()

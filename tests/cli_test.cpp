@@ -1,0 +1,91 @@
+// The glassbox command line, run as a user would: output format, exit codes, one-line errors.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace glassbox {
+namespace {
+
+using test::fixture_dir;
+using test::run_cli;
+
+std::string model(const std::string& name) { return fixture_dir(name).string(); }
+
+TEST(Cli, ForwardPrintsLogitsAndAttentionAsJson) {
+  const auto expected = test::read_json(fixture_dir("openai-gpt") / "expected.json");
+  std::string ids;
+  for (int id : expected["tokens"]) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const auto r = run_cli({"forward", "-m", model("openai-gpt"), "--tokens", ids, "--attention"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  const std::size_t T = expected["tokens"].size();
+  ASSERT_EQ(out["logits"].size(), T);
+  ASSERT_EQ(out["logits"][0].size(), 96u);
+  double max_diff = 0;
+  for (std::size_t t = 0; t < T; ++t)
+    for (std::size_t v = 0; v < 96; ++v)
+      max_diff = std::max(max_diff, std::abs(out["logits"][t][v].get<double>() - expected["logits"][t][v].get<double>()));
+  EXPECT_LT(max_diff, 1e-4);
+  ASSERT_EQ(out["attention"].size(), 2u);         // layers
+  ASSERT_EQ(out["attention"][0].size(), 4u);      // heads
+  ASSERT_EQ(out["attention"][0][0].size(), T);    // queries
+  ASSERT_EQ(out["attention"][0][0][0].size(), T); // keys
+  EXPECT_NEAR(out["attention"][1][3][5][2].get<double>(), expected["attention"][1][3][5][2].get<double>(), 1e-5);
+  EXPECT_FALSE(run_cli({"forward", "-m", model("openai-gpt"), "--tokens", "1,2"}).out.find("attention") != std::string::npos);
+}
+
+TEST(Cli, GenerateGreedyPrintsTheReferenceIds) {
+  const auto g = test::read_json(fixture_dir("gpt2-bf16") / "expected.json")["greedy"];
+  std::string prompt, want;
+  for (int id : g["prompt"]) prompt += (prompt.empty() ? "" : ",") + std::to_string(id);
+  for (int id : g["tokens"]) want += (want.empty() ? "" : " ") + std::to_string(id);
+  const auto r = run_cli({"generate", "-m", model("gpt2-bf16"), "--tokens", prompt, "-n",
+                          std::to_string(g["max_tokens"].get<int>()), "--temperature", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, want + "\n");
+  EXPECT_NE(r.err.find("stopped: max_tokens"), std::string::npos) << r.err;
+}
+
+TEST(Cli, GenerateWithSeedIsReproducible) {
+  const std::vector<std::string> args = {"generate", "-m", model("gpt2-f32"), "--tokens", "1,2,3", "-n", "12",
+                                         "--temperature", "0.9", "--top-k", "20", "--top-p", "0.95", "--seed", "7"};
+  const auto a = run_cli(args), b = run_cli(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.err.find("seed 7"), std::string::npos);
+}
+
+// Bad input: non-zero exit, one line on stderr that names the problem, nothing on stdout.
+void expect_error(const std::vector<std::string>& args, const std::string& message) {
+  const auto r = run_cli(args);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find(message), std::string::npos) << "stderr: " << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, BadInputIsAOneLineError) {
+  const std::string m = model("gpt2-f32");
+  expect_error({"forward", "-m", m, "--tokens", "1,x"}, "--tokens must be comma-separated integers");
+  expect_error({"forward", "-m", m, "--tokens", "1,96"}, "token id 96 is out of range");
+  expect_error({"forward", "-m", "/nonexistent", "--tokens", "1"}, "/nonexistent: not a directory");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--temperature", "-1"}, "temperature must be a finite number >= 0");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--temperature", "nan"}, "temperature");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--top-p", "0"}, "top-p must be in (0, 1]");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--top-k", "-3"}, "top-k must be >= 0");
+  std::string too_long = "1";
+  for (int i = 0; i < 32; ++i) too_long += ",1";
+  expect_error({"generate", "-m", m, "--tokens", too_long}, "longer than the context of 32");
+  expect_error({"frobnicate"}, "unknown command 'frobnicate'");
+  const auto r = run_cli({"forward", "-m", "/nonexistent", "--tokens", "1"});
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(Cli, BrokenModelFileIsAnError) {
+  test::TempDir dir;
+  test::copy_fixture("gpt2-f32", dir.path());
+  test::write_file(dir.path() / "model.safetensors", std::string("\x10\0\0\0\0\0\0\0{\"a\":", 13));
+  expect_error({"forward", "-m", dir.path().string(), "--tokens", "1"}, "model.safetensors: header length 16 runs past the end");
+}
+
+}  // namespace
+}  // namespace glassbox

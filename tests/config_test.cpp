@@ -1,0 +1,73 @@
+// config.json parsing: Hugging Face names, defaults and meanings, and clear errors.
+#include <gtest/gtest.h>
+
+#include "glassbox/config.h"
+#include "glassbox/error.h"
+
+namespace glassbox {
+namespace {
+
+std::string config_error(const std::string& json) {
+  try {
+    ModelConfig::parse(json);
+  } catch (const ModelFormatError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Config, Gpt2DefaultsAreHuggingFaces) {
+  const auto c = ModelConfig::parse(R"({"model_type": "gpt2"})");
+  EXPECT_EQ(c.architecture, Architecture::GPT2);
+  EXPECT_EQ(c.vocab_size, 50257);
+  EXPECT_EQ(c.n_positions, 1024);
+  EXPECT_EQ(c.n_embd, 768);
+  EXPECT_EQ(c.n_layer, 12);
+  EXPECT_EQ(c.n_head, 12);
+  EXPECT_EQ(c.n_inner, 4 * 768);
+  EXPECT_EQ(c.activation, Activation::GeluTanh);   // gelu_new
+  EXPECT_FLOAT_EQ(c.layer_norm_epsilon, 1e-5f);
+  EXPECT_FALSE(c.eos_token_id.has_value());
+}
+
+TEST(Config, OpenAIGptDefaults) {
+  const auto c = ModelConfig::parse(R"({"model_type": "openai-gpt"})");
+  EXPECT_EQ(c.architecture, Architecture::OpenAIGPT);
+  EXPECT_EQ(c.vocab_size, 40478);
+  EXPECT_EQ(c.n_positions, 512);
+  EXPECT_EQ(c.activation, Activation::GeluTanh);   // afn "gelu" is the tanh form in openai-gpt
+}
+
+TEST(Config, ActivationNamesMeanWhatHuggingFaceMeans) {
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","activation_function":"gelu"})").activation, Activation::GeluErf);
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","activation_function":"gelu_new"})").activation, Activation::GeluTanh);
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","activation_function":"relu"})").activation, Activation::Relu);
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"openai-gpt","afn":"gelu"})").activation, Activation::GeluTanh);
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"openai-gpt","afn":"swish"})").activation, Activation::Silu);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","activation_function":"mish"})").find("unsupported activation \"mish\""),
+            std::string::npos);
+}
+
+TEST(Config, ArchitectureFromClassNameWhenModelTypeIsMissing) {
+  EXPECT_EQ(ModelConfig::parse(R"({"architectures":["GPT2LMHeadModel"]})").architecture, Architecture::GPT2);
+  EXPECT_EQ(ModelConfig::parse(R"({"architectures":["OpenAIGPTLMHeadModel"]})").architecture, Architecture::OpenAIGPT);
+}
+
+TEST(Config, Errors) {
+  EXPECT_NE(config_error("{").find("config.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(config_error("[]").find("not a JSON object"), std::string::npos);
+  EXPECT_NE(config_error("{}").find("no \"model_type\""), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"llama"})").find("unknown architecture \"llama\""), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_embd":30,"n_head":4})").find("not divisible by n_head"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_layer":0})").find("\"n_layer\" is 0, outside [1, 4096]"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_head":"4"})").find("\"n_head\" must be an integer"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_embd":32.5})").find("\"n_embd\" must be an integer"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","layer_norm_epsilon":-1})").find("layer_norm_epsilon"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","vocab_size":10,"eos_token_id":10})").find("\"eos_token_id\" is 10"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","tie_word_embeddings":false})").find("not supported"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","add_cross_attention":true})").find("not supported"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace glassbox

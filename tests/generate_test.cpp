@@ -1,0 +1,138 @@
+// The generation loop: stop reasons, cancellation, argument errors, seeds, attention rows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "glassbox/error.h"
+#include "glassbox/generate.h"
+#include "test_util.h"
+
+namespace glassbox {
+namespace {
+
+using test::fixture_dir;
+
+struct Generation {
+  std::vector<std::int32_t> ids;
+  StopReason reason;
+};
+
+Generation run(const Model& model, const std::vector<std::int32_t>& prompt, GenerateOptions o, int cancel_after = -1) {
+  Generation r;
+  r.reason = generate(model, prompt, o, [&](const GeneratedToken& t) {
+    r.ids.push_back(t.id);
+    return static_cast<int>(r.ids.size()) != cancel_after;
+  });
+  return r;
+}
+
+GenerateOptions greedy(int max_tokens) {
+  GenerateOptions o;
+  o.max_tokens = max_tokens;
+  o.sampling.temperature = 0;
+  return o;
+}
+
+class Generate : public ::testing::Test {
+ protected:
+  Model model_ = Model::load(fixture_dir("gpt2-f32"));
+  nlohmann::json expected_ = test::read_json(fixture_dir("gpt2-f32") / "expected.json");
+  std::vector<std::int32_t> prompt_ = expected_["greedy"]["prompt"].get<std::vector<std::int32_t>>();
+  std::vector<std::int32_t> greedy_ = expected_["greedy"]["tokens"].get<std::vector<std::int32_t>>();
+};
+
+TEST_F(Generate, StopsAtMaxTokens) {
+  const Generation r = run(model_, prompt_, greedy(3));
+  EXPECT_EQ(r.reason, StopReason::MaxTokens);
+  EXPECT_EQ(r.ids, std::vector<std::int32_t>(greedy_.begin(), greedy_.begin() + 3));
+  EXPECT_EQ(run(model_, prompt_, greedy(0)).ids.size(), 0u);
+}
+
+TEST_F(Generate, StopsAtEndOfText) {
+  // Make a later greedy token (the first that differs from all before it) the end-of-text token:
+  // generation stops there without emitting it.
+  std::size_t stop = 1;
+  while (stop < greedy_.size() && std::count(greedy_.begin(), greedy_.begin() + stop, greedy_[stop])) ++stop;
+  ASSERT_LT(stop, greedy_.size());
+  test::TempDir dir;
+  test::copy_fixture("gpt2-f32", dir.path());
+  auto config = test::read_json(dir.path() / "config.json");
+  config["eos_token_id"] = greedy_[stop];
+  test::write_file(dir.path() / "config.json", config.dump());
+  const Model model = Model::load(dir.path());
+  const Generation r = run(model, prompt_, greedy(8));
+  EXPECT_EQ(r.reason, StopReason::EndOfText);
+  EXPECT_EQ(r.ids, std::vector<std::int32_t>(greedy_.begin(), greedy_.begin() + stop));
+}
+
+TEST_F(Generate, StopsWhenTheContextIsFull) {
+  const std::vector<std::int32_t> prompt(30, 5);   // context 32: positions 30 and 31 remain
+  const Generation r = run(model_, prompt, greedy(10));
+  EXPECT_EQ(r.reason, StopReason::ContextFull);
+  EXPECT_EQ(r.ids.size(), 3u);   // two fill the context, the third is produced but has no position
+  const std::vector<std::int32_t> full(32, 5);
+  EXPECT_EQ(run(model_, full, greedy(10)).ids.size(), 1u);
+}
+
+TEST_F(Generate, CallbackCancels) {
+  const Generation r = run(model_, prompt_, greedy(8), /*cancel_after=*/2);
+  EXPECT_EQ(r.reason, StopReason::Cancelled);
+  EXPECT_EQ(r.ids.size(), 2u);
+}
+
+TEST_F(Generate, BadArgumentsAreErrorsBeforeAnyToken) {
+  const auto never = [](const GeneratedToken&) -> bool { throw std::logic_error("no token expected"); };
+  EXPECT_THROW(generate(model_, {}, greedy(4), never), InvalidArgument);
+  EXPECT_THROW(generate(model_, std::vector<std::int32_t>(33, 1), greedy(4), never), InvalidArgument);
+  EXPECT_THROW(generate(model_, std::vector<std::int32_t>{1, 200}, greedy(4), never), InvalidArgument);
+  EXPECT_THROW(generate(model_, prompt_, greedy(-1), never), InvalidArgument);
+  GenerateOptions bad = greedy(4);
+  bad.sampling.temperature = -1;
+  EXPECT_THROW(generate(model_, prompt_, bad, never), InvalidArgument);
+  bad = greedy(4);
+  bad.sampling.top_p = NAN;
+  EXPECT_THROW(generate(model_, prompt_, bad, never), InvalidArgument);
+}
+
+TEST_F(Generate, SameSeedSameTokens) {
+  GenerateOptions o;
+  o.max_tokens = 24;
+  o.sampling.temperature = 1.0f;
+  o.sampling.seed = 1234;
+  const Generation a = run(model_, prompt_, o), b = run(model_, prompt_, o);
+  EXPECT_EQ(a.ids, b.ids);
+  o.sampling.seed = 99;
+  EXPECT_NE(run(model_, prompt_, o).ids, a.ids);
+}
+
+TEST_F(Generate, AttentionRowOfTheProducingQuery) {
+  // Prompt = the reference sequence: the first token's attention is the reference's last row.
+  const auto tokens = expected_["tokens"].get<std::vector<std::int32_t>>();
+  const auto& c = model_.config();
+  const int T = static_cast<int>(tokens.size());
+  GenerateOptions o = greedy(3);
+  o.attention = true;
+  int step = 0;
+  generate(model_, tokens, o, [&](const GeneratedToken& t) {
+    EXPECT_EQ(t.position, T + step);
+    EXPECT_EQ(t.attention.size(), std::size_t(c.n_layer) * c.n_head * t.position);
+    for (int l = 0; l < c.n_layer; ++l)
+      for (int h = 0; h < c.n_head; ++h) {
+        const float* row = t.attention.data() + (std::size_t(l) * c.n_head + h) * t.position;
+        double sum = 0;
+        for (int k = 0; k < t.position; ++k) {
+          sum += row[k];
+          if (step == 0) {
+            EXPECT_NEAR(row[k], expected_["attention"][l][h][T - 1][k].get<double>(), 1e-5);
+          }
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-5);
+      }
+    ++step;
+    return true;
+  });
+  EXPECT_EQ(step, 3);
+}
+
+}  // namespace
+}  // namespace glassbox

@@ -1,0 +1,103 @@
+// The fast kernels against the scalar reference, on random shapes including ragged sizes (not
+// multiples of the vector width or the 4-row tile).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernels.h"
+
+namespace glassbox::kernels {
+namespace {
+
+std::vector<float> random_vector(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  float m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+TEST(Kernels, MatmulMatchesReference) {
+  std::mt19937 rng(1);
+  const int shapes[][3] = {{1, 1, 1}, {1, 7, 3}, {3, 8, 4}, {5, 33, 17}, {2, 64, 96}, {1, 768, 13}, {7, 129, 31}, {4, 3072, 6}};
+  for (const auto& s : shapes) {
+    const int T = s[0], K = s[1], N = s[2];
+    const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
+    for (const float* bias : {b.data(), static_cast<const float*>(nullptr)}) {
+      std::vector<float> fast(std::size_t(T) * N), ref(fast.size());
+      matmul(fast.data(), x.data(), w.data(), bias, T, K, N);
+      reference::matmul(ref.data(), x.data(), w.data(), bias, T, K, N);
+      // Different summation order: allow float rounding relative to sqrt(K).
+      EXPECT_LT(max_abs_diff(fast, ref), 1e-5f * std::sqrt(float(K)) * 4) << "T=" << T << " K=" << K << " N=" << N;
+    }
+  }
+}
+
+TEST(Kernels, AttentionMatchesReference) {
+  std::mt19937 rng(2);
+  const int shapes[][3] = {{1, 0, 1}, {1, 9, 8}, {5, 0, 16}, {3, 4, 13}, {1, 63, 64}, {6, 10, 7}};   // T, pos0, hd
+  for (const auto& s : shapes) {
+    const int T = s[0], pos0 = s[1], hd = s[2], S = pos0 + T;
+    const int q_stride = 3 * hd + 1, kv_stride = 2 * hd + 3, out_stride = hd + 2;   // heads read in place
+    const auto q = random_vector(std::size_t(T) * q_stride, rng), k = random_vector(std::size_t(S) * kv_stride, rng),
+               v = random_vector(std::size_t(S) * kv_stride, rng);
+    std::vector<float> out(std::size_t(T) * out_stride, 7.0f), ref_out = out, probs(std::size_t(T) * S, 9.0f),
+        ref_probs = probs, scratch(S);
+    attention(out.data(), out_stride, q.data(), q_stride, k.data(), v.data(), kv_stride, T, pos0, hd, 0.3f,
+              probs.data(), scratch.data());
+    reference::attention(ref_out.data(), out_stride, q.data(), q_stride, k.data(), v.data(), kv_stride, T, pos0, hd,
+                         0.3f, ref_probs.data(), scratch.data());
+    EXPECT_LT(max_abs_diff(out, ref_out), 1e-5f) << "T=" << T << " pos0=" << pos0 << " hd=" << hd;
+    EXPECT_LT(max_abs_diff(probs, ref_probs), 1e-6f);
+    for (int i = 0; i < T; ++i)
+      for (int j = pos0 + i + 1; j < S; ++j) EXPECT_EQ(probs[std::size_t(i) * S + j], 0.0f);
+    // Output padding between strided rows is left alone.
+    for (int i = 0; i < T; ++i) EXPECT_EQ(out[std::size_t(i) * out_stride + hd], 7.0f);
+  }
+}
+
+TEST(Kernels, ReferenceSoftmaxIsStable) {
+  std::vector<float> x = {1000.0f, 1000.0f, -INFINITY};
+  reference::softmax(x.data(), 3);
+  EXPECT_FLOAT_EQ(x[0], 0.5f);
+  EXPECT_FLOAT_EQ(x[1], 0.5f);
+  EXPECT_EQ(x[2], 0.0f);
+  std::vector<float> none = {-INFINITY, -INFINITY};
+  reference::softmax(none.data(), 2);
+  EXPECT_EQ(none[0], 0.0f);
+}
+
+TEST(Kernels, ReferenceActivationsAtKnownPoints) {
+  // Values from torch: F.gelu(x), F.gelu(x, approximate='tanh'), F.silu(x) at x = 1 and -2.
+  std::vector<float> erf = {1.0f, -2.0f}, tanh_ = erf, silu_ = erf, relu_ = erf;
+  reference::gelu_erf(erf.data(), 2);
+  reference::gelu_tanh(tanh_.data(), 2);
+  reference::silu(silu_.data(), 2);
+  reference::relu(relu_.data(), 2);
+  EXPECT_NEAR(erf[0], 0.8413447f, 1e-6);
+  EXPECT_NEAR(erf[1], -0.04550026f, 1e-6);
+  EXPECT_NEAR(tanh_[0], 0.8411920f, 1e-6);
+  EXPECT_NEAR(tanh_[1], -0.04540231f, 1e-6);
+  EXPECT_NEAR(silu_[0], 0.7310586f, 1e-6);
+  EXPECT_NEAR(silu_[1], -0.2384058f, 1e-6);
+  EXPECT_EQ(relu_[1], 0.0f);
+}
+
+TEST(Kernels, ReferenceLayerNormNormalises) {
+  std::vector<float> x = {1, 2, 3, 4, 10, 10, 10, 10}, w = {1, 1, 1, 1}, b = {0, 0, 0, 1}, out(8);
+  reference::layernorm(out.data(), x.data(), w.data(), b.data(), 2, 4, 1e-5f);
+  // row 1: mean 2.5, biased var 1.25
+  EXPECT_NEAR(out[0], -1.5f / std::sqrt(1.25f + 1e-5f), 1e-6);
+  EXPECT_NEAR(out[3], 1.5f / std::sqrt(1.25f + 1e-5f) + 1.0f, 1e-6);
+  EXPECT_NEAR(out[4], 0.0f, 1e-6);   // constant row: eps keeps it finite
+  EXPECT_NEAR(out[7], 1.0f, 1e-6);
+}
+
+}  // namespace
+}  // namespace glassbox::kernels

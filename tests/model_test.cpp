@@ -1,0 +1,262 @@
+// The forward pass against the PyTorch reference (tests/fixtures, scripts/make_fixtures.py), the
+// KV cache against recomputation, and the loader's checks of model directories.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "glassbox/error.h"
+#include "glassbox/generate.h"
+#include "glassbox/model.h"
+#include "test_util.h"
+
+namespace glassbox {
+namespace {
+
+using test::fixture_dir;
+
+std::vector<std::int32_t> ids_of(const nlohmann::json& j) { return j.get<std::vector<std::int32_t>>(); }
+
+// All logits (T,V) and attention (L,H,T,T) of one forward over `tokens` from an empty cache.
+struct FullForward {
+  std::vector<float> logits;
+  std::vector<float> attention;
+};
+FullForward run_full(const Model& model, const std::vector<std::int32_t>& tokens) {
+  FullForward out;
+  TensorHook hook = [&](const NamedTensor& t) {
+    if (std::string_view(t.name) == "attn_probs")
+      out.attention.insert(out.attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
+  };
+  ForwardOptions o;
+  o.all_logits = true;
+  o.hook = &hook;
+  KVCache cache = model.new_cache();
+  out.logits = model.forward(tokens, cache, o);
+  return out;
+}
+
+class ReferenceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    expected_ = test::read_json(fixture_dir(GetParam()) / "expected.json");
+    tokens_ = ids_of(expected_["tokens"]);
+  }
+  nlohmann::json expected_;
+  std::vector<std::int32_t> tokens_;
+};
+
+TEST_P(ReferenceTest, LogitsMatchPyTorch) {
+  const Model model = Model::load(fixture_dir(GetParam()));
+  const int V = model.config().vocab_size;
+  const auto got = run_full(model, tokens_).logits;
+  ASSERT_EQ(got.size(), tokens_.size() * V);
+  double max_diff = 0;
+  for (std::size_t t = 0; t < tokens_.size(); ++t)
+    for (int v = 0; v < V; ++v)
+      max_diff = std::max(max_diff, std::abs(got[t * V + v] - expected_["logits"][t][v].get<double>()));
+  std::cout << "[ fixture  ] " << GetParam() << ": max |logit - PyTorch| = " << max_diff << "\n";
+  RecordProperty("max_logit_diff", std::to_string(max_diff));
+  EXPECT_LT(max_diff, 1e-4);
+}
+
+TEST_P(ReferenceTest, AttentionMatchesPyTorchAndIsCausal) {
+  const Model model = Model::load(fixture_dir(GetParam()));
+  const auto& c = model.config();
+  const int T = static_cast<int>(tokens_.size());
+  const auto att = run_full(model, tokens_).attention;
+  ASSERT_EQ(att.size(), std::size_t(c.n_layer) * c.n_head * T * T);
+  double max_diff = 0;
+  for (int l = 0; l < c.n_layer; ++l)
+    for (int h = 0; h < c.n_head; ++h)
+      for (int q = 0; q < T; ++q) {
+        const float* row = att.data() + ((std::size_t(l) * c.n_head + h) * T + q) * T;
+        double sum = 0;
+        for (int k = 0; k < T; ++k) {
+          if (k > q) {
+            EXPECT_EQ(row[k], 0.0f) << "future key " << k << " visible to query " << q;
+          }
+          sum += row[k];
+          max_diff = std::max(max_diff, std::abs(row[k] - expected_["attention"][l][h][q][k].get<double>()));
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-5) << "layer " << l << " head " << h << " query " << q;
+      }
+  std::cout << "[ fixture  ] " << GetParam() << ": max |attention - PyTorch| = " << max_diff << "\n";
+  EXPECT_LT(max_diff, 1e-5);
+}
+
+TEST_P(ReferenceTest, CachedDecodingEqualsRecomputation) {
+  const Model model = Model::load(fixture_dir(GetParam()));
+  const int V = model.config().vocab_size;
+  const auto full = run_full(model, tokens_).logits;
+
+  // One token at a time through the cache.
+  KVCache cache = model.new_cache();
+  double max_diff = 0;
+  for (std::size_t t = 0; t < tokens_.size(); ++t) {
+    const auto step = model.forward(std::span(tokens_).subspan(t, 1), cache);
+    ASSERT_EQ(step.size(), std::size_t(V));
+    for (int v = 0; v < V; ++v) max_diff = std::max(max_diff, double(std::abs(step[v] - full[t * V + v])));
+  }
+  EXPECT_EQ(cache.size(), static_cast<int>(tokens_.size()));
+  // A prompt in one pass, then the rest in a second pass.
+  KVCache cache2 = model.new_cache();
+  const std::size_t half = tokens_.size() / 2;
+  model.forward(std::span(tokens_).first(half), cache2);
+  ForwardOptions all;
+  all.all_logits = true;
+  const auto rest = model.forward(std::span(tokens_).subspan(half), cache2, all);
+  for (std::size_t t = half; t < tokens_.size(); ++t)
+    for (int v = 0; v < V; ++v)
+      max_diff = std::max(max_diff, double(std::abs(rest[(t - half) * V + v] - full[t * V + v])));
+  EXPECT_LT(max_diff, 1e-5);
+}
+
+TEST_P(ReferenceTest, GreedyGenerationMatchesPyTorch) {
+  const Model model = Model::load(fixture_dir(GetParam()));
+  const auto& g = expected_["greedy"];
+  GenerateOptions o;
+  o.max_tokens = g["max_tokens"].get<int>();
+  o.sampling.temperature = 0;
+  std::vector<std::int32_t> got;
+  const StopReason reason = generate(model, ids_of(g["prompt"]), o, [&](const GeneratedToken& t) {
+    EXPECT_EQ(t.position, static_cast<int>(g["prompt"].size() + got.size()));
+    got.push_back(t.id);
+    return true;
+  });
+  EXPECT_EQ(got, ids_of(g["tokens"]));
+  EXPECT_EQ(stop_reason_name(reason), g["stop"].get<std::string>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceTest, ::testing::ValuesIn(test::model_fixtures()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+TEST(Model, ConfigIsHonoured) {
+  const auto c = Model::load(fixture_dir("gpt2-prefixed")).config();
+  EXPECT_EQ(c.n_inner, 80);
+  EXPECT_EQ(c.activation, Activation::GeluErf);
+  const auto single = Model::load(fixture_dir("gpt2-single-head")).config();
+  EXPECT_EQ(single.n_head, 1);
+  EXPECT_FLOAT_EQ(single.layer_norm_epsilon, 1e-3f);
+  const auto gpt = Model::load(fixture_dir("openai-gpt")).config();
+  EXPECT_EQ(gpt.architecture, Architecture::OpenAIGPT);
+  EXPECT_EQ(gpt.activation, Activation::GeluTanh);
+}
+
+TEST(Model, RejectsBadInputWithoutTouchingTheCache) {
+  const Model model = Model::load(fixture_dir("gpt2-f32"));
+  KVCache cache = model.new_cache();
+  const std::vector<std::int32_t> bad_id = {1, 96}, negative = {-1}, none = {};
+  EXPECT_THROW(model.forward(bad_id, cache), InvalidArgument);
+  EXPECT_THROW(model.forward(negative, cache), InvalidArgument);
+  EXPECT_THROW(model.forward(none, cache), InvalidArgument);
+  const std::vector<std::int32_t> too_long(33, 1);
+  EXPECT_THROW(model.forward(too_long, cache), InvalidArgument);
+  EXPECT_EQ(cache.size(), 0);
+  try {
+    model.forward(bad_id, cache);
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "token id 96 is out of range: the vocabulary has ids 0..95");
+  }
+  const std::vector<std::int32_t> full(32, 1);
+  model.forward(full, cache);
+  const std::vector<std::int32_t> one = {1};
+  EXPECT_THROW(model.forward(one, cache), InvalidArgument);
+  EXPECT_EQ(cache.size(), 32);
+}
+
+// --- Loader: each broken model directory is a ModelFormatError naming the file and the problem.
+
+std::string load_error(const std::filesystem::path& dir) {
+  try {
+    Model::load(dir);
+  } catch (const ModelFormatError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+class BrokenModel : public ::testing::Test {
+ protected:
+  void SetUp() override { test::copy_fixture("gpt2-f32", dir_.path()); }
+  std::vector<test::RawTensor> tensors() const { return test::read_tensors(dir_.path() / "model.safetensors"); }
+  void write_tensors(const std::vector<test::RawTensor>& t) const {
+    test::write_file(dir_.path() / "model.safetensors", test::make_safetensors(t));
+  }
+  void edit_config(const std::string& key, const nlohmann::json& value) const {
+    auto c = test::read_json(dir_.path() / "config.json");
+    c[key] = value;
+    test::write_file(dir_.path() / "config.json", c.dump());
+  }
+  test::TempDir dir_;
+};
+
+TEST_F(BrokenModel, UnchangedCopyLoads) { EXPECT_EQ(load_error(dir_.path()), "(no error)"); }
+
+TEST_F(BrokenModel, MissingTensor) {
+  auto t = tensors();
+  std::erase_if(t, [](const auto& x) { return x.name == "h.1.mlp.c_fc.bias"; });
+  write_tensors(t);
+  EXPECT_EQ(load_error(dir_.path()), (dir_.path() / "model.safetensors").string() + ": missing tensor 'h.1.mlp.c_fc.bias'");
+}
+
+TEST_F(BrokenModel, WrongShape) {
+  auto t = tensors();
+  for (auto& x : t)
+    if (x.name == "h.0.attn.c_attn.weight") x.shape = {96, 32};   // same bytes, transposed shape
+  write_tensors(t);
+  EXPECT_NE(load_error(dir_.path()).find("tensor 'h.0.attn.c_attn.weight' has shape [96, 32], the config implies [32, 96]"),
+            std::string::npos);
+}
+
+TEST_F(BrokenModel, IntegerWeights) {
+  auto t = tensors();
+  for (auto& x : t)
+    if (x.name == "ln_f.weight") x.dtype = "I32";
+  write_tensors(t);
+  EXPECT_NE(load_error(dir_.path()).find("'ln_f.weight' has dtype I32; weights must be F32, F16 or BF16"), std::string::npos);
+}
+
+TEST_F(BrokenModel, ConfigWithFewerLayersThanWeights) {
+  edit_config("n_layer", 1);
+  EXPECT_NE(load_error(dir_.path()).find("unexpected tensor 'h.1."), std::string::npos);
+}
+
+TEST_F(BrokenModel, ConfigWithMoreLayersThanWeights) {
+  edit_config("n_layer", 3);
+  EXPECT_NE(load_error(dir_.path()).find("missing tensor 'h.2.ln_1.weight'"), std::string::npos);
+}
+
+TEST_F(BrokenModel, ConfigWithAnotherVocabulary) {
+  edit_config("vocab_size", 100);
+  edit_config("eos_token_id", 99);
+  EXPECT_NE(load_error(dir_.path()).find("tensor 'wte.weight' has shape [96, 32], the config implies [100, 32]"),
+            std::string::npos);
+}
+
+TEST_F(BrokenModel, UnknownArchitecture) {
+  edit_config("model_type", "llama");
+  EXPECT_NE(load_error(dir_.path()).find("unknown architecture \"llama\""), std::string::npos);
+}
+
+TEST_F(BrokenModel, TruncatedWeights) {
+  const auto bytes = test::read_file(dir_.path() / "model.safetensors");
+  test::write_file(dir_.path() / "model.safetensors", bytes.substr(0, bytes.size() / 2));
+  EXPECT_NE(load_error(dir_.path()).find("(file truncated?)"), std::string::npos);
+}
+
+TEST_F(BrokenModel, MissingFiles) {
+  std::filesystem::remove(dir_.path() / "model.safetensors");
+  EXPECT_NE(load_error(dir_.path()).find("model.safetensors: cannot open"), std::string::npos);
+  std::filesystem::remove(dir_.path() / "config.json");
+  EXPECT_NE(load_error(dir_.path()).find("config.json: cannot open"), std::string::npos);
+  EXPECT_NE(load_error(dir_.path() / "nowhere").find("not a directory"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace glassbox

@@ -1,0 +1,131 @@
+// Sampling: settings validation, top-k and top-p sets, empirical frequencies against the softmax,
+// and reproducibility from a seed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "glassbox/error.h"
+#include "glassbox/sampler.h"
+
+namespace glassbox {
+namespace {
+
+SamplingSettings settings(float temperature, int top_k, float top_p, std::uint64_t seed = 1) {
+  SamplingSettings s;
+  s.temperature = temperature;
+  s.top_k = top_k;
+  s.top_p = top_p;
+  s.seed = seed;
+  return s;
+}
+
+const std::vector<float> kLogits = {1.0f, 3.0f, -2.0f, 2.5f, 0.0f, 2.9f, -INFINITY, 1.5f};
+
+std::vector<double> softmax(const std::vector<float>& logits, float temperature) {
+  double max = -INFINITY, sum = 0;
+  for (float l : logits) max = std::max(max, double(l) / temperature);
+  std::vector<double> p;
+  for (float l : logits) sum += p.emplace_back(std::exp(double(l) / temperature - max));
+  for (auto& x : p) x /= sum;
+  return p;
+}
+
+TEST(Sampler, InvalidSettingsAreErrors) {
+  EXPECT_THROW(Sampler(settings(NAN, 0, 1)), InvalidArgument);
+  EXPECT_THROW(Sampler(settings(-0.5f, 0, 1)), InvalidArgument);
+  EXPECT_THROW(Sampler(settings(INFINITY, 0, 1)), InvalidArgument);
+  EXPECT_THROW(Sampler(settings(1, -1, 1)), InvalidArgument);
+  EXPECT_THROW(Sampler(settings(1, 0, 0)), InvalidArgument);
+  EXPECT_THROW(Sampler(settings(1, 0, 1.5f)), InvalidArgument);
+  EXPECT_THROW(Sampler(settings(1, 0, NAN)), InvalidArgument);
+  EXPECT_THROW(Sampler(settings(1, 0, -0.1f)), InvalidArgument);
+  try {
+    Sampler(settings(1, 0, 2));
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("top-p must be in (0, 1]"), std::string::npos);
+  }
+  EXPECT_NO_THROW(Sampler(settings(0, 0, 1)));
+  EXPECT_NO_THROW(Sampler(settings(0.7f, 40, 0.9f)));
+}
+
+TEST(Sampler, BrokenLogitsAreErrors) {
+  Sampler s(settings(1, 0, 1));
+  EXPECT_THROW(s.sample(std::vector<float>{0.0f, NAN}), InvalidArgument);
+  EXPECT_THROW(s.sample(std::vector<float>{0.0f, INFINITY}), InvalidArgument);
+  EXPECT_THROW(s.sample(std::vector<float>{-INFINITY, -INFINITY}), InvalidArgument);
+  EXPECT_THROW(s.sample(std::vector<float>{}), InvalidArgument);
+}
+
+TEST(Sampler, GreedyTakesTheArgmaxAndTheLowestIdOnTies) {
+  Sampler s(settings(0, 0, 1));
+  EXPECT_EQ(s.sample(kLogits), 1);
+  EXPECT_EQ(s.sample(std::vector<float>{-INFINITY, 2.0f, 5.0f, 5.0f}), 2);
+}
+
+TEST(Sampler, TopKNeverLeavesTheKBest) {
+  for (int k : {1, 2, 3}) {
+    Sampler s(settings(2.0f, k, 1, 7));
+    std::set<int> seen;
+    for (int i = 0; i < 3000; ++i) seen.insert(s.sample(kLogits));
+    const std::set<int> best[] = {{1}, {1, 5}, {1, 5, 3}};
+    EXPECT_EQ(seen, best[k - 1]) << "k=" << k;   // all of the k best appear, nothing else
+  }
+}
+
+TEST(Sampler, TopPKeepsOnlyTheNucleus) {
+  // Sorted probabilities at T=1: ids 1 (.33), 5 (.30), 3 (.20), 7 (.07), ...  p=0.6 needs {1, 5}.
+  const auto p = softmax(kLogits, 1.0f);
+  ASSERT_LT(p[1], 0.6);
+  ASSERT_GT(p[1] + p[5], 0.6);
+  Sampler s(settings(1.0f, 0, 0.6f, 3));
+  std::map<int, int> counts;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) ++counts[s.sample(kLogits)];
+  EXPECT_EQ(counts.size(), 2u);
+  // Renormalised inside the nucleus.
+  EXPECT_NEAR(counts[1] / double(n), p[1] / (p[1] + p[5]), 0.015);
+}
+
+TEST(Sampler, FrequenciesMatchTheSoftmax) {
+  for (float temperature : {1.0f, 0.5f, 2.0f}) {
+    const auto p = softmax(kLogits, temperature);
+    Sampler s(settings(temperature, 0, 1, 11));
+    const int n = 100000;
+    std::vector<int> counts(kLogits.size());
+    for (int i = 0; i < n; ++i) ++counts[s.sample(kLogits)];
+    EXPECT_EQ(counts[6], 0);   // -inf is never sampled
+    // Pearson chi-square over the 7 possible ids (6 degrees of freedom): 99.9th percentile 22.5.
+    double chi2 = 0;
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (p[i] > 0) chi2 += std::pow(counts[i] - n * p[i], 2) / (n * p[i]);
+    EXPECT_LT(chi2, 22.5) << "temperature " << temperature;
+  }
+}
+
+TEST(Sampler, SameSeedSameTokensOtherSeedOtherTokens) {
+  auto draw = [](std::uint64_t seed) {
+    Sampler s(settings(1.5f, 0, 0.95f, seed));
+    std::vector<int> out;
+    for (int i = 0; i < 200; ++i) out.push_back(s.sample(kLogits));
+    return out;
+  };
+  EXPECT_EQ(draw(42), draw(42));
+  EXPECT_NE(draw(42), draw(43));
+}
+
+TEST(Rng, UniformIsInUnitIntervalAndSplitmixSequence) {
+  Rng rng(0);
+  // splitmix64 from state 0: first outputs as published with the algorithm.
+  EXPECT_EQ(rng.next(), 0xe220a8397b1dcdafull);
+  EXPECT_EQ(rng.next(), 0x6e789e6aa1b965f4ull);
+  for (int i = 0; i < 10000; ++i) {
+    const double u = rng.uniform();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace glassbox

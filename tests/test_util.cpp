@@ -1,0 +1,111 @@
+#include "test_util.h"
+
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+
+#include "glassbox/safetensors.h"
+
+namespace glassbox::test {
+
+std::filesystem::path fixture_dir(const std::string& name) {
+  return std::filesystem::path(GLASSBOX_FIXTURES_DIR) / name;
+}
+
+const std::vector<std::string>& model_fixtures() {
+  static const std::vector<std::string> names = {
+      "gpt2-f32",       "gpt2-f16",          "gpt2-bf16",  "gpt2-prefixed",
+      "gpt2-single-head", "gpt2-full-context", "openai-gpt", "openai-gpt-relu-f16"};
+  return names;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+nlohmann::json read_json(const std::filesystem::path& path) { return nlohmann::json::parse(read_file(path)); }
+
+std::vector<RawTensor> read_tensors(const std::filesystem::path& file) {
+  auto st = SafeTensors::open(file);
+  std::vector<RawTensor> out;
+  for (const auto& t : st.tensors())
+    out.push_back({t.name, std::string(dtype_name(t.dtype)), t.shape,
+                   std::string(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size())});
+  return out;
+}
+
+std::string make_safetensors_raw(const std::string& header, const std::string& data) {
+  std::string out(8, '\0');
+  std::uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return out + header + data;
+}
+
+std::string make_safetensors(const std::vector<RawTensor>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  std::string data;
+  for (const auto& t : tensors) {
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+    data += t.bytes;
+  }
+  std::string text = header.dump();
+  while ((8 + text.size()) % 8) text += ' ';
+  return make_safetensors_raw(text, data);
+}
+
+RawTensor f32_tensor(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& values) {
+  return {name, "F32", std::move(shape), std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4)};
+}
+
+TempDir::TempDir() {
+  std::random_device rd;
+  path_ = std::filesystem::temp_directory_path() / ("glassbox-test-" + std::to_string(rd()) + std::to_string(rd()));
+  std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void copy_fixture(const std::string& name, const std::filesystem::path& dir) {
+  for (const char* f : {"config.json", "model.safetensors"})
+    std::filesystem::copy_file(fixture_dir(name) / f, dir / f, std::filesystem::copy_options::overwrite_existing);
+}
+
+namespace {
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+}  // namespace
+
+CommandResult run_cli(const std::vector<std::string>& args) {
+  TempDir tmp;
+  std::string cmd = shell_quote(GLASSBOX_CLI_PATH);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " </dev/null 2>" + shell_quote((tmp.path() / "err").string());
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("popen failed");
+  std::string out;
+  char buf[65536];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, read_file(tmp.path() / "err")};
+}
+
+}  // namespace glassbox::test

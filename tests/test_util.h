@@ -1,0 +1,57 @@
+// Helpers shared by the tests: fixture paths, building safetensors files, temporary directories,
+// running the CLI.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace glassbox::test {
+
+// tests/fixtures/<name>, written by scripts/make_fixtures.py (PyTorch reference).
+std::filesystem::path fixture_dir(const std::string& name);
+// The fixtures every model test runs on.
+const std::vector<std::string>& model_fixtures();
+
+nlohmann::json read_json(const std::filesystem::path& path);
+std::string read_file(const std::filesystem::path& path);
+void write_file(const std::filesystem::path& path, const std::string& bytes);
+
+// One tensor as raw bytes, for writing test files.
+struct RawTensor {
+  std::string name;
+  std::string dtype;   // "F32", "F16", ...
+  std::vector<std::int64_t> shape;
+  std::string bytes;
+};
+std::vector<RawTensor> read_tensors(const std::filesystem::path& safetensors_file);
+// A well-formed safetensors file holding `tensors` back to back.
+std::string make_safetensors(const std::vector<RawTensor>& tensors);
+// A file with this exact header JSON text followed by `data` (for malformed headers).
+std::string make_safetensors_raw(const std::string& header, const std::string& data);
+RawTensor f32_tensor(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& values);
+
+// A fresh directory under the system temp dir, removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+ private:
+  std::filesystem::path path_;
+};
+
+// Copies a fixture's config.json and model.safetensors into `dir`.
+void copy_fixture(const std::string& name, const std::filesystem::path& dir);
+
+struct CommandResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+// Runs the glassbox CLI with these arguments (each shell-quoted) and optional stdin text.
+CommandResult run_cli(const std::vector<std::string>& args);
+
+}  // namespace glassbox::test
