@@ -45,6 +45,9 @@ FIXTURES = {
     "openai-gpt": dict(seed=7, model_type="openai-gpt", dtype="F32", act="gelu"),
     "openai-gpt-relu-f16": dict(seed=8, model_type="openai-gpt", dtype="F16", act="relu",
                                 n_head=2, prefix="transformer."),
+    # A byte-level tokenizer (256 bytes + <|endoftext|>, no merges) so that text goes in and out.
+    "gpt2-bytes": dict(seed=9, model_type="gpt2", dtype="F32", act="gelu_new", vocab_size=257,
+                       tokenizer=True, max_tokens=16),
 }
 
 TORCH_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
@@ -58,7 +61,7 @@ MIN_DISTINCT = 4     # tiny random models love repeating one token; such a run t
 def make_spec(name):
     """Merge BASE with the fixture's overrides; fills the defaults of the generation settings."""
     spec = dict(BASE, prefix="", mask_buffers=False, lm_head=False, seq_len=12, prompt_len=5,
-                max_tokens=8, want_stop=None)
+                max_tokens=8, want_stop=None, tokenizer=False)
     spec.update(FIXTURES[name])
     spec["name"] = name
     return spec
@@ -225,16 +228,52 @@ def random_ids(spec, n, gen):
     return torch.randint(0, spec["vocab_size"] - 1, (n,), generator=gen).tolist()
 
 
+def byte_order():
+    """GPT-2's bytes_to_unicode: byte -> printable character; token id i is the byte whose
+    character is the i-th smallest (printable Latin-1 bytes first, as in GPT-2's vocabulary)."""
+    printable = [b for b in range(256) if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255]
+    chars, n = {}, 0
+    for b in range(256):
+        if b in printable:
+            chars[b] = b
+        else:
+            chars[b] = 256 + n
+            n += 1
+    return chars, sorted(range(256), key=lambda b: chars[b])
+
+
+def tokenizer_files():
+    """vocab.json and merges.txt of a byte-level BPE vocabulary without merges."""
+    chars, order = byte_order()
+    vocab = {chr(chars[b]): i for i, b in enumerate(order)}
+    vocab["<|endoftext|>"] = 256
+    return json.dumps(vocab, ensure_ascii=False), "#version: 0.2\n"
+
+
+def prompt_ids(spec, gen):
+    """Random ids; for a fixture with a tokenizer, the bytes of a random lowercase word."""
+    if not spec["tokenizer"]:
+        return random_ids(spec, spec["prompt_len"], gen), None
+    _, order = byte_order()
+    text = "".join(chr(97 + int(i)) for i in torch.randint(0, 26, (spec["prompt_len"],), generator=gen))
+    return [order.index(b) for b in text.encode()], text
+
+
 def pick_greedy(spec, w, gen):
     """Draw prompts until the greedy run has a safe margin, >= MIN_DISTINCT different tokens
     (and the wanted stop reason)."""
     for _ in range(1000):
-        prompt = random_ids(spec, spec["prompt_len"], gen)
+        prompt, text = prompt_ids(spec, gen)
         tokens, stop, margin = greedy(spec, w, prompt, spec["max_tokens"])
         ok = margin >= MIN_MARGIN and len(set(tokens)) >= MIN_DISTINCT
         if ok and spec["want_stop"] in (None, stop):
-            return dict(prompt=prompt, max_tokens=spec["max_tokens"], tokens=tokens, stop=stop,
-                        min_margin=margin)
+            run = dict(prompt=prompt, max_tokens=spec["max_tokens"], tokens=tokens, stop=stop,
+                       min_margin=margin)
+            if text is not None:   # what a text interface must show: bytes decoded with U+FFFD
+                _, order = byte_order()
+                run["prompt_text"] = text
+                run["text"] = bytes(order[t] for t in tokens).decode("utf-8", errors="replace")
+            return run
     raise RuntimeError(spec["name"] + ": no suitable greedy prompt")
 
 
@@ -328,6 +367,10 @@ def make_fixture(name):
     write_file(os.path.join(out_dir, "config.json"), json.dumps(config_json(spec), indent=2) + "\n")
     write_file(os.path.join(out_dir, "model.safetensors"), safetensors_bytes(stored_tensors(spec, w)))
     write_file(os.path.join(out_dir, "expected.json"), dump(expected) + "\n")
+    if spec["tokenizer"]:
+        vocab, merges = tokenizer_files()
+        write_file(os.path.join(out_dir, "vocab.json"), vocab + "\n")
+        write_file(os.path.join(out_dir, "merges.txt"), merges)
     print(summary(spec, logits, probs, greedy_run))
 
 

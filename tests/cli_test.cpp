@@ -87,5 +87,44 @@ TEST(Cli, BrokenModelFileIsAnError) {
   expect_error({"forward", "-m", dir.path().string(), "--tokens", "1"}, "model.safetensors: header length 16 runs past the end");
 }
 
+TEST(Cli, TokenizeAndDetokenize) {
+  const std::string dir = fixture_dir("tokenizer/gpt2").string();
+  auto r = run_cli({"tokenize", "-m", dir}, "Hello world<|endoftext|>");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "[15496,995,27,91,437,1659,5239,91,29]\n");
+  r = run_cli({"tokenize", "-m", dir, "--allow-special"}, "Hello world<|endoftext|>");
+  EXPECT_EQ(r.out, "[15496,995,50256]\n");
+  r = run_cli({"detokenize", "-m", dir}, "[15496, 995, 50256]");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "Hello world<|endoftext|>");
+}
+
+TEST(Cli, TokenizerErrors) {
+  const std::string dir = fixture_dir("tokenizer/gpt2").string();
+  auto r = run_cli({"tokenize", "-m", dir}, "a\xff");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not valid UTF-8 at byte 1"), std::string::npos) << r.err;
+  r = run_cli({"detokenize", "-m", dir}, "[1, \"x\"]");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("\"x\" is not a token id"), std::string::npos) << r.err;
+  r = run_cli({"detokenize", "-m", dir}, "[50257]");
+  EXPECT_NE(r.err.find("token id 50257 is out of range"), std::string::npos) << r.err;
+  r = run_cli({"detokenize", "-m", dir}, "hello");
+  EXPECT_NE(r.err.find("JSON array of token ids"), std::string::npos) << r.err;
+  r = run_cli({"tokenize", "-m", fixture_dir("gpt2-f32").string()}, "x");   // a model without tokenizer files
+  EXPECT_NE(r.err.find("vocab.json: cannot open"), std::string::npos) << r.err;
+}
+
+TEST(Cli, GenerateFromTextStreamsTheReferenceText) {
+  // gpt2-bytes has a byte-level tokenizer; the reference decodes its greedy bytes with U+FFFD.
+  const auto g = test::read_json(fixture_dir("gpt2-bytes") / "expected.json")["greedy"];
+  const auto r = run_cli({"generate", "-m", model("gpt2-bytes"), "-p", g["prompt_text"].get<std::string>(), "-n",
+                          std::to_string(g["max_tokens"].get<int>()), "--temperature", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, g["text"].get<std::string>() + "\n");
+  expect_error({"generate", "-m", model("gpt2-bytes"), "-p", ""}, "the prompt is empty");
+  expect_error({"generate", "-m", model("gpt2-bytes")}, "give a prompt");
+}
+
 }  // namespace
 }  // namespace glassbox

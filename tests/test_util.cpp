@@ -93,11 +93,12 @@ std::string shell_quote(const std::string& s) {
 }
 }  // namespace
 
-CommandResult run_cli(const std::vector<std::string>& args) {
+CommandResult run_cli(const std::vector<std::string>& args, const std::string& stdin_text) {
   TempDir tmp;
+  write_file(tmp.path() / "in", stdin_text);
   std::string cmd = shell_quote(GLASSBOX_CLI_PATH);
   for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " </dev/null 2>" + shell_quote((tmp.path() / "err").string());
+  cmd += " <" + shell_quote((tmp.path() / "in").string()) + " 2>" + shell_quote((tmp.path() / "err").string());
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) throw std::runtime_error("popen failed");
   std::string out;

@@ -52,6 +52,6 @@ struct CommandResult {
   std::string err;
 };
 // Runs the glassbox CLI with these arguments (each shell-quoted) and optional stdin text.
-CommandResult run_cli(const std::vector<std::string>& args);
+CommandResult run_cli(const std::vector<std::string>& args, const std::string& stdin_text = "");
 
 }  // namespace glassbox::test

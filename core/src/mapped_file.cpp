@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -48,6 +50,14 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
   file->data_ = buffer;
 #endif
   return file;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelFormatError(path.string(), "cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 MappedFile::~MappedFile() {

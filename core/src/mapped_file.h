@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <string>
 
 namespace glassbox {
 
@@ -25,5 +26,9 @@ class MappedFile {
   std::size_t size_ = 0;
   bool mapped_ = false;   // true: munmap on destruction; false: delete[]
 };
+
+// The whole file as a string (config.json, vocab.json, merges.txt). Throws ModelFormatError naming
+// the path if it cannot be read.
+std::string read_file(const std::filesystem::path& path);
 
 }  // namespace glassbox

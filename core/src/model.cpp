@@ -1,10 +1,9 @@
 #include "glassbox/model.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "glassbox/error.h"
+#include "mapped_file.h"
 #include "kernels.h"
 #include "weights.h"
 
@@ -17,14 +16,6 @@ struct Model::Impl {
 };
 
 namespace {
-
-std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelFormatError(path.string(), "cannot open (is this a model directory?)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Calls the hook, if any, with a named intermediate tensor.
 void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 3> shape, int rank,
@@ -104,7 +95,7 @@ Model Model::load(const std::filesystem::path& dir) {
   if (!std::filesystem::is_directory(dir))
     throw ModelFormatError(dir.string(), "not a directory (a model is a directory with config.json and model.safetensors)");
   const auto config_path = dir / "config.json";
-  const std::string text = read_text_file(config_path);
+  const std::string text = read_file(config_path);
   return from_parts(text, SafeTensors::open(dir / "model.safetensors"), config_path.string());
 }
 

@@ -1,13 +1,21 @@
 // The glassbox command line: run GPT-2-family models from a Hugging Face model directory.
 //
-//   glassbox generate [-m DIR] --tokens 1,2,3 [-n N] [--temperature T] [--top-k K] [--top-p P] [--seed S]
-//   glassbox forward  [-m DIR] --tokens 1,2,3 [--attention]
+//   glassbox generate   [-m DIR] (-p PROMPT | --tokens 1,2,3) [-n N] [--temperature T] [--top-k K]
+//                       [--top-p P] [--seed S] [--allow-special]
+//   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention]
+//   glassbox tokenize   [-m DIR] [--allow-special]     text on stdin -> JSON ids on stdout
+//   glassbox detokenize [-m DIR]                       JSON ids on stdin -> text on stdout
+//   glassbox train-tokenizer --vocab-size N -o DIR FILE...
 //
 // Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
@@ -16,6 +24,8 @@
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
+#include "glassbox/tokenizer.h"
+#include "glassbox/tokenizer_trainer.h"
 
 #ifndef GLASSBOX_DEFAULT_MODEL_DIR
 #define GLASSBOX_DEFAULT_MODEL_DIR "web/models/brown-small"
@@ -38,30 +48,45 @@ std::vector<std::int32_t> parse_ids(const std::string& text) {
     ids.push_back(id);
     p = next < end ? next + 1 : next;
   }
-  if (ids.empty()) throw InvalidArgument("--tokens is empty: give at least one token id");
   return ids;
 }
 
-Model load_model(const std::string& dir) {
+void write_text(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+std::string read_stdin() {
+  std::ios::sync_with_stdio(false);
+  return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+}
+
+void check_model_dir(const std::string& dir) {
   if (dir == GLASSBOX_DEFAULT_MODEL_DIR && !std::filesystem::exists(dir))
     throw Error("no model directory given and the default model " + dir + " does not exist; pass -m DIR");
-  return Model::load(dir);
 }
+
+// What the user gave as the prompt: text (-p) or ids (--tokens).
+struct Prompt {
+  std::optional<std::string> text;
+  std::string ids;
+  bool allow_special = false;
+
+  // Text goes through the model directory's tokenizer.
+  std::vector<std::int32_t> tokens(const std::optional<Tokenizer>& tokenizer) const {
+    if (!text) return parse_ids(ids);
+    return tokenizer->encode(*text, allow_special);
+  }
+};
 
 // Writes floats in the shortest form that reads back to the same float.
 class JsonWriter {
  public:
   void raw(std::string_view s) { out_ += s; }
-  void number(float v) {
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, end);
-  }
   void array(const float* v, std::size_t n) {
     out_ += '[';
+    char buf[32];
     for (std::size_t i = 0; i < n; ++i) {
       if (i) out_ += ',';
-      number(v[i]);
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v[i]);
+      out_.append(buf, end);
     }
     out_ += ']';
     if (out_.size() > (1 << 20)) flush();
@@ -75,9 +100,13 @@ class JsonWriter {
   std::string out_;
 };
 
-int run_forward(const std::string& model_dir, const std::string& tokens, bool with_attention) {
-  const auto ids = parse_ids(tokens);
-  Model model = load_model(model_dir);
+int run_forward(const std::string& model_dir, const Prompt& prompt, bool with_attention) {
+  check_model_dir(model_dir);
+  std::optional<Tokenizer> tokenizer;
+  if (prompt.text) tokenizer = Tokenizer::load(model_dir);
+  const auto ids = prompt.tokens(tokenizer);
+  if (ids.empty()) throw InvalidArgument("the prompt is empty: give at least one token");
+  Model model = Model::load(model_dir);
   const ModelConfig& c = model.config();
   const int T = static_cast<int>(ids.size());
 
@@ -120,29 +149,80 @@ int run_forward(const std::string& model_dir, const std::string& tokens, bool wi
   return 0;
 }
 
-int run_generate(const std::string& model_dir, const std::string& tokens, int max_tokens,
-                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed) {
-  const auto prompt = parse_ids(tokens);
+int run_generate(const std::string& model_dir, const Prompt& prompt, int max_tokens, SamplingSettings sampling,
+                 const std::optional<std::uint64_t>& seed) {
   sampling.seed = seed ? *seed : std::random_device{}();
   sampling.validate();   // before the (possibly slow) model load
-  Model model = load_model(model_dir);
+  check_model_dir(model_dir);
+  std::optional<Tokenizer> tokenizer;
+  if (prompt.text) tokenizer = Tokenizer::load(model_dir);
+  const auto ids = prompt.tokens(tokenizer);
+  Model model = Model::load(model_dir);
 
   GenerateOptions options;
   options.max_tokens = max_tokens;
   options.sampling = sampling;
+  std::optional<StreamingDecoder> decoder;
+  if (tokenizer) decoder.emplace(*tokenizer);
   int produced = 0;
   const auto start = std::chrono::steady_clock::now();
-  const StopReason reason = generate(model, prompt, options, [&](const GeneratedToken& t) {
-    std::printf(produced++ ? " %d" : "%d", t.id);
+  const StopReason reason = generate(model, ids, options, [&](const GeneratedToken& t) {
+    if (decoder) write_text(decoder->push(t.id));   // text: whole characters only
+    else std::printf(produced ? " %d" : "%d", t.id);                  // ids
+    ++produced;
     std::fflush(stdout);   // stream: show each token as soon as it exists
     return true;
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (decoder) write_text(decoder->finish());
   std::printf("\n");
   std::fflush(stdout);
   std::fprintf(stderr, "glassbox: %d tokens in %.3f s (%.1f tokens/s), seed %llu, stopped: %s\n", produced, seconds,
                produced / (seconds > 0 ? seconds : 1e-9), static_cast<unsigned long long>(sampling.seed),
                std::string(stop_reason_name(reason)).c_str());
+  return 0;
+}
+
+int run_tokenize(const std::string& model_dir, bool allow_special) {
+  check_model_dir(model_dir);
+  const Tokenizer tokenizer = Tokenizer::load(model_dir);
+  const auto ids = tokenizer.encode(read_stdin(), allow_special);
+  std::string out = "[";
+  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  std::printf("%s]\n", out.c_str());
+  return 0;
+}
+
+int run_detokenize(const std::string& model_dir) {
+  check_model_dir(model_dir);
+  const Tokenizer tokenizer = Tokenizer::load(model_dir);
+  const std::string input = read_stdin();
+  const auto json = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_array()) throw InvalidArgument("detokenize reads a JSON array of token ids, like [464, 2068]");
+  std::vector<std::int32_t> ids;
+  for (const auto& v : json) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < INT32_MIN || v.get<std::int64_t>() > INT32_MAX)
+      throw InvalidArgument("detokenize: " + v.dump() + " is not a token id");
+    ids.push_back(v.get<std::int32_t>());
+  }
+  write_text(tokenizer.decode(ids));
+  return 0;
+}
+
+int run_train_tokenizer(const std::vector<std::string>& files, int vocab_size, const std::string& out_dir) {
+  std::string text;
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) throw Error(f + ": cannot open");
+    text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  TokenizerTrainingOptions options;
+  options.vocab_size = vocab_size;
+  options.on_progress = [](int done, int total) { std::fprintf(stderr, "\rmerges %d/%d", done, total); };
+  const TokenizerFiles result = train_tokenizer(text, options);
+  save_tokenizer(result, out_dir);
+  std::fprintf(stderr, "\nglassbox: %d merges learned from %zu bytes; wrote %s/vocab.json and merges.txt\n",
+               result.merges, text.size(), out_dir.c_str());
   return 0;
 }
 
@@ -152,12 +232,23 @@ int main(int argc, char** argv) {
   CLI::App app{"glassbox: run GPT-2-family transformers and look inside them"};
   app.require_subcommand(1);
   std::string model_dir = GLASSBOX_DEFAULT_MODEL_DIR;
-  std::string tokens;
+  Prompt prompt;
+  auto add_model = [&](CLI::App* cmd) {
+    cmd->add_option("-m,--model", model_dir, "model directory (config.json, model.safetensors, vocab.json, merges.txt)")
+        ->capture_default_str();
+  };
+  auto add_prompt = [&](CLI::App* cmd) {
+    auto* p = cmd->add_option("-p,--prompt", prompt.text, "prompt text (tokenized with the model's vocab.json/merges.txt)");
+    auto* t = cmd->add_option("--tokens", prompt.ids, "prompt as comma-separated token ids, e.g. 464,2068");
+    p->excludes(t);
+    t->excludes(p);
+    cmd->add_flag("--allow-special", prompt.allow_special, "read <|endoftext|> in the prompt as the special token");
+  };
 
-  auto* gen = app.add_subcommand("generate", "generate tokens after a prompt");
-  gen->add_option("-m,--model", model_dir, "model directory (config.json, model.safetensors)")->capture_default_str();
-  gen->add_option("--tokens", tokens, "prompt as comma-separated token ids, e.g. 464,2068")->required();
-  int max_tokens = 32;
+  auto* gen = app.add_subcommand("generate", "generate text after a prompt, streaming it");
+  add_model(gen);
+  add_prompt(gen);
+  int max_tokens = 64;
   SamplingSettings sampling;
   std::optional<std::uint64_t> seed;
   gen->add_option("-n,--max-tokens", max_tokens, "how many tokens to generate at most")->capture_default_str();
@@ -166,21 +257,46 @@ int main(int argc, char** argv) {
   gen->add_option("--top-p", sampling.top_p, "nucleus: keep the most probable tokens up to this mass")->capture_default_str();
   gen->add_option("--seed", seed, "random seed (default: random, printed at the end)");
 
-  auto* fwd = app.add_subcommand("forward", "print logits (and attention) for a token sequence as JSON");
-  fwd->add_option("-m,--model", model_dir, "model directory")->capture_default_str();
-  fwd->add_option("--tokens", tokens, "comma-separated token ids")->required();
+  auto* fwd = app.add_subcommand("forward", "print logits (and attention) for a prompt as JSON");
+  add_model(fwd);
+  add_prompt(fwd);
   bool attention = false;
   fwd->add_flag("--attention", attention, "also print attention probabilities [layer][head][query][key]");
 
+  auto* tok = app.add_subcommand("tokenize", "text on stdin -> JSON array of token ids");
+  add_model(tok);
+  tok->add_flag("--allow-special", prompt.allow_special, "map <|endoftext|> in the text to its id");
+  auto* detok = app.add_subcommand("detokenize", "JSON array of token ids on stdin -> text");
+  add_model(detok);
+
+  auto* train_tok = app.add_subcommand("train-tokenizer", "learn a byte-level BPE vocabulary from text files");
+  std::vector<std::string> files;
+  int vocab_size = 4096;
+  std::string out_dir;
+  train_tok->add_option("files", files, "UTF-8 text files")->required();
+  train_tok->add_option("--vocab-size", vocab_size, "tokens in the vocabulary, with the 256 bytes and <|endoftext|>")
+      ->capture_default_str();
+  train_tok->add_option("-o,--output", out_dir, "directory to write vocab.json and merges.txt to")->required();
+
   // CLI11 would only say "A subcommand is required"; name the word it did not know.
-  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "generate" && std::string(argv[1]) != "forward") {
-    std::fprintf(stderr, "glassbox: error: unknown command '%s' (commands: generate, forward; see --help)\n", argv[1]);
-    return 2;
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const auto* cmd : app.get_subcommands([](const CLI::App*) { return true; })) known |= cmd->get_name() == argv[1];
+    if (!known) {
+      std::fprintf(stderr, "glassbox: error: unknown command '%s' (commands: generate, forward, tokenize, detokenize, "
+                           "train-tokenizer; see --help)\n", argv[1]);
+      return 2;
+    }
   }
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*gen) return run_generate(model_dir, tokens, max_tokens, sampling, seed);
-    return run_forward(model_dir, tokens, attention);
+    if ((*gen || *fwd) && !prompt.text && prompt.ids.empty())
+      throw InvalidArgument("give a prompt: -p TEXT or --tokens IDS");
+    if (*gen) return run_generate(model_dir, prompt, max_tokens, sampling, seed);
+    if (*fwd) return run_forward(model_dir, prompt, attention);
+    if (*tok) return run_tokenize(model_dir, prompt.allow_special);
+    if (*detok) return run_detokenize(model_dir);
+    return run_train_tokenizer(files, vocab_size, out_dir);
   } catch (const glassbox::Error& e) {
     std::fprintf(stderr, "glassbox: error: %s\n", e.what());
   } catch (const std::exception& e) {

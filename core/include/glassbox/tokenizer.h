@@ -1,0 +1,72 @@
+// GPT-2's byte-level BPE tokenizer, byte-exact with OpenAI's tiktoken "gpt2" encoding.
+//
+//   text -> pre-tokenizer (GPT-2's regex, by hand) -> pieces -> bytes -> BPE merges -> ids
+//   ids  -> bytes of each token -> text
+//
+// Loaded from the Hugging Face files vocab.json (token string -> id, where each byte is written
+// as a printable character through GPT-2's bytes_to_unicode table) and merges.txt (one merge per
+// line, best first).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace glassbox {
+
+class Tokenizer {
+ public:
+  // Reads dir/vocab.json and dir/merges.txt. Throws ModelFormatError naming the file and problem.
+  static Tokenizer load(const std::filesystem::path& dir);
+  static Tokenizer from_strings(std::string_view vocab_json, std::string_view merges_txt,
+                                const std::string& vocab_source = "vocab.json",
+                                const std::string& merges_source = "merges.txt");
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  // Text -> ids. `text` must be valid UTF-8, otherwise InvalidArgument names the byte offset
+  // (the caller decides whether to fix its input; nothing is silently replaced).
+  // Special tokens such as "<|endoftext|>" are ordinary text unless allow_special is true, as in
+  // tiktoken's encode_ordinary; ordinary text never produces a special token's id.
+  std::vector<std::int32_t> encode(std::string_view text, bool allow_special = false) const;
+
+  // Ids -> text. Byte sequences that are not valid UTF-8 (possible for arbitrary ids) become
+  // U+FFFD, as tiktoken's decode does. Throws InvalidArgument for an id outside the vocabulary.
+  std::string decode(std::span<const std::int32_t> ids) const;
+  // The raw bytes of one token (not necessarily whole UTF-8 characters).
+  const std::string& token_bytes(std::int32_t id) const;
+
+  int vocab_size() const;
+  // The id of a special token such as "<|endoftext|>", if the vocabulary has it.
+  std::optional<std::int32_t> special_token(std::string_view name) const;
+
+ private:
+  struct Impl;
+  explicit Tokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Turns a stream of ids into text that only ever contains whole UTF-8 characters: a token that
+// ends inside a character is held back until the character completes (emoji span several
+// tokens). Invalid bytes become U+FFFD.
+class StreamingDecoder {
+ public:
+  explicit StreamingDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+  // The text that became complete with this token ("" while a character is still incomplete).
+  std::string push(std::int32_t id);
+  // Whatever is still held back, with an incomplete character as U+FFFD; resets the decoder.
+  std::string finish();
+
+ private:
+  const Tokenizer& tokenizer_;
+  std::string pending_;   // bytes of an incomplete character
+};
+
+}  // namespace glassbox
