@@ -48,6 +48,9 @@ FIXTURES = {
     # A byte-level tokenizer (256 bytes + <|endoftext|>, no merges) so that text goes in and out.
     "gpt2-bytes": dict(seed=9, model_type="gpt2", dtype="F32", act="gelu_new", vocab_size=257,
                        tokenizer=True, max_tokens=16),
+    # GPT2Config's attention-scaling switches, both away from their defaults.
+    "gpt2-attn-scaling": dict(seed=10, model_type="gpt2", dtype="F32", act="gelu_new", n_layer=3,
+                              scale_attn_weights=False, scale_attn_by_inverse_layer_idx=True),
 }
 
 TORCH_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
@@ -61,7 +64,8 @@ MIN_DISTINCT = 4     # tiny random models love repeating one token; such a run t
 def make_spec(name):
     """Merge BASE with the fixture's overrides; fills the defaults of the generation settings."""
     spec = dict(BASE, prefix="", mask_buffers=False, lm_head=False, seq_len=12, prompt_len=5,
-                max_tokens=8, want_stop=None, tokenizer=False)
+                max_tokens=8, want_stop=None, tokenizer=False, scale_attn_weights=True,
+                scale_attn_by_inverse_layer_idx=False)
     spec.update(FIXTURES[name])
     spec["name"] = name
     return spec
@@ -76,6 +80,9 @@ def config_json(spec):
         cfg.update(n_inner=spec["n_inner"], layer_norm_epsilon=spec["layer_norm_epsilon"],
                    activation_function=spec["act"], bos_token_id=spec["vocab_size"] - 1,
                    eos_token_id=spec["vocab_size"] - 1)
+        if not spec["scale_attn_weights"] or spec["scale_attn_by_inverse_layer_idx"]:
+            cfg.update(scale_attn_weights=spec["scale_attn_weights"],
+                       scale_attn_by_inverse_layer_idx=spec["scale_attn_by_inverse_layer_idx"])
     else:
         cfg = {"model_type": "openai-gpt", "architectures": ["OpenAIGPTLMHeadModel"]}
         cfg.update({k: spec[k] for k in keys})
@@ -160,13 +167,13 @@ def activation(x, name, model_type):
     raise ValueError(name)
 
 
-def attention(x, w, p, n_head):
-    """x [T,C] -> (out [T,C], probs [H,T,T]); causal multi-head self-attention."""
+def attention(x, w, p, n_head, scale):
+    """x [T,C] -> (out [T,C], probs [H,T,T]); causal multi-head self-attention, scores * scale."""
     T, C = x.shape
     hd = C // n_head
     qkv = x @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]      # [T,3C]
     q, k, v = (t.reshape(T, n_head, hd).transpose(0, 1) for t in qkv.split(C, dim=-1))  # [H,T,hd]
-    scores = q @ k.transpose(1, 2) / math.sqrt(hd)                          # [H,T,T]
+    scores = q @ k.transpose(1, 2) * scale                                  # [H,T,T]
     future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)     # key j > query i
     probs = torch.softmax(scores.masked_fill(future, -math.inf), dim=-1)    # exact 0 above diag
     out = (probs @ v).transpose(0, 1).reshape(T, C)                          # heads concatenated
@@ -189,14 +196,19 @@ def forward(spec, w, ids):
     wpe = w["wpe.weight" if gpt2 else "positions_embed.weight"]             # [P,C]
     x = wte[torch.tensor(ids)] + wpe[:T]                                    # [T,C]
     all_probs = []
+    hd = spec["n_embd"] // spec["n_head"]
     for i in range(spec["n_layer"]):
         p = f"h.{i}."
+        # HF GPT2Attention: / sqrt(head_dim) if scale_attn_weights; / (layer + 1) if by inverse layer idx
+        scale = 1 / math.sqrt(hd) if spec["scale_attn_weights"] else 1.0
+        if spec["scale_attn_by_inverse_layer_idx"]:
+            scale /= i + 1
         if gpt2:   # pre-LayerNorm
-            a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"])
+            a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"], scale)
             x = x + a
             x = x + mlp(ln(x, p + "ln_2"), w, p, spec)
         else:      # post-LayerNorm
-            a, probs = attention(x, w, p, spec["n_head"])
+            a, probs = attention(x, w, p, spec["n_head"], scale)
             x = ln(x + a, p + "ln_1")
             x = ln(x + mlp(x, w, p, spec), p + "ln_2")
         all_probs.append(probs)

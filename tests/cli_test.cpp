@@ -1,6 +1,9 @@
 // The glassbox command line, run as a user would: output format, exit codes, one-line errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+
 #include "test_util.h"
 
 namespace glassbox {
@@ -67,6 +70,7 @@ TEST(Cli, BadInputIsAOneLineError) {
   const std::string m = model("gpt2-f32");
   expect_error({"forward", "-m", m, "--tokens", "1,x"}, "--tokens must be comma-separated integers");
   expect_error({"forward", "-m", m, "--tokens", "1,96"}, "token id 96 is out of range");
+  expect_error({"forward", "-m", m, "--tokens", "1,2,"}, "--tokens must be comma-separated integers");
   expect_error({"forward", "-m", "/nonexistent", "--tokens", "1"}, "/nonexistent: not a directory");
   expect_error({"generate", "-m", m, "--tokens", "1", "--temperature", "-1"}, "temperature must be a finite number >= 0");
   expect_error({"generate", "-m", m, "--tokens", "1", "--temperature", "nan"}, "temperature");
@@ -85,6 +89,20 @@ TEST(Cli, BrokenModelFileIsAnError) {
   test::copy_fixture("gpt2-f32", dir.path());
   test::write_file(dir.path() / "model.safetensors", std::string("\x10\0\0\0\0\0\0\0{\"a\":", 13));
   expect_error({"forward", "-m", dir.path().string(), "--tokens", "1"}, "model.safetensors: header length 16 runs past the end");
+}
+
+TEST(Cli, NonFiniteLogitsAreAnErrorNotInvalidJson) {
+  test::TempDir dir;
+  test::copy_fixture("gpt2-f32", dir.path());
+  auto tensors = test::read_tensors(dir.path() / "model.safetensors");
+  for (auto& t : tensors)
+    if (t.name == "ln_f.bias") {
+      const float inf = INFINITY;
+      std::memcpy(t.bytes.data(), &inf, 4);
+    }
+  test::write_file(dir.path() / "model.safetensors", test::make_safetensors(tensors));
+  expect_error({"forward", "-m", dir.path().string(), "--tokens", "1,2"}, "not finite");
+  expect_error({"generate", "-m", dir.path().string(), "--tokens", "1,2"}, "non-finite");
 }
 
 TEST(Cli, TokenizeAndDetokenize) {

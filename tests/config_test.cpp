@@ -27,7 +27,16 @@ TEST(Config, Gpt2DefaultsAreHuggingFaces) {
   EXPECT_EQ(c.n_inner, 4 * 768);
   EXPECT_EQ(c.activation, Activation::GeluTanh);   // gelu_new
   EXPECT_FLOAT_EQ(c.layer_norm_epsilon, 1e-5f);
-  EXPECT_FALSE(c.eos_token_id.has_value());
+  EXPECT_EQ(c.eos_token_ids, std::vector<std::int32_t>{50256});   // GPT2Config's default
+}
+
+TEST(Config, EndOfTextIds) {
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","vocab_size":100})").eos_token_ids.size(), 0u);   // 50256 absent
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","vocab_size":100,"eos_token_id":7})").eos_token_ids,
+            std::vector<std::int32_t>{7});
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","vocab_size":100,"eos_token_id":[7,9]})").eos_token_ids,
+            (std::vector<std::int32_t>{7, 9}));
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"openai-gpt"})").eos_token_ids.size(), 0u);
 }
 
 TEST(Config, OpenAIGptDefaults) {
@@ -36,6 +45,8 @@ TEST(Config, OpenAIGptDefaults) {
   EXPECT_EQ(c.vocab_size, 40478);
   EXPECT_EQ(c.n_positions, 512);
   EXPECT_EQ(c.activation, Activation::GeluTanh);   // afn "gelu" is the tanh form in openai-gpt
+  // OpenAIGPTConfig has no n_inner: the MLP is always 4 * n_embd.
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"openai-gpt","n_embd":64,"n_head":4,"n_inner":7})").n_inner, 256);
 }
 
 TEST(Config, ActivationNamesMeanWhatHuggingFaceMeans) {
@@ -63,6 +74,11 @@ TEST(Config, Errors) {
   EXPECT_NE(config_error(R"({"model_type":"gpt2","n_head":"4"})").find("\"n_head\" must be an integer"), std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","n_embd":32.5})").find("\"n_embd\" must be an integer"), std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","layer_norm_epsilon":-1})").find("layer_norm_epsilon"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","layer_norm_epsilon":1e39})").find("layer_norm_epsilon"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_head":18446744073709551615})").find("\"n_head\" is 18446744073709551615"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","vocab_size":10,"eos_token_id":[1,"x"]})").find("eos_token_id"),
+            std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","vocab_size":10,"eos_token_id":10})").find("\"eos_token_id\" is 10"),
             std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","tie_word_embeddings":false})").find("not supported"), std::string::npos);

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "kernels.h"
+#include "reference.h"
 
 namespace glassbox::kernels {
 namespace {

@@ -170,6 +170,16 @@ TEST(Model, RejectsBadInputWithoutTouchingTheCache) {
   EXPECT_EQ(cache.size(), 32);
 }
 
+TEST(Model, RejectsACacheMadeForAnotherModel) {
+  // Same context and width, one layer more: writing layer 2 would overrun the other cache.
+  const Model two_layers = Model::load(fixture_dir("gpt2-f32"));
+  const Model three_layers = Model::load(fixture_dir("gpt2-single-head"));
+  KVCache cache = two_layers.new_cache();
+  const std::vector<std::int32_t> ids = {1, 2};
+  EXPECT_THROW(three_layers.forward(ids, cache), InvalidArgument);
+  EXPECT_EQ(cache.size(), 0);
+}
+
 // --- Loader: each broken model directory is a ModelFormatError naming the file and the problem.
 
 std::string load_error(const std::filesystem::path& dir) {

@@ -112,6 +112,23 @@ TEST(SafeTensors, RejectsOverlappingTensors) {
             "test.safetensors: tensors 'a' and 'b' overlap");
 }
 
+TEST(SafeTensors, RejectsGapsTrailingBytesDuplicatesAndDeepNesting) {
+  EXPECT_EQ(parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                                                   R"("b": {"dtype":"U8","shape":[1],"data_offsets":[3,4]}})",
+                                                   "abcd")),
+            "test.safetensors: bytes 2..3 of the data section belong to no tensor");
+  EXPECT_EQ(parse_error(test::make_safetensors({test::f32_tensor("a", {1}, {1})}) + "junk"),
+            "test.safetensors: 4 bytes after the last tensor belong to no tensor");
+  EXPECT_EQ(parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                                                   R"("a": {"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+                                                   "ab")),
+            "test.safetensors: tensor 'a' is named twice in the header");
+  const std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_NE(parse_error(test::make_safetensors_raw(deep, "")).find("nests deeper"), std::string::npos);
+  // Brackets inside strings do not count.
+  EXPECT_EQ(parse_error(test::make_safetensors_raw(R"({"__metadata__":{"note":"[[[[{{{{\"]]"}})", "")), "(no error)");
+}
+
 TEST(SafeTensors, OpenNamesTheMissingFile) {
   try {
     SafeTensors::open("/nonexistent/model.safetensors");

@@ -64,6 +64,20 @@ TEST(Sampler, GreedyTakesTheArgmaxAndTheLowestIdOnTies) {
   EXPECT_EQ(s.sample(std::vector<float>{-INFINITY, 2.0f, 5.0f, 5.0f}), 2);
 }
 
+TEST(Sampler, ExtremeTemperatures) {
+  // Tiny: every draw is the argmax (no overflow to inf/NaN picking some other token).
+  for (float t : {1e-6f, 1e-12f, 1e-30f, 1e-45f}) {
+    Sampler s(settings(t, 0, 1, 5));
+    for (int i = 0; i < 200; ++i) ASSERT_EQ(s.sample(kLogits), 1) << "temperature " << t;
+  }
+  // Huge: close to uniform over the finite logits, never the -inf one.
+  Sampler s(settings(1e30f, 0, 1, 5));
+  std::vector<int> counts(kLogits.size());
+  for (int i = 0; i < 7000; ++i) ++counts[s.sample(kLogits)];
+  EXPECT_EQ(counts[6], 0);
+  for (int id : {0, 1, 2, 3, 4, 5, 7}) EXPECT_NEAR(counts[id], 1000, 150) << id;
+}
+
 TEST(Sampler, TopKNeverLeavesTheKBest) {
   for (int k : {1, 2, 3}) {
     Sampler s(settings(2.0f, k, 1, 7));

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kernels.h"
+#include "reference.h"
 
 namespace glassbox::kernels {
 namespace {

@@ -2,7 +2,7 @@
 // They define what the fast kernels (kernels.cpp) must compute; tests compare the two.
 #include <cmath>
 
-#include "kernels.h"
+#include "reference.h"
 
 namespace glassbox::kernels::reference {
 

@@ -1,9 +1,11 @@
 #include "glassbox/config.h"
 
+#include <cfloat>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "glassbox/error.h"
+#include "mapped_file.h"
 
 namespace glassbox {
 namespace {
@@ -36,11 +38,14 @@ int int_field(const json& j, const char* key, int fallback, int lo, int hi, cons
   if (it == j.end() || it->is_null()) return fallback;
   if (!it->is_number_integer())
     throw ModelFormatError(source, std::string("\"") + key + "\" must be an integer");
-  const auto v = it->get<std::int64_t>();
-  if (v < lo || v > hi)
-    throw ModelFormatError(source, std::string("\"") + key + "\" is " + std::to_string(v) + ", outside [" +
+  // Compare as the JSON number it is: a huge unsigned value must not wrap to a small signed one.
+  const bool in_range = it->is_number_unsigned() ? it->get<std::uint64_t>() <= static_cast<std::uint64_t>(hi) &&
+                                                       static_cast<std::int64_t>(it->get<std::uint64_t>()) >= lo
+                                                 : it->get<std::int64_t>() >= lo && it->get<std::int64_t>() <= hi;
+  if (!in_range)
+    throw ModelFormatError(source, std::string("\"") + key + "\" is " + it->dump() + ", outside [" +
                                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return static_cast<int>(v);
+  return static_cast<int>(it->get<std::int64_t>());
 }
 
 bool bool_field(const json& j, const char* key, bool fallback, const std::string& source) {
@@ -80,6 +85,8 @@ std::string_view activation_name(Activation activation) {
   return "?";
 }
 
+ModelConfig ModelConfig::load(const std::filesystem::path& path) { return parse(read_file(path), path.string()); }
+
 ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& source) {
   json j;
   try {
@@ -98,14 +105,15 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
   c.n_embd = int_field(j, "n_embd", 768, 1, 65'536, source);
   c.n_layer = int_field(j, "n_layer", 12, 1, 4'096, source);
   c.n_head = int_field(j, "n_head", 12, 1, 65'536, source);
-  c.n_inner = int_field(j, "n_inner", 4 * c.n_embd, 1, 1'000'000, source);
+  // openai-gpt's MLP is always 4 * n_embd (OpenAIGPTConfig has no n_inner).
+  c.n_inner = gpt2 ? int_field(j, "n_inner", 4 * c.n_embd, 1, 1'000'000, source) : 4 * c.n_embd;
   if (c.n_embd % c.n_head != 0)
     throw ModelFormatError(source, "n_embd " + std::to_string(c.n_embd) + " is not divisible by n_head " +
                                        std::to_string(c.n_head));
 
   if (auto it = j.find("layer_norm_epsilon"); it != j.end() && !it->is_null()) {
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
-      throw ModelFormatError(source, "\"layer_norm_epsilon\" must be a finite number >= 0");
+    if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() <= FLT_MAX))
+      throw ModelFormatError(source, "\"layer_norm_epsilon\" must be a number from 0 to FLT_MAX");
     c.layer_norm_epsilon = it->get<float>();
   }
 
@@ -126,8 +134,14 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
   if (!bool_field(j, "tie_word_embeddings", true, source))
     throw ModelFormatError(source, "\"tie_word_embeddings\": false is not supported: the LM head is the token embedding");
 
-  if (auto it = j.find("eos_token_id"); it != j.end() && !it->is_null())
-    c.eos_token_id = int_field(j, "eos_token_id", 0, 0, c.vocab_size - 1, source);
+  // GPT2Config defaults eos_token_id to 50256 (<|endoftext|>); a list means any of them ends the text.
+  auto eos = j.find("eos_token_id");
+  if (eos == j.end() || eos->is_null()) {
+    if (gpt2 && c.vocab_size > 50256) c.eos_token_ids = {50256};
+  } else {
+    const json ids = eos->is_array() ? *eos : json::array({*eos});
+    for (const auto& id : ids) c.eos_token_ids.push_back(int_field(json{{"eos_token_id", id}}, "eos_token_id", 0, 0, c.vocab_size - 1, source));
+  }
   return c;
 }
 

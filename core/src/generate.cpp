@@ -1,5 +1,6 @@
 #include "glassbox/generate.h"
 
+#include <algorithm>
 #include <string>
 
 #include "glassbox/error.h"
@@ -45,7 +46,7 @@ StopReason generate(const Model& model, std::span<const std::int32_t> prompt, co
   for (int produced = 0;; ++produced) {
     if (produced == options.max_tokens) return StopReason::MaxTokens;
     const std::int32_t id = sampler.sample(logits);
-    if (c.eos_token_id && id == *c.eos_token_id) return StopReason::EndOfText;
+    if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), id) != c.eos_token_ids.end()) return StopReason::EndOfText;
     if (!on_token(GeneratedToken{id, cache.size(), attention})) return StopReason::Cancelled;
     if (cache.size() == c.n_positions) return StopReason::ContextFull;
     const std::int32_t next[1] = {id};

@@ -2,8 +2,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -15,7 +13,8 @@ namespace glassbox {
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& path) {
   const std::string name = path.string();
-  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not a regular file).
+  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw ModelFormatError(name, std::string("cannot open: ") + std::strerror(errno));
   struct stat st{};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -52,12 +51,14 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
   return file;
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelFormatError(path.string(), "cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string read_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  // Through the mapping: a FIFO or /dev/zero is "not a regular file", not an endless read.
+  const auto file = MappedFile::open(path);
+  const auto bytes = file->bytes();
+  if (bytes.size() > max_bytes)
+    throw ModelFormatError(path.string(), "is " + std::to_string(bytes.size()) + " bytes, more than the " +
+                                              std::to_string(max_bytes) + " allowed for this file");
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 MappedFile::~MappedFile() {

@@ -28,7 +28,7 @@ class MappedFile {
 };
 
 // The whole file as a string (config.json, vocab.json, merges.txt). Throws ModelFormatError naming
-// the path if it cannot be read.
-std::string read_file(const std::filesystem::path& path);
+// the path if it is not a regular file, cannot be read, or is larger than max_bytes.
+std::string read_file(const std::filesystem::path& path, std::size_t max_bytes = 64u << 20);
 
 }  // namespace glassbox

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "glassbox/error.h"
@@ -31,8 +32,31 @@ const DTypeEntry& entry_of(DType dtype) {
   throw Error("invalid DType value");
 }
 
-// The reference implementation refuses headers above 100 MB; so do we, before parsing them.
-constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+// The reference implementation refuses headers above 100 MB. Real headers are a few KB (GPT-2:
+// 15 KB; thousands of tensors: a few hundred KB); we stop at 16 MB, because a parsed JSON document
+// takes ~10x its text in memory, and the browser's WASM heap is small.
+constexpr std::uint64_t kMaxHeaderBytes = 16u << 20;
+
+// A header is at most 3 levels deep: {"name": {"shape": [..]}}. Checked on the raw text before
+// parsing, so that "[[[[...]]]]" cannot make the parser build millions of nested values.
+bool nests_too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;   // skip the escaped character
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > 3) return true;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
 
 // A non-negative integer that fits in int64, or an error naming `what`.
 std::int64_t as_size(const nlohmann::json& v, const std::string& source, const std::string& what) {
@@ -111,14 +135,22 @@ SafeTensors SafeTensors::parse(std::span<const std::byte> bytes, std::string sou
     throw ModelFormatError(source, "header length " + std::to_string(header_len) + " runs past the end of the " +
                                        std::to_string(bytes.size()) + "-byte file (truncated or not safetensors)");
   if (header_len > kMaxHeaderBytes)
-    throw ModelFormatError(source, "header length " + std::to_string(header_len) + " exceeds the 100 MB limit");
+    throw ModelFormatError(source, "header length " + std::to_string(header_len) + " exceeds the 16 MB limit");
 
   const auto* header_begin = reinterpret_cast<const char*>(bytes.data() + 8);
   if (header_len == 0 || header_begin[0] != '{')
     throw ModelFormatError(source, "header is not a JSON object");
+  if (nests_too_deep(std::string_view(header_begin, header_len)))
+    throw ModelFormatError(source, "header nests deeper than {\"name\": {\"shape\": [...]}}");
   nlohmann::json header;
+  std::set<std::string> names;
+  auto reject_duplicates = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::key && depth == 1 && !names.insert(parsed.get<std::string>()).second)
+      throw ModelFormatError(source, "tensor '" + parsed.get<std::string>() + "' is named twice in the header");
+    return true;
+  };
   try {
-    header = nlohmann::json::parse(header_begin, header_begin + header_len);
+    header = nlohmann::json::parse(header_begin, header_begin + header_len, reject_duplicates);
   } catch (const nlohmann::json::exception& e) {
     throw ModelFormatError(source, std::string("header is not valid JSON: ") + e.what());
   }
@@ -136,18 +168,28 @@ SafeTensors SafeTensors::parse(std::span<const std::byte> bytes, std::string sou
     st.tensors_.push_back(parse_entry(name, e, data, st.source_));
   }
 
-  // Two tensors may not share bytes: sort by start and compare each with its predecessor.
+  // As the reference implementation requires, the tensors tile the data section exactly: each
+  // starts where the previous one ends (no overlap, no gap) and the last ends at the file's end.
   std::vector<const TensorInfo*> by_offset;
-  for (const auto& t : st.tensors_)
-    if (!t.bytes.empty()) by_offset.push_back(&t);   // an empty tensor occupies no bytes
-  std::sort(by_offset.begin(), by_offset.end(),
-            [](const TensorInfo* a, const TensorInfo* b) { return a->bytes.data() < b->bytes.data(); });
-  for (std::size_t i = 1; i < by_offset.size(); ++i) {
-    const auto* prev = by_offset[i - 1];
-    const auto* cur = by_offset[i];
-    if (prev->bytes.data() + prev->bytes.size() > cur->bytes.data())
-      throw ModelFormatError(st.source_, "tensors '" + prev->name + "' and '" + cur->name + "' overlap");
+  for (const auto& t : st.tensors_) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) {
+    return a->bytes.data() != b->bytes.data() ? a->bytes.data() < b->bytes.data() : a->bytes.size() < b->bytes.size();
+  });
+  const std::byte* expected = data.data();
+  const TensorInfo* prev = nullptr;
+  for (const TensorInfo* t : by_offset) {
+    if (t->bytes.data() < expected)
+      throw ModelFormatError(st.source_, "tensors '" + prev->name + "' and '" + t->name + "' overlap");
+    if (t->bytes.data() > expected)
+      throw ModelFormatError(st.source_, "bytes " + std::to_string(expected - data.data()) + ".." +
+                                             std::to_string(t->bytes.data() - data.data()) +
+                                             " of the data section belong to no tensor");
+    expected = t->bytes.data() + t->bytes.size();
+    prev = t;
   }
+  if (expected != data.data() + data.size())
+    throw ModelFormatError(st.source_, std::to_string(data.data() + data.size() - expected) +
+                                           " bytes after the last tensor belong to no tensor");
   std::sort(st.tensors_.begin(), st.tensors_.end(),
             [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
   return st;

@@ -43,9 +43,13 @@ std::int32_t Sampler::sample(std::span<const float> logits) {
 
   // Candidates sorted by probability, most probable first (ties: lower id first).
   // Hugging Face's warper order: temperature, then top-k, then top-p.
+  // Scaled logits are (logit - max) / temperature in double: <= 0, exactly 0 for the best token,
+  // so that even a temperature of 1e-30 gives exp() values in [0, 1] and never inf or NaN.
+  const double max = logits[best];
   candidates_.clear();
   for (std::size_t i = 0; i < logits.size(); ++i)
-    if (logits[i] != -INFINITY) candidates_.emplace_back(logits[i] / settings_.temperature, static_cast<std::int32_t>(i));
+    if (logits[i] != -INFINITY)
+      candidates_.emplace_back((logits[i] - max) / settings_.temperature, static_cast<std::int32_t>(i));
   auto more_probable = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
   std::size_t keep = candidates_.size();
   if (settings_.top_k > 0) keep = std::min(keep, static_cast<std::size_t>(settings_.top_k));
@@ -55,12 +59,10 @@ std::int32_t Sampler::sample(std::span<const float> logits) {
     candidates_.resize(keep);
   }
 
-  // Softmax over the candidates, in double so that sums over 50k tokens stay exact enough.
-  const double max = static_cast<double>(logits[best]) / settings_.temperature;
   std::vector<double>& probs = probs_;
   probs.resize(candidates_.size());
-  double total = 0.0;
-  for (std::size_t i = 0; i < candidates_.size(); ++i) total += probs[i] = std::exp(candidates_[i].first - max);
+  double total = 0.0;   // >= 1: the best token contributes exp(0)
+  for (std::size_t i = 0; i < candidates_.size(); ++i) total += probs[i] = std::exp(candidates_[i].first);
 
   if (settings_.top_p < 1.0f) {   // nucleus: the smallest prefix with mass >= top_p (at least one)
     double mass = 0.0;

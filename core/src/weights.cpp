@@ -1,58 +1,13 @@
 #include "weights.h"
 
-#include <bit>
-#include <cstring>
+#include <Eigen/Core>
 #include <set>
 
+#include "dtype.h"
 #include "glassbox/error.h"
 
 namespace glassbox {
 namespace {
-
-// IEEE half -> float, exact for every value including subnormals, infinities and NaN.
-float f16_to_f32(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  std::uint32_t exp = (h >> 10) & 0x1fu;
-  std::uint32_t mant = h & 0x3ffu;
-  std::uint32_t bits;
-  if (exp == 0 && mant == 0) {
-    bits = sign;
-  } else if (exp == 0) {   // subnormal: shift the mantissa up until it has its implicit 1
-    exp = 127 - 15 + 1;
-    while ((mant & 0x400u) == 0) {
-      mant <<= 1;
-      --exp;
-    }
-    bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
-// bfloat16 is the top half of a float.
-float bf16_to_f32(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
-
-float element(const TensorInfo& t, std::size_t i) {
-  const std::byte* p = t.bytes.data();
-  switch (t.dtype) {
-    case DType::F32: {
-      float f;
-      std::memcpy(&f, p + 4 * i, 4);
-      return f;
-    }
-    case DType::F16:
-    case DType::BF16: {
-      std::uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      return t.dtype == DType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
-    }
-    default:
-      return 0.0f;   // unreachable: Loader::take checks the dtype
-  }
-}
 
 std::string shape_str(const std::vector<std::int64_t>& shape) {
   std::string s = "[";
@@ -86,12 +41,11 @@ class Loader {
       return reinterpret_cast<const float*>(t->bytes.data());
 
     auto& buf = out_.owned.emplace_back(static_cast<std::size_t>(t->numel));
-    if (transpose) {   // (rows, cols) -> (cols, rows)
-      const auto rows = static_cast<std::size_t>(shape[0]), cols = static_cast<std::size_t>(shape[1]);
-      for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) buf[c * rows + r] = element(*t, r * cols + c);
-    } else {
-      for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = element(*t, i);
+    to_f32(*t, buf.data());
+    if (transpose) {   // Conv1D (in, out) -> nn.Linear (out, in)
+      using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      const RowMajor transposed = Eigen::Map<const RowMajor>(buf.data(), shape[0], shape[1]).transpose();
+      Eigen::Map<RowMajor>(buf.data(), shape[1], shape[0]) = transposed;
     }
     return buf.data();
   }

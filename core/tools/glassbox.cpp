@@ -10,6 +10,7 @@
 // Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -43,7 +44,7 @@ std::vector<std::int32_t> parse_ids(const std::string& text) {
   while (p < end) {
     std::int32_t id = 0;
     auto [next, ec] = std::from_chars(p, end, id);
-    if (ec != std::errc() || (next < end && *next != ','))
+    if (ec != std::errc() || (next < end && (*next != ',' || next + 1 == end)))
       throw InvalidArgument("--tokens must be comma-separated integers like 464,2068, got \"" + text + "\"");
     ids.push_back(id);
     p = next < end ? next + 1 : next;
@@ -120,6 +121,10 @@ int run_forward(const std::string& model_dir, const Prompt& prompt, bool with_at
   options.hook = with_attention ? &keep_probs : nullptr;
   KVCache cache = model.new_cache();
   const std::vector<float> logits = model.forward(ids, cache, options);
+  for (std::size_t i = 0; i < logits.size(); ++i)   // JSON has no inf or NaN
+    if (!std::isfinite(logits[i]))
+      throw Error("the logits at position " + std::to_string(i / c.vocab_size) +
+                  " are not finite (inf or NaN): the model's weights are broken");
 
   JsonWriter json;
   json.raw("{\"logits\":[");

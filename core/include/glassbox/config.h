@@ -6,9 +6,10 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace glassbox {
 
@@ -33,13 +34,15 @@ struct ModelConfig {
   Activation activation = Activation::GeluTanh;
   bool scale_attn_weights = true;                 // divide scores by sqrt(head_dim)
   bool scale_attn_by_inverse_layer_idx = false;   // gpt2 option: also divide by (layer + 1)
-  std::optional<std::int32_t> eos_token_id;       // generation stops when it is sampled
+  std::vector<std::int32_t> eos_token_ids;        // generation stops when one is sampled
 
   int head_dim() const { return n_embd / n_head; }
   std::string_view architecture_name() const;
 
   // Parses and validates config.json text. `source` names the file in errors (ModelFormatError).
   static ModelConfig parse(std::string_view json_text, const std::string& source = "config.json");
+  // Reads and parses a config.json file.
+  static ModelConfig load(const std::filesystem::path& path);
 };
 
 std::string_view activation_name(Activation activation);

@@ -9,27 +9,31 @@ namespace glassbox {
 
 class KVCache {
  public:
-  // Allocates 2 * n_layer * n_ctx * n_embd floats up front (GPT-2 small: 75 MB), so that
-  // generation never allocates. Model::new_cache() sizes it for a model.
+  // A cache for up to n_ctx positions of a model with this shape (Model::new_cache() makes one).
+  // Memory grows with the sequence (doubling, up to 2 * n_layer * n_ctx * n_embd floats: 75 MB
+  // for GPT-2 small), so a short prompt on a long-context model costs little.
   KVCache(int n_layer, int n_ctx, int n_embd);
 
   int size() const { return size_; }       // positions filled
   int capacity() const { return n_ctx_; }  // the model's context length
+  int n_layer() const { return static_cast<int>(k_.size()); }
   int n_embd() const { return n_embd_; }
 
-  // (n_ctx, n_embd) matrices of one layer; row p holds position p, heads side by side.
-  float* keys(int layer) { return k_.data() + offset(layer); }
-  float* values(int layer) { return v_.data() + offset(layer); }
+  // (size, n_embd) matrices of one layer; row p holds position p, heads side by side.
+  float* keys(int layer) { return k_[layer].data(); }
+  float* values(int layer) { return v_[layer].data(); }
 
-  // Marks n more positions as filled (the model writes them first) / forgets everything.
-  void advance(int n) { size_ += n; }
-  void clear() { size_ = 0; }
+  void clear() { size_ = 0; }   // forget every position (keeps the memory)
 
  private:
-  std::size_t offset(int layer) const { return static_cast<std::size_t>(layer) * n_ctx_ * n_embd_; }
+  friend class Model;   // only the forward pass adds positions
+  void reserve(int positions);   // room for this many positions; positions <= capacity()
+  void advance(int n) { size_ += n; }
+
   int n_ctx_, n_embd_;
   int size_ = 0;
-  std::vector<float> k_, v_;
+  int allocated_ = 0;   // positions with memory behind them
+  std::vector<std::vector<float>> k_, v_;   // per layer: (allocated_, n_embd)
 };
 
 }  // namespace glassbox

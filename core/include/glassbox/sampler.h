@@ -43,7 +43,7 @@ class Sampler {
  private:
   SamplingSettings settings_;
   Rng rng_;
-  std::vector<std::pair<float, std::int32_t>> candidates_;   // (scaled logit, id), reused between calls
+  std::vector<std::pair<double, std::int32_t>> candidates_;   // (scaled logit, id), reused between calls
   std::vector<double> probs_;
 };
 

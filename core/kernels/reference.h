@@ -1,0 +1,20 @@
+// Scalar reference kernels: the same operations and contracts as kernels.h, written as the
+// plainest correct loops and never optimized. They define what the fast kernels must compute.
+#pragma once
+
+#include <cstddef>
+
+namespace glassbox::kernels::reference {
+
+void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N);
+void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C, float eps);
+void gelu_tanh(float* x, std::size_t n);
+void gelu_erf(float* x, std::size_t n);
+void relu(float* x, std::size_t n);
+void silu(float* x, std::size_t n);
+void add(float* x, const float* y, std::size_t n);
+void softmax(float* x, int n);
+void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
+               int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch);
+
+}  // namespace glassbox::kernels::reference

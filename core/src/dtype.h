@@ -1,0 +1,17 @@
+// Conversions of the safetensors floating-point dtypes to float.
+#pragma once
+
+#include <cstdint>
+
+#include "glassbox/safetensors.h"
+
+namespace glassbox {
+
+// IEEE 754 half -> float, exact for every value: subnormals, infinities and NaN included.
+float f16_to_f32(std::uint16_t h);
+// bfloat16 -> float: bfloat16 is the top half of a float.
+float bf16_to_f32(std::uint16_t h);
+// A whole F32, F16 or BF16 tensor (little-endian bytes, any alignment) -> n floats.
+void to_f32(const TensorInfo& tensor, float* out);
+
+}  // namespace glassbox
