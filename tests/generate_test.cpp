@@ -74,6 +74,16 @@ TEST_F(Generate, StopsWhenTheContextIsFull) {
   EXPECT_EQ(run(model_, full, greedy(10)).ids.size(), 1u);
 }
 
+TEST_F(Generate, PullGeneratorGivesTheSameTokensAndStopsForGood) {
+  Generator g(model_, prompt_, greedy(4));
+  std::vector<std::int32_t> ids;
+  while (auto t = g.next()) ids.push_back(t->id);
+  EXPECT_EQ(ids, std::vector<std::int32_t>(greedy_.begin(), greedy_.begin() + 4));
+  EXPECT_EQ(g.stop_reason(), StopReason::MaxTokens);
+  EXPECT_FALSE(g.next().has_value());   // stays stopped
+  EXPECT_THROW(Generator(model_, {}, greedy(4)), InvalidArgument);
+}
+
 TEST_F(Generate, CallbackCancels) {
   const Generation r = run(model_, prompt_, greedy(8), /*cancel_after=*/2);
   EXPECT_EQ(r.reason, StopReason::Cancelled);

@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "glassbox/model.h"
 #include "glassbox/sampler.h"
@@ -34,12 +36,41 @@ struct GeneratedToken {
   std::span<const float> attention;
 };
 
+// Pull-based generation: the prompt runs in the constructor, then each next() produces one token.
+// A caller that streams to a UI (the JS bindings) takes a token, shows it, and asks for the next
+// one when it likes, so stopping early costs nothing. Each token is run through the model only when
+// the following one is asked for: the last token produced is never run needlessly.
+class Generator {
+ public:
+  // Throws InvalidArgument for an empty prompt, a prompt longer than the context, out-of-range
+  // ids, a negative max_tokens, or bad sampling settings, before any work.
+  Generator(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options);
+
+  // The next token, or nothing once generation has stopped (then stop_reason() says why).
+  // The GeneratedToken's attention is valid until the next call.
+  std::optional<GeneratedToken> next();
+  std::optional<StopReason> stop_reason() const { return stopped_; }
+
+ private:
+  std::optional<GeneratedToken> stop(StopReason reason);
+
+  const Model& model_;   // must outlive the generator
+  GenerateOptions options_;
+  Sampler sampler_;
+  KVCache cache_;
+  TensorHook keep_last_row_;
+  std::vector<float> logits_;      // (V) for the next sample
+  std::vector<float> attention_;   // (L, H, S) last query row, with options.attention
+  std::optional<std::int32_t> pending_;   // produced, not yet run through the model
+  int produced_ = 0;
+  std::optional<StopReason> stopped_;
+};
+
 // Returns false to stop generating.
 using TokenCallback = std::function<bool(const GeneratedToken&)>;
 
-// Runs the prompt, then samples up to max_tokens tokens, calling on_token for each.
-// Throws InvalidArgument for an empty prompt, a prompt longer than the context, out-of-range ids,
-// a negative max_tokens, or bad sampling settings, before any token is produced.
+// Runs a Generator to the end, calling on_token for each token (Cancelled if it returns false).
+// Throws as Generator's constructor does.
 StopReason generate(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options,
                     const TokenCallback& on_token);
 
