@@ -1,11 +1,20 @@
 #include "dtype.h"
 
-#include <bit>
 #include <cstring>
 
 #include "glassbox/error.h"
 
 namespace glassbox {
+namespace {
+
+// std::bit_cast, which Emscripten 3.1.6's libc++ lacks.
+float as_float(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+}  // namespace
 
 float f16_to_f32(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
@@ -26,10 +35,10 @@ float f16_to_f32(std::uint16_t h) {
   } else {
     bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
   }
-  return std::bit_cast<float>(bits);
+  return as_float(bits);
 }
 
-float bf16_to_f32(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
+float bf16_to_f32(std::uint16_t h) { return as_float(static_cast<std::uint32_t>(h) << 16); }
 
 void to_f32(const TensorInfo& t, float* out) {
   const std::byte* p = t.bytes.data();

@@ -45,6 +45,8 @@ class Generator {
   // Throws InvalidArgument for an empty prompt, a prompt longer than the context, out-of-range
   // ids, a negative max_tokens, or bad sampling settings, before any work.
   Generator(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options);
+  Generator(const Generator&) = delete;   // holds a hook that points at itself
+  Generator& operator=(const Generator&) = delete;
 
   // The next token, or nothing once generation has stopped (then stop_reason() says why).
   // The GeneratedToken's attention is valid until the next call.
