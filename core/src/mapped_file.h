@@ -24,7 +24,9 @@ class MappedFile {
   MappedFile() = default;
   const std::byte* data_ = nullptr;
   std::size_t size_ = 0;
+#ifndef __EMSCRIPTEN__
   bool mapped_ = false;   // true: munmap on destruction; false: delete[]
+#endif
 };
 
 // The whole file as a string (config.json, vocab.json, merges.txt). Throws ModelFormatError naming

@@ -1,0 +1,145 @@
+// The JS API (web/dist/glassbox.mjs, built by the wasm preset) in Node, with the engine in this
+// thread and in a worker thread: results against the PyTorch and tiktoken fixtures, streaming,
+// abort, errors, and memory over many calls.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+
+import { loadModel } from '../../web/dist/glassbox.mjs';
+import { loadCore } from '../../web/dist/engine.mjs';
+
+const fixtures = new URL('../fixtures/', import.meta.url);
+const fixture = (name) => new URL(`${name}/`, fixtures);
+const expected = (name) => JSON.parse(readFileSync(new URL('expected.json', fixture(name)), 'utf8'));
+const MODELS = ['gpt2-f32', 'gpt2-f16', 'gpt2-bf16', 'gpt2-prefixed', 'gpt2-single-head', 'gpt2-full-context',
+                'openai-gpt', 'openai-gpt-relu-f16', 'gpt2-bytes', 'gpt2-attn-scaling'];
+
+async function collect(iterator) {
+  const steps = [];
+  let result;
+  for (;;) {
+    const { value, done } = await iterator.next();
+    if (done) {
+      result = value;
+      break;
+    }
+    steps.push(value);
+  }
+  return { steps, result };
+}
+
+for (const worker of [false, true]) {
+  const mode = worker ? 'worker' : 'main thread';
+
+  test(`${mode}: logits, attention and greedy tokens match PyTorch on every fixture`, async () => {
+    for (const name of MODELS) {
+      const want = expected(name);
+      const model = await loadModel(fixture(name), { worker });
+      const V = model.config.vocab_size, T = want.tokens.length;
+      const { logits, attention } = await model.forward(want.tokens, { attention: true });
+      assert.equal(logits.length, T * V);
+      let maxDiff = 0;
+      for (let t = 0; t < T; ++t)
+        for (let v = 0; v < V; ++v) maxDiff = Math.max(maxDiff, Math.abs(logits[t * V + v] - want.logits[t][v]));
+      assert.ok(maxDiff < 1e-4, `${name}: max |logit - PyTorch| = ${maxDiff}`);
+      const L = model.config.n_layer, H = model.config.n_head;
+      assert.equal(attention.length, L * H * T * T);
+      assert.ok(Math.abs(attention[(((L - 1) * H + H - 1) * T + T - 1) * T + 1] - want.attention[L - 1][H - 1][T - 1][1]) < 1e-5);
+
+      const g = want.greedy;
+      const { steps, result } = await collect(model.generate(g.prompt, { maxTokens: g.max_tokens, temperature: 0 }));
+      assert.deepEqual(steps.map((s) => s.id), g.tokens, name);
+      assert.equal(result.stopReason, g.stop, name);
+      if (g.text !== undefined) assert.equal(steps.map((s) => s.text).join('') + result.text, g.text);
+      await model.dispose();
+    }
+  });
+
+  test(`${mode}: tokenize equals tiktoken on every fixture case`, async () => {
+    const cases = JSON.parse(readFileSync(new URL('tokenizer/cases.json', fixtures), 'utf8'));
+    const gpt2 = new URL('tokenizer/gpt2/', fixtures);
+    const model = await loadModel({
+      config: readFileSync(new URL('config.json', fixture('gpt2-f32'))),
+      weights: readFileSync(new URL('model.safetensors', fixture('gpt2-f32'))),
+      vocab: readFileSync(new URL('vocab.json', gpt2)),
+      merges: readFileSync(new URL('merges.txt', gpt2)),
+    }, { worker });
+    for (const c of cases.ordinary) {
+      assert.deepEqual(await model.tokenize(c.text), c.ids, `${c.kind}/${c.name}`);
+      assert.equal(await model.detokenize(c.ids), c.text);
+    }
+    for (const c of cases.allow_special) assert.deepEqual(await model.tokenize(c.text, { allowSpecial: true }), c.ids, c.name);
+    await model.dispose();
+  });
+
+  test(`${mode}: streaming yields whole characters; attention rows; abort within one token`, async () => {
+    const model = await loadModel(fixture('gpt2-bytes'), { worker });
+    const { steps, result } = await collect(model.generate('hello', { maxTokens: 20, temperature: 1.5, seed: 3, attention: true }));
+    assert.equal(result.stopReason, 'max_tokens');
+    const text = steps.map((s) => s.text).join('') + result.text;
+    assert.equal(text, await model.detokenize(steps.map((s) => s.id)));
+    for (const s of steps) {
+      assert.ok(s.text.isWellFormed(), 'no split surrogate pairs');
+      assert.equal(s.attention.length, model.config.n_layer * model.config.n_head * s.position);
+    }
+    // Same seed, same tokens.
+    const again = await collect(model.generate('hello', { maxTokens: 20, temperature: 1.5, seed: 3 }));
+    assert.deepEqual(again.steps.map((s) => s.id), steps.map((s) => s.id));
+
+    const controller = new AbortController();
+    const run = model.generate('hello', { maxTokens: 30, temperature: 1, seed: 1, signal: controller.signal });
+    let n = 0;
+    let r;
+    for (;;) {
+      r = await run.next();
+      if (r.done) break;
+      if (++n === 3) controller.abort();
+    }
+    assert.equal(n, 3, 'no token after the abort');
+    assert.equal(r.value.stopReason, 'cancelled');
+    await model.dispose();
+  });
+
+  test(`${mode}: bad sources and bad arguments reject with clear messages`, async () => {
+    await assert.rejects(loadModel('/nonexistent/model', { worker }), /is not a model directory/);
+    await assert.rejects(loadModel({ config: '{"model_type":"gpt2"}', weights: new Uint8Array(3) }, { worker }),
+                         /model\.safetensors: file is 3 bytes, too short/);
+    await assert.rejects(loadModel({ config: '{"model_type":"llama"}', weights: readFileSync(new URL('model.safetensors', fixture('gpt2-f32'))) }, { worker }),
+                         /unknown architecture "llama"/);
+    const model = await loadModel(fixture('gpt2-bytes'), { worker });
+    await assert.rejects(model.forward([1, 999]), /token id 999 is out of range/);
+    await assert.rejects(model.forward([1.5]), /1\.5 is not a token id/);
+    await assert.rejects(model.tokenize('a\ud800b'), /lone UTF-16 surrogate/);
+    await assert.rejects(collect(model.generate('hi', { temperature: -1 })), /temperature must be a finite number >= 0/);
+    await assert.rejects(collect(model.generate('hi', { topP: 0 })), /top-p must be in \(0, 1\]/);
+    await assert.rejects(collect(model.generate('', {})), /the prompt is empty/);
+    const noTokenizer = await loadModel(fixture('gpt2-f32'), { worker });
+    await assert.rejects(noTokenizer.tokenize('x'), /no tokenizer/);
+    await noTokenizer.dispose();
+    await model.dispose();
+    await assert.rejects(model.forward([1]), /disposed/);
+  });
+}
+
+test('memory: heap in use is stable over 1,000 generate calls and 100 load/dispose cycles', async () => {
+  const core = await loadCore();
+  const files = {
+    config: readFileSync(new URL('config.json', fixture('gpt2-bytes')), 'utf8'),
+    weights: readFileSync(new URL('model.safetensors', fixture('gpt2-bytes'))),
+    vocab: readFileSync(new URL('vocab.json', fixture('gpt2-bytes')), 'utf8'),
+    merges: readFileSync(new URL('merges.txt', fixture('gpt2-bytes')), 'utf8'),
+  };
+  const model = await loadModel(files);
+  await collect(model.generate('warm up', { maxTokens: 4, attention: true }));
+  // Buffers kept between calls (the last prompt, the decoder) vary by a few bytes; a leak of even
+  // 16 bytes per call would add 16 KB over 1,000 calls.
+  const before = core.heapBytesInUse();
+  for (let i = 0; i < 1000; ++i) await collect(model.generate('abc', { maxTokens: 4, seed: i, attention: i % 2 === 0 }));
+  const afterGenerate = core.heapBytesInUse();
+  assert.ok(afterGenerate - before < 4096, `generate leaks: ${before} -> ${afterGenerate} bytes in use`);
+  await model.dispose();
+  const empty = core.heapBytesInUse();
+  for (let i = 0; i < 100; ++i) await (await loadModel(files)).dispose();
+  const afterCycles = core.heapBytesInUse();
+  assert.ok(afterCycles - empty < 4096, `load/dispose leaks: ${empty} -> ${afterCycles} bytes in use`);
+});

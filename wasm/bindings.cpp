@@ -1,0 +1,163 @@
+// Embind bindings: the C++ core as one JS class, `Engine`. wasm/glassbox.mjs wraps it in the
+// promise-based API of shared/DESIGN.md; nothing here is meant to be called by users directly.
+//
+// Costs: weights are copied once, by JS, from the download into a malloc'ed heap block that the
+// Engine then owns (F32 tensors are used in place). Arrays cross the boundary as typed-array copies,
+// so nothing JS holds points into the heap (which moves when it grows).
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cstdlib>
+#include <malloc.h>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "glassbox/error.h"
+#include "glassbox/generate.h"
+#include "glassbox/model.h"
+#include "glassbox/tokenizer.h"
+
+namespace {
+
+using emscripten::val;
+using namespace glassbox;
+
+// Runs f; a C++ exception becomes a JS Error carrying the library's message (a rejected promise
+// once it reaches the async API).
+template <typename F>
+auto guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    val::global("Error").new_(std::string(e.what())).throw_();
+  }
+}
+
+std::vector<std::int32_t> ids_from_js(const val& array) {
+  return emscripten::convertJSArrayToNumberVector<std::int32_t>(array);
+}
+
+template <typename T>
+val typed_array_copy(const char* type, const T* data, std::size_t n) {
+  return val::global(type).new_(val(emscripten::typed_memory_view(n, data)));
+}
+
+class Engine {
+ public:
+  // Takes ownership of `weights` (malloc'ed by JS), also when it throws.
+  static Engine* create(const std::string& config_json, std::uintptr_t weights, std::size_t size,
+                        const std::string& vocab_json, const std::string& merges_txt) {
+    std::shared_ptr<std::byte> owner(reinterpret_cast<std::byte*>(weights), std::free);
+    return guarded([&] {
+      auto st = SafeTensors::parse(std::span<const std::byte>(owner.get(), size), "model.safetensors", owner);
+      auto engine = std::make_unique<Engine>(Model::from_parts(config_json, st));
+      if (!vocab_json.empty()) engine->tokenizer_.emplace(Tokenizer::from_strings(vocab_json, merges_txt));
+      return engine.release();
+    });
+  }
+  explicit Engine(Model model) : model_(std::move(model)) {}
+
+  std::string config_json() const { return model_.config_json(); }
+
+  val tokenize(const std::string& text, bool allow_special) const {
+    return guarded([&] {
+      const auto ids = tokenizer().encode(text, allow_special);
+      return typed_array_copy("Int32Array", ids.data(), ids.size());
+    });
+  }
+
+  std::string detokenize(const val& ids) const {
+    return guarded([&] { return tokenizer().decode(ids_from_js(ids)); });
+  }
+
+  // {logits: Float32Array(T*V), attention?: Float32Array(L*H*T*T)}
+  val forward(const val& ids_js, bool with_attention) const {
+    return guarded([&] {
+      const auto ids = ids_from_js(ids_js);
+      std::vector<float> attention;
+      TensorHook keep = [&](const NamedTensor& t) {
+        if (std::string_view(t.name) == "attn_probs")
+          attention.insert(attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
+      };
+      KVCache cache = model_.new_cache();
+      const auto logits = model_.forward(ids, cache, {.all_logits = true, .hook = with_attention ? &keep : nullptr});
+      val out = val::object();
+      out.set("logits", typed_array_copy("Float32Array", logits.data(), logits.size()));
+      if (with_attention) out.set("attention", typed_array_copy("Float32Array", attention.data(), attention.size()));
+      return out;
+    });
+  }
+
+  // Starts a generation (replacing any unfinished one). Options as the JS API names them.
+  void start(const val& prompt_ids, int max_tokens, double temperature, int top_k, double top_p, double seed,
+             bool attention) {
+    guarded([&] {
+      generator_.reset();
+      GenerateOptions o;
+      o.max_tokens = max_tokens;
+      o.sampling.temperature = static_cast<float>(temperature);
+      o.sampling.top_k = top_k;
+      o.sampling.top_p = static_cast<float>(top_p);
+      o.sampling.seed = static_cast<std::uint64_t>(seed);
+      o.attention = attention;
+      prompt_ = ids_from_js(prompt_ids);
+      generator_.emplace(model_, prompt_, o);
+      if (tokenizer_) decoder_.emplace(*tokenizer_);
+      return 0;
+    });
+  }
+
+  // One token: {id, position, text, attention?}, or {done: true, stopReason, text} at the end
+  // (text then holds what the decoder still held back).
+  val next() {
+    return guarded([&] {
+      if (!generator_) throw InvalidArgument("no generation is running");
+      val out = val::object();
+      const auto token = generator_->next();
+      if (!token) {
+        out.set("done", true);
+        out.set("stopReason", std::string(stop_reason_name(*generator_->stop_reason())));
+        out.set("text", decoder_ ? decoder_->finish() : std::string());
+        generator_.reset();
+        return out;
+      }
+      out.set("id", token->id);
+      out.set("position", token->position);
+      out.set("text", decoder_ ? decoder_->push(token->id) : std::string());
+      if (!token->attention.empty())
+        out.set("attention", typed_array_copy("Float32Array", token->attention.data(), token->attention.size()));
+      return out;
+    });
+  }
+
+ private:
+  const Tokenizer& tokenizer() const {
+    if (!tokenizer_) throw InvalidArgument("this model was loaded without vocab.json and merges.txt: no tokenizer");
+    return *tokenizer_;
+  }
+
+  Model model_;
+  std::optional<Tokenizer> tokenizer_;
+  std::vector<std::int32_t> prompt_;
+  std::optional<Generator> generator_;   // refers to model_: declared after it
+  std::optional<StreamingDecoder> decoder_;
+};
+
+// Bytes the allocator has handed out and not taken back: what a leak makes grow (tests watch it).
+std::size_t heap_bytes_in_use() { return mallinfo().uordblks; }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(glassbox) {
+  emscripten::function("heapBytesInUse", &heap_bytes_in_use);
+  emscripten::class_<Engine>("Engine")
+      .class_function("create", &Engine::create, emscripten::allow_raw_pointers())
+      .function("configJson", &Engine::config_json)
+      .function("tokenize", &Engine::tokenize)
+      .function("detokenize", &Engine::detokenize)
+      .function("forward", &Engine::forward)
+      .function("start", &Engine::start)
+      .function("next", &Engine::next);
+}

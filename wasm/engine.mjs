@@ -1,0 +1,150 @@
+// The engine in the current thread: the Embind module (glassbox-core.mjs/.wasm) behind async
+// methods. glassbox.mjs uses it directly, or from worker.mjs inside a Web Worker / worker thread.
+import createGlassboxCore from './glassbox-core.mjs';
+
+const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+
+let corePromise = null;   // one WASM instance per thread, shared by every model loaded in it
+
+// The Emscripten module. In Node the .wasm bytes are handed in (the 3.1.6 glue would try to
+// fetch() a file path); in browsers and workers the glue fetches it next to glassbox-core.mjs.
+export function loadCore() {
+  corePromise ??= (async () => {
+    const options = {};
+    if (isNode) {
+      const { readFile } = await import('node:fs/promises');
+      options.wasmBinary = await readFile(new URL('./glassbox-core.wasm', import.meta.url));
+    }
+    return createGlassboxCore(options);
+  })();
+  return corePromise;
+}
+
+// A WebAssembly heap (wasm32) holds at most 4 GB; the glue reports the exact limit.
+const HEAP_LIMIT = 4294901760;
+
+// JS strings can hold lone surrogates, which are not text: UTF-8 has no encoding for them.
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function checkText(text, what) {
+  if (typeof text !== 'string') throw new TypeError(`${what} must be a string, got ${typeof text}`);
+  if (loneSurrogate.test(text)) throw new Error(`${what} contains a lone UTF-16 surrogate, which is not valid text`);
+}
+
+export function checkIds(ids, what = 'ids') {
+  if (!Array.isArray(ids) && !ArrayBuffer.isView(ids)) throw new TypeError(`${what} must be an array of token ids`);
+  for (const id of ids) {
+    if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new Error(`${what}: ${id} is not a token id (an integer >= 0)`);
+  }
+  return Array.from(ids);
+}
+
+// Bytes of F32 tensors the engine copies (Conv1D matrices are transposed on load) and of F16/BF16
+// tensors it converts, read from the safetensors header: with the file itself, the heap it needs.
+function heapNeeded(weights) {
+  const bytes = new Uint8Array(weights);
+  if (bytes.length < 8) return bytes.length;
+  const n = Number(new DataView(weights.buffer ?? weights, bytes.byteOffset ?? 0).getBigUint64(0, true));
+  if (n > bytes.length - 8) return bytes.length;   // the engine reports the broken header
+  let extra = 0;
+  try {
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+    for (const [name, t] of Object.entries(header)) {
+      if (name === '__metadata__' || !Array.isArray(t?.shape)) continue;
+      const numel = t.shape.reduce((a, b) => a * b, 1);
+      if (t.dtype !== 'F32' || t.shape.length === 2) extra += 4 * numel;
+    }
+  } catch {
+    /* a malformed header: the engine reports it */
+  }
+  return bytes.length + extra;
+}
+
+export class LocalModel {
+  #core;
+  #engine;
+  #generating = false;
+
+  // files: {config: string, weights: ArrayBuffer | Uint8Array, vocab?: string, merges?: string}
+  static async load(files) {
+    const core = await loadCore();
+    const weights = files.weights instanceof Uint8Array ? files.weights : new Uint8Array(files.weights);
+    const needed = heapNeeded(weights);
+    if (needed > HEAP_LIMIT - core.HEAPU8.length)
+      throw new Error(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +
+                      `at most ${Math.floor((HEAP_LIMIT - core.HEAPU8.length) / 2 ** 20)} MB are left in this thread's 4 GB heap`);
+    const ptr = core._malloc(weights.length);
+    if (!ptr) throw new Error(`cannot allocate ${Math.ceil(weights.length / 2 ** 20)} MB for the weights in the WebAssembly heap`);
+    core.HEAPU8.set(weights, ptr);   // the one copy into the heap; the engine owns ptr from here
+    const model = new LocalModel();
+    model.#core = core;
+    model.#engine = core.Engine.create(files.config, ptr, weights.length, files.vocab ?? '', files.merges ?? '');
+    model.config = JSON.parse(files.config);
+    return model;
+  }
+
+  #live() {
+    if (!this.#engine) throw new Error('this model has been disposed');
+    return this.#engine;
+  }
+
+  async tokenize(text, { allowSpecial = false } = {}) {
+    checkText(text, 'text');
+    return Array.from(this.#live().tokenize(text, allowSpecial));
+  }
+
+  async detokenize(ids) {
+    return this.#live().detokenize(checkIds(ids));
+  }
+
+  async forward(ids, { attention = false } = {}) {
+    const result = this.#live().forward(checkIds(ids), Boolean(attention));
+    return attention ? result : { logits: result.logits };
+  }
+
+  // Yields {id, text, position, attention?} per token; returns {stopReason, text}, where text holds
+  // what the decoder still held back (an unfinished character, as U+FFFD) when generation stopped.
+  async *generate(prompt, options = {}) {
+    const { maxTokens = 64, temperature = 1, topK = 0, topP = 1, seed, signal, attention = false, allowSpecial = false } = options;
+    const engine = this.#live();
+    if (this.#generating) throw new Error('a generation is already running on this model: finish or abort it first');
+    const ids = typeof prompt === 'string' ? await this.tokenize(prompt, { allowSpecial }) : checkIds(prompt, 'prompt');
+    if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new Error(`maxTokens must be an integer >= 0, got ${maxTokens}`);
+    if (!Number.isInteger(topK)) throw new Error(`topK must be an integer >= 0, got ${topK}`);
+    const seedValue = seed ?? Math.floor(Math.random() * 2 ** 32);
+    if (!Number.isInteger(seedValue) || seedValue < 0 || seedValue > Number.MAX_SAFE_INTEGER)
+      throw new Error(`seed must be a non-negative integer, got ${seed}`);
+    signal?.throwIfAborted?.();
+    this.#generating = true;
+    try {
+      engine.start(ids, maxTokens, Number(temperature), topK, Number(topP), seedValue, Boolean(attention));
+      for (;;) {
+        if (signal?.aborted) return { stopReason: 'cancelled' };
+        const step = engine.next();
+        if (step.done) return { stopReason: step.stopReason, text: step.text };
+        yield step;
+        await yieldToEventLoop();   // let the page paint and the signal fire between tokens
+      }
+    } finally {
+      this.#generating = false;
+    }
+  }
+
+  async dispose() {
+    this.#engine?.delete();
+    this.#engine = null;
+  }
+}
+
+// A macrotask turn that is not clamped to 4 ms like nested setTimeout(0).
+function yieldToEventLoop() {
+  if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(0);
+  });
+}

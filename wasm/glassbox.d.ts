@@ -1,0 +1,73 @@
+// Types of the glassbox JS API (glassbox.mjs).
+
+/** config.json of the model, as parsed JSON (Hugging Face names: n_embd, n_layer, n_head, ...). */
+export interface ModelConfig {
+  model_type: 'gpt2' | 'openai-gpt';
+  vocab_size?: number;
+  n_positions?: number;
+  n_embd?: number;
+  n_layer?: number;
+  n_head?: number;
+  [key: string]: unknown;
+}
+
+/** The four files of a model directory, when they are not fetched from a URL or read from a path. */
+export interface ModelFiles {
+  config: string | ArrayBuffer | ArrayBufferView | Blob;
+  weights: ArrayBuffer | ArrayBufferView | Blob;
+  vocab?: string | ArrayBuffer | ArrayBufferView | Blob;
+  merges?: string | ArrayBuffer | ArrayBufferView | Blob;
+}
+
+export interface LoadOptions {
+  /** Bytes of model.safetensors loaded so far, of the total (Content-Length; loaded when unknown). */
+  onProgress?: (progress: { loaded: number; total: number }) => void;
+  /** Run the engine in a Web Worker (browser) or worker thread (Node); the API stays the same. */
+  worker?: boolean;
+}
+
+export interface ForwardResult {
+  /** (T, V) row-major. */
+  logits: Float32Array;
+  /** (n_layer, n_head, T, T) row-major, zero above the diagonal; only with { attention: true }. */
+  attention?: Float32Array;
+}
+
+export interface GenerateOptions {
+  maxTokens?: number;      // default 64
+  temperature?: number;    // default 1; 0 is greedy
+  topK?: number;           // default 0 (all tokens)
+  topP?: number;           // default 1 (all tokens)
+  seed?: number;           // default: random
+  signal?: AbortSignal;    // stops generation within one token
+  attention?: boolean;     // include each step's attention row
+  allowSpecial?: boolean;  // read <|endoftext|> in a text prompt as the special token
+}
+
+export interface GenerateStep {
+  id: number;
+  /** Text that became complete with this token: only ever whole characters ('' while one is split). */
+  text: string;
+  /** Position of this token in the sequence (prompt length + index). */
+  position: number;
+  /** (n_layer, n_head, position): the attention row of the query that produced this token. */
+  attention?: Float32Array;
+}
+
+export interface GenerateResult {
+  stopReason: 'max_tokens' | 'end_of_text' | 'context_full' | 'cancelled';
+  /** Bytes still held back when generation stopped, as U+FFFD. */
+  text?: string;
+}
+
+export interface Model {
+  readonly config: ModelConfig;
+  tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
+  detokenize(ids: ArrayLike<number>): Promise<string>;
+  forward(ids: ArrayLike<number>, options?: { attention?: boolean }): Promise<ForwardResult>;
+  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<GenerateStep, GenerateResult, void>;
+  dispose(): Promise<void>;
+}
+
+/** source: a model directory (URL in the browser; path or file: URL in Node) or its files. */
+export function loadModel(source: string | URL | ModelFiles, options?: LoadOptions): Promise<Model>;

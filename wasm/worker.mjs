@@ -1,0 +1,65 @@
+// The engine inside a worker: a Web Worker (module worker) or a Node worker thread. glassbox.mjs
+// posts {id, method, args}; results come back as {id, result} or {id, error}, generation steps as
+// {id, step}, one per "pull" so that the page decides the pace and can abort between tokens.
+import { LocalModel } from './engine.mjs';
+
+const port = typeof self === 'object' && typeof self.postMessage === 'function'
+  ? { send: (m, transfer) => self.postMessage(m, transfer), listen: (f) => { self.onmessage = (e) => f(e.data); } }
+  : await (async () => {
+      const { parentPort } = await import('node:worker_threads');
+      return { send: (m, transfer) => parentPort.postMessage(m, transfer), listen: (f) => parentPort.on('message', f) };
+    })();
+
+let model = null;
+let pull = null;      // resolves when the page asks for the next token
+let aborted = false;
+
+async function run({ id, method, args }) {
+  switch (method) {
+    case 'load':
+      model = await LocalModel.load(args);
+      return model.config;
+    case 'tokenize': return model.tokenize(args.text, args.options);
+    case 'detokenize': return model.detokenize(args.ids);
+    case 'forward': {
+      const result = await model.forward(args.ids, args.options);
+      return result;
+    }
+    case 'generate': {
+      aborted = false;
+      const steps = model.generate(args.prompt, args.options);
+      for (;;) {
+        const { value, done } = await steps.next();
+        if (done) return value;
+        const transfer = value.attention ? [value.attention.buffer] : [];
+        port.send({ id, step: value }, transfer);
+        // Wait for the page to ask for more, unless it already aborted while this step was computed.
+        if (!aborted) await new Promise((resolve) => { pull = resolve; });
+        pull = null;
+        if (aborted) {
+          await steps.return();
+          return { stopReason: 'cancelled' };
+        }
+      }
+    }
+    case 'dispose':
+      await model?.dispose();
+      model = null;
+      return null;
+    default:
+      throw new Error(`unknown worker method ${method}`);
+  }
+}
+
+port.listen(async (message) => {
+  if (message.method === 'pull') return pull?.();
+  if (message.method === 'abort') {
+    aborted = true;
+    return pull?.();
+  }
+  try {
+    port.send({ id: message.id, result: await run(message) });
+  } catch (e) {
+    port.send({ id: message.id, error: e?.message ?? String(e) });
+  }
+});
