@@ -75,7 +75,7 @@ async function readDirectoryNode(dir, onProgress) {
   onProgress?.({ loaded: weights.length, total: weights.length });
   const vocab = await read('vocab.json', true);
   const merges = await read('merges.txt', true);
-  return { config: config.toString('utf8'), weights, vocab: vocab?.toString('utf8'), merges: merges?.toString('utf8') };
+  return { config: config.toString('utf8'), weights, vocab: vocab?.toString('utf8'), merges: merges?.toString('utf8'), owned: true };
 }
 
 async function readDirectoryUrl(dir, onProgress) {
@@ -95,7 +95,7 @@ async function readDirectoryUrl(dir, onProgress) {
   const weights = await readWithProgress(await get('model.safetensors'), onProgress);
   const vocab = await (await get('vocab.json', true))?.text();
   const merges = await (await get('merges.txt', true))?.text();
-  return { config, weights, vocab, merges };
+  return { config, weights, vocab, merges, owned: true };
 }
 
 // Streams a download into one buffer, reporting bytes as they arrive.
@@ -146,9 +146,11 @@ class WorkerModel {
       model.#worker.onmessage = (e) => model.#receive(e.data);
       model.#worker.onerror = (e) => model.#failAll(new Error(`the glassbox worker failed: ${e.message}`));
     }
-    const weights = files.weights.slice();   // a copy we can transfer (the caller keeps its buffer)
+    // Bytes we downloaded or read ourselves move to the worker without a copy; the caller's own
+    // buffer is copied, so that it stays usable.
+    const weights = files.owned ? files.weights : files.weights.slice();
     try {
-      model.config = await model.#call('load', { ...files, weights }, [weights.buffer]);
+      model.config = await model.#call('load', { ...files, weights, owned: undefined }, [weights.buffer]);
     } catch (e) {
       await model.#worker.terminate();   // a failed load leaves no thread behind
       throw e;

@@ -143,3 +143,23 @@ test('memory: heap in use is stable over 1,000 generate calls and 100 load/dispo
   const afterCycles = core.heapBytesInUse();
   assert.ok(afterCycles - empty < 4096, `load/dispose leaks: ${empty} -> ${afterCycles} bytes in use`);
 });
+
+test('progress reports bytes; a model too large for the WebAssembly heap is refused before allocating', async () => {
+  const events = [];
+  const model = await loadModel(fixture('gpt2-f32'), { onProgress: (p) => events.push(p) });
+  const size = readFileSync(new URL('model.safetensors', fixture('gpt2-f32'))).length;
+  assert.deepEqual(events.at(-1), { loaded: size, total: size });
+  await model.dispose();
+
+  // A header that promises a 1 G-element F16 tensor: 4 GB once converted to F32.
+  const header = new TextEncoder().encode(JSON.stringify({ big: { dtype: 'F16', shape: [2 ** 30], data_offsets: [0, 2 ** 31] } }));
+  const bytes = new Uint8Array(8 + header.length);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(header.length), true);
+  bytes.set(header, 8);
+  const core = await loadCore();
+  const inUse = core.heapBytesInUse();
+  const heap = core.HEAPU8.length;
+  await assert.rejects(loadModel({ config: '{"model_type":"gpt2"}', weights: bytes }), /the model needs about 409\d MB of WebAssembly memory; at most \d+ MB are left/);
+  assert.equal(core.heapBytesInUse(), inUse);
+  assert.equal(core.HEAPU8.length, heap, 'the heap did not grow');
+});

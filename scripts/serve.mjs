@@ -1,0 +1,49 @@
+// A static file server for the page and the tests: correct MIME types for .mjs and .wasm, and the
+// cross-origin isolation headers (COOP/COEP) a threaded build will need. Loopback only.
+//
+//   node scripts/serve.mjs [ROOT] [PORT]     default: the repository root, port 8000
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm', '.json': 'application/json; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8', '.png': 'image/png', '.svg': 'image/svg+xml', '.ts': 'text/plain; charset=utf-8',
+  '.safetensors': 'application/octet-stream',
+};
+
+// Resolves with {server, url} once listening on 127.0.0.1 (port 0: any free port).
+export function startServer(root, port = 0) {
+  const base = resolve(root);
+  const server = createServer(async (req, res) => {
+    const path = normalize(join(base, decodeURIComponent(new URL(req.url, 'http://x').pathname)));
+    if (path !== base && !path.startsWith(base + sep)) {
+      res.writeHead(403).end();
+      return;
+    }
+    const file = (await stat(path).catch(() => null))?.isDirectory() ? join(path, 'index.html') : path;
+    const info = await stat(file).catch(() => null);
+    if (!info?.isFile()) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'content-length': info.size,
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-embedder-policy': 'require-corp',
+      'cache-control': 'no-cache',
+    });
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((ok) => server.listen(port, '127.0.0.1', () => ok({ server, url: `http://127.0.0.1:${server.address().port}/` })));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const root = process.argv[2] ?? fileURLToPath(new URL('..', import.meta.url));
+  const { url } = await startServer(root, Number(process.argv[3] ?? 8000));
+  console.log(`serving ${resolve(root)} at ${url}`);
+}

@@ -1,0 +1,55 @@
+// The JS API in headless Chromium (Debian's chromium, driven by playwright-core): page.mjs runs
+// the scenario with the engine in a Web Worker and in the page's thread; this checks its report.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+import { startServer } from '../../scripts/serve.mjs';
+
+let server, url, browser;
+
+before(async () => {
+  ({ server, url } = await startServer(fileURLToPath(new URL('../..', import.meta.url))));
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync'],   // playwright gives it a fresh profile dir
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+test('JS API in Chromium: Web Worker and page thread', async () => {
+  const page = await browser.newPage();
+  const consoleErrors = [];
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  await page.goto(new URL('tests/browser/page.html', url).href);
+  const results = await page.evaluate(() => window.results);
+  assert.ok(!results.error, results.error);
+  const fromFiles = results.pop();
+  assert.deepEqual(fromFiles.ids, [71, 68, 75, 75, 78], 'loaded from File objects');
+  for (const r of results) {
+    const where = r.worker ? 'worker' : 'page thread';
+    assert.equal(r.config.model_type, 'gpt2', where);
+    const last = r.progress.at(-1);
+    assert.ok(last && last.loaded === last.total && last.total > 0, `${where}: progress ends at the total (${JSON.stringify(last)})`);
+    assert.ok(r.idsMatch, `${where}: greedy ids equal PyTorch's`);
+    assert.ok(r.textMatch, `${where}: streamed text equals the reference`);
+    assert.equal(r.stopReason, 'max_tokens', where);
+    assert.deepEqual(r.abort, { tokens: 2, stopReason: 'cancelled' }, where);
+    assert.match(r.errors[0], /^Error: token id 999 is out of range/, where);
+    assert.match(r.errors[1], /lone UTF-16 surrogate/, where);
+    assert.match(r.errors[2], /cannot download .*no-such-model\/config\.json: HTTP 404/, where);
+    assert.ok(r.ticks > 0, `${where}: page timers ran during generation`);
+  }
+  // Only the expected 404 of the bad-source check may show up as a console error.
+  assert.deepEqual(consoleErrors.filter((e) => !/404/.test(e)), []);
+  await page.close();
+});
