@@ -114,7 +114,7 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
   if (auto it = j.find("layer_norm_epsilon"); it != j.end() && !it->is_null()) {
     if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() <= FLT_MAX))
       throw ModelFormatError(source, "\"layer_norm_epsilon\" must be a number from 0 to FLT_MAX");
-    c.layer_norm_epsilon = it->get<float>();
+    c.layer_norm_epsilon = it->get<double>();
   }
 
   const char* act_key = gpt2 ? "activation_function" : "afn";
@@ -143,6 +143,47 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
     for (const auto& id : ids) c.eos_token_ids.push_back(int_field(json{{"eos_token_id", id}}, "eos_token_id", 0, 0, c.vocab_size - 1, source));
   }
   return c;
+}
+
+std::string ModelConfig::to_json() const {
+  const bool gpt2 = architecture == Architecture::GPT2;
+  json j;
+  j["model_type"] = gpt2 ? "gpt2" : "openai-gpt";
+  j["architectures"] = {gpt2 ? "GPT2LMHeadModel" : "OpenAIGPTLMHeadModel"};
+  j["vocab_size"] = vocab_size;
+  j["n_positions"] = n_positions;
+  j["n_ctx"] = n_positions;   // older Hugging Face versions read the context length from here
+  j["n_embd"] = n_embd;
+  j["n_layer"] = n_layer;
+  j["n_head"] = n_head;
+  j["layer_norm_epsilon"] = layer_norm_epsilon;
+  std::string act;
+  switch (activation) {
+    case Activation::GeluTanh: act = gpt2 ? "gelu_new" : "gelu"; break;
+    case Activation::GeluErf:
+      if (!gpt2) throw InvalidArgument("openai-gpt configs cannot express the exact (erf) GELU");
+      act = "gelu";
+      break;
+    case Activation::Relu: act = "relu"; break;
+    case Activation::Silu: act = "silu"; break;
+  }
+  if (gpt2) {
+    j["n_inner"] = n_inner;
+    j["activation_function"] = act;
+    j["scale_attn_weights"] = scale_attn_weights;
+    j["scale_attn_by_inverse_layer_idx"] = scale_attn_by_inverse_layer_idx;
+  } else {
+    if (n_inner != 4 * n_embd) throw InvalidArgument("openai-gpt's MLP width is always 4 * n_embd");
+    j["afn"] = act;
+  }
+  if (eos_token_ids.size() == 1) {
+    j["eos_token_id"] = eos_token_ids[0];
+    j["bos_token_id"] = eos_token_ids[0];
+  } else if (!eos_token_ids.empty()) {
+    j["eos_token_id"] = eos_token_ids;
+  }
+  j["tie_word_embeddings"] = true;
+  return j.dump(2) + "\n";
 }
 
 }  // namespace glassbox

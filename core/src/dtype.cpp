@@ -14,7 +14,40 @@ float as_float(std::uint32_t bits) {
   return f;
 }
 
+std::uint32_t bits_of(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
 }  // namespace
+
+std::uint16_t f32_to_f16(float f) {
+  const std::uint32_t x = bits_of(f);
+  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+  const std::uint32_t abs = x & 0x7fffffffu;
+  if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (abs >= 0x47800000u) return sign | 0x7c00u;  // >= 65536 (or inf): rounds to infinity
+  if (abs < 0x38800000u) {                         // below 2^-14: a subnormal half (or zero)
+    // value = abs as float; half subnormal unit is 2^-24: round(value * 2^24) to nearest even
+    const std::uint32_t exp = abs >> 23;
+    if (exp < 102) return sign;                    // below 2^-25: rounds to zero
+    const std::uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    const int shift = 126 - static_cast<int>(exp);   // 24-bit mantissa -> units of 2^-24
+    const std::uint32_t q = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    return sign | static_cast<std::uint16_t>(q + (rem > half || (rem == half && (q & 1u))));
+  }
+  // normal: rebias the exponent, round the 23-bit mantissa to 10 bits (a carry may bump the exponent)
+  const std::uint32_t h = ((abs >> 13) - ((127 - 15) << 10));
+  const std::uint32_t rem = abs & 0x1fffu;
+  return sign | static_cast<std::uint16_t>(h + (rem > 0x1000u || (rem == 0x1000u && (h & 1u))));
+}
+
+std::uint16_t f32_to_bf16(float f) {
+  const std::uint32_t x = bits_of(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);   // quiet NaN
+  return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
 
 float f16_to_f32(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;

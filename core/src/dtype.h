@@ -11,6 +11,10 @@ namespace glassbox {
 float f16_to_f32(std::uint16_t h);
 // bfloat16 -> float: bfloat16 is the top half of a float.
 float bf16_to_f32(std::uint16_t h);
+// float -> IEEE half, rounded to nearest even; overflow gives infinity, NaN stays NaN.
+std::uint16_t f32_to_f16(float f);
+// float -> bfloat16, rounded to nearest even (NaN stays NaN).
+std::uint16_t f32_to_bf16(float f);
 // A whole F32, F16 or BF16 tensor (little-endian bytes, any alignment) -> n floats.
 void to_f32(const TensorInfo& tensor, float* out);
 

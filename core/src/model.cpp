@@ -144,7 +144,7 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
   }
   emit(o, "inp_embd", -1, {T, C}, 2, a.x.data());
 
-  const float eps = c.layer_norm_epsilon;
+  const float eps = static_cast<float>(c.layer_norm_epsilon);
   for (int l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = w.layers[l];
     if (c.architecture == Architecture::GPT2) {

@@ -163,6 +163,8 @@ SafeTensors SafeTensors::parse(std::span<const std::byte> bytes, std::string sou
   for (const auto& [name, e] : header.items()) {
     if (name == "__metadata__") {
       if (!e.is_object()) throw ModelFormatError(st.source_, "\"__metadata__\" is not an object");
+      for (const auto& [key, value] : e.items())
+        if (value.is_string()) st.metadata_[key] = value.get<std::string>();
       continue;
     }
     st.tensors_.push_back(parse_entry(name, e, data, st.source_));

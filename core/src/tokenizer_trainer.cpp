@@ -6,6 +6,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "atomic_file.h"
 #include "byte_unicode.h"
 #include "glassbox/error.h"
 #include "pretokenizer.h"
@@ -167,16 +168,8 @@ TokenizerFiles train_tokenizer(std::string_view text, const TokenizerTrainingOpt
 
 void save_tokenizer(const TokenizerFiles& files, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
-  for (const auto& [name, text] : {std::pair{"vocab.json", &files.vocab_json}, std::pair{"merges.txt", &files.merges_txt}}) {
-    const auto path = dir / name, tmp = dir / (std::string(name) + ".tmp");
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out.write(text->data(), static_cast<std::streamsize>(text->size()));
-      out.flush();
-      if (!out) throw Error("cannot write " + tmp.string());
-    }
-    std::filesystem::rename(tmp, path);   // atomic on POSIX: readers see the old file or the new one
-  }
+  write_file_atomically(dir / "vocab.json", files.vocab_json);
+  write_file_atomically(dir / "merges.txt", files.merges_txt);
 }
 
 }  // namespace glassbox

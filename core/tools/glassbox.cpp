@@ -6,6 +6,8 @@
 //   glassbox tokenize   [-m DIR] [--allow-special]     text on stdin -> JSON ids on stdout
 //   glassbox detokenize [-m DIR]                       JSON ids on stdin -> text on stdout
 //   glassbox train-tokenizer --vocab-size N -o DIR FILE...
+//   glassbox train -o DIR [options] FILE_OR_FOLDER...    (see train_command.cpp)
+//   glassbox evaluate [-m DIR] [--context T] FILE_OR_FOLDER...   -> JSON: loss, bits per byte
 //
 // Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
 #include <CLI/CLI.hpp>
@@ -27,6 +29,8 @@
 #include "glassbox/model.h"
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
+#include "evaluate_command.h"
+#include "train_command.h"
 
 #ifndef GLASSBOX_DEFAULT_MODEL_DIR
 #define GLASSBOX_DEFAULT_MODEL_DIR "web/models/brown-small"
@@ -283,13 +287,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train_tok->add_option("-o,--output", out_dir, "directory to write vocab.json and merges.txt to")->required();
 
+  TrainCommand train;
+  add_train_command(app, train);
+
+  auto* eval = app.add_subcommand("evaluate", "how well the model predicts text: nats per token, bits per byte (JSON)");
+  add_model(eval);
+  std::vector<std::string> eval_files;
+  int eval_context = 0;
+  eval->add_option("text", eval_files, "UTF-8 text files, or folders of them")->required();
+  eval->add_option("--context", eval_context, "window length in tokens (0: the model's context)")->capture_default_str();
+
   // CLI11 would only say "A subcommand is required"; name the word it did not know.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     for (const auto* cmd : app.get_subcommands([](const CLI::App*) { return true; })) known |= cmd->get_name() == argv[1];
     if (!known) {
       std::fprintf(stderr, "glassbox: error: unknown command '%s' (commands: generate, forward, tokenize, detokenize, "
-                           "train-tokenizer; see --help)\n", argv[1]);
+                           "train-tokenizer, train, evaluate; see --help)\n", argv[1]);
       return 2;
     }
   }
@@ -301,6 +315,8 @@ int main(int argc, char** argv) {
     if (*fwd) return run_forward(model_dir, prompt, attention);
     if (*tok) return run_tokenize(model_dir, prompt.allow_special);
     if (*detok) return run_detokenize(model_dir);
+    if (app.got_subcommand("train")) return run_train(train);
+    if (*eval) return run_evaluate(model_dir, eval_files, eval_context);
     return run_train_tokenizer(files, vocab_size, out_dir);
   } catch (const glassbox::Error& e) {
     std::fprintf(stderr, "glassbox: error: %s\n", e.what());

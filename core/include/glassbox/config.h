@@ -30,7 +30,7 @@ struct ModelConfig {
   int n_layer = 0;
   int n_head = 0;
   int n_inner = 0;       // MLP width (Hugging Face: null means 4 * n_embd)
-  float layer_norm_epsilon = 1e-5f;
+  double layer_norm_epsilon = 1e-5;   // as the config gives it (the forward pass uses it as float)
   Activation activation = Activation::GeluTanh;
   bool scale_attn_weights = true;                 // divide scores by sqrt(head_dim)
   bool scale_attn_by_inverse_layer_idx = false;   // gpt2 option: also divide by (layer + 1)
@@ -43,6 +43,9 @@ struct ModelConfig {
   static ModelConfig parse(std::string_view json_text, const std::string& source = "config.json");
   // Reads and parses a config.json file.
   static ModelConfig load(const std::filesystem::path& path);
+  // config.json text with Hugging Face's field names, which parse() reads back to this config.
+  // Throws InvalidArgument for what the architecture cannot express (openai-gpt has no erf GELU).
+  std::string to_json() const;
 };
 
 std::string_view activation_name(Activation activation);

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -50,11 +51,29 @@ class SafeTensors {
   const TensorInfo* find(std::string_view name) const;
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::string& source() const { return source_; }
+  // The header's "__metadata__" entries whose values are strings (the format allows no others).
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
  private:
   std::string source_;
+  std::map<std::string, std::string> metadata_;
   std::shared_ptr<const void> owner_;
   std::vector<TensorInfo> tensors_;   // sorted by name
 };
+
+// One tensor for write_safetensors: `bytes` holds numel * dtype_size bytes, little-endian.
+struct TensorData {
+  std::string name;
+  DType dtype;
+  std::vector<std::int64_t> shape;
+  std::span<const std::byte> bytes;
+};
+
+// The bytes of a safetensors file holding these tensors (data in the order given) and string
+// metadata ("__metadata__"). The header is padded with spaces so that the data section starts
+// 8-byte aligned, as the reference writer does. Throws InvalidArgument for a size mismatch or a
+// repeated name.
+std::string safetensors_bytes(const std::vector<TensorData>& tensors,
+                              const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace glassbox

@@ -1,0 +1,72 @@
+// The training forward and backward pass of a GPT-2-family model, written as in llm.c: one
+// forward and one backward function per layer kind (embedding, LayerNorm, matmul, attention,
+// activation, cross-entropy), each with its shapes, and the whole model as the chain of them.
+//
+// Templated on the number type: float for training, double for the finite-difference gradient
+// check. Matrix products go through Eigen (its GEMM is blocked and vectorised for the CPU the
+// library is compiled for); the rest are plain loops. Native only: training is not part of the
+// WebAssembly build.
+//
+// Shapes: b sequences of T tokens, N = b*T rows; C = n_embd, H = n_head, hd = C/H, F = n_inner,
+// V = vocab_size.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "glassbox/config.h"
+#include "parameters.h"
+
+namespace glassbox::training {
+
+// What the forward pass keeps for the backward pass, per block (see backprop.cpp for the meaning
+// of each buffer in the two architectures), and the backward pass's scratch space. Reused across
+// calls; grows to the largest (b, T) seen.
+template <class Real>
+struct Workspace {
+  struct Block {
+    std::vector<Real> x_in;                // (N,C)    input of the block
+    std::vector<Real> a_in;                // (N,C)    input of attention (gpt2: ln_1(x_in))
+    std::vector<Real> ln1_mean, ln1_rstd;  // (N)
+    std::vector<Real> qkv;                 // (N,3C)
+    std::vector<Real> probs;               // (b,H,T,T) attention probabilities, 0 above the diagonal
+    std::vector<Real> heads;               // (N,C)    attention output before c_proj
+    std::vector<Real> s1;                  // (N,C)    x_in + attention branch
+    std::vector<Real> m_in;                // (N,C)    input of the MLP
+    std::vector<Real> ln2_mean, ln2_rstd;  // (N)
+    std::vector<Real> fc_pre, fc_act;      // (N,F)    MLP hidden layer before / after the activation
+    std::vector<Real> s2;                  // (N,C)    m_in or s1 + MLP branch
+    std::vector<Real> attn_mask, mlp_mask; // (N,C)    dropout multipliers of the two branches
+  };
+  std::vector<Block> blocks;
+  std::vector<Real> emb_mask;              // (N,C)    dropout multipliers of the embeddings
+  std::vector<Real> x_final;               // (N,C)    output of the last block
+  std::vector<Real> lnf, lnf_mean, lnf_rstd;   // (N,C), (N), (N)   gpt2's final LayerNorm
+  std::vector<Real> logits;                // (N,V)    logits, then d loss / d logits
+  // backward scratch
+  std::vector<Real> dx, dtmp, dheads, dbranch;   // (N,C)
+  std::vector<Real> dqkv;                  // (N,3C)
+  std::vector<Real> dfc;                   // (N,F)
+  std::vector<Real> dprobs;                // (T,T)
+};
+
+// Dropout as in GPT-2 (embd_pdrop, resid_pdrop): each element of the embeddings and of the
+// attention and MLP branches is zeroed with probability p, the rest scaled by 1/(1-p). The masks
+// come from (seed, sequence index, site) alone, so they do not depend on how a batch is split into
+// shards, and a loss recomputed with the same seed sees the same masks (finite differences).
+struct Dropout {
+  double p = 0;                  // 0: off (evaluation)
+  std::uint64_t seed = 0;        // per training step
+  int first_sequence = 0;        // index of this call's first sequence in the whole batch
+};
+
+// Cross-entropy of predicting targets from inputs, both (b, T) ids, summed over the b*T positions
+// (not averaged: callers that split a batch add the sums). If grads is not null, adds the
+// gradient of (sum / normalizer) with respect to every parameter to grads (laid out as params).
+// Ids must be in [0, V) and T <= n_positions (the caller checks).
+template <class Real>
+double loss_and_gradients(const ModelConfig& config, const ParameterLayout& layout, const Real* params, Real* grads,
+                          const std::int32_t* inputs, const std::int32_t* targets, int b, int T, double normalizer,
+                          Workspace<Real>& ws, const Dropout& dropout = {});
+
+}  // namespace glassbox::training

@@ -1,0 +1,13 @@
+// `glassbox evaluate`: how well a model predicts some text, in nats per token and bits per byte.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace glassbox {
+
+// Every token of the text after the first is predicted once, in windows of `context` tokens
+// (0: the model's n_positions) that start afresh; prints one JSON object on stdout.
+int run_evaluate(const std::string& model_dir, const std::vector<std::string>& files, int context);
+
+}  // namespace glassbox

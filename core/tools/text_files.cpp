@@ -1,0 +1,55 @@
+#include "text_files.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "glassbox/error.h"
+
+namespace glassbox {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> list_files(const std::vector<std::string>& args) {
+  std::vector<fs::path> files;
+  for (const auto& a : args) {
+    if (fs::is_directory(a)) {
+      std::vector<fs::path> inside;
+      for (const auto& e : fs::recursive_directory_iterator(a))
+        if (e.is_regular_file()) inside.push_back(e.path());
+      std::sort(inside.begin(), inside.end());
+      if (inside.empty()) throw Error(a + ": the folder has no files");
+      files.insert(files.end(), inside.begin(), inside.end());
+    } else if (fs::is_regular_file(a)) {
+      files.emplace_back(a);
+    } else {
+      throw Error(a + ": no such file or folder");
+    }
+  }
+  return files;
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(file.string() + ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::int32_t> encode_files(const Tokenizer& tok, const std::vector<fs::path>& files) {
+  std::vector<std::int32_t> ids;
+  const auto eot = tok.special_token("<|endoftext|>");
+  for (const auto& f : files) {
+    if (!ids.empty() && eot) ids.push_back(*eot);
+    try {
+      const auto part = tok.encode(read_text(f));
+      ids.insert(ids.end(), part.begin(), part.end());
+    } catch (const InvalidArgument& e) {
+      throw Error(f.string() + ": " + e.what());
+    }
+  }
+  return ids;
+}
+
+}  // namespace glassbox

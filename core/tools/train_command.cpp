@@ -1,0 +1,327 @@
+// `glassbox train`: learns (or reuses) a BPE vocabulary, then trains a model of the chosen shape
+// from scratch, with periodic evaluation on held-out text, atomic checkpoints and --resume.
+//
+// The output directory is always a loadable model (config.json, model.safetensors, vocab.json,
+// merges.txt, rewritten at every checkpoint) plus:
+//   checkpoint.safetensors   parameters, AdamW state, step, options (glassbox::Trainer)
+//   training_log.jsonl       one JSON object per logged step / evaluation (plots, model cards)
+#include "train_command.h"
+
+#include "text_files.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <unistd.h>
+
+#include "glassbox/error.h"
+#include "glassbox/tokenizer.h"
+#include "glassbox/tokenizer_trainer.h"
+#include "glassbox/trainer.h"
+
+namespace {
+
+using namespace glassbox;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) {
+  g_interrupted = true;
+  std::signal(SIGINT, SIG_DFL);   // a second Ctrl-C kills at once (the files stay whole: atomic writes)
+}
+
+std::uint64_t fingerprint(std::span<const std::int32_t> ids) {   // FNV-1a over the ids
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::int32_t id : ids) {
+    h ^= static_cast<std::uint32_t>(id);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string duration(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  char buf[32];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  return buf;
+}
+
+// Validation loss of the current parameters in nats per token and bits per byte of text.
+struct Validation {
+  double loss = 0, bits_per_byte = 0;
+  std::int64_t tokens = 0, bytes = 0;
+};
+
+Validation validate(const Trainer& trainer, const Tokenizer& tok, std::span<const std::int32_t> valid, long max_tokens) {
+  const auto& o = trainer.options();
+  const EvalResult r = trainer.evaluate_stream(valid, o.seq_len, o.batch_size, max_tokens);
+  Validation v;
+  v.loss = r.loss();
+  v.tokens = r.tokens;
+  const auto eot = tok.special_token("<|endoftext|>");   // a marker between texts, not text: no bytes
+  for (std::int64_t i = 1; i <= r.tokens; ++i)
+    if (valid[i] != eot) v.bytes += std::int64_t(tok.token_bytes(valid[i]).size());
+  v.bits_per_byte = v.bytes ? r.loss_sum / (double(v.bytes) * std::log(2.0)) : 0.0;
+  return v;
+}
+
+class Log {   // training_log.jsonl, kept consistent with the checkpoint on resume
+ public:
+  Log(const fs::path& path, int resume_step) : path_(path) {
+    std::vector<std::string> kept;
+    if (resume_step > 0) {   // drop what an interrupted run logged after its last checkpoint
+      std::ifstream in(path);
+      for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        if (!j.is_discarded() && j.value("step", 0) <= resume_step && !j.contains("final")) kept.push_back(line);
+      }
+    }
+    out_.open(path, std::ios::trunc);
+    for (const auto& l : kept) out_ << l << '\n';
+    out_.flush();
+    if (!out_) throw Error("cannot write " + path.string());
+  }
+  void write(const nlohmann::json& j) {
+    out_ << j.dump() << '\n';
+    out_.flush();
+  }
+
+ private:
+  fs::path path_;
+  std::ofstream out_;
+};
+
+DType dtype_of(const std::string& name) {
+  if (name == "f32") return DType::F32;
+  if (name == "f16") return DType::F16;
+  if (name == "bf16") return DType::BF16;
+  throw InvalidArgument("--save-dtype must be f32, f16 or bf16");
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, TrainCommand& c) {
+  auto* t = app.add_subcommand("train", "train a GPT from scratch on text files (Hugging Face model directory out)");
+  t->add_option("text", c.inputs, "training text: UTF-8 files, or folders of them")->required();
+  t->add_option("-o,--output", c.output, "model directory to write (and checkpoint to)")->required();
+  t->add_flag("--resume", c.resume, "continue from OUTPUT/checkpoint.safetensors (same text; options from the checkpoint)");
+  t->add_option("--valid", c.valid, "held-out text files or folders for evaluation");
+  t->add_option("--valid-fraction", c.valid_fraction, "without --valid: hold out this fraction of the end of the text")
+      ->capture_default_str();
+  t->add_option("--tokenizer", c.tokenizer_dir, "reuse vocab.json + merges.txt from this directory");
+  t->add_option("--vocab-size", c.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")->capture_default_str();
+  t->add_option("--arch", c.arch, "gpt2 (pre-LayerNorm) or openai-gpt (post-LayerNorm)")->capture_default_str();
+  t->add_option("--activation", c.activation, "MLP activation, as the config names it")->capture_default_str();
+  t->add_option("--n-layer", c.n_layer, "blocks")->capture_default_str();
+  t->add_option("--n-embd", c.n_embd, "width of the residual stream")->capture_default_str();
+  t->add_option("--n-head", c.n_head, "attention heads")->capture_default_str();
+  t->add_option("--n-positions", c.n_positions, "context length")->capture_default_str();
+  t->add_option("--steps", c.steps, "optimisation steps")->capture_default_str();
+  t->add_option("--batch-size", c.batch_size, "sequences per step")->capture_default_str();
+  t->add_option("--seq-len", c.seq_len, "tokens per sequence (at most --n-positions)")->capture_default_str();
+  t->add_option("--lr", c.lr, "peak learning rate")->capture_default_str();
+  t->add_option("--min-lr", c.min_lr, "learning rate at the end of the cosine decay")->capture_default_str();
+  t->add_option("--warmup", c.warmup, "linear warmup steps")->capture_default_str();
+  t->add_option("--weight-decay", c.weight_decay, "AdamW weight decay on matrices")->capture_default_str();
+  t->add_option("--grad-clip", c.grad_clip, "max gradient norm (0: off)")->capture_default_str();
+  t->add_option("--dropout", c.dropout, "dropout on embeddings and residual branches while training")->capture_default_str();
+  t->add_option("--seed", c.seed, "initialisation and batch order")->capture_default_str();
+  t->add_option("--threads", c.threads, "threads (the batch is split into this many shards)")->capture_default_str();
+  t->add_option("--eval-every", c.eval_every, "evaluate every N steps (0: only at the end)")->capture_default_str();
+  t->add_option("--eval-tokens", c.eval_tokens, "tokens per periodic evaluation (0: all; the final one uses all)")
+      ->capture_default_str();
+  t->add_option("--checkpoint-every", c.checkpoint_every, "save a checkpoint every N steps")->capture_default_str();
+  t->add_option("--save-dtype", c.save_dtype, "dtype of model.safetensors: f32, f16 or bf16 (default: f32, or the run's on --resume)");
+  t->add_option("--pause-at", c.pause_at, "checkpoint and stop after this step; continue with --resume");
+  t->add_option("--time-limit", c.time_limit, "checkpoint and stop after this many minutes; continue with --resume");
+}
+
+// The model a new run trains, from the shape options.
+ModelConfig make_config(const TrainCommand& c, int vocab_size) {
+  if (c.arch != "gpt2" && c.arch != "openai-gpt") throw InvalidArgument("--arch must be gpt2 or openai-gpt");
+  return ModelConfig::parse(nlohmann::json{{"model_type", c.arch}, {"vocab_size", vocab_size}, {"n_positions", c.n_positions},
+                                           {"n_embd", c.n_embd}, {"n_layer", c.n_layer}, {"n_head", c.n_head},
+                                           {c.arch == "gpt2" ? "activation_function" : "afn", c.activation}}
+                                .dump(),
+                            "the model shape options");
+}
+
+TrainingOptions make_options(const TrainCommand& c) {
+  TrainingOptions o;
+  o.batch_size = c.batch_size;
+  o.seq_len = c.seq_len;
+  o.steps = c.steps;
+  o.learning_rate = c.lr;
+  o.min_learning_rate = c.min_lr;
+  o.warmup_steps = c.warmup;
+  o.weight_decay = c.weight_decay;
+  o.grad_clip = c.grad_clip;
+  o.dropout = c.dropout;
+  o.seed = c.seed;
+  o.threads = c.threads;
+  return o;
+}
+
+int run_train(const TrainCommand& c) {
+  const fs::path out = c.output;
+  const fs::path checkpoint = out / "checkpoint.safetensors";
+  if (c.checkpoint_every < 1) throw InvalidArgument("--checkpoint-every must be at least 1");
+  if (c.eval_every < 0 || c.eval_tokens < 0) throw InvalidArgument("--eval-every and --eval-tokens must not be negative");
+  if (c.pause_at < 0 || !(c.time_limit >= 0)) throw InvalidArgument("--pause-at and --time-limit must not be negative");
+  if (!c.resume && fs::exists(checkpoint))
+    throw Error(checkpoint.string() + " exists: pass --resume to continue that run, or choose another --output");
+  if (c.resume && !fs::exists(checkpoint)) throw Error(checkpoint.string() + ": no checkpoint to resume from");
+  const auto train_files = list_files(c.inputs);
+  const auto valid_files = list_files(c.valid);
+  if (!(c.valid_fraction >= 0 && c.valid_fraction < 1)) throw InvalidArgument("--valid-fraction must be in [0, 1)");
+
+  // 1. The run: new (every setting checked before any work is done), or from the checkpoint.
+  std::optional<Trainer> trainer;
+  std::optional<Tokenizer> reused;
+  if (c.resume) {
+    trainer.emplace(Trainer::from_checkpoint(checkpoint));
+  } else {
+    if (!c.tokenizer_dir.empty()) reused.emplace(Tokenizer::load(c.tokenizer_dir));
+    make_options(c).validate(make_config(c, reused ? reused->vocab_size() : c.vocab_size));
+  }
+  const auto& extra = c.resume ? trainer->checkpoint_extra() : std::map<std::string, std::string>{};
+  // the dtype to save in: given, or the one the run was started with
+  const std::string dtype_name = !c.save_dtype.empty() ? c.save_dtype : extra.count("save_dtype") ? extra.at("save_dtype") : "f32";
+  const DType save_dtype = dtype_of(dtype_name);
+
+  // 2. The tokenizer: reused, or learned from the training text alone (never the held-out text).
+  fs::create_directories(out);
+  if (!c.resume) {
+    TokenizerFiles files;
+    if (reused) {
+      files.vocab_json = read_text(fs::path(c.tokenizer_dir) / "vocab.json");
+      files.merges_txt = read_text(fs::path(c.tokenizer_dir) / "merges.txt");
+    } else {
+      std::string text;
+      for (const auto& f : train_files) text += read_text(f);
+      TokenizerTrainingOptions options;
+      options.vocab_size = c.vocab_size;
+      std::fprintf(stderr, "glassbox: learning a vocabulary of %d tokens from %zu bytes\n", c.vocab_size, text.size());
+      files = train_tokenizer(text, options);
+    }
+    save_tokenizer(files, out);
+  }
+  const Tokenizer tok = Tokenizer::load(out);
+
+  // 3. The token streams.
+  std::vector<std::int32_t> train = encode_files(tok, train_files);
+  std::vector<std::int32_t> valid;
+  if (!valid_files.empty()) {
+    valid = encode_files(tok, valid_files);
+  } else if (c.valid_fraction > 0) {
+    const auto cut = train.size() - static_cast<std::size_t>(double(train.size()) * c.valid_fraction);
+    valid.assign(train.begin() + cut, train.end());
+    train.resize(cut);
+  }
+  const std::string data_id = std::to_string(fingerprint(train)) + "/" + std::to_string(fingerprint(valid));
+
+  double elapsed_before = 0;   // training seconds of earlier sessions of this run
+  if (c.resume) {
+    if (extra.count("data") && extra.at("data") != data_id)
+      throw Error("the text differs from the text " + checkpoint.string() + " was trained on; resume with the same files");
+    if (extra.count("elapsed")) elapsed_before = std::stod(extra.at("elapsed"));
+  } else {
+    ModelConfig config = make_config(c, tok.vocab_size());   // the learned vocabulary may be smaller than asked
+    if (auto eot = tok.special_token("<|endoftext|>")) config.eos_token_ids = {*eot};
+    trainer.emplace(config, make_options(c));
+  }
+  const TrainingOptions& o = trainer->options();
+  const ModelConfig& cfg = trainer->config();
+  if (train.size() < static_cast<std::size_t>(o.seq_len) + 1)
+    throw Error("the training text has " + std::to_string(train.size()) + " tokens, too few for sequences of " +
+                std::to_string(o.seq_len));
+  std::fprintf(stderr, "glassbox: %s, %d layers, %d wide, %d heads, context %d, vocabulary %d: %.2fM parameters\n",
+               std::string(cfg.architecture_name()).c_str(), cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_positions,
+               cfg.vocab_size, trainer->parameter_count() / 1e6);
+  std::fprintf(stderr, "glassbox: %zu training tokens, %zu validation tokens; %d steps of %d x %d tokens%s\n",
+               train.size(), valid.size(), o.steps, o.batch_size, o.seq_len,
+               c.resume ? (", resuming at step " + std::to_string(trainer->step())).c_str() : "");
+
+  // 4. The loop.
+  Log log(out / "training_log.jsonl", trainer->step());
+  const bool tty = isatty(fileno(stderr));
+  std::signal(SIGINT, on_interrupt);
+  const auto start = Clock::now();
+  const int first_step = trainer->step();
+  auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  auto save = [&] {
+    trainer->save_model(out, save_dtype);
+    trainer->save_checkpoint(checkpoint, {{"data", data_id},
+                                          {"elapsed", std::to_string(elapsed_before + seconds())},
+                                          {"save_dtype", dtype_name}});
+  };
+  auto evaluate = [&](long max_tokens) {
+    const Validation v = validate(*trainer, tok, valid, max_tokens);
+    log.write({{"step", trainer->step()}, {"val_loss", v.loss}, {"val_bits_per_byte", v.bits_per_byte},
+               {"val_tokens", v.tokens}, {"elapsed", elapsed_before + seconds()}});
+    return v;
+  };
+  std::vector<std::int32_t> inputs, targets;
+  double smooth_loss = NAN, last_val = NAN;
+  double last_line = -1e9;
+  auto paused = [&] {
+    return (c.pause_at > 0 && trainer->step() >= c.pause_at) || (c.time_limit > 0 && seconds() >= 60 * c.time_limit);
+  };
+  while (trainer->step() < o.steps && !g_interrupted && !paused()) {
+    const int s = trainer->step();
+    sample_batch(train, o.batch_size, o.seq_len, o.seed, s, inputs, targets);
+    const StepResult r = trainer->train_step(inputs, targets, o.batch_size, o.seq_len);
+    if (!std::isfinite(r.loss)) throw Error("the loss became " + std::to_string(r.loss) + " at step " + std::to_string(s) + "; try a lower --lr");
+    smooth_loss = std::isnan(smooth_loss) ? r.loss : 0.95 * smooth_loss + 0.05 * r.loss;
+    const double t = seconds();
+    const double tok_per_s = double(trainer->step() - first_step) * o.batch_size * o.seq_len / t;
+    log.write({{"step", s + 1}, {"loss", r.loss}, {"lr", r.learning_rate}, {"grad_norm", r.grad_norm},
+               {"tokens", double(s + 1) * o.batch_size * o.seq_len}, {"elapsed", elapsed_before + t}});
+    const bool eval_now = !valid.empty() && c.eval_every > 0 && (s + 1) % c.eval_every == 0 && s + 1 < o.steps;
+    if (eval_now) last_val = evaluate(c.eval_tokens).loss;
+    if ((s + 1) % c.checkpoint_every == 0) save();
+    const double eta = double(o.steps - s - 1) * t / double(trainer->step() - first_step);
+    char val[32] = "";
+    if (!std::isnan(last_val)) std::snprintf(val, sizeof val, "  val %.3f", last_val);
+    if (tty) {   // one line, redrawn: step, bar, losses, speed, time left
+      const int width = 24, filled = int(double(s + 1) / o.steps * width);
+      std::fprintf(stderr, "\r\033[Kstep %d/%d [%s%s] loss %.3f%s  %.0f tok/s  ETA %s", s + 1, o.steps,
+                   std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), smooth_loss, val, tok_per_s,
+                   duration(eta).c_str());
+    } else if (t - last_line >= 10 || eval_now || s + 1 == o.steps || s == first_step) {   // plain lines
+      last_line = t;
+      std::fprintf(stderr, "step %d/%d loss %.4f%s lr %.3g %.0f tok/s elapsed %s ETA %s\n", s + 1, o.steps, smooth_loss, val,
+                   r.learning_rate, tok_per_s, duration(elapsed_before + t).c_str(), duration(eta).c_str());
+    }
+  }
+  if (tty) std::fprintf(stderr, "\n");
+  save();
+  if (g_interrupted) {
+    std::fprintf(stderr, "glassbox: interrupted; step %d saved to %s. Continue with --resume.\n", trainer->step(),
+                 checkpoint.string().c_str());
+    return 130;
+  }
+  if (trainer->step() < o.steps) {
+    std::fprintf(stderr, "glassbox: paused at step %d of %d (saved to %s). Continue with --resume.\n", trainer->step(),
+                 o.steps, checkpoint.string().c_str());
+    return 0;
+  }
+  if (!valid.empty()) {
+    const Validation v = validate(*trainer, tok, valid, 0);
+    log.write({{"final", true}, {"step", trainer->step()}, {"val_loss", v.loss}, {"val_bits_per_byte", v.bits_per_byte},
+               {"val_tokens", v.tokens}, {"val_bytes", v.bytes}, {"elapsed", elapsed_before + seconds()}});
+    std::fprintf(stderr, "glassbox: validation loss %.4f nats/token, %.4f bits/byte (%lld tokens)\n", v.loss,
+                 v.bits_per_byte, static_cast<long long>(v.tokens));
+  }
+  std::fprintf(stderr, "glassbox: trained %d steps in %s; model in %s\n", trainer->step(),
+               duration(elapsed_before + seconds()).c_str(), out.string().c_str());
+  return 0;
+}

@@ -1,0 +1,141 @@
+// `glassbox train`, run as a user would: a model directory out that generate loads, pause and
+// resume giving the same model as one run, and clear errors.
+#include <gtest/gtest.h>
+
+#include "glassbox/model.h"
+#include "test_util.h"
+
+namespace glassbox {
+namespace {
+
+using test::run_cli;
+
+// A few KB of repetitive English, so that a tiny model learns something in a few dozen steps.
+std::string corpus(int sentences) {
+  const char* subjects[] = {"The jury", "The mayor", "A farmer", "Her brother", "The old dog"};
+  const char* verbs[] = {"said", "saw", "found", "wanted", "remembered"};
+  const char* objects[] = {"the river.", "a new house.", "the long road.", "his money.", "the first snow."};
+  std::string text;
+  for (int i = 0; i < sentences; ++i)
+    text += std::string(subjects[i % 5]) + " " + verbs[(i / 5) % 5] + " " + objects[(i / 25) % 5] + (i % 4 == 3 ? "\n\n" : " ");
+  return text;
+}
+
+std::vector<std::string> train_args(const std::filesystem::path& text, const std::filesystem::path& out) {
+  return {"train", text.string(), "-o", out.string(), "--vocab-size", "300", "--n-layer", "2", "--n-embd", "32",
+          "--n-head", "2", "--n-positions", "32", "--seq-len", "32", "--batch-size", "4", "--steps", "30",
+          "--warmup", "5", "--lr", "3e-3", "--eval-every", "10", "--checkpoint-every", "7", "--dropout", "0.1"};
+}
+
+TEST(CliTrain, TrainsAModelThatGenerateLoads) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "text.txt", corpus(400));
+  const auto out = dir.path() / "model";
+  const auto r = run_cli(train_args(dir.path() / "text.txt", out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "checkpoint.safetensors", "training_log.jsonl"})
+    EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
+  EXPECT_NE(r.err.find("step 30/30"), std::string::npos) << r.err;   // plain progress lines: stderr is not a terminal
+  EXPECT_NE(r.err.find("bits/byte"), std::string::npos) << r.err;
+  // the log: 30 step lines, evaluations at 10 and 20, and the final one
+  int steps = 0, evals = 0, finals = 0;
+  std::istringstream log(test::read_file(out / "training_log.jsonl"));
+  for (std::string line; std::getline(log, line);) {
+    const auto j = nlohmann::json::parse(line);
+    finals += j.contains("final");
+    evals += j.contains("val_loss") && !j.contains("final");
+    steps += j.contains("loss");
+  }
+  EXPECT_EQ(steps, 30);
+  EXPECT_EQ(evals, 2);
+  EXPECT_EQ(finals, 1);
+  const auto g = run_cli({"generate", "-m", out.string(), "-p", "The jury", "-n", "10", "--seed", "1"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_FALSE(g.out.empty());
+}
+
+TEST(CliTrain, PausedAndResumedEqualsOneRun) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "text.txt", corpus(300));
+  const auto text = dir.path() / "text.txt";
+  auto straight = train_args(text, dir.path() / "straight");
+  straight.insert(straight.end(), {"--save-dtype", "f16"});
+  ASSERT_EQ(run_cli(straight).exit_code, 0);
+  auto args = train_args(text, dir.path() / "paused");
+  args.insert(args.end(), {"--pause-at", "12", "--save-dtype", "f16"});
+  const auto first = run_cli(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("paused at step 12"), std::string::npos) << first.err;
+  args.push_back("--resume");
+  for (const char* flag : {"--pause-at", "--save-dtype"})   // the run's dtype is kept by the checkpoint
+    args.erase(std::find(args.begin(), args.end(), flag), std::find(args.begin(), args.end(), flag) + 2);
+  const auto second = run_cli(args);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.err.find("resuming at step 12"), std::string::npos) << second.err;
+  EXPECT_EQ(test::read_file(dir.path() / "straight" / "model.safetensors"),
+            test::read_file(dir.path() / "paused" / "model.safetensors"));
+  EXPECT_NE(test::read_file(dir.path() / "paused" / "model.safetensors").find("\"F16\""), std::string::npos);
+  // the log of the resumed run has each step once
+  int steps = 0;
+  std::istringstream log(test::read_file(dir.path() / "paused" / "training_log.jsonl"));
+  for (std::string line; std::getline(log, line);) steps += nlohmann::json::parse(line).contains("loss");
+  EXPECT_EQ(steps, 30);
+}
+
+// The inference engine (glassbox evaluate) scores held-out text as the trainer did at the end.
+TEST(CliTrain, EvaluateAgreesWithTheTrainersFinalValidation) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "text.txt", corpus(400));
+  test::write_file(dir.path() / "valid.txt", corpus(60).substr(1000) + "The mayor remembered a new road.");
+  const auto out = dir.path() / "model";
+  auto args = train_args(dir.path() / "text.txt", out);
+  args.insert(args.end(), {"--valid", (dir.path() / "valid.txt").string()});
+  ASSERT_EQ(run_cli(args).exit_code, 0);
+  nlohmann::json final;
+  std::istringstream log(test::read_file(out / "training_log.jsonl"));
+  for (std::string line; std::getline(log, line);)
+    if (auto j = nlohmann::json::parse(line); j.contains("final")) final = j;
+  const auto r = run_cli({"evaluate", "-m", out.string(), (dir.path() / "valid.txt").string(), "--context", "32"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto e = nlohmann::json::parse(r.out);
+  EXPECT_EQ(e["tokens"], final["val_tokens"]);
+  EXPECT_EQ(e["bytes"], final["val_bytes"]);
+  EXPECT_NEAR(e["loss"].get<double>(), final["val_loss"].get<double>(), 1e-4);
+  EXPECT_NEAR(e["bits_per_byte"].get<double>(), final["val_bits_per_byte"].get<double>(), 1e-4);
+  const auto bad = run_cli({"evaluate", "-m", out.string(), (dir.path() / "valid.txt").string(), "--context", "33"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--context"), std::string::npos) << bad.err;
+}
+
+// args with the value of `flag` replaced
+std::vector<std::string> with(std::vector<std::string> args, const std::string& flag, const std::string& value) {
+  *(std::find(args.begin(), args.end(), flag) + 1) = value;
+  return args;
+}
+
+TEST(CliTrain, MistakesAreOneLineErrors) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "text.txt", corpus(200));
+  const auto text = dir.path() / "text.txt";
+  auto fails = [&](std::vector<std::string> args, const std::string& words) {
+    const auto r = run_cli(args);
+    EXPECT_NE(r.exit_code, 0) << words;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  };
+  fails({"train", (dir.path() / "missing.txt").string(), "-o", (dir.path() / "m").string()}, "no such file");
+  fails({"train", text.string(), "-o", (dir.path() / "m").string(), "--resume"}, "no checkpoint to resume");
+  fails(with(train_args(text, dir.path() / "m"), "--seq-len", "64"), "sequence length");
+  fails(with(train_args(text, dir.path() / "m2"), "--lr", "nan"), "learning rate");
+  fails(with(train_args(text, dir.path() / "m2"), "--n-head", "3"), "not divisible");
+  auto args = train_args(text, dir.path() / "m3");
+  ASSERT_EQ(run_cli(args).exit_code, 0);
+  fails(args, "pass --resume");   // would overwrite a run
+  test::write_file(dir.path() / "bad.txt", "caf\xe9 latin-1, not UTF-8");
+  args = train_args(dir.path() / "bad.txt", dir.path() / "m4");
+  args.insert(args.end(), {"--tokenizer", (dir.path() / "m3").string()});
+  fails(args, "bad.txt");
+}
+
+}  // namespace
+}  // namespace glassbox
