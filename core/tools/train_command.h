@@ -16,7 +16,7 @@ struct TrainCommand {
   int vocab_size = 4096;
   // model shape
   std::string arch = "gpt2";
-  std::string activation = "gelu_new";
+  std::string activation;   // empty: gpt2 gelu_new, openai-gpt gelu (both the tanh approximation)
   int n_layer = 4, n_embd = 256, n_head = 4, n_positions = 256;
   // optimisation (defaults: TrainingOptions)
   int steps = 2000, batch_size = 16, seq_len = 128, warmup = 100, threads = 2;
