@@ -292,7 +292,9 @@ int run_train(const TrainCommand& c) {
     const double eta = double(o.steps - s - 1) * t / double(trainer->step() - first_step);
     char val[32] = "";
     if (!std::isnan(last_val)) std::snprintf(val, sizeof val, "  val %.3f", last_val);
-    if (tty) {   // one line, redrawn: step, bar, losses, speed, time left
+    if (tty) {   // one line, redrawn (10 times a second at most)
+      if (t - last_line < 0.1 && s + 1 < o.steps) continue;
+      last_line = t;
       const int width = 24, filled = int(double(s + 1) / o.steps * width);
       std::fprintf(stderr, "\r\033[Kstep %d/%d [%s%s] loss %.3f%s  %.0f tok/s  ETA %s", s + 1, o.steps,
                    std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), smooth_loss, val, tok_per_s,
