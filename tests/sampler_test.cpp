@@ -129,6 +129,23 @@ TEST(Sampler, SameSeedSameTokensOtherSeedOtherTokens) {
   EXPECT_NE(draw(42), draw(43));
 }
 
+TEST(MostProbable, SoftmaxOfTheLogitsMostProbableFirst) {
+  const std::vector<float> logits = {1.0f, 3.0f, 2.0f, 3.0f, -INFINITY};
+  const auto top = most_probable(logits, 3);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top[0].id, 1);   // tie with id 3: the lower id first
+  EXPECT_EQ(top[1].id, 3);
+  EXPECT_EQ(top[2].id, 2);
+  const double z = std::exp(1.0) + 2 * std::exp(3.0) + std::exp(2.0);
+  EXPECT_NEAR(top[0].probability, std::exp(3.0) / z, 1e-6);
+  EXPECT_NEAR(top[2].probability, std::exp(2.0) / z, 1e-6);
+  EXPECT_EQ(most_probable(logits, 99).size(), logits.size());   // clamped to the vocabulary
+  EXPECT_EQ(most_probable(logits, 99).back().probability, 0.0f);
+  EXPECT_TRUE(most_probable(logits, 0).empty());
+  EXPECT_THROW(most_probable(logits, -1), InvalidArgument);
+  EXPECT_THROW(most_probable(std::vector<float>{1.0f, NAN}, 1), InvalidArgument);
+}
+
 TEST(Rng, UniformIsInUnitIntervalAndSplitmixSequence) {
   Rng rng(0);
   // splitmix64 from state 0: first outputs as published with the algorithm.

@@ -92,7 +92,7 @@ class Engine {
 
   // Starts a generation (replacing any unfinished one). Options as the JS API names them.
   void start(const val& prompt_ids, int max_tokens, double temperature, int top_k, double top_p, double seed,
-             bool attention) {
+             bool attention, int top) {
     guarded([&] {
       generator_.reset();
       GenerateOptions o;
@@ -102,6 +102,8 @@ class Engine {
       o.sampling.top_p = static_cast<float>(top_p);
       o.sampling.seed = static_cast<std::uint64_t>(seed);
       o.attention = attention;
+      if (top < 0) throw InvalidArgument("top must be an integer >= 0, got " + std::to_string(top));
+      top_ = top;
       prompt_ = ids_from_js(prompt_ids);
       generator_.emplace(model_, prompt_, o);
       if (tokenizer_) decoder_.emplace(*tokenizer_);
@@ -109,7 +111,7 @@ class Engine {
     });
   }
 
-  // One token: {id, position, text, attention?}, or {done: true, stopReason, text} at the end
+  // One token: {id, position, text, attention?, top?}, or {done: true, stopReason, text} at the end
   // (text then holds what the decoder still held back).
   val next() {
     return guarded([&] {
@@ -128,6 +130,16 @@ class Engine {
       out.set("text", decoder_ ? decoder_->push(token->id) : std::string());
       if (!token->attention.empty())
         out.set("attention", typed_array_copy("Float32Array", token->attention.data(), token->attention.size()));
+      if (top_ > 0) {   // [{id, probability}], most probable first
+        val top = val::array();
+        for (const TokenProbability& t : most_probable(token->logits, top_)) {
+          val entry = val::object();
+          entry.set("id", t.id);
+          entry.set("probability", t.probability);
+          top.call<void>("push", entry);
+        }
+        out.set("top", top);
+      }
       return out;
     });
   }
@@ -141,6 +153,7 @@ class Engine {
   Model model_;
   std::optional<Tokenizer> tokenizer_;
   std::vector<std::int32_t> prompt_;
+  int top_ = 0;   // most probable next tokens to report per step
   std::optional<Generator> generator_;   // refers to model_: declared after it
   std::optional<StreamingDecoder> decoder_;
 };

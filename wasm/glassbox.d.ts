@@ -41,6 +41,7 @@ export interface GenerateOptions {
   seed?: number;           // default: random
   signal?: AbortSignal;    // stops generation within one token
   attention?: boolean;     // include each step's attention row
+  top?: number;            // include each step's `top` most probable tokens (default 0: none)
   allowSpecial?: boolean;  // read <|endoftext|> in a text prompt as the special token
 }
 
@@ -52,6 +53,9 @@ export interface GenerateStep {
   position: number;
   /** (n_layer, n_head, position): the attention row of the query that produced this token. */
   attention?: Float32Array;
+  /** With { top: n }: the n most probable tokens of the distribution this token was drawn from
+   *  (softmax of the logits, before temperature), most probable first. */
+  top?: { id: number; probability: number }[];
 }
 
 export interface GenerateResult {

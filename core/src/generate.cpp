@@ -60,7 +60,7 @@ std::optional<GeneratedToken> Generator::next() {
     return stop(StopReason::EndOfText);
   pending_ = id;
   ++produced_;
-  return GeneratedToken{id, cache_.size(), attention_};
+  return GeneratedToken{id, cache_.size(), attention_, logits_};
 }
 
 StopReason generate(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options,

@@ -80,4 +80,25 @@ std::int32_t Sampler::sample(std::span<const float> logits) {
   return candidates_[probs.size() - 1].second;   // u fell past the end through rounding
 }
 
+std::vector<TokenProbability> most_probable(std::span<const float> logits, int n) {
+  if (n < 0) throw InvalidArgument("the number of most probable tokens must be >= 0, got " + std::to_string(n));
+  double max = -INFINITY;
+  for (float l : logits) {
+    if (std::isnan(l) || l == INFINITY) throw InvalidArgument("a logit is NaN or infinite: the model's weights are broken");
+    max = std::max(max, double(l));
+  }
+  double sum = 0;
+  for (float l : logits) sum += std::exp(double(l) - max);
+  std::vector<std::int32_t> ids(logits.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(i);
+  const std::size_t k = std::min<std::size_t>(std::size_t(n), ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](std::int32_t a, std::int32_t b) {
+    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
+  });
+  std::vector<TokenProbability> top;
+  for (std::size_t i = 0; i < k; ++i)
+    top.push_back({ids[i], static_cast<float>(std::exp(double(logits[ids[i]]) - max) / sum)});
+  return top;
+}
+
 }  // namespace glassbox

@@ -100,6 +100,33 @@ for (const worker of [false, true]) {
     await model.dispose();
   });
 
+  test(`${mode}: each step can carry the most probable next tokens, from the model's own distribution`, async () => {
+    const model = await loadModel(fixture('gpt2-f32'), { worker });
+    const prompt = [5, 17, 42];
+    const { steps } = await collect(model.generate(prompt, { maxTokens: 4, temperature: 0, top: 5 }));
+    const V = model.config.vocab_size;
+    const seq = [...prompt];
+    for (const s of steps) {
+      assert.equal(s.top.length, 5);
+      assert.equal(s.top[0].id, s.id, 'greedy takes the most probable token');
+      // softmax of the logits at the last position, computed here from forward()
+      const { logits } = await model.forward(seq);
+      const row = logits.subarray((seq.length - 1) * V, seq.length * V);
+      const max = Math.max(...row);
+      const z = row.reduce((a, l) => a + Math.exp(l - max), 0);
+      const want = [...row].map((l, id) => ({ id, p: Math.exp(l - max) / z })).sort((a, b) => b.p - a.p || a.id - b.id);
+      s.top.forEach((t, i) => {
+        assert.equal(t.id, want[i].id);
+        assert.ok(Math.abs(t.probability - want[i].p) < 1e-5, `${t.probability} vs ${want[i].p}`);
+      });
+      seq.push(s.id);
+    }
+    const plain = await collect(model.generate(prompt, { maxTokens: 1 }));
+    assert.equal(plain.steps[0].top, undefined, 'no top unless asked');
+    await assert.rejects(collect(model.generate(prompt, { top: -1 })), /top must be an integer >= 0/);
+    await model.dispose();
+  });
+
   test(`${mode}: bad sources and bad arguments reject with clear messages`, async () => {
     await assert.rejects(loadModel('/nonexistent/model', { worker }), /is not a model directory/);
     await assert.rejects(loadModel({ config: '{"model_type":"gpt2"}', weights: new Uint8Array(3) }, { worker }),

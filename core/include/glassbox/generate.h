@@ -34,6 +34,8 @@ struct GeneratedToken {
   // (the previous position), (n_layer, n_head, position) laid out [layer][head][key]. Valid only
   // during the callback.
   std::span<const float> attention;
+  // The logits (vocab_size) this token was sampled from, before temperature; valid as attention.
+  std::span<const float> logits;
 };
 
 // Pull-based generation: the prompt runs in the constructor, then each next() produces one token.

@@ -30,6 +30,17 @@ class Rng {
   std::uint64_t state_;
 };
 
+// One entry of a next-token distribution.
+struct TokenProbability {
+  std::int32_t id;
+  float probability;
+};
+
+// The n most probable tokens of softmax(logits) (temperature 1: the model's own distribution, not
+// the sampling settings'), most probable first, ties to the lower id. n is clamped to the
+// vocabulary. Throws InvalidArgument for n < 0 or a NaN / +inf logit.
+std::vector<TokenProbability> most_probable(std::span<const float> logits, int n);
+
 class Sampler {
  public:
   explicit Sampler(const SamplingSettings& settings);   // validates settings
