@@ -24,7 +24,13 @@ export function startServer(root, port = 0) {
       res.writeHead(403).end();
       return;
     }
-    const file = (await stat(path).catch(() => null))?.isDirectory() ? join(path, 'index.html') : path;
+    const isDirectory = (await stat(path).catch(() => null))?.isDirectory();
+    const { pathname } = new URL(req.url, 'http://x');
+    if (isDirectory && !pathname.endsWith('/')) {   // /web -> /web/, so that the page's relative URLs work
+      res.writeHead(301, { location: `${pathname}/` }).end();
+      return;
+    }
+    const file = isDirectory ? join(path, 'index.html') : path;
     const info = await stat(file).catch(() => null);
     if (!info?.isFile()) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
@@ -46,4 +52,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = process.argv[2] ?? fileURLToPath(new URL('..', import.meta.url));
   const { url } = await startServer(root, Number(process.argv[3] ?? 8000));
   console.log(`serving ${resolve(root)} at ${url}`);
+  if (await stat(join(resolve(root), 'web/index.html')).catch(() => null)) console.log(`the page: ${url}web/`);
 }

@@ -1,0 +1,558 @@
+// The web page (web/index.html) end to end in headless Chromium (Debian's chromium, driven by
+// playwright-core): the shipped model loads, tokens equal the CLI's, generation streams and Stop
+// stops, the heatmap follows Layer/Head and new tokens, sampling inputs are checked, models open from
+// files, a drop and a URL (cached for the next visit), vocabulary strings stay text, the layout
+// holds at desktop and phone widths, and nothing logs an error or fails to load.
+//
+//   node --test tests/page/
+//
+// Screenshots: build/page-1280x800.png and build/page-390x844.png (plus -full variants), and
+// build/page-load-error.png (a model that fails to load).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+import { startServer } from '../../scripts/serve.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = join(root, 'build/native/glassbox');
+const fixture = join(root, 'tests/fixtures/gpt2-bytes');
+const FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
+const XSS = '<img src=x onerror=alert(1)>';
+const topLanded = /\btop\?:/.test(await readFile(join(root, 'web/dist/glassbox.d.ts'), 'utf8').catch(() => ''));
+
+let server, url, browser, tmp;
+const problems = [];          // console errors, page errors, failed requests, dialogs: must stay empty
+const firstVisit = [];        // {url, bytes} of the first page load
+const timings = {};
+
+before(async () => {
+  ({ server, url } = await startServer(root, 0));
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync'],   // playwright gives it a fresh profile dir
+  });
+  // Two copies of the byte-level fixture with a hostile vocabulary string:
+  //  special: "<|endoftext|>" (id 256) becomes "<|<img src=x onerror=alert(1)>|>", still a special
+  //           token, so the model loads and the string can be shown as a token;
+  //  broken:  it becomes "<img src=x onerror=alert(1)>" itself, which is not in GPT-2's byte alphabet,
+  //           so loading fails and the error message (which quotes it) must show it as text.
+  tmp = await mkdtemp(join(tmpdir(), 'glassbox-page-'));
+  const vocab = JSON.parse(await readFile(join(fixture, 'vocab.json'), 'utf8'));
+  assert.equal(vocab['<|endoftext|>'], 256);
+  for (const [name, token] of [['special', `<|${XSS}|>`], ['broken', XSS]]) {
+    const dir = join(tmp, name);
+    await mkdir(dir);
+    for (const f of FILES) await copyFile(join(fixture, f), join(dir, f));
+    const v = { ...vocab };
+    delete v['<|endoftext|>'];
+    v[token] = 256;
+    await writeFile(join(dir, 'vocab.json'), JSON.stringify(v));
+  }
+  await mkdir(join(root, 'build'), { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+// A fresh browser context (its own cache storage) unless one is given; every problem is recorded.
+async function openPage({ viewport = { width: 1280, height: 800 }, context, record } = {}) {
+  context ??= await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on('response', async (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+    if (record && !record.closed) record.push({ url: r.url(), bytes: (await r.body().catch(() => Buffer.alloc(0))).length });
+  });
+  page.on('dialog', async (d) => {
+    problems.push(`dialog: ${d.type()} ${d.message()}`);
+    await d.dismiss();
+  });
+  return { page, context };
+}
+
+const statusKind = (page) => page.locator('#status').getAttribute('data-kind');
+
+// Marks the status line, so that waitReady waits for the load an action starts, not an earlier one.
+const arm = (page) => page.locator('#status').evaluate((s) => { s.dataset.kind = 'armed'; });
+
+async function waitReady(page, timeout = 30_000) {
+  await page.waitForFunction(() => {
+    const s = document.getElementById('status');
+    return s.dataset.kind === 'done' && /^Ready/.test(s.textContent) || s.dataset.kind === 'error';
+  }, null, { timeout });
+  const text = await page.locator('#status').textContent();
+  assert.match(text, /^Ready/, `model loaded (status: ${text}; error: ${await page.locator('#model-error').textContent()})`);
+  await settled(page);
+}
+
+// The tokens shown are those of the prompt's current text, and no generation runs.
+async function settled(page) {
+  await page.waitForFunction(() => document.getElementById('status').dataset.kind !== 'busy');
+  await page.waitForTimeout(250);   // the prompt's tokenization is debounced (120 ms)
+}
+
+async function chipIds(page, generated = null) {
+  return page.locator('#tokens .chip').evaluateAll((chips, g) => chips
+    .filter((c) => g === null || c.classList.contains('generated') === g)
+    .map((c) => Number(c.dataset.id)), generated);
+}
+
+async function setSampling(page, values) {
+  for (const [name, value] of Object.entries(values)) await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
+}
+
+async function generate(page) {
+  await page.getByRole('button', { name: 'Generate', exact: true }).click();
+  await page.waitForFunction(() => !document.getElementById('generate').disabled && document.getElementById('status').dataset.kind !== 'busy',
+    null, { timeout: 60_000 });
+  return page.locator('#status').textContent();
+}
+
+const heatmapToOrigin = (page) => page.locator('#heatmap-scroll').evaluate((s) => {
+  s.scrollIntoView({ block: 'center' });
+  s.scrollTop = 0;
+  s.scrollLeft = 0;
+});
+
+const heatmapPicture = (page) => page.locator('#heatmap').evaluate((c) => c.toDataURL());
+
+let main;   // the page most scenarios share (1280×800)
+
+test('the shipped model loads at start; the page has its accessible names; tokens equal the CLI\'s', async () => {
+  main = await openPage({ record: firstVisit });
+  const { page } = main;
+  const t0 = Date.now();
+  await page.goto(new URL('web/', url).href);
+  await waitReady(page);
+  timings.loadMs = Date.now() - t0;
+
+  firstVisit.closed = true;
+
+  // Accessible names from shared/DESIGN.md.
+  await page.getByRole('textbox', { name: 'Prompt' }).waitFor();
+  for (const name of ['Generate', 'Stop']) await page.getByRole('button', { name, exact: true }).waitFor();
+  for (const name of ['Output', 'Attention']) await page.getByRole('region', { name, exact: true }).waitFor();
+  await page.getByRole('list', { name: 'Tokens' }).waitFor();
+  for (const name of ['Layer', 'Head']) await page.getByRole('region', { name: 'Attention' }).getByRole('combobox', { name, exact: true }).waitFor();
+  for (const name of ['Temperature', 'Top-k', 'Top-p', 'Max tokens', 'Seed']) await page.getByRole('spinbutton', { name, exact: true }).waitFor();
+  await page.getByRole('combobox', { name: 'Model', exact: true }).waitFor();
+  await page.getByRole('status').waitFor();
+  assert.equal(await page.getByRole('combobox', { name: 'Model', exact: true }).inputValue(), 'shipped');
+  assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads.*256 positions, 8,192-token vocabulary/);
+  assert.equal(await page.getByRole('combobox', { name: 'Layer' }).locator('option').count(), 6);
+  assert.equal(await page.getByRole('combobox', { name: 'Head' }).locator('option').count(), 8);
+  assert.equal(await page.locator('#thumbs button.thumb').count(), 48);
+
+  // Typing: chips follow, with the CLI's ids, whitespace made visible, split characters marked.
+  const text = "Hello world!  It's 3:45 — naïve café\n\tnew line 👋 <|endoftext|>";
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(text);
+  await settled(page);
+  const expected = JSON.parse(execFileSync(cli, ['tokenize', '-m', join(root, 'web/models/brown-small')], { input: text }).toString());
+  assert.deepEqual(await chipIds(page), expected, 'chip ids equal `glassbox tokenize`');
+  const chips = await page.locator('#tokens .chip').evaluateAll((cs) => cs.map((c) => ({
+    text: c.textContent, partial: c.classList.contains('partial'), tabIndex: c.tabIndex, title: c.title,
+  })));
+  assert.ok(chips.every((c) => !/[ \n\t]/.test(c.text)), 'no raw whitespace in chips');
+  assert.ok(chips.some((c) => c.text.includes('·')) && chips.some((c) => c.text.includes('↵')) && chips.some((c) => c.text.includes('→')));
+  assert.ok(chips.some((c) => c.partial && c.text.includes('\uFFFD')), 'the emoji\'s bytes are marked as partial characters');
+  assert.equal(chips.filter((c) => c.tabIndex === 0).length, 1, 'one Tab stop for the list');
+  assert.ok(chips.every((c) => /^id \d+/.test(c.title)), 'ids on hover');
+  // The id on focus too.
+  await page.locator('#tokens .chip').first().focus();
+  assert.match(await page.locator('#token-detail').textContent(), new RegExp(`id ${expected[0]}\\b`));
+});
+
+test('generation streams into Output, Stop ends it within one token, the status line shows speed', async () => {
+  const { page } = main;
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
+  await settled(page);
+  await setSampling(page, { 'Max tokens': 200, Temperature: 0.8, 'Top-k': 40, 'Top-p': 0.95, Seed: 7 });
+  // In the page: watch Output grow, and press Stop the moment the 8th generated chip appears.
+  await page.evaluate(() => {
+    const w = (window.__watch = { outputs: [], chipsAtStop: -1 });
+    new MutationObserver(() => w.outputs.push(document.getElementById('output').textContent.length))
+      .observe(document.getElementById('output'), { childList: true, subtree: true, characterData: true });
+    const list = document.getElementById('tokens');
+    const obs = new MutationObserver(() => {
+      const n = list.querySelectorAll('.chip.generated').length;
+      if (n >= 8 && w.chipsAtStop < 0) {
+        w.chipsAtStop = n;
+        document.getElementById('stop').click();
+        obs.disconnect();
+      }
+    });
+    obs.observe(list, { childList: true, subtree: true });
+  });
+  const status = await generate(page);
+  const watch = await page.evaluate(() => window.__watch);
+  const generated = await chipIds(page, true);
+  assert.ok(watch.chipsAtStop >= 8, 'Stop was pressed during the generation');
+  assert.ok(generated.length <= watch.chipsAtStop + 1, `Stop at ${watch.chipsAtStop} tokens, ${generated.length} in the end`);
+  assert.ok(new Set(watch.outputs).size >= 4, `Output grew step by step (${new Set(watch.outputs).size} sizes)`);
+  assert.match(status, /^Done: stopped\. \d+ tokens · first token \d+ ms · [\d.]+ tokens\/s · seed 7$/);
+  assert.equal(await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled(), true);
+  assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), false);
+  const output = await page.getByRole('region', { name: 'Output' }).locator('#output').textContent();
+  assert.ok(output.startsWith('The jury said') && output.length > 'The jury said'.length);
+
+  // Full run to Max tokens, and the same seed gives the same tokens.
+  await setSampling(page, { 'Max tokens': 12 });
+  assert.match(await generate(page), /^Done: reached Max tokens\. 12 tokens · first token \d+ ms · [\d.]+ tokens\/s · seed 7$/);
+  const first = await chipIds(page, true);
+  await generate(page);
+  assert.deepEqual(await chipIds(page, true), first, 'same seed, same tokens');
+  assert.equal(first.length, 12);
+});
+
+test('the heatmap changes with Layer and Head and as new tokens arrive; values under the pointer', async () => {
+  const { page } = main;
+  const attention = page.getByRole('region', { name: 'Attention' });
+  const layer = attention.getByRole('combobox', { name: 'Layer' }), head = attention.getByRole('combobox', { name: 'Head' });
+  await layer.selectOption('0');
+  await head.selectOption('0');
+  const pictures = [await heatmapPicture(page)];
+  await layer.selectOption('3');
+  pictures.push(await heatmapPicture(page));
+  await head.selectOption('5');
+  pictures.push(await heatmapPicture(page));
+  assert.equal(new Set(pictures).size, 3, 'each Layer/Head shows its own map');
+  assert.equal(await page.locator('#thumbs .thumb[aria-pressed="true"]').getAttribute('aria-label'), 'Layer 3, head 5');
+
+  // A thumbnail opens its layer/head large.
+  await page.getByRole('button', { name: 'Layer 1, head 2', exact: true }).click();
+  assert.equal(await layer.inputValue(), '1');
+  assert.equal(await head.inputValue(), '2');
+
+  // Live: the map is redrawn while tokens stream in, and grows with them.
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
+  await settled(page);
+  const before = { picture: await heatmapPicture(page), width: await page.locator('#heatmap').evaluate((c) => c.width) };
+  await setSampling(page, { 'Max tokens': 40 });
+  await page.evaluate(() => {
+    const seen = (window.__pictures = new Set());
+    const timer = setInterval(() => {   // pictures of the map while the generation runs
+      if (!document.getElementById('stop').disabled) seen.add(document.getElementById('heatmap').toDataURL());
+    }, 30);
+    window.__stopSampling = () => clearInterval(timer);
+  });
+  await generate(page);
+  const during = await page.evaluate(() => {
+    window.__stopSampling();
+    return window.__pictures.size;
+  });
+  assert.ok(during >= 2, `the heatmap was redrawn during the generation (${during} different pictures)`);
+  const afterGen = { picture: await heatmapPicture(page), width: await page.locator('#heatmap').evaluate((c) => c.width) };
+  assert.notEqual(afterGen.picture, before.picture);
+  assert.ok(afterGen.width > before.width, 'the map grew with the new tokens');
+
+  // The value under the pointer.
+  await heatmapToOrigin(page);
+  const box = await page.locator('#heatmap').boundingBox();
+  await page.mouse.move(box.x + 3, box.y + 3);   // query 0, key 0: a token attends to itself only
+  assert.match(await page.locator('#heatmap-readout').textContent(), /^Layer 1, head 2: #0 “The” → #0 “The”: 1\.0000 \(100\.0%\)$/);
+  // By keyboard: the cursor moves with the arrow keys.
+  await page.locator('#heatmap').focus();
+  const r1 = await page.locator('#heatmap-readout').textContent();
+  await page.keyboard.press('ArrowRight');
+  const r2 = await page.locator('#heatmap-readout').textContent();
+  assert.notEqual(r1, r2);
+  assert.match(r2, /→ #1 /);
+
+  // Selecting a token paints its attention on the chips and the output text.
+  const chips = page.locator('#tokens .chip');
+  await chips.nth(10).click();
+  assert.equal(await chips.nth(10).getAttribute('aria-pressed'), 'true');
+  const weighted = await page.locator('#tokens .chip.weighted').count();
+  assert.ok(weighted >= 1 && weighted <= 10, `earlier chips are tinted (${weighted})`);
+  assert.ok(await page.locator('#output .weighted').count() >= 1, 'the output text is tinted too');
+  assert.match(await page.locator('#token-detail').textContent(), /^#10: .* Attends most to #\d+ /);
+  // By keyboard: move to the next chip and select it with Enter, then Space to unselect.
+  await chips.nth(10).focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('Enter');
+  assert.equal(await chips.nth(11).getAttribute('aria-pressed'), 'true');
+  await page.keyboard.press(' ');
+  assert.equal(await chips.nth(11).getAttribute('aria-pressed'), 'false');
+  assert.equal(await page.locator('#tokens .chip.weighted').count(), 0);
+});
+
+test('next token: the ten most probable tokens of the latest step as a bar chart', async () => {
+  const { page } = main;
+  await setSampling(page, { Temperature: 0, 'Max tokens': 3 });
+  await generate(page);
+  const caption = await page.locator('#next-caption').textContent();
+  if (!topLanded) {
+    assert.match(caption, /^\(available after the first generated token\)/);
+    assert.equal(await page.locator('#next-bars li').count(), 0);
+    return;
+  }
+  const bars = await page.locator('#next-bars li').evaluateAll((li) => li.map((l) => ({
+    id: Number(l.dataset.id), p: Number(l.dataset.probability), chosen: l.classList.contains('chosen'), text: l.textContent,
+  })));
+  assert.equal(bars.length, 10);
+  assert.ok(bars.every((b, i) => b.p > 0 && b.p <= 1 && (i === 0 || b.p <= bars[i - 1].p)), 'probabilities, most probable first');
+  assert.ok(bars.reduce((s, b) => s + b.p, 0) <= 1 + 1e-6);
+  assert.ok(bars[0].chosen, 'greedy: the sampled token is the most probable one');
+  const ids = await chipIds(page, true);
+  assert.equal(bars[0].id, ids.at(-1));
+  assert.match(caption, /^For token #\d+/);
+  await setSampling(page, { Temperature: 0.8 });
+});
+
+test('invalid sampling values are explained next to the input and nothing is generated', async () => {
+  const { page } = main;
+  const before = await chipIds(page);
+  const cases = [['Temperature', '-1', /Temperature must be 0 or more/], ['Top-k', '2.5', /Top-k must be a whole number/],
+                 ['Top-p', '1.5', /Top-p must be more than 0 and at most 1/], ['Max tokens', '0', /Max tokens must be at least 1/],
+                 ['Seed', '-3', /Seed must be a whole number/]];
+  for (const [name, value, message] of cases) {
+    const input = page.getByRole('spinbutton', { name, exact: true });
+    await input.fill(value);
+    assert.equal(await input.getAttribute('aria-invalid'), 'true', name);
+    const described = await input.evaluate((el) => el.getAttribute('aria-describedby').split(' ')
+      .map((id) => document.getElementById(id)).filter((e) => !e.hidden).map((e) => e.textContent).join(' '));
+    assert.match(described, message, `${name}: the message is next to the input and tied to it`);
+  }
+  await page.getByRole('spinbutton', { name: 'Max tokens' }).fill('1000');
+  assert.match(await page.locator('#max-tokens-error').textContent(), /at most 256/);
+  await page.getByRole('button', { name: 'Generate', exact: true }).click();
+  await page.waitForTimeout(300);
+  assert.deepEqual(await chipIds(page), before, 'nothing was generated');
+  assert.equal(await statusKind(page), 'error');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'temperature', 'focus goes to the first invalid input');
+  await setSampling(page, { Temperature: 0.8, 'Top-k': 40, 'Top-p': 0.95, 'Max tokens': 8, Seed: 1 });
+  assert.equal(await page.locator('.field-error:not([hidden])').count(), 0);
+});
+
+test('keyboard: Ctrl+Enter generates, Escape stops, thumbnails open with Enter', async () => {
+  const { page } = main;
+  await setSampling(page, { 'Max tokens': 200 });
+  await page.getByRole('textbox', { name: 'Prompt' }).focus();
+  await page.keyboard.press('Control+Enter');
+  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip.generated').length >= 3);
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => document.getElementById('status').dataset.kind !== 'busy');
+  assert.match(await page.locator('#status').textContent(), /^Done: stopped\./);
+  assert.ok((await chipIds(page, true)).length < 200);
+  await page.getByRole('button', { name: 'Layer 4, head 6', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await page.getByRole('combobox', { name: 'Layer' }).inputValue(), '4');
+  assert.equal(await page.getByRole('combobox', { name: 'Head' }).inputValue(), '6');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'heatmap', 'the large map takes the focus');
+  await setSampling(page, { 'Max tokens': 8 });
+});
+
+test('a model from local files: file picker and drag-and-drop', async () => {
+  const { page } = main;
+  const model = page.getByRole('combobox', { name: 'Model', exact: true });
+  await model.selectOption({ label: 'Open files on this device…' });
+  await page.locator('#files-panel').waitFor();
+  await arm(page);
+  await page.getByLabel('The four files').setInputFiles(FILES.map((f) => join(fixture, f)));
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /2 layers × 4 heads/);
+  assert.equal(await model.inputValue(), 'files');
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('hello');
+  await settled(page);
+  assert.deepEqual(await chipIds(page), [71, 68, 75, 75, 78]);
+  await setSampling(page, { 'Max tokens': 5 });
+  assert.match(await generate(page), /^Done: reached Max tokens\. 5 tokens/);
+
+  // Back to the shipped model, then drop the four files on the page.
+  await arm(page);
+  await model.selectOption('shipped');
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads/);
+  await arm(page);
+  await page.evaluate(async (names) => {
+    const dt = new DataTransfer();
+    for (const name of names) dt.items.add(new File([await (await fetch(`/tests/fixtures/gpt2-bytes/${name}`)).blob()], name));
+    const target = document.getElementById('output');
+    for (const type of ['dragenter', 'dragover', 'drop']) target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, FILES);
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /2 layers × 4 heads/);
+  assert.equal(await page.locator('#drop-overlay').isHidden(), true);
+});
+
+test('a model from a URL: progress in bytes, cached for the next visit, and the cache can be cleared', async () => {
+  const { page: first, context } = await openPage();
+  await first.goto(new URL('web/', url).href);
+  await waitReady(first);
+  await first.evaluate(() => {
+    const seen = (window.__progress = []);
+    new MutationObserver(() => seen.push(document.getElementById('load-progress-text').textContent))
+      .observe(document.getElementById('load-progress-text'), { childList: true, characterData: true, subtree: true });
+  });
+  await first.getByRole('combobox', { name: 'Model', exact: true }).selectOption({ label: 'Download from a URL…' });
+  const dir = new URL('tests/fixtures/gpt2-bytes/', url).href;
+  await first.getByRole('textbox', { name: 'Model URL' }).fill(dir);
+  await arm(first);
+  await first.getByRole('button', { name: 'Download', exact: true }).click();
+  await waitReady(first);
+  const progress = await first.evaluate(() => window.__progress);
+  assert.ok(progress.some((p) => /^[\d.]+ (B|KB) of 137.8 KB$/.test(p)), `progress in bytes of model.safetensors (${progress.join(' | ')})`);
+  assert.match(await first.locator('#model-info').textContent(), /2 layers × 4 heads/);
+  assert.match(await first.locator('#cache-summary').textContent(), /^Cached models \(1, 14\d\.\d KB\)$/);
+  assert.match(await first.locator('#cache-list').textContent(), /gpt2-bytes\/.*KB/);
+  await first.close();
+
+  // The next visit: the model comes from the cache, not the network.
+  const { page } = await openPage({ context });
+  const requested = [];
+  page.on('request', (r) => requested.push(r.url()));
+  await page.goto(new URL('web/', url).href);
+  await waitReady(page);
+  const option = page.getByRole('combobox', { name: 'Model', exact: true }).locator('option', { hasText: '(cached' });
+  assert.equal(await option.count(), 1);
+  await arm(page);
+  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(await option.getAttribute('value'));
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /2 layers × 4 heads/);
+  assert.deepEqual(requested.filter((u) => u.includes('gpt2-bytes')), [], 'nothing downloaded again');
+  await page.locator('#cache-summary').click();
+  await page.getByRole('button', { name: 'Clear cache', exact: true }).click();
+  await page.waitForFunction(() => document.getElementById('cache-summary').textContent === 'Cached models (none)');
+  assert.equal(await option.count(), 0);
+  await context.close();
+});
+
+test('vocabulary strings are text, never HTML; a failed load says why on the page', async () => {
+  const { page } = main;
+  const model = page.getByRole('combobox', { name: 'Model', exact: true });
+  await model.selectOption({ label: 'Open files on this device…' });
+  await arm(page);
+  await page.getByLabel('The four files').setInputFiles(FILES.map((f) => join(tmp, 'special', f)));
+  await waitReady(page);
+  await page.getByLabel(/Read special tokens/).check();
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(`<|${XSS}|>hi`);
+  await settled(page);
+  assert.deepEqual(await chipIds(page), [256, 71, 72]);
+  assert.equal(await page.locator('#tokens .chip').first().textContent(), `<|${XSS.replace(/ /g, '·')}|>`, 'shown as text (spaces visible)');
+  await setSampling(page, { 'Max tokens': 4, Temperature: 0 });
+  await generate(page);
+  assert.ok((await page.locator('#output').textContent()).startsWith(`<|${XSS}|>hi`), 'the output shows the string as text');
+  await page.mouse.move(1, 1);
+  await heatmapToOrigin(page);
+  const box = await page.locator('#heatmap').boundingBox();
+  await page.mouse.move(box.x + 3, box.y + 3);
+  assert.ok((await page.locator('#heatmap-readout').textContent()).includes(`<|${XSS}|>`));
+
+  // A vocabulary the engine rejects: the message quotes the string, as text, in an alert.
+  await model.selectOption({ label: 'Open files on this device…' });
+  await page.getByLabel('The four files').setInputFiles(FILES.map((f) => join(tmp, 'broken', f)));
+  await page.waitForFunction(() => document.getElementById('status').dataset.kind === 'error');
+  const alert = page.getByRole('alert');
+  assert.equal(await alert.isVisible(), true);
+  const message = await alert.textContent();
+  assert.match(message, /^Could not load “local files”: .*vocab\.json.*has a character outside GPT-2's byte alphabet/);
+  assert.ok(message.includes(XSS));
+  await alert.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(root, 'build/page-load-error.png') });
+  assert.match(await page.locator('#status').textContent(), /^Could not load/);
+  assert.equal(await model.inputValue(), 'files', 'the previous model stays loaded');
+  assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), false);
+
+  assert.equal(await page.evaluate(() => document.querySelectorAll('img').length), 0, 'no <img> was created');
+  assert.equal(await page.evaluate(() => document.body.innerHTML.includes('<img src=x')), false, 'the string is escaped text in the DOM');
+  assert.deepEqual(problems.filter((p) => p.startsWith('dialog')), [], 'no dialog fired');
+  await page.getByLabel(/Read special tokens/).uncheck();
+  await setSampling(page, { Temperature: 0.8 });
+});
+
+// Controls inside the viewport's width and not on top of each other.
+async function checkLayout(page, width) {
+  const report = await page.evaluate(() => {
+    const visible = (e) => {
+      const r = e.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+    };
+    const controls = [...document.querySelectorAll('button, input, select, textarea, summary, label, h1, h2')]
+      .filter(visible).filter((e) => !e.closest('.tokens, .thumbs, .visually-hidden, .skip-link'));
+    const boxes = controls.map((e) => ({ id: e.id || e.textContent.trim().slice(0, 20) || e.tagName, r: e.getBoundingClientRect(), e }));
+    const overlaps = [];
+    for (let i = 0; i < boxes.length; ++i) for (let j = i + 1; j < boxes.length; ++j) {
+      const a = boxes[i], b = boxes[j];
+      if (a.e.contains(b.e) || b.e.contains(a.e)) continue;   // an input inside its label
+      const x = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+      const y = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+      if (x > 1 && y > 1) overlaps.push(`${a.id} / ${b.id}`);
+    }
+    return {
+      scrollWidth: document.documentElement.scrollWidth,
+      outside: boxes.filter((b) => b.r.left < -1 || b.r.right > innerWidth + 1).map((b) => b.id),
+      overlaps,
+    };
+  });
+  assert.ok(report.scrollWidth <= width, `no horizontal scrolling at ${width}px (${report.scrollWidth})`);
+  assert.deepEqual(report.outside, [], `controls cut off at ${width}px`);
+  assert.deepEqual(report.overlaps, [], `controls overlapping at ${width}px`);
+}
+
+test('layout at 1280×800 and 390×844, with screenshots in build/', async () => {
+  const { page } = main;
+  await arm(page);
+  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption('shipped');
+  await waitReady(page);
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
+  await settled(page);
+  await setSampling(page, { 'Max tokens': 24, Seed: 3 });
+  await generate(page);
+  await page.locator('#tokens .chip').nth(12).click();
+  await page.getByRole('combobox', { name: 'Layer' }).selectOption('2');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await checkLayout(page, 1280);
+  await page.screenshot({ path: join(root, 'build/page-1280x800.png') });
+  await page.screenshot({ path: join(root, 'build/page-1280x800-full.png'), fullPage: true });
+
+  const { page: phone, context } = await openPage({ viewport: { width: 390, height: 844 } });
+  await phone.goto(new URL('web/', url).href);
+  await waitReady(phone);
+  await setSampling(phone, { 'Max tokens': 16, Seed: 3 });
+  await generate(phone);
+  await checkLayout(phone, 390);
+  await phone.evaluate(() => window.scrollTo(0, 0));
+  await phone.screenshot({ path: join(root, 'build/page-390x844.png') });
+  await phone.screenshot({ path: join(root, 'build/page-390x844-full.png'), fullPage: true });
+  // The heatmap's labels stay legible: at least 12 px text, cells of at least 14 px here.
+  const cell = await phone.locator('#heatmap').evaluate((c) => c.getBoundingClientRect().width / document.querySelectorAll('#tokens .chip').length);
+  assert.ok(cell >= 14, `heatmap cells of ${cell}px`);
+  await context.close();
+});
+
+test('time to the first token from navigation, and what a first visit transfers', async (t) => {
+  const { page, context } = await openPage();
+  await page.goto(new URL('web/', url).href);
+  await page.getByRole('button', { name: 'Generate', exact: true }).click({ timeout: 30_000 });   // as soon as it is enabled
+  await page.waitForFunction(() => performance.getEntriesByName('glassbox:first-token').length > 0, null, { timeout: 30_000 });
+  const marks = await page.evaluate(() => Object.fromEntries(['glassbox:model-ready', 'glassbox:first-token']
+    .map((n) => [n, Math.round(performance.getEntriesByName(n)[0].startTime)])));
+  await settled(page);
+  await context.close();
+  const page_ = firstVisit.filter((r) => !r.url.includes('/web/models/'));
+  const bytes = page_.reduce((n, r) => n + r.bytes, 0);
+  t.diagnostic(`navigation -> model ready ${marks['glassbox:model-ready']} ms, -> first generated token ${marks['glassbox:first-token']} ms`);
+  t.diagnostic(`first visit without the model: ${page_.length} responses, ${(bytes / 1024).toFixed(1)} KB; the model: ` +
+               `${(firstVisit.filter((r) => r.url.includes('/web/models/')).reduce((n, r) => n + r.bytes, 0) / 2 ** 20).toFixed(1)} MB`);
+  assert.ok(page_.every((r) => r.url.startsWith(url)), 'no request leaves the page\'s origin');
+  assert.ok(marks['glassbox:first-token'] > marks['glassbox:model-ready']);
+});
+
+test('no console errors, page errors, failed requests or dialogs in any scenario', () => {
+  assert.deepEqual(problems, []);
+});

@@ -1,0 +1,260 @@
+// glassbox page: wires the modules under app/ together.
+//
+//   model picker ──loaded──▶ prompt ──tokenize/forward──▶ Sequence ──▶ tokens, attention, output
+//                             Generate ──steps──▶ Sequence + output + next-token chart + status
+//
+// The engine (web/dist/glassbox.mjs) runs in a Web Worker; every call is async. Everything the
+// model produces is put in the page as text (textContent / text nodes), never as HTML.
+import { AttentionView } from './app/attention-view.mjs';
+import { formatInt } from './app/dom.mjs';
+import { Generation } from './app/generation.mjs';
+import { ModelPicker } from './app/model-picker.mjs';
+import { NextTokenChart } from './app/next-token.mjs';
+import { OutputView, promptSegments } from './app/output-view.mjs';
+import { SamplingInputs } from './app/sampling.mjs';
+import { Sequence } from './app/sequence.mjs';
+import { StatusLine } from './app/status.mjs';
+import { TokenTexts } from './app/token-text.mjs';
+import { TokensView } from './app/tokens-view.mjs';
+
+const $ = (id) => document.getElementById(id);
+const promptInput = $('prompt');
+const allowSpecial = $('allow-special');
+const generateButton = $('generate');
+const stopButton = $('stop');
+const promptError = $('prompt-error');
+const tokenCount = $('token-count');
+const modelInfo = $('model-info');
+
+const state = {
+  model: null,
+  config: null,
+  texts: null,        // TokenTexts of the model
+  seq: null,          // Sequence of the current prompt (+ generated tokens)
+  generation: null,   // the running Generation
+  running: Promise.resolve(),
+  loadStarted: 0,
+};
+
+const status = new StatusLine($('status'));
+const sampling = new SamplingInputs();
+const output = new OutputView($('output'));
+const next = new NextTokenChart($('next-caption'), $('next-bars'));
+const tokens = new TokensView($('tokens'), $('token-detail'), { onSelect: () => refreshHighlight() });
+const attention = new AttentionView({
+  layerSelect: $('layer'), headSelect: $('head'), thumbs: $('thumbs'), empty: $('heatmap-empty'),
+  heatmap: {
+    canvas: $('heatmap'), overlay: $('heatmap-overlay'), cols: $('heatmap-cols'), rows: $('heatmap-rows'),
+    corner: $('heatmap-corner'), scroller: $('heatmap-scroll'), readout: $('heatmap-readout'),
+  },
+  onChange: () => refreshHighlight(),
+  onSelectQuery: (q) => {
+    tokens.select(q);
+    refreshHighlight();
+  },
+});
+
+// --- the selected token's attention, painted on chips and output text
+
+function refreshHighlight() {
+  const q = tokens.selected, seq = state.seq;
+  const weights = q >= 0 && seq ? seq.row(attention.layer, attention.head, q) : null;
+  tokens.highlight(q >= 0 ? weights : null);
+  output.highlight(weights, q);
+  attention.setSelected(q);
+}
+
+// --- prompt -> tokens -> attention, as the person types (debounced; only the latest text counts)
+
+let wanted = 0;      // version of the prompt text asked for
+let analyzed = -1;   // version whose tokens are shown
+let debounce = 0;
+let chain = Promise.resolve();
+
+function promptChanged() {
+  ++wanted;
+  clearTimeout(debounce);
+  debounce = setTimeout(flushPrompt, 120);
+}
+
+function flushPrompt() {
+  clearTimeout(debounce);
+  debounce = 0;
+  const v = wanted;
+  chain = chain.then(() => analyzePrompt(v)).catch((e) => showPromptError(`Cannot read the prompt: ${e.message}`));
+  return chain;
+}
+
+async function analyzePrompt(v) {
+  const model = state.model;
+  if (v !== wanted || !model) return;
+  const ids = await model.tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
+  const texts = await state.texts.many(ids);
+  if (v !== wanted || model !== state.model) return;
+  const seq = new Sequence(state.config.n_layer, state.config.n_head);
+  seq.setPrompt(ids, texts);
+  state.seq = seq;
+  analyzed = v;
+  tokens.reset(ids.map((id, i) => ({ id, text: texts[i] })));
+  next.reset();
+  output.showPlaceholder();
+  attention.setSequence(seq);
+  refreshHighlight();
+  const limit = state.config.n_positions;
+  tokenCount.textContent = `${formatInt(ids.length)} token${ids.length === 1 ? '' : 's'} of ${formatInt(limit)}.`;
+  if (ids.length > limit) {
+    showPromptError(`The prompt has ${formatInt(ids.length)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`);
+    return;
+  }
+  showPromptError('');
+  if (!ids.length) return;
+  const { attention: matrix } = await model.forward(ids, { attention: true });
+  if (v !== wanted || model !== state.model) return;
+  seq.setPromptAttention(matrix);
+  attention.update({ thumbs: true, force: true });
+  refreshHighlight();
+}
+
+function showPromptError(message) {
+  promptError.textContent = message;
+  promptError.hidden = !message;
+  if (message) promptInput.setAttribute('aria-invalid', 'true');
+  else promptInput.removeAttribute('aria-invalid');
+}
+
+// --- generation
+
+function setGenerating(on) {
+  generateButton.disabled = on || !state.model;
+  stopButton.disabled = !on;
+  promptInput.readOnly = on;
+  allowSpecial.disabled = on;
+  sampling.setDisabled(on);
+  attention.setLive(on);
+}
+
+async function generate() {
+  if (state.generation || !state.model || stopButton.disabled === false) return;
+  const settings = sampling.read();
+  if (!settings.ok) {
+    status.set('Check the sampling settings: the message next to the input says what to change.', 'error');
+    settings.firstInvalid.focus();
+    return;
+  }
+  setGenerating(true);   // at once, so that a second press (or Enter) cannot start another run
+  status.set('Preparing…', 'busy');
+  await (debounce || analyzed !== wanted ? flushPrompt() : chain);
+  const seq = state.seq, model = state.model, limit = state.config.n_positions;
+  const refuse = (message) => {
+    showPromptError(message);
+    setGenerating(false);
+    status.set('Nothing generated: see the message under the prompt.', 'error');
+    promptInput.focus();
+  };
+  if (!seq?.promptLength) return refuse('Type a prompt first: the model continues your text.');
+  if (seq.promptLength >= limit) {
+    return refuse(`The prompt fills the model’s context (${formatInt(seq.promptLength)} of ${formatInt(limit)} tokens); shorten it to leave room for new tokens.`);
+  }
+  seq.truncateToPrompt();
+  tokens.truncate(seq.promptLength);
+  next.reset();
+  output.start(await promptSegments(seq.ids, seq.texts, (ids) => model.detokenize(ids)));
+  attention.update({ thumbs: true, force: true });
+  refreshHighlight();
+
+  const generation = new Generation(model, seq.ids.slice(), settings.options);
+  state.generation = generation;
+  status.set('Generating…', 'busy');
+  let finished;
+  state.running = new Promise((resolve) => { finished = resolve; });
+  // The page never holds the engine back: each step is queued on an ordered chain that waits
+  // for the token's text and updates the views, while the next token is already being computed.
+  let views = Promise.resolve();
+  try {
+    const result = await generation.run((step) => {
+      const text = state.texts.get(step.id);
+      views = views.then(async () => {
+        seq.addStep(step.id, await text, step.position, step.attention);
+        tokens.append({ id: step.id, text: await text, generated: true });
+        output.append(step.text, step.position);
+        attention.update({ thumbs: true });
+        if (tokens.selected === step.position - 1) refreshHighlight();   // its row just arrived
+        next.show(step, (id) => state.texts.get(id)).catch(() => {});
+        status.progress(generation.stats, { force: generation.stats.tokens === 1 });
+      });
+    });
+    await views;
+    output.finish(result.text);
+    status.done(generation.stats, result.stopReason);
+  } catch (e) {
+    await views.catch(() => {});
+    output.finish('');
+    status.set(`Generation failed: ${e.message}`, 'error');
+  } finally {
+    const hadFocus = document.activeElement === stopButton;
+    state.generation = null;
+    setGenerating(false);
+    if (hadFocus) generateButton.focus();
+    attention.flush();
+    refreshHighlight();
+    finished();
+  }
+}
+
+// --- model
+
+const picker = new ModelPicker({
+  onLoading(name) {
+    state.generation?.stop();
+    state.loadStarted = performance.now();
+    generateButton.disabled = true;
+    status.set(`Loading ${name}…`, 'busy');
+  },
+  async onLoaded(model, name) {
+    await state.running;   // a generation stopped for this load has ended
+    const old = state.model;
+    state.model = model;
+    state.config = { ...model.config, n_positions: model.config.n_positions ?? model.config.n_ctx ?? 1024 };
+    state.texts = new TokenTexts(model);
+    state.seq = null;
+    old?.dispose();
+    const c = state.config;
+    modelInfo.textContent = `${name}: ${c.model_type}, ${c.n_layer} layers × ${c.n_head} heads, ${c.n_embd ?? '?'} wide, ` +
+      `${formatInt(c.n_positions)} positions, ${formatInt(c.vocab_size ?? 0)}-token vocabulary.`;
+    attention.configure(c.n_layer, c.n_head);
+    sampling.setLimits({ maxTokens: c.n_positions });
+    setGenerating(false);
+    status.set(`Ready: ${name} loaded in ${((performance.now() - state.loadStarted) / 1000).toFixed(1)} s.`, 'done');
+    ++wanted;
+    await flushPrompt();
+  },
+  onFailed(error, name) {
+    setGenerating(false);
+    status.set(`Could not load ${name}: see the message under Model.`, 'error');
+  },
+});
+
+// --- events
+
+promptInput.addEventListener('input', promptChanged);
+allowSpecial.addEventListener('change', promptChanged);
+$('generate-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  generate();
+});
+stopButton.addEventListener('click', () => state.generation?.stop());
+promptInput.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+    e.preventDefault();
+    if (!generateButton.disabled) generate();
+  }
+});
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && state.generation) {
+    e.preventDefault();
+    state.generation.stop();
+  }
+});
+
+output.showPlaceholder();
+picker.start();

@@ -1,0 +1,172 @@
+// The "Attention" region: Layer and Head pickers, the large heatmap of the chosen pair, and one
+// thumbnail button per layer × head (pressing one opens it large). Redraws are coalesced into
+// animation frames; during generation the thumbnails follow at most four times a second.
+import { clear, el } from './dom.mjs';
+import { Heatmap, drawImageScaled, matrixImage } from './heatmap.mjs';
+
+const THUMB = 96;              // pixels of a thumbnail canvas (longer sequences are sampled)
+const THUMB_INTERVAL = 400;    // ms between thumbnail redraws while tokens stream
+const LIVE_INTERVAL = 100;     // ms between heatmap redraws while tokens stream
+
+export class AttentionView {
+  #layer;
+  #head;
+  #thumbs;
+  #empty;
+  #heatmap;
+  #onChange;
+  #seq = null;
+  #selected = -1;
+  #buttons = [];   // [layer][head] -> {button, canvas}
+  #frame = 0;
+  #thumbsDirty = false;
+  #thumbsDrawn = 0;
+  #thumbsTimer = 0;
+
+  #live = false;
+  #drawn = 0;
+  #liveTimer = 0;
+
+  constructor({ layerSelect, headSelect, thumbs, empty, heatmap, onChange, onSelectQuery }) {
+    this.#layer = layerSelect;
+    this.#head = headSelect;
+    this.#thumbs = thumbs;
+    this.#empty = empty;
+    this.#onChange = onChange;
+    this.#heatmap = new Heatmap({ ...heatmap, onSelectQuery });
+    for (const s of [layerSelect, headSelect]) s.addEventListener('change', () => this.#changed());
+    let width = 0;
+    new ResizeObserver(([entry]) => {
+      if (Math.abs(entry.contentRect.width - width) < 1) return;
+      width = entry.contentRect.width;
+      this.update();
+    }).observe(heatmap.scroller.parentElement);
+  }
+
+  get layer() {
+    return Number(this.#layer.value) || 0;
+  }
+
+  get head() {
+    return Number(this.#head.value) || 0;
+  }
+
+  // A new model: n_layer × n_head.
+  configure(layers, heads) {
+    const fill = (select, n) => {
+      clear(select);
+      for (let i = 0; i < n; ++i) select.append(el('option', { value: String(i) }, String(i)));
+    };
+    fill(this.#layer, layers);
+    fill(this.#head, heads);
+    clear(this.#thumbs);
+    this.#thumbs.style.setProperty('--heads', String(heads));
+    this.#thumbs.append(el('span', { className: 'thumb-corner', attrs: { 'aria-hidden': 'true' } }, 'L \\ H'));
+    for (let h = 0; h < heads; ++h) this.#thumbs.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(h)));
+    this.#buttons = [];
+    for (let l = 0; l < layers; ++l) {
+      this.#thumbs.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(l)));
+      const row = [];
+      for (let h = 0; h < heads; ++h) {
+        const canvas = el('canvas', { width: THUMB, height: THUMB, attrs: { 'aria-hidden': 'true' } });
+        const button = el('button', {
+          type: 'button',
+          className: 'thumb',
+          title: `Layer ${l}, head ${h}`,
+          dataset: { layer: l, head: h },
+          attrs: { 'aria-label': `Layer ${l}, head ${h}`, 'aria-pressed': String(l === 0 && h === 0) },
+          on: { click: () => this.open(l, h) },
+        }, canvas);
+        this.#thumbs.append(button);
+        row.push({ button, canvas });
+      }
+      this.#buttons.push(row);
+    }
+    this.#seq = null;
+    this.update({ thumbs: true });
+  }
+
+  // Shows layer/head large (a thumbnail was pressed).
+  open(layer, head) {
+    this.#layer.value = String(layer);
+    this.#head.value = String(head);
+    this.#changed();
+    document.getElementById('heatmap-scroll').scrollIntoView({ block: 'nearest' });
+    document.getElementById('heatmap').focus({ preventScroll: true });
+  }
+
+  setSequence(seq) {
+    this.#seq = seq;
+    this.update({ thumbs: true });
+  }
+
+  setSelected(q) {
+    this.#selected = q;
+    this.update();
+  }
+
+  // While tokens stream in (the heatmap then grows its canvases in steps).
+  setLive(live) {
+    this.#live = live;
+  }
+
+  // Schedules a redraw; thumbs: also the thumbnails (throttled unless force).
+  update({ thumbs = false, force = false } = {}) {
+    if (thumbs) this.#thumbsDirty = true;
+    if (force) this.#thumbsDrawn = 0;
+    if (this.#frame || this.#liveTimer) return;
+    const wait = this.#live ? LIVE_INTERVAL - (performance.now() - this.#drawn) : 0;
+    if (wait > 0) {   // streaming: at most ten pictures a second
+      this.#liveTimer = setTimeout(() => {
+        this.#liveTimer = 0;
+        this.update();
+      }, wait);
+      return;
+    }
+    this.#frame = requestAnimationFrame(() => {
+      this.#frame = 0;
+      this.#draw();
+    });
+  }
+
+  // Draws now (the tests and the end of a generation want the final picture at once).
+  flush() {
+    if (this.#frame) cancelAnimationFrame(this.#frame);
+    clearTimeout(this.#liveTimer);
+    this.#frame = this.#liveTimer = 0;
+    this.#thumbsDrawn = 0;
+    this.#draw();
+  }
+
+  #changed() {
+    for (const row of this.#buttons) for (const { button } of row) {
+      button.setAttribute('aria-pressed', String(Number(button.dataset.layer) === this.layer && Number(button.dataset.head) === this.head));
+    }
+    this.update();
+    this.#onChange(this.layer, this.head);
+  }
+
+  #draw() {
+    this.#drawn = performance.now();
+    const seq = this.#seq, T = seq?.length ?? 0;
+    this.#empty.hidden = T > 0;
+    this.#heatmap.draw(seq, this.layer, this.head, this.#selected, { live: this.#live });
+    if (!this.#thumbsDirty) return;
+    const now = performance.now();
+    if (now - this.#thumbsDrawn < THUMB_INTERVAL) {   // again soon, with everything new by then
+      this.#thumbsTimer ||= setTimeout(() => {
+        this.#thumbsTimer = 0;
+        this.update();
+      }, THUMB_INTERVAL - (now - this.#thumbsDrawn));
+      return;
+    }
+    this.#thumbsDirty = false;
+    this.#thumbsDrawn = now;
+    const size = Math.min(T, THUMB);
+    this.#buttons.forEach((row, l) => row.forEach(({ canvas }, h) => {
+      const ctx = canvas.getContext('2d');
+      if (!T) ctx.clearRect(0, 0, THUMB, THUMB);
+      else drawImageScaled(ctx, matrixImage(seq, l, h, size), 0, 0, THUMB, THUMB);
+    }));
+  }
+}

@@ -1,0 +1,52 @@
+// One generation: streams steps from model.generate with attention rows and the ten most probable
+// next tokens, times it (time to first token, tokens per second) and can be stopped: Stop aborts
+// the signal, and the engine ends within one token.
+
+export const TOP_TOKENS = 10;
+
+export class Generation {
+  #controller = new AbortController();
+  stats;
+
+  // options: validated sampling options ({temperature, topK, topP, maxTokens, seed?}).
+  constructor(model, promptIds, options) {
+    this.model = model;
+    this.promptIds = promptIds;
+    // A seed is always sent (a random one when the input is empty), so the status line can show
+    // it and the run can be repeated.
+    this.options = { ...options, seed: options.seed ?? Math.floor(Math.random() * 2 ** 32) };
+    this.stats = { tokens: 0, start: 0, first: undefined, last: undefined, seed: this.options.seed };
+  }
+
+  stop() {
+    this.#controller.abort();
+  }
+
+  get stopped() {
+    return this.#controller.signal.aborted;
+  }
+
+  // onStep(step) is called for each token as it arrives; if it returns a promise, the next token
+  // is asked for only when that settles. Resolves with the GenerateResult ({stopReason, text?}).
+  async run(onStep) {
+    this.stats.start = performance.now();
+    const steps = this.model.generate(this.promptIds, {
+      ...this.options,
+      attention: true,
+      top: TOP_TOKENS,
+      signal: this.#controller.signal,
+    });
+    for (;;) {
+      const { value, done } = await steps.next();
+      if (done) return value ?? { stopReason: 'cancelled' };
+      const now = performance.now();
+      if (this.stats.tokens === 0) {
+        this.stats.first = now;
+        performance.mark('glassbox:first-token');
+      }
+      this.stats.last = now;
+      ++this.stats.tokens;
+      await onStep(value);
+    }
+  }
+}

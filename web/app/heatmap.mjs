@@ -1,0 +1,332 @@
+// The large attention heatmap of one layer and head: rows are queries (the token that looks),
+// columns are keys (the tokens it looks at), with the token texts on both axes (in their own
+// canvases, which stay in view while the map scrolls) and the value under the pointer or the
+// keyboard cursor (arrow keys move it, Enter selects the row's token).
+// The matrix is one pixel per cell, scaled up; an overlay canvas holds the pointer and selection
+// marks, so moving the pointer never redraws the matrix. While tokens stream in, the canvases grow
+// in steps of several tokens rather than being reallocated for every token.
+import { spokenText, visibleText } from './token-text.mjs';
+
+// ColorBrewer "Blues", white (0) to dark blue (1), on a square-root scale: attention is often
+// spread thin over many tokens, and √ keeps 1–5% weights visible while 0 and 1 stay where they are.
+const STOPS = [[247, 251, 255], [222, 235, 247], [198, 219, 239], [158, 202, 225], [107, 174, 214],
+               [66, 146, 198], [33, 113, 181], [8, 81, 156], [8, 48, 107]];
+const MASKED = [244, 245, 247];        // above the diagonal: a token never sees later tokens
+const NOT_COMPUTED = [214, 219, 226];  // the last generated token's row (see sequence.mjs)
+const LUT = (() => {
+  const lut = new Uint8Array(256 * 3);
+  for (let i = 0; i < 256; ++i) {
+    const x = (i / 255) * (STOPS.length - 1), j = Math.min(STOPS.length - 2, Math.floor(x)), f = x - j;
+    for (let c = 0; c < 3; ++c) lut[i * 3 + c] = Math.round(STOPS[j][c] + f * (STOPS[j + 1][c] - STOPS[j][c]));
+  }
+  return lut;
+})();
+
+// An ImageData of size×size pixels for one layer/head of the sequence (nearest sample when the
+// sequence is longer than size).
+export function matrixImage(seq, layer, head, size) {
+  const T = seq.length, image = new ImageData(size, size), px = image.data;
+  for (let y = 0; y < size; ++y) {
+    const q = Math.floor((y * T) / size);
+    const row = seq.row(layer, head, q);
+    for (let x = 0; x < size; ++x) {
+      const k = Math.floor((x * T) / size), o = (y * size + x) * 4;
+      px[o + 3] = 255;
+      if (k <= q && row) {
+        const i = Math.round(Math.sqrt(Math.max(0, Math.min(1, row[k]))) * 255) * 3;
+        px[o] = LUT[i];
+        px[o + 1] = LUT[i + 1];
+        px[o + 2] = LUT[i + 2];
+      } else {
+        const rgb = k > q ? MASKED : NOT_COMPUTED;
+        px[o] = rgb[0];
+        px[o + 1] = rgb[1];
+        px[o + 2] = rgb[2];
+      }
+    }
+  }
+  return image;
+}
+
+// Draws an ImageData scaled up without smoothing, through a reused scratch canvas.
+const scratch = new OffscreenCanvas(1, 1);
+export function drawImageScaled(ctx, image, x, y, w, h) {
+  if (scratch.width < image.width || scratch.height < image.height) {
+    scratch.width = Math.max(scratch.width, image.width);
+    scratch.height = Math.max(scratch.height, image.height);
+  }
+  scratch.getContext('2d').putImageData(image, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(scratch, 0, 0, image.width, image.height, x, y, w, h);
+}
+
+const FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+const MIN_CELL = 14;        // labels on every token down to this cell size
+const MAX_CELL = 28;
+const MAX_EXTENT = 2400;    // CSS pixels of matrix before cells shrink (and labels thin out)
+const LABEL_MAX = 96;       // CSS pixels for a label
+const GROW = 16;            // while streaming, canvases grow by this many tokens at a time
+
+export class Heatmap {
+  #canvas;
+  #overlay;
+  #cols;
+  #rows;
+  #corner;
+  #scroller;
+  #readout;
+  #onSelect;
+  #seq = null;
+  #layer = 0;
+  #head = 0;
+  #selected = -1;
+  #hover = null;    // {q, k}
+  #cursor = null;   // keyboard cursor {q, k}
+  #geo = null;      // {T, capacity, cell, label, step, size, dpr}
+  #defaultReadout;
+
+  constructor({ canvas, overlay, cols, rows, corner, scroller, readout, onSelectQuery }) {
+    this.#canvas = canvas;
+    this.#overlay = overlay;
+    this.#cols = cols;
+    this.#rows = rows;
+    this.#corner = corner;
+    this.#scroller = scroller;
+    this.#readout = readout;
+    this.#onSelect = onSelectQuery;
+    this.#defaultReadout = readout.textContent;
+    canvas.addEventListener('pointermove', (e) => this.#pointer(e));
+    canvas.addEventListener('pointerleave', () => {
+      this.#hover = null;
+      this.#drawOverlay();
+      this.#describe(this.#cursor);
+    });
+    canvas.addEventListener('click', (e) => {
+      const cell = this.#cellAt(e);
+      if (cell) {
+        this.#cursor = cell;
+        this.#onSelect(cell.q);
+      }
+    });
+    canvas.addEventListener('keydown', (e) => this.#key(e));
+    canvas.addEventListener('focus', () => {
+      if (!this.#cursor && this.#seq?.length) this.#cursor = { q: this.#selected >= 0 ? this.#selected : this.#seq.length - 1, k: 0 };
+      this.#drawOverlay();
+      this.#describe(this.#cursor);
+    });
+    canvas.addEventListener('blur', () => this.#drawOverlay());
+  }
+
+  // Draws the matrix and the labels. live: tokens are streaming in (grow canvases in steps).
+  draw(seq, layer, head, selected, { live = false } = {}) {
+    const stick = this.#atEnd();
+    this.#seq = seq;
+    this.#layer = layer;
+    this.#head = head;
+    this.#selected = selected;
+    const T = seq?.length ?? 0;
+    if (this.#cursor && this.#cursor.q >= T) this.#cursor = null;
+    this.#scroller.hidden = !T;
+    if (!T) {
+      this.#geo = null;
+      return;
+    }
+    const g = this.#layout(seq, live);
+    const { cell, label, step } = g;
+
+    // The matrix.
+    const ctx = this.#canvas.getContext('2d');
+    ctx.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(0, 0, g.size, g.size);
+    drawImageScaled(ctx, matrixImage(seq, layer, head, T), 0, 0, T * cell, T * cell);
+    if (cell >= 10) {   // thin separators help reading single cells
+      ctx.strokeStyle = 'rgba(255,255,255,0.55)';
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      for (let i = 1; i < T; ++i) {
+        ctx.moveTo(i * cell + 0.5, 0);
+        ctx.lineTo(i * cell + 0.5, T * cell);
+        ctx.moveTo(0, i * cell + 0.5);
+        ctx.lineTo(T * cell, i * cell + 0.5);
+      }
+      ctx.stroke();
+    }
+    ctx.strokeStyle = '#c3c9d2';
+    ctx.lineWidth = 1;
+    ctx.strokeRect(0.5, 0.5, T * cell - 1, T * cell - 1);
+
+    // Labels: rows on the left (right-aligned), columns on top (rotated); generated tokens in blue.
+    const labels = seq.texts.map((t) => this.#fit(visibleText(t)));
+    const rows = this.#rows.getContext('2d'), cols = this.#cols.getContext('2d');
+    for (const [c, w, h] of [[rows, label, g.size], [cols, g.size, label]]) {
+      c.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
+      c.fillStyle = '#ffffff';
+      c.fillRect(0, 0, w, h);
+      c.font = FONT;
+      c.textBaseline = 'middle';
+    }
+    rows.textAlign = 'right';
+    for (let i = 0; i < T; ++i) {
+      if (i % step !== 0 && i !== T - 1) continue;
+      const color = seq.isGenerated(i) ? '#1d4ed8' : '#374151', mid = i * cell + cell / 2;
+      rows.fillStyle = color;
+      rows.fillText(labels[i], label - 6, mid);
+      cols.save();
+      cols.fillStyle = color;
+      cols.translate(mid, label - 6);
+      cols.rotate(-Math.PI / 2);
+      cols.textAlign = 'left';
+      cols.fillText(labels[i], 0, 0);
+      cols.restore();
+    }
+    this.#canvas.setAttribute('aria-label',
+      `Attention of layer ${layer}, head ${head} over ${T} tokens. Rows: the token that looks; columns: the tokens it looks at.`);
+    this.#drawOverlay();
+    if (stick && live) this.#scroller.scrollTop = this.#scroller.scrollHeight;
+    if (this.#hover) this.#describe(this.#hover);
+  }
+
+  // Sizes: cells fit the width when they can (14 to 28 px), else the map scrolls; past 2400 px
+  // cells shrink and labels thin out. Canvases are reallocated only when a size changes.
+  #layout(seq, live) {
+    const T = seq.length, prev = this.#geo;
+    const capacity = live ? Math.max(prev?.capacity ?? 0, Math.ceil(T / GROW) * GROW) : T;
+    const ctx = this.#rows.getContext('2d');
+    ctx.font = FONT;
+    let label = Math.ceil(Math.max(54, ...seq.texts.map((t) => ctx.measureText(this.#fit(visibleText(t), ctx)).width))) + 10;
+    if (live && prev) label = Math.max(label, prev.label);
+    const avail = Math.max(120, this.#scroller.clientWidth - label - 4);
+    let cell = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(avail / capacity)));
+    if (capacity * cell > MAX_EXTENT) cell = Math.max(3, Math.floor(MAX_EXTENT / capacity));
+    const size = capacity * cell;
+    // Sharp on high-density screens, but never more than 4096 device pixels a side.
+    const dpr = Math.max(1, Math.min(2, window.devicePixelRatio || 1, 4096 / (size + label)));
+    const g = { T, capacity, cell, label, step: Math.max(1, Math.ceil(MIN_CELL / cell)), size, dpr };
+    if (!prev || prev.size !== size || prev.label !== label || prev.dpr !== dpr) {
+      const set = (c, w, h) => {
+        c.width = Math.round(w * dpr);
+        c.height = Math.round(h * dpr);
+        c.style.width = `${w}px`;
+        c.style.height = `${h}px`;
+      };
+      set(this.#canvas, size, size);
+      set(this.#overlay, size, size);
+      set(this.#rows, label, size);
+      set(this.#cols, size, label);
+      this.#corner.style.width = `${label}px`;
+      this.#corner.style.height = `${label}px`;
+    }
+    this.#geo = g;
+    return g;
+  }
+
+  #fit(s, ctx = this.#rows.getContext('2d')) {
+    ctx.font = FONT;
+    if (ctx.measureText(s).width <= LABEL_MAX) return s;
+    let cut = s;
+    while (cut.length > 1 && ctx.measureText(`${cut}…`).width > LABEL_MAX) cut = cut.slice(0, -1);
+    return `${cut}…`;
+  }
+
+  // Whether the view shows the newest row (then it follows new tokens).
+  #atEnd() {
+    const s = this.#scroller;
+    return s.scrollTop + s.clientHeight >= s.scrollHeight - 8;
+  }
+
+  #drawOverlay() {
+    const g = this.#geo;
+    if (!g) return;
+    const ctx = this.#overlay.getContext('2d');
+    ctx.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
+    ctx.clearRect(0, 0, g.size, g.size);
+    const { cell, T } = g;
+    if (this.#selected >= 0 && this.#selected < T) {
+      ctx.strokeStyle = '#d97706';
+      ctx.lineWidth = 2;
+      ctx.strokeRect(1, this.#selected * cell + 1, (this.#selected + 1) * cell - 2, cell - 2);
+    }
+    const mark = (c, color) => {
+      if (!c) return;
+      ctx.fillStyle = 'rgba(17,24,39,0.07)';
+      ctx.fillRect(0, c.q * cell, T * cell, cell);   // row band
+      ctx.fillRect(c.k * cell, 0, cell, T * cell);   // column band
+      ctx.strokeStyle = color;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(c.k * cell + 1, c.q * cell + 1, Math.max(2, cell - 2), Math.max(2, cell - 2));
+    };
+    mark(this.#hover, '#111827');
+    if (document.activeElement === this.#canvas) mark(this.#cursor, '#dc2626');
+  }
+
+  #cellAt(e) {
+    const g = this.#geo;
+    if (!g) return null;
+    const r = this.#canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    if (x < 0 || y < 0) return null;
+    const k = Math.floor(x / g.cell), q = Math.floor(y / g.cell);
+    return q < g.T && k < g.T ? { q, k } : null;
+  }
+
+  #pointer(e) {
+    const cell = this.#cellAt(e);
+    if (cell?.q === this.#hover?.q && cell?.k === this.#hover?.k) return;
+    this.#hover = cell;
+    this.#drawOverlay();
+    this.#describe(cell);
+  }
+
+  #key(e) {
+    const g = this.#geo;
+    if (!g) return;
+    let { q, k } = this.#cursor ?? { q: g.T - 1, k: 0 };
+    switch (e.key) {
+      case 'ArrowUp': q = Math.max(0, q - 1); k = Math.min(k, q); break;
+      case 'ArrowDown': q = Math.min(g.T - 1, q + 1); break;
+      case 'ArrowLeft': k = Math.max(0, k - 1); break;
+      case 'ArrowRight': k = Math.min(q, k + 1); break;
+      case 'Home': k = 0; break;
+      case 'End': k = q; break;
+      case 'Enter':
+      case ' ':
+        e.preventDefault();
+        this.#onSelect(q);
+        return;
+      default:
+        return;
+    }
+    e.preventDefault();
+    this.#cursor = { q, k };
+    this.#drawOverlay();
+    this.#describe(this.#cursor);
+    this.#reveal(this.#cursor);
+  }
+
+  // Scrolls the keyboard cursor into view (the label strips take `label` pixels on each side).
+  #reveal({ q, k }) {
+    const g = this.#geo, s = this.#scroller;
+    const x = g.label + k * g.cell, y = g.label + q * g.cell;
+    if (x < s.scrollLeft + g.label || x + g.cell > s.scrollLeft + s.clientWidth) s.scrollLeft = x - g.label - (s.clientWidth - g.label) / 2;
+    if (y < s.scrollTop + g.label || y + g.cell > s.scrollTop + s.clientHeight) s.scrollTop = y - g.label - (s.clientHeight - g.label) / 2;
+  }
+
+  #describe(cell) {
+    const seq = this.#seq;
+    if (!cell || !seq || cell.q >= seq.length) {
+      this.#readout.textContent = this.#defaultReadout;
+      return;
+    }
+    const { q, k } = cell;
+    const who = (i) => `#${i} ${spokenText(seq.texts[i])}`;
+    let value;
+    if (k > q) value = 'masked: a token only sees itself and earlier tokens';
+    else if (!seq.hasRow(q)) value = 'not computed: the last token’s row comes with the next token';
+    else {
+      const v = seq.value(this.#layer, this.#head, q, k);
+      value = `${v.toFixed(4)} (${(100 * v).toFixed(1)}%)`;
+    }
+    this.#readout.textContent = `Layer ${this.#layer}, head ${this.#head}: ${who(q)} → ${who(k)}: ${value}`;
+  }
+}

@@ -1,0 +1,308 @@
+// The "Model" picker: the shipped model (loaded at start), cached remote models, a model from local
+// files (file inputs, or drag-and-drop of the files or their folder anywhere on the page) and from a
+// URL (downloaded with a progress bar in bytes and cached). The engine always runs in a worker, so
+// loading a large checkpoint never blocks the page. Failures are shown on the page (role=alert).
+import { loadModel } from '../dist/glassbox.mjs';
+import { clear, el, formatBytes } from './dom.mjs';
+import { cacheAvailable, clearCache, download, listCached, modelDirectoryUrl, readCached, removeCached } from './model-cache.mjs';
+import { filesFromDataTransfer, pickModelFiles } from './model-files.mjs';
+
+export const SHIPPED = { url: 'models/brown-small/', name: 'brown-small' };
+
+const $ = (id) => document.getElementById(id);
+
+export class ModelPicker {
+  #select = $('model-select');
+  #filesPanel = $('files-panel');
+  #urlPanel = $('url-panel');
+  #urlInput = $('model-url');
+  #urlLoad = $('model-url-load');
+  #urlCancel = $('model-url-cancel');
+  #progress = $('load-progress');
+  #progressBar = $('load-progress-bar');
+  #progressLabel = $('load-progress-label');
+  #progressText = $('load-progress-text');
+  #error = $('model-error');
+  #cacheSummary = $('cache-summary');
+  #cacheList = $('cache-list');
+  #cacheClear = $('cache-clear');
+  #current = 'shipped';     // select value of the loaded model
+  #currentName = SHIPPED.name;
+  #localFiles = null;       // {files, name} of the last local model, to reopen it from the picker
+  #cached = [];
+  #loadId = 0;
+  #download = null;         // AbortController of a running download
+  #busy = false;
+  #callbacks;
+
+  // callbacks: onLoading(name), onLoaded(model, name), onFailed(error, name)
+  constructor(callbacks) {
+    this.#callbacks = callbacks;
+    this.#select.addEventListener('change', () => this.#picked());
+    for (const input of [$('model-files'), $('model-folder')]) {
+      input.addEventListener('change', () => {
+        const files = Array.from(input.files ?? []);
+        input.value = '';
+        if (files.length) this.openFiles(files);
+      });
+    }
+    this.#urlPanel.addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.openUrl(this.#urlInput.value);
+    });
+    this.#urlCancel.addEventListener('click', () => this.#download?.abort());
+    this.#cacheClear.addEventListener('click', async () => {
+      await clearCache();
+      await this.refreshCache();
+    });
+    this.#setupDrop();
+    if (!cacheAvailable) this.#cacheSummary.textContent = 'Cached models (not available: this page is not in a secure context)';
+  }
+
+  get busy() {
+    return this.#busy;
+  }
+
+  async start() {
+    await this.refreshCache();
+    return this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
+  }
+
+  async refreshCache() {
+    this.#cached = await listCached().catch(() => []);
+    clear(this.#cacheList);
+    const total = this.#cached.reduce((n, c) => n + c.bytes, 0);
+    this.#cacheSummary.textContent = this.#cached.length
+      ? `Cached models (${this.#cached.length}, ${formatBytes(total)})`
+      : 'Cached models (none)';
+    if (!this.#cached.length) this.#cacheList.append(el('li', { className: 'muted small' }, 'Nothing cached yet: models downloaded from a URL are kept here.'));
+    for (const c of this.#cached) {
+      this.#cacheList.append(el('li', {},
+        el('span', { className: 'cache-url', title: c.url }, c.url),
+        el('span', { className: 'cache-size' }, formatBytes(c.bytes)),
+        el('button', {
+          type: 'button', className: 'secondary small-button', attrs: { 'aria-label': `Remove ${c.url} from the cache` },
+          on: { click: async () => { await removeCached(c.url); await this.refreshCache(); } },
+        }, 'Remove')));
+    }
+    this.#cacheClear.disabled = !this.#cached.length;
+    this.#fillSelect();
+  }
+
+  // Local files (from an input or a drop).
+  async openFiles(files, folder = null) {
+    let picked;
+    try {
+      picked = pickModelFiles(files, folder);
+    } catch (e) {
+      this.#showError(e.message);
+      return;
+    }
+    this.#localFiles = picked;
+    await this.#load(picked.files, picked.name, 'files');
+  }
+
+  // A URL or hub repository id typed by the person.
+  async openUrl(input) {
+    let dir;
+    try {
+      dir = modelDirectoryUrl(input);
+    } catch (e) {
+      this.#showError(e.message);
+      this.#urlInput.focus();
+      return;
+    }
+    await this.#loadRemote(dir);
+  }
+
+  #fillSelect() {
+    const options = [el('option', { value: 'shipped' }, `${SHIPPED.name} (shipped)`)];
+    for (const c of this.#cached) options.push(el('option', { value: `cached:${c.url}` }, `${shortUrl(c.url)} (cached, ${formatBytes(c.bytes)})`));
+    if (this.#localFiles) {
+      const { name } = this.#localFiles;
+      options.push(el('option', { value: 'files' }, name === 'local files' ? 'Local files' : `${name} (local files)`));
+    }
+    if (!options.some((o) => o.value === this.#current)) options.push(el('option', { value: this.#current }, `${this.#currentName} (loaded, not cached)`));
+    options.push(el('option', { value: 'action:files' }, 'Open files on this device…'));
+    options.push(el('option', { value: 'action:url' }, 'Download from a URL…'));
+    this.#select.replaceChildren(...options);
+    this.#select.value = this.#current;
+    if (this.#select.value !== this.#current) this.#select.value = 'shipped';
+  }
+
+  #picked() {
+    const value = this.#select.value;
+    this.#filesPanel.hidden = value !== 'action:files';
+    this.#urlPanel.hidden = value !== 'action:url';
+    if (value === 'action:files') return;
+    if (value === 'action:url') {
+      this.#urlInput.focus();
+      return;
+    }
+    if (value === this.#current) return;
+    if (value === 'shipped') this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
+    else if (value === 'files' && this.#localFiles) this.#load(this.#localFiles.files, this.#localFiles.name, 'files');
+    else if (value.startsWith('cached:')) this.#loadRemote(value.slice(7));
+  }
+
+  async #loadRemote(dir) {
+    const id = ++this.#loadId;
+    this.#setBusy(true);
+    this.#clearError();
+    this.#callbacks.onLoading(shortUrl(dir));
+    const cached = await readCached(dir).catch(() => null);
+    if (id !== this.#loadId) return;
+    if (cached) return this.#load(cached, shortUrl(dir), `cached:${dir}`, 'Reading from the cache…');
+    this.#download = new AbortController();
+    this.#urlCancel.hidden = false;
+    let result;
+    try {
+      result = await download(dir, {
+        signal: this.#download.signal,
+        onProgress: ({ file, loaded, total }) => this.#showProgress(`Downloading ${file}`, loaded, total),
+      });
+    } catch (e) {
+      this.#download = null;
+      this.#urlCancel.hidden = true;
+      this.#setBusy(false);
+      this.#hideProgress();
+      if (id !== this.#loadId) return;
+      const cancelled = e?.name === 'AbortError';
+      this.#fail(cancelled ? new Error('the download was cancelled') : e, shortUrl(dir));
+      return;
+    }
+    this.#download = null;
+    this.#urlCancel.hidden = true;
+    this.#setBusy(false);
+    await this.refreshCache();
+    if (result.cacheError) this.#showError(`The model was downloaded but could not be cached (${result.cacheError.message}); it will be downloaded again next time.`);
+    return this.#load(result.files, shortUrl(dir), result.cacheError ? `remote:${dir}` : `cached:${dir}`, 'Starting the engine…', Boolean(result.cacheError));
+  }
+
+  // source: URL or {config, weights, vocab, merges}; value: the select value it will have.
+  async #load(source, name, value, message = null, keepError = false) {
+    const id = ++this.#loadId;
+    this.#setBusy(true);
+    if (!keepError) this.#clearError();
+    this.#callbacks.onLoading(name);
+    this.#showProgress(message ?? `Loading ${name}`, 0, 0);
+    let model;
+    try {
+      model = await loadModel(source, {
+        worker: true,
+        onProgress: ({ loaded, total }) => {
+          if (id === this.#loadId) this.#showProgress(`Loading ${name}`, loaded, total);
+        },
+      });
+      const c = model.config;
+      if (!c.n_layer || !c.n_head) throw new Error('config.json does not give n_layer and n_head');
+    } catch (e) {
+      model?.dispose();
+      if (id !== this.#loadId) return;
+      this.#setBusy(false);
+      this.#hideProgress();
+      this.#fail(e, name);
+      return;
+    }
+    if (id !== this.#loadId) {   // another model was asked for meanwhile
+      model.dispose();
+      return;
+    }
+    this.#setBusy(false);
+    this.#hideProgress();
+    this.#current = value;
+    this.#currentName = name;
+    this.#filesPanel.hidden = this.#urlPanel.hidden = true;
+    this.#fillSelect();
+    performance.mark('glassbox:model-ready');
+    this.#callbacks.onLoaded(model, name);
+  }
+
+  #fail(error, name) {
+    const message = error?.message ?? String(error);
+    this.#showError(`Could not load “${name}”: ${message}`);
+    this.#select.value = this.#current;
+    this.#callbacks.onFailed(error, name);
+  }
+
+  #setBusy(busy) {
+    this.#busy = busy;
+    this.#select.disabled = busy;
+    this.#urlLoad.disabled = busy;
+    for (const id of ['model-files', 'model-folder']) $(id).disabled = busy;
+  }
+
+  #showProgress(label, loaded, total) {
+    this.#progress.hidden = false;
+    this.#progressLabel.textContent = label;
+    if (total > 0) {
+      this.#progressBar.max = total;
+      this.#progressBar.value = loaded;
+      this.#progressText.textContent = `${formatBytes(loaded)} of ${formatBytes(total)}`;
+    } else {
+      this.#progressBar.removeAttribute('value');   // indeterminate
+      this.#progressText.textContent = loaded ? formatBytes(loaded) : '';
+    }
+  }
+
+  #hideProgress() {
+    this.#progress.hidden = true;
+  }
+
+  #showError(message) {
+    this.#error.textContent = message;
+    this.#error.hidden = false;
+  }
+
+  #clearError() {
+    this.#error.textContent = '';
+    this.#error.hidden = true;
+  }
+
+  // Files or a folder dropped anywhere on the page open as a model.
+  #setupDrop() {
+    const overlay = $('drop-overlay'), zone = $('dropzone');
+    const hasFiles = (e) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
+    let depth = 0;
+    document.addEventListener('dragenter', (e) => {
+      if (!hasFiles(e)) return;
+      ++depth;
+      overlay.hidden = false;
+      zone.classList.add('active');
+    });
+    document.addEventListener('dragleave', () => {
+      if (--depth <= 0) {
+        depth = 0;
+        overlay.hidden = true;
+        zone.classList.remove('active');
+      }
+    });
+    document.addEventListener('dragover', (e) => {
+      if (!hasFiles(e)) return;
+      e.preventDefault();
+      e.dataTransfer.dropEffect = 'copy';
+    });
+    document.addEventListener('drop', async (e) => {
+      if (!hasFiles(e) && !e.dataTransfer?.files?.length) return;
+      e.preventDefault();
+      depth = 0;
+      overlay.hidden = true;
+      zone.classList.remove('active');
+      if (this.#busy) {
+        this.#showError('A model is still loading: drop the files again when it is done.');
+        return;
+      }
+      try {
+        const { files, folder } = await filesFromDataTransfer(e.dataTransfer);
+        await this.openFiles(files, folder);
+      } catch (err) {
+        this.#showError(`Could not read the dropped files: ${err.message}`);
+      }
+    });
+  }
+}
+
+function shortUrl(url) {
+  const m = /^https:\/\/(?:huggingface\.co|hf\.co)\/(.+?)\/resolve\/main\/$/.exec(url);
+  return m ? m[1] : url;
+}
