@@ -36,6 +36,38 @@ TEST(DType, BFloat16ToFloat) {
   EXPECT_TRUE(std::signbit(bf16_to_f32(0x8000)));
 }
 
+TEST(DType, FloatToHalfRoundsToNearestEven) {
+  // every finite half value converts back to itself
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const float f = f16_to_f32(static_cast<std::uint16_t>(h));
+    if (!std::isnan(f)) ASSERT_EQ(f32_to_f16(f), h) << std::hex << h;
+  }
+  EXPECT_EQ(f32_to_f16(1.0f + 0x1p-11f), 0x3c00);            // tie between 1 and 1+2^-10: even (1)
+  EXPECT_EQ(f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02);        // tie: even (1 + 2^-9)
+  EXPECT_EQ(f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01); // above the tie: up
+  EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);                   // the largest half
+  EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);                   // rounds to infinity
+  EXPECT_EQ(f32_to_f16(-INFINITY), 0xfc00);
+  EXPECT_EQ(f32_to_f16(0x1p-24f), 0x0001);                   // the smallest subnormal
+  EXPECT_EQ(f32_to_f16(0x1p-25f), 0x0000);                   // half of it: tie to even (0)
+  EXPECT_EQ(f32_to_f16(0x1.8p-25f), 0x0001);                 // above the tie
+  EXPECT_EQ(f32_to_f16(-0.0f), 0x8000);
+  EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(NAN))));
+}
+
+TEST(DType, FloatToBFloat16RoundsToNearestEven) {
+  EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);             // tie: even
+  EXPECT_EQ(f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);         // tie: even
+  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);  // above the tie
+  EXPECT_EQ(f32_to_bf16(INFINITY), 0x7f80);
+  EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(NAN))));
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {               // every bf16 value converts back to itself
+    const float f = bf16_to_f32(static_cast<std::uint16_t>(h));
+    if (!std::isnan(f)) ASSERT_EQ(f32_to_bf16(f), h) << std::hex << h;
+  }
+}
+
 TEST(DType, WholeTensorsAtAnyAlignment) {
   // Bytes at an odd offset: conversion must not assume alignment.
   const unsigned char raw[] = {0xff, 0x00, 0x3c, 0x00, 0xc0, 0x00, 0x7c};

@@ -87,6 +87,7 @@ std::vector<TokenProbability> most_probable(std::span<const float> logits, int n
     if (std::isnan(l) || l == INFINITY) throw InvalidArgument("a logit is NaN or infinite: the model's weights are broken");
     max = std::max(max, double(l));
   }
+  if (max == -INFINITY && !logits.empty()) throw InvalidArgument("every logit is -inf: no token is possible");
   double sum = 0;
   for (float l : logits) sum += std::exp(double(l) - max);
   std::vector<std::int32_t> ids(logits.size());

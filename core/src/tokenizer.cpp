@@ -176,6 +176,15 @@ std::string Tokenizer::decode(std::span<const std::int32_t> ids) const {
   return unicode::replace_invalid_utf8(bytes);
 }
 
+std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  for (std::size_t pos = 0; pos < text.size();) {
+    const int n = unicode::decode_utf8(text, pos).length;
+    if (n == 0) return pos;
+    pos += static_cast<std::size_t>(n);
+  }
+  return std::nullopt;
+}
+
 int Tokenizer::vocab_size() const { return static_cast<int>(impl_->bytes_of.size()); }
 
 std::optional<std::int32_t> Tokenizer::special_token(std::string_view name) const {

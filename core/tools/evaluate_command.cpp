@@ -44,6 +44,7 @@ int run_evaluate(const std::string& model_dir, const std::vector<std::string>& f
       ++predicted;
     }
   }
+  if (bytes == 0) throw InvalidArgument("the text has no bytes to predict besides <|endoftext|> markers");
   const double loss = nats / double(predicted);
   const nlohmann::json result = {{"tokens", predicted},
                                  {"bytes", bytes},

@@ -320,6 +320,8 @@ int main(int argc, char** argv) {
     return run_train_tokenizer(files, vocab_size, out_dir);
   } catch (const glassbox::Error& e) {
     std::fprintf(stderr, "glassbox: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "glassbox: error: out of memory (try a smaller model, batch or text)\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "glassbox: internal error: %s\n", e.what());
   }

@@ -15,8 +15,14 @@ std::vector<fs::path> list_files(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (fs::is_directory(a)) {
       std::vector<fs::path> inside;
-      for (const auto& e : fs::recursive_directory_iterator(a))
-        if (e.is_regular_file()) inside.push_back(e.path());
+      // hidden files and folders (.git, .DS_Store) are not text to train on
+      for (auto it = fs::recursive_directory_iterator(a); it != fs::recursive_directory_iterator(); ++it) {
+        if (it->path().filename().string().front() == '.') {
+          if (it->is_directory()) it.disable_recursion_pending();
+          continue;
+        }
+        if (it->is_regular_file()) inside.push_back(it->path());
+      }
       std::sort(inside.begin(), inside.end());
       if (inside.empty()) throw Error(a + ": the folder has no files");
       files.insert(files.end(), inside.begin(), inside.end());

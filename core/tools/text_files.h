@@ -10,7 +10,8 @@
 
 namespace glassbox {
 
-// The files named: each a file, or a folder whose regular files are taken in name order.
+// The files named: each a file, or a folder whose regular files (not hidden ones) are taken in
+// name order.
 // Throws Error for a name that is neither, or an empty folder.
 std::vector<std::filesystem::path> list_files(const std::vector<std::string>& args);
 

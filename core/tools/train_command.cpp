@@ -1,7 +1,8 @@
 // `glassbox train`: learns (or reuses) a BPE vocabulary, then trains a model of the chosen shape
 // from scratch, with periodic evaluation on held-out text, atomic checkpoints and --resume.
 //
-// The output directory is always a loadable model (config.json, model.safetensors, vocab.json,
+// Nothing is written until every setting and the text have been checked; from the first checkpoint
+// on, the output directory is a loadable model (config.json, model.safetensors, vocab.json,
 // merges.txt, rewritten at every checkpoint) plus:
 //   checkpoint.safetensors   parameters, AdamW state, step, options (glassbox::Trainer)
 //   training_log.jsonl       one JSON object per logged step / evaluation (plots, model cards)
@@ -20,6 +21,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "../src/atomic_file.h"
 #include "glassbox/error.h"
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
@@ -84,9 +86,10 @@ class Log {   // training_log.jsonl, kept consistent with the checkpoint on resu
         if (!j.is_discarded() && j.value("step", 0) <= resume_step && !j.contains("final")) kept.push_back(line);
       }
     }
-    out_.open(path, std::ios::trunc);
-    for (const auto& l : kept) out_ << l << '\n';
-    out_.flush();
+    std::string text;
+    for (const auto& l : kept) text += l + '\n';
+    write_file_atomically(path, text);   // the kept lines, then append
+    out_.open(path, std::ios::app);
     if (!out_) throw Error("cannot write " + path.string());
   }
   void write(const nlohmann::json& j) {
@@ -110,6 +113,7 @@ DType dtype_of(const std::string& name) {
 
 void add_train_command(CLI::App& app, TrainCommand& c) {
   auto* t = app.add_subcommand("train", "train a GPT from scratch on text files (Hugging Face model directory out)");
+  c.command = t;
   t->add_option("text", c.inputs, "training text: UTF-8 files, or folders of them")->required();
   t->add_option("-o,--output", c.output, "model directory to write (and checkpoint to)")->required();
   t->add_flag("--resume", c.resume, "continue from OUTPUT/checkpoint.safetensors (same text; options from the checkpoint)");
@@ -171,79 +175,159 @@ TrainingOptions make_options(const TrainCommand& c) {
   return o;
 }
 
+// On --resume the run's settings come from its checkpoint: the same command line with --resume
+// added is fine, but an option given with another value than the run's is an error, not ignored.
+void check_unchanged(const TrainCommand& c, const Trainer& t) {
+  const ModelConfig& m = t.config();
+  const TrainingOptions& o = t.options();
+  const TrainingOptions given = make_options(c);
+  const std::pair<const char*, bool> same[] = {
+      {"--arch", c.arch == m.architecture_name()}, {"--n-layer", c.n_layer == m.n_layer},
+      {"--n-embd", c.n_embd == m.n_embd}, {"--n-head", c.n_head == m.n_head},
+      {"--n-positions", c.n_positions == m.n_positions}, {"--steps", given.steps == o.steps},
+      {"--batch-size", given.batch_size == o.batch_size}, {"--seq-len", given.seq_len == o.seq_len},
+      {"--lr", given.learning_rate == o.learning_rate}, {"--min-lr", given.min_learning_rate == o.min_learning_rate},
+      {"--warmup", given.warmup_steps == o.warmup_steps}, {"--weight-decay", given.weight_decay == o.weight_decay},
+      {"--grad-clip", given.grad_clip == o.grad_clip}, {"--dropout", given.dropout == o.dropout},
+      {"--seed", given.seed == o.seed}, {"--threads", given.threads == o.threads},
+      {"--valid-fraction", !t.checkpoint_extra().count("valid_fraction") ||
+                               std::atof(t.checkpoint_extra().at("valid_fraction").c_str()) == c.valid_fraction}};
+  for (const auto& [name, equal] : same)
+    if (c.command && c.command->count(name) && !equal)
+      throw InvalidArgument(std::string(name) + " cannot change when resuming: the run's settings are in its checkpoint");
+}
+
+struct Document {
+  fs::path file;
+  std::string text;
+};
+
+std::vector<Document> read_documents(const std::vector<fs::path>& files) {
+  std::vector<Document> docs;
+  for (const auto& f : files) docs.push_back({f, read_text(f)});
+  return docs;
+}
+
+// Without --valid: the last `fraction` of the training text's bytes (cut at a line start) becomes
+// the held-out document, before the vocabulary is learned, so that nothing of it is seen in training.
+Document hold_out(std::vector<Document>& docs, double fraction) {
+  std::size_t total = 0;
+  for (const auto& d : docs) total += d.text.size();
+  std::size_t want = static_cast<std::size_t>(double(total) * fraction);
+  std::string held;
+  while (want > 0 && !docs.empty()) {
+    std::string& t = docs.back().text;
+    if (t.size() <= want) {   // the whole last document
+      held = t + (held.empty() ? "" : "\n" + held);
+      want -= t.size();
+      docs.pop_back();
+      continue;
+    }
+    std::size_t cut = t.rfind('\n', t.size() - want);
+    cut = cut == std::string::npos ? t.size() - want : cut + 1;
+    held = t.substr(cut) + (held.empty() ? "" : "\n" + held);
+    t.resize(cut);
+    break;
+  }
+  return {"(the last part of the training text)", held};
+}
+
+std::vector<std::int32_t> encode_documents(const Tokenizer& tok, const std::vector<Document>& docs) {
+  std::vector<std::int32_t> ids;
+  const auto eot = tok.special_token("<|endoftext|>");
+  for (const auto& d : docs) {
+    if (d.text.empty()) continue;
+    if (!ids.empty() && eot) ids.push_back(*eot);
+    try {
+      const auto part = tok.encode(d.text);
+      ids.insert(ids.end(), part.begin(), part.end());
+    } catch (const InvalidArgument& e) {
+      throw Error(d.file.string() + ": " + e.what());
+    }
+  }
+  return ids;
+}
+
 int run_train(const TrainCommand& c) {
   const fs::path out = c.output;
   const fs::path checkpoint = out / "checkpoint.safetensors";
   if (c.checkpoint_every < 1) throw InvalidArgument("--checkpoint-every must be at least 1");
   if (c.eval_every < 0 || c.eval_tokens < 0) throw InvalidArgument("--eval-every and --eval-tokens must not be negative");
   if (c.pause_at < 0 || !(c.time_limit >= 0)) throw InvalidArgument("--pause-at and --time-limit must not be negative");
-  if (!c.resume && fs::exists(checkpoint))
-    throw Error(checkpoint.string() + " exists: pass --resume to continue that run, or choose another --output");
-  if (c.resume && !fs::exists(checkpoint)) throw Error(checkpoint.string() + ": no checkpoint to resume from");
-  const auto train_files = list_files(c.inputs);
-  const auto valid_files = list_files(c.valid);
   if (!(c.valid_fraction >= 0 && c.valid_fraction < 1)) throw InvalidArgument("--valid-fraction must be in [0, 1)");
+  if (c.resume) {
+    if (!fs::exists(checkpoint)) throw Error(checkpoint.string() + ": no checkpoint to resume from");
+  } else {
+    if (fs::exists(checkpoint))
+      throw Error(checkpoint.string() + " exists: pass --resume to continue that run, or choose another --output");
+    if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+      throw Error(out.string() + " exists and is not an empty folder: choose a new --output (nothing there is overwritten)");
+  }
+  std::vector<Document> train_docs = read_documents(list_files(c.inputs));
+  std::vector<Document> valid_docs = read_documents(list_files(c.valid));
 
-  // 1. The run: new (every setting checked before any work is done), or from the checkpoint.
+  // 1. The run: from the checkpoint, or new (every setting checked before any work is done).
   std::optional<Trainer> trainer;
   std::optional<Tokenizer> reused;
   if (c.resume) {
     trainer.emplace(Trainer::from_checkpoint(checkpoint));
+    check_unchanged(c, *trainer);
   } else {
     if (!c.tokenizer_dir.empty()) reused.emplace(Tokenizer::load(c.tokenizer_dir));
     make_options(c).validate(make_config(c, reused ? reused->vocab_size() : c.vocab_size));
   }
-  const auto& extra = c.resume ? trainer->checkpoint_extra() : std::map<std::string, std::string>{};
-  // the dtype to save in: given, or the one the run was started with
+  const std::map<std::string, std::string> extra = c.resume ? trainer->checkpoint_extra() : std::map<std::string, std::string>{};
   const std::string dtype_name = !c.save_dtype.empty() ? c.save_dtype : extra.count("save_dtype") ? extra.at("save_dtype") : "f32";
   const DType save_dtype = dtype_of(dtype_name);
+  const double valid_fraction = c.resume && extra.count("valid_fraction") ? std::atof(extra.at("valid_fraction").c_str())
+                                                                          : c.valid_fraction;
+  if (valid_docs.empty() && valid_fraction > 0) valid_docs.push_back(hold_out(train_docs, valid_fraction));
 
-  // 2. The tokenizer: reused, or learned from the training text alone (never the held-out text).
-  fs::create_directories(out);
-  if (!c.resume) {
-    TokenizerFiles files;
-    if (reused) {
-      files.vocab_json = read_text(fs::path(c.tokenizer_dir) / "vocab.json");
-      files.merges_txt = read_text(fs::path(c.tokenizer_dir) / "merges.txt");
-    } else {
-      std::string text;
-      for (const auto& f : train_files) text += read_text(f);
-      TokenizerTrainingOptions options;
-      options.vocab_size = c.vocab_size;
-      std::fprintf(stderr, "glassbox: learning a vocabulary of %d tokens from %zu bytes\n", c.vocab_size, text.size());
-      files = train_tokenizer(text, options);
+  // 2. The tokenizer: the run's own, reused, or learned from the training text (never the held-out text).
+  TokenizerFiles files;
+  if (c.resume) {
+    files.vocab_json = read_text(out / "vocab.json");
+    files.merges_txt = read_text(out / "merges.txt");
+  } else if (reused) {
+    files.vocab_json = read_text(fs::path(c.tokenizer_dir) / "vocab.json");
+    files.merges_txt = read_text(fs::path(c.tokenizer_dir) / "merges.txt");
+  } else {
+    std::string text;
+    for (const auto& d : train_docs) {
+      if (auto bad = first_invalid_utf8(d.text))
+        throw Error(d.file.string() + ": not valid UTF-8 at byte " + std::to_string(*bad));
+      text += d.text;
     }
-    save_tokenizer(files, out);
+    TokenizerTrainingOptions options;
+    options.vocab_size = c.vocab_size;
+    std::fprintf(stderr, "glassbox: learning a vocabulary of %d tokens from %zu bytes\n", c.vocab_size, text.size());
+    files = train_tokenizer(text, options);
   }
-  const Tokenizer tok = Tokenizer::load(out);
+  const Tokenizer tok = Tokenizer::from_strings(files.vocab_json, files.merges_txt);
 
-  // 3. The token streams.
-  std::vector<std::int32_t> train = encode_files(tok, train_files);
-  std::vector<std::int32_t> valid;
-  if (!valid_files.empty()) {
-    valid = encode_files(tok, valid_files);
-  } else if (c.valid_fraction > 0) {
-    const auto cut = train.size() - static_cast<std::size_t>(double(train.size()) * c.valid_fraction);
-    valid.assign(train.begin() + cut, train.end());
-    train.resize(cut);
-  }
+  // 3. The token streams, checked before anything is written.
+  const std::vector<std::int32_t> train = encode_documents(tok, train_docs);
+  const std::vector<std::int32_t> valid = encode_documents(tok, valid_docs);
   const std::string data_id = std::to_string(fingerprint(train)) + "/" + std::to_string(fingerprint(valid));
-
+  const int seq_len = c.resume ? trainer->options().seq_len : c.seq_len;
+  if (train.size() < static_cast<std::size_t>(seq_len) + 1)
+    throw Error("the training text has " + std::to_string(train.size()) + " tokens, too few for sequences of " +
+                std::to_string(seq_len) + " (give more text or a smaller --seq-len)");
+  if (valid.size() == 1) throw Error("the validation text has a single token: nothing to predict");
   double elapsed_before = 0;   // training seconds of earlier sessions of this run
   if (c.resume) {
     if (extra.count("data") && extra.at("data") != data_id)
       throw Error("the text differs from the text " + checkpoint.string() + " was trained on; resume with the same files");
-    if (extra.count("elapsed")) elapsed_before = std::stod(extra.at("elapsed"));
+    if (extra.count("elapsed")) elapsed_before = std::atof(extra.at("elapsed").c_str());
   } else {
     ModelConfig config = make_config(c, tok.vocab_size());   // the learned vocabulary may be smaller than asked
     if (auto eot = tok.special_token("<|endoftext|>")) config.eos_token_ids = {*eot};
     trainer.emplace(config, make_options(c));
+    fs::create_directories(out);
+    save_tokenizer(files, out);
   }
   const TrainingOptions& o = trainer->options();
   const ModelConfig& cfg = trainer->config();
-  if (train.size() < static_cast<std::size_t>(o.seq_len) + 1)
-    throw Error("the training text has " + std::to_string(train.size()) + " tokens, too few for sequences of " +
-                std::to_string(o.seq_len));
   std::fprintf(stderr, "glassbox: %s, %d layers, %d wide, %d heads, context %d, vocabulary %d: %.2fM parameters\n",
                std::string(cfg.architecture_name()).c_str(), cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_positions,
                cfg.vocab_size, trainer->parameter_count() / 1e6);
@@ -262,7 +346,8 @@ int run_train(const TrainCommand& c) {
     trainer->save_model(out, save_dtype);
     trainer->save_checkpoint(checkpoint, {{"data", data_id},
                                           {"elapsed", std::to_string(elapsed_before + seconds())},
-                                          {"save_dtype", dtype_name}});
+                                          {"save_dtype", dtype_name},
+                                          {"valid_fraction", std::to_string(valid_fraction)}});
   };
   auto evaluate = [&](long max_tokens) {
     const Validation v = validate(*trainer, tok, valid, max_tokens);

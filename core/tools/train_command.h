@@ -6,6 +6,7 @@
 #include <vector>
 
 struct TrainCommand {
+  CLI::App* command = nullptr;       // the subcommand, to tell which options were given
   std::vector<std::string> inputs;   // text files or folders of them
   std::vector<std::string> valid;    // held-out text; default: the end of the training text
   double valid_fraction = 0.1;

@@ -53,6 +53,10 @@ class Tokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
+// The byte offset of the first byte that does not start valid UTF-8 (RFC 3629: no overlong forms,
+// no surrogates), or nothing if all of `text` is valid.
+std::optional<std::size_t> first_invalid_utf8(std::string_view text);
+
 // Turns a stream of ids into text that only ever contains whole UTF-8 characters: a token that
 // ends inside a character is held back until the character completes (emoji span several
 // tokens). Invalid bytes become U+FFFD.

@@ -13,11 +13,13 @@
 // then cosine decay to min_learning_rate), and an AdamW update with weight decay on the matrices.
 // The loss is the mean cross-entropy of predicting each next token, in nats.
 //
-// Everything is deterministic for the same options (threads included): a run that is stopped,
-// saved with save_checkpoint and continued with from_checkpoint computes exactly the same
-// parameters as one that never stopped. Native builds only (not part of the WebAssembly module).
+// Everything is deterministic for the same options (threads included) and the same build on the
+// same CPU (Eigen's kernels depend on the instruction set): a run that is stopped, saved with
+// save_checkpoint and continued with from_checkpoint computes exactly the same parameters as one
+// that never stopped. Native builds only (not part of the WebAssembly module).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -76,9 +78,11 @@ struct StepResult {
 struct EvalResult {
   double loss_sum = 0;     // nats, summed over the predicted tokens
   std::int64_t tokens = 0; // tokens predicted
-  double loss() const { return tokens ? loss_sum / double(tokens) : 0.0; }
+  double loss() const { return tokens ? loss_sum / double(tokens) : NAN; }   // NaN: nothing predicted
 };
 
+// Not thread-safe: one Trainer is used from one thread at a time (it runs its own threads inside
+// a step, and evaluate() reuses the same workspaces).
 class Trainer {
  public:
   // A new model with GPT-2's initialisation drawn from options.seed. Throws InvalidArgument.
@@ -104,8 +108,8 @@ class Trainer {
   // B windows per forward pass; at most max_tokens predictions (0: all).
   EvalResult evaluate_stream(std::span<const std::int32_t> stream, int T, int B, std::int64_t max_tokens = 0) const;
 
-  // The gradient of the mean loss of a batch at the current parameters, without clipping or
-  // update, by tensor name (tests and tools).
+  // The gradient of the mean loss of a batch at the current parameters, with the dropout masks
+  // the next train_step would use, without clipping or update, by tensor name (tests and tools).
   std::map<std::string, std::vector<float>> gradients(std::span<const std::int32_t> inputs,
                                                       std::span<const std::int32_t> targets, int B, int T) const;
 

@@ -27,13 +27,13 @@ struct Workspace {
   struct Block {
     std::vector<Real> x_in;                // (N,C)    input of the block
     std::vector<Real> a_in;                // (N,C)    input of attention (gpt2: ln_1(x_in))
-    std::vector<Real> ln1_mean, ln1_rstd;  // (N)
+    std::vector<Real> ln1_mean, ln1_rstd;  // (N)      statistics of ln_1's input (gpt2: x_in; openai-gpt: s1)
     std::vector<Real> qkv;                 // (N,3C)
     std::vector<Real> probs;               // (b,H,T,T) attention probabilities, 0 above the diagonal
     std::vector<Real> heads;               // (N,C)    attention output before c_proj
     std::vector<Real> s1;                  // (N,C)    x_in + attention branch
     std::vector<Real> m_in;                // (N,C)    input of the MLP
-    std::vector<Real> ln2_mean, ln2_rstd;  // (N)
+    std::vector<Real> ln2_mean, ln2_rstd;  // (N)      statistics of ln_2's input (gpt2: s1; openai-gpt: s2)
     std::vector<Real> fc_pre, fc_act;      // (N,F)    MLP hidden layer before / after the activation
     std::vector<Real> s2;                  // (N,C)    m_in or s1 + MLP branch
     std::vector<Real> attn_mask, mlp_mask; // (N,C)    dropout multipliers of the two branches

@@ -1,6 +1,7 @@
 // A small, fully specified random number generator for training (initialisation, batch
 // sampling): the same numbers on every platform and standard library, which std::normal_distribution
-// does not promise, so that a run can be reproduced and resumed anywhere.
+// does not promise, so that the initialisation, the batches and the dropout masks of a run do not
+// depend on the standard library.
 #pragma once
 
 #include <cmath>

@@ -41,6 +41,7 @@ void TrainingOptions::validate(const ModelConfig& c) const {
   if (!finite(grad_clip) || grad_clip < 0) fail("gradient clip must be a number >= 0 (0: off)");
   if (!finite(dropout) || dropout < 0 || dropout >= 1) fail("dropout must be in [0, 1)");
   if (threads < 1 || threads > 256) fail("threads must be 1..256, got " + std::to_string(threads));
+  if (double(batch_size) * seq_len > (1 << 24)) fail("batch size x sequence length must be at most 16M tokens");
 }
 
 std::string TrainingOptions::to_json() const {
@@ -88,7 +89,9 @@ void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint6
   if (stream.size() < static_cast<std::size_t>(T) + 1)
     throw InvalidArgument("the training text has " + std::to_string(stream.size()) + " tokens; windows of " +
                           std::to_string(T + 1) + " need at least that many (use a shorter sequence length)");
-  training::Random rng(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(step) + 1);
+  // Both hashed: seeds s and s+1 must not give shifted copies of one stream (SplitMix64 steps its
+  // state by a constant, so a state built as seed * constant + step would).
+  training::Random rng(training::Random(seed).next() ^ training::Random(~static_cast<std::uint64_t>(step)).next());
   const std::uint64_t starts = stream.size() - static_cast<std::size_t>(T);   // offsets 0 .. size-T-1
   inputs.resize(std::size_t(B) * T);
   targets.resize(std::size_t(B) * T);
@@ -352,8 +355,9 @@ Trainer Trainer::from_checkpoint(const std::filesystem::path& file) {
   try {
     impl->step = std::stoi(get("step"));
   } catch (const std::logic_error&) {
-    throw ModelFormatError(st.source(), "bad step \"" + get("step") + "\"");
+    impl->step = -1;
   }
+  if (impl->step < 0 || impl->step > options.steps) throw ModelFormatError(st.source(), "bad step \"" + get("step") + "\"");
   for (const auto& [k, v] : meta)
     if (k.rfind("extra.", 0) == 0) impl->extra[k.substr(6)] = v;
   const std::size_t n = impl->layout.size();
