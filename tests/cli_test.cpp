@@ -37,6 +37,19 @@ TEST(Cli, ForwardPrintsLogitsAndAttentionAsJson) {
   EXPECT_FALSE(run_cli({"forward", "-m", model("openai-gpt"), "--tokens", "1,2"}).out.find("attention") != std::string::npos);
 }
 
+// The model the project ships (web/models/brown-small) is what the CLI runs without -m.
+TEST(Cli, RunsTheShippedModelByDefault) {
+  const auto g = run_cli({"generate", "-p", "The jury said", "-n", "20", "--seed", "1", "--temperature", "0.8"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_GT(g.out.size(), 20u) << g.out;
+  EXPECT_NE(g.err.find("20 tokens"), std::string::npos) << g.err;
+  const auto t = run_cli({"tokenize"}, "The jury said");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const auto ids = nlohmann::json::parse(t.out);
+  EXPECT_GE(ids.size(), 2u);
+  EXPECT_LE(ids.size(), 4u);   // a vocabulary learned from English: common words are single tokens
+}
+
 TEST(Cli, GenerateGreedyPrintsTheReferenceIds) {
   const auto g = test::read_json(fixture_dir("gpt2-bf16") / "expected.json")["greedy"];
   std::string prompt, want;
