@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "dtype.h"
+#include "glassbox/error.h"
 
 namespace glassbox {
 namespace {
@@ -77,6 +80,32 @@ TEST(DType, WholeTensorsAtAnyAlignment) {
   EXPECT_EQ(out[0], 1.0f);
   EXPECT_EQ(out[1], -2.0f);
   EXPECT_EQ(out[2], INFINITY);
+}
+
+TEST(DType, TransposedTensorsOfEveryDType) {
+  // A (37, 70) matrix: sizes that are not multiples of the 32 x 32 tiles, at an odd offset.
+  const std::int64_t rows = 37, cols = 70;
+  for (const DType dtype : {DType::F32, DType::F16, DType::BF16}) {
+    const std::size_t width = dtype == DType::F32 ? 4 : 2;
+    std::vector<std::byte> raw(1 + rows * cols * width);
+    for (std::int64_t i = 0; i < rows * cols; ++i) {
+      const float v = static_cast<float>(i % 200) - 100.0f;   // exact in every dtype (bf16: 8 bits)
+      if (dtype == DType::F32) {
+        std::memcpy(raw.data() + 1 + 4 * i, &v, 4);
+      } else {
+        const std::uint16_t h = dtype == DType::F16 ? f32_to_f16(v) : f32_to_bf16(v);
+        std::memcpy(raw.data() + 1 + 2 * i, &h, 2);
+      }
+    }
+    TensorInfo t{"w", dtype, {rows, cols}, rows * cols, std::span(raw).subspan(1)};
+    std::vector<float> out(rows * cols);
+    to_f32_transposed(t, rows, cols, out.data());
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c)
+        ASSERT_EQ(out[c * rows + r], static_cast<float>((r * cols + c) % 200) - 100.0f) << dtype_name(dtype) << " " << r << "," << c;
+  }
+  TensorInfo wrong{"w", DType::F32, {4}, 4, {}};
+  EXPECT_THROW(to_f32_transposed(wrong, 3, 2, nullptr), Error);
 }
 
 }  // namespace

@@ -22,8 +22,14 @@ export interface ModelFiles {
 export interface LoadOptions {
   /** Bytes of model.safetensors loaded so far, of the total (Content-Length; loaded when unknown). */
   onProgress?: (progress: { loaded: number; total: number }) => void;
-  /** Run the engine in a Web Worker (browser) or worker thread (Node); the API stays the same. */
+  /** Run the engine in a Web Worker (browser) or worker thread (Node); the API stays the same. The worker
+   *  downloads/reads the files itself, so a large model never blocks the page's thread. */
   worker?: boolean;
+  /** Cancels the load (the download, or the worker); the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** For a URL source: keep the files with the Cache API (true: the cache "glassbox-models", or a
+   *  cache name) and read them from there next time. Needs a secure context (https or localhost). */
+  cache?: boolean | string;
 }
 
 export interface ForwardResult {
@@ -66,6 +72,10 @@ export interface GenerateResult {
 
 export interface Model {
   readonly config: ModelConfig;
+  /** With { cache }: true when the files came from the cache instead of the network. */
+  readonly fromCache?: boolean;
+  /** With { cache }: why the downloaded files could not be stored (e.g. the quota); the model works. */
+  readonly cacheError?: string;
   tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
   detokenize(ids: ArrayLike<number>): Promise<string>;
   forward(ids: ArrayLike<number>, options?: { attention?: boolean }): Promise<ForwardResult>;
@@ -75,3 +85,12 @@ export interface Model {
 
 /** source: a model directory (URL in the browser; path or file: URL in Node) or its files. */
 export function loadModel(source: string | URL | ModelFiles, options?: LoadOptions): Promise<Model>;
+
+/** The files of a model directory: config.json, model.safetensors, vocab.json, merges.txt. */
+export const MODEL_FILES: readonly string[];
+
+/** The model directories in a cache (default "glassbox-models"), with their size in bytes. */
+export function listCachedModels(cache?: true | string): Promise<{ url: string; bytes: number }[]>;
+
+/** Removes one directory's files from the cache (url as listCachedModels gives it), or everything. */
+export function removeCachedModels(url?: string | null, cache?: true | string): Promise<void>;

@@ -6,123 +6,30 @@
 //
 // Every method is async, so the same code works with the engine in this thread or in a worker.
 // Errors are rejected promises with an Error whose message says what to fix.
-import { LocalModel } from './engine.mjs';
+import { cacheName, checkSource, readModelFiles } from './model-source.mjs';
+
+export { listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
-const FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
 
 // source: a model directory (URL in the browser, path or file: URL in Node), or the files
 // themselves: {config, weights, vocab, merges} as ArrayBuffer, typed array, Blob/File or string.
-export async function loadModel(source, { onProgress, worker = false } = {}) {
-  const files = await readSource(source, onProgress);
-  if (!worker) return LocalModel.load(files);
-  return WorkerModel.load(files);
-}
-
-// --- reading the four files
-
-async function readSource(source, onProgress) {
-  if (source === null || source === undefined) throw new TypeError('loadModel needs a model directory or {config, weights, vocab, merges}');
-  if (typeof source === 'string' || source instanceof URL) {
-    return isNode && !/^https?:/.test(String(source)) ? readDirectoryNode(source, onProgress) : readDirectoryUrl(source, onProgress);
-  }
-  if (typeof source !== 'object' || !('config' in source) || !('weights' in source))
-    throw new TypeError('loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)');
-  const total = byteLength(source.weights);
-  const files = {
-    config: await asText(source.config, 'config'),
-    weights: await asBytes(source.weights, 'weights'),
-    vocab: source.vocab === undefined ? undefined : await asText(source.vocab, 'vocab'),
-    merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges'),
-  };
-  onProgress?.({ loaded: total, total });
-  return files;
-}
-
-function byteLength(x) {
-  return x?.byteLength ?? x?.size ?? 0;
-}
-
-async function asBytes(x, what) {
-  if (x instanceof ArrayBuffer) return new Uint8Array(x);
-  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-  if (typeof Blob !== 'undefined' && x instanceof Blob) return new Uint8Array(await x.arrayBuffer());
-  throw new TypeError(`loadModel: "${what}" must be an ArrayBuffer, a typed array or a Blob/File`);
-}
-
-async function asText(x, what) {
-  if (typeof x === 'string') return x;
-  return new TextDecoder('utf-8', { fatal: false }).decode(await asBytes(x, what));
-}
-
-async function readDirectoryNode(dir, onProgress) {
-  const { readFile, stat } = await import('node:fs/promises');
-  const { fileURLToPath } = await import('node:url');
-  const path = await import('node:path');
-  const base = dir instanceof URL || String(dir).startsWith('file:') ? fileURLToPath(dir) : String(dir);
-  const read = async (name, optional) => {
-    try {
-      return await readFile(path.join(base, name));
-    } catch (e) {
-      if (optional && e.code === 'ENOENT') return undefined;
-      throw new Error(`cannot read ${path.join(base, name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
-    }
-  };
-  const info = await stat(base).catch(() => null);
-  if (!info?.isDirectory()) throw new Error(`${base} is not a model directory (config.json, model.safetensors, vocab.json, merges.txt)`);
-  const config = await read('config.json');
-  const weights = await read('model.safetensors');
-  onProgress?.({ loaded: weights.length, total: weights.length });
-  const vocab = await read('vocab.json', true);
-  const merges = await read('merges.txt', true);
-  return { config: config.toString('utf8'), weights, vocab: vocab?.toString('utf8'), merges: merges?.toString('utf8'), owned: true };
-}
-
-async function readDirectoryUrl(dir, onProgress) {
-  const base = new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
-  const get = async (name, optional) => {
-    let response;
-    try {
-      response = await fetch(new URL(name, base));
-    } catch (e) {
-      throw new Error(`cannot download ${new URL(name, base)}: ${e.message}`);
-    }
-    if (optional && response.status === 404) return undefined;
-    if (!response.ok) throw new Error(`cannot download ${new URL(name, base)}: HTTP ${response.status}`);
-    return response;
-  };
-  const config = await (await get('config.json')).text();
-  const weights = await readWithProgress(await get('model.safetensors'), onProgress);
-  const vocab = await (await get('vocab.json', true))?.text();
-  const merges = await (await get('merges.txt', true))?.text();
-  return { config, weights, vocab, merges, owned: true };
-}
-
-// Streams a download into one buffer, reporting bytes as they arrive.
-async function readWithProgress(response, onProgress) {
-  const total = Number(response.headers.get('content-length')) || 0;
-  if (!response.body) {
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    onProgress?.({ loaded: bytes.length, total: bytes.length });
-    return bytes;
-  }
-  const chunks = [];
-  let loaded = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    loaded += value.length;
-    onProgress?.({ loaded, total: total || loaded });
-  }
-  const bytes = new Uint8Array(loaded);
-  let offset = 0;
-  for (const c of chunks) {
-    bytes.set(c, offset);
-    offset += c.length;
-  }
-  return bytes;
+// options: onProgress({loaded, total}) in bytes of model.safetensors; worker: run the engine in a
+// worker; signal: an AbortSignal that cancels the load; cache: true or a cache name, to keep a model
+// read from a URL with the Cache API and read it from there next time.
+export async function loadModel(source, { onProgress, worker = false, signal, cache } = {}) {
+  checkSource(source);
+  cacheName(cache);   // throws for a bad value before anything starts
+  signal?.throwIfAborted();
+  if (worker) return WorkerModel.load(source, { onProgress, signal, cache });
+  // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
+  // worker never downloads them twice.
+  const { LocalModel } = await import('./engine.mjs');
+  const files = await readModelFiles(source, { onProgress, signal, cache });
+  const model = await LocalModel.load(files);
+  if (files.fromCache) model.fromCache = true;
+  if (files.cacheError) model.cacheError = files.cacheError;
+  return model;
 }
 
 // --- the same API with the engine in a worker (a Web Worker, or a worker thread in Node)
@@ -133,7 +40,9 @@ class WorkerModel {
   #nextId = 1;
   #generating = false;
 
-  static async load(files) {
+  // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
+  // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
+  static async load(source, { onProgress, signal, cache }) {
     const model = new WorkerModel();
     const url = new URL('./worker.mjs', import.meta.url);
     if (isNode) {
@@ -144,15 +53,22 @@ class WorkerModel {
     } else {
       model.#worker = new Worker(url, { type: 'module' });
       model.#worker.onmessage = (e) => model.#receive(e.data);
-      model.#worker.onerror = (e) => model.#failAll(new Error(`the glassbox worker failed: ${e.message}`));
+      model.#worker.onerror = (e) => model.#failAll(new Error(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
     }
-    // Bytes we downloaded or read ourselves move to the worker without a copy; the caller's own
-    // buffer is copied, so that it stays usable.
-    const weights = files.owned ? files.weights : files.weights.slice();
+    if (!isNode && (typeof source === 'string' || source instanceof URL)) source = new URL(source, globalThis.location?.href).href;
+    if (source instanceof URL) source = source.href;
+    // Cancelling a load ends the worker: its download and its copies go with it.
+    const cancelled = new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
     try {
-      model.config = await model.#call('load', { ...files, weights, owned: undefined }, [weights.buffer]);
+      const loaded = model.#call('load', { source, cache }, [], onProgress);
+      const result = await Promise.race([loaded, cancelled]);
+      model.config = result.config;
+      if (result.fromCache) model.fromCache = true;
+      if (result.cacheError) model.cacheError = result.cacheError;
     } catch (e) {
+      model.#failAll(e);
       await model.#worker.terminate();   // a failed load leaves no thread behind
+      model.#worker = null;
       throw e;
     }
     return model;
@@ -166,10 +82,12 @@ class WorkerModel {
     });
   }
 
-  #receive({ id, result, error, step }) {
+  // Results, errors, generation steps and load progress, by call id.
+  #receive({ id, result, error, step, progress }) {
     const call = this.#calls.get(id);
     if (!call) return;
     if (step) return call.onStep(step);
+    if (progress) return call.onStep?.(progress);
     this.#calls.delete(id);
     if (error !== undefined) call.reject(new Error(error));
     else call.resolve(result);

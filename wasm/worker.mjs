@@ -1,7 +1,9 @@
 // The engine inside a worker: a Web Worker (module worker) or a Node worker thread. glassbox.mjs
-// posts {id, method, args}; results come back as {id, result} or {id, error}, generation steps as
-// {id, step}, one per "pull" so that the page decides the pace and can abort between tokens.
+// posts {id, method, args}; results come back as {id, result} or {id, error}, load progress as
+// {id, progress}, generation steps as {id, step}, one per "pull" so that the page decides the pace
+// and can abort between tokens.
 import { LocalModel } from './engine.mjs';
+import { readModelFiles } from './model-source.mjs';
 
 const port = typeof self === 'object' && typeof self.postMessage === 'function'
   ? { send: (m, transfer) => self.postMessage(m, transfer), listen: (f) => { self.onmessage = (e) => f(e.data); } }
@@ -16,9 +18,13 @@ let aborted = false;
 
 async function run({ id, method, args }) {
   switch (method) {
-    case 'load':
-      model = await LocalModel.load(args);
-      return model.config;
+    case 'load': {
+      // The worker reads the files itself: nothing large is copied on the page's thread.
+      const onProgress = (progress) => port.send({ id, progress });
+      const files = await readModelFiles(args.source, { onProgress, cache: args.cache });
+      model = await LocalModel.load(files);
+      return { config: model.config, fromCache: files.fromCache, cacheError: files.cacheError };
+    }
     case 'tokenize': return model.tokenize(args.text, args.options);
     case 'detokenize': return model.detokenize(args.ids);
     case 'forward': {

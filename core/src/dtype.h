@@ -17,5 +17,7 @@ std::uint16_t f32_to_f16(float f);
 std::uint16_t f32_to_bf16(float f);
 // A whole F32, F16 or BF16 tensor (little-endian bytes, any alignment) -> n floats.
 void to_f32(const TensorInfo& tensor, float* out);
+// A (rows, cols) F32, F16 or BF16 tensor -> its (cols, rows) transpose as floats, in one pass.
+void to_f32_transposed(const TensorInfo& tensor, std::int64_t rows, std::int64_t cols, float* out);
 
 }  // namespace glassbox

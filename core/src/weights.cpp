@@ -1,6 +1,5 @@
 #include "weights.h"
 
-#include <Eigen/Core>
 #include <set>
 
 #include "dtype.h"
@@ -41,12 +40,10 @@ class Loader {
       return reinterpret_cast<const float*>(t->bytes.data());
 
     auto& buf = out_.owned.emplace_back(static_cast<std::size_t>(t->numel));
-    to_f32(*t, buf.data());
-    if (transpose) {   // Conv1D (in, out) -> nn.Linear (out, in)
-      using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-      const RowMajor transposed = Eigen::Map<const RowMajor>(buf.data(), shape[0], shape[1]).transpose();
-      Eigen::Map<RowMajor>(buf.data(), shape[1], shape[0]) = transposed;
-    }
+    if (transpose)   // Conv1D (in, out) -> nn.Linear (out, in)
+      to_f32_transposed(*t, shape[0], shape[1], buf.data());
+    else
+      to_f32(*t, buf.data());
     return buf.data();
   }
 

@@ -1,6 +1,7 @@
 // The JS API in headless Chromium (Debian's chromium, driven by playwright-core): page.mjs runs
 // the scenario with the engine in a Web Worker and in the page's thread; this checks its report.
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -35,6 +36,23 @@ test('JS API in Chromium: Web Worker and page thread', async () => {
   assert.ok(!results.error, results.error);
   const fromFiles = results.pop();
   assert.deepEqual(fromFiles.ids, [71, 68, 75, 75, 78], 'loaded from File objects');
+  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage } = results.pop();
+  assert.equal(engineLoadedByWorkerRuns, false, 'with { worker: true } the page does not load the engine itself');
+  assert.equal(engineLoadedByPageRun, true, 'with { worker: false } it does');
+  const fixture = fileURLToPath(new URL('../fixtures/gpt2-bytes/', import.meta.url));
+  const size = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'].reduce((n, f) => n + statSync(fixture + f).size, 0);
+  for (const c of [cacheInWorker, cacheInPage]) {
+    const where = c.worker ? 'worker' : 'page thread';
+    assert.deepEqual(c.first, { fromCache: false, cacheError: null, ids: [71, 68, 75, 75, 78] }, `${where}: downloaded`);
+    assert.equal(c.listed.length, 1, where);
+    assert.match(c.listed[0].url, /\/tests\/fixtures\/gpt2-bytes\/$/, where);
+    assert.equal(c.listed[0].bytes, size, `${where}: the cached size is the files' size`);
+    assert.equal(c.second.fromCache, true, `${where}: the next load reads the cache`);
+    assert.deepEqual(c.second.ids, [71, 68, 75, 75, 78], where);
+    assert.ok(c.second.progress.loaded === c.second.progress.total && c.second.progress.total > 0, `${where}: progress from the cache`);
+    assert.deepEqual(c.afterRemove, [], `${where}: removed`);
+    assert.equal(c.cancel, 'AbortError: stopped by the test', `${where}: a cancelled load rejects with the signal's reason`);
+  }
   for (const r of results) {
     const where = r.worker ? 'worker' : 'page thread';
     assert.equal(r.config.model_type, 'gpt2', where);

@@ -1,7 +1,7 @@
 // The JS API in a real browser, with the engine in a Web Worker and in the page's thread:
-// URL source with progress, greedy tokens against the PyTorch fixture, abort, errors, and whether
+// URL source with progress, the Cache API, cancelling a load, greedy tokens against the PyTorch fixture, abort, errors, and whether
 // the page kept running timers while the engine worked.
-import { loadModel } from '/web/dist/glassbox.mjs';
+import { listCachedModels, loadModel, removeCachedModels } from '/web/dist/glassbox.mjs';
 
 async function scenario(worker) {
   const out = { worker, progress: [] };
@@ -68,5 +68,42 @@ async function fromFiles() {
   return { worker: true, files: true, ids };
 }
 
-window.results = (async () => [await scenario(true), await scenario(false), await fromFiles()])()
+// The Cache API: the first load downloads and stores, the next reads from the cache; listing and
+// removing; a load that is cancelled rejects with the signal's reason.
+async function cached(worker) {
+  const out = { worker, cache: true };
+  const name = `glassbox-test-${worker}`;
+  const dir = new URL('/tests/fixtures/gpt2-bytes/', location.href).href;
+  const first = await loadModel(dir, { worker, cache: name });
+  out.first = { fromCache: first.fromCache ?? false, cacheError: first.cacheError ?? null, ids: await first.tokenize('hello') };
+  await first.dispose();
+  out.listed = await listCachedModels(name);
+  const progress = [];
+  const second = await loadModel(dir, { worker, cache: name, onProgress: (p) => progress.push(p) });
+  out.second = { fromCache: second.fromCache ?? false, ids: await second.tokenize('hello'), progress: progress.at(-1) };
+  await second.dispose();
+  await removeCachedModels(dir, name);
+  out.afterRemove = await listCachedModels(name);
+  const controller = new AbortController();
+  const loading = loadModel(dir, { worker, signal: controller.signal });
+  controller.abort(new DOMException('stopped by the test', 'AbortError'));
+  out.cancel = await loading.then(() => '(loaded)', (e) => `${e.name}: ${e.message}`);
+  return out;
+}
+
+// With { worker: true } the page itself never instantiates the engine: glassbox-core.wasm is fetched
+// by the worker only. (Chromium lists a module worker's script imports among the page's resources,
+// so the .wasm is what tells where the engine runs.)
+const engineInPage = () => performance.getEntriesByType('resource').some((r) => r.name.endsWith('/glassbox-core.wasm'));
+
+window.results = (async () => {
+  const inWorker = await scenario(true);
+  const files = await fromFiles();
+  const cacheInWorker = await cached(true);
+  const engineLoadedByWorkerRuns = engineInPage();
+  const inPage = await scenario(false);
+  const engineLoadedByPageRun = engineInPage();
+  const cacheInPage = await cached(false);
+  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage }, files];
+})()
   .catch((e) => ({ error: String(e?.stack ?? e) }));

@@ -145,6 +145,12 @@ for (const worker of [false, true]) {
     await noTokenizer.dispose();
     await model.dispose();
     await assert.rejects(model.forward([1]), /disposed/);
+    // Load options.
+    await assert.rejects(loadModel(fixture('gpt2-bytes'), { worker, cache: 3 }), /cache must be true or the name of a cache, got 3/);
+    await assert.rejects(loadModel('http://127.0.0.1:9/model/', { worker, cache: true }), /the Cache API is not available here/);
+    const cancelled = new AbortController();
+    cancelled.abort(new Error('not wanted'));
+    await assert.rejects(loadModel(fixture('gpt2-bytes'), { worker, signal: cancelled.signal }), /^Error: not wanted$/);
   });
 }
 

@@ -1,7 +1,7 @@
 // A model from local files: the four files of a Hugging Face-layout directory, picked with a file
 // input (the files, or their folder) or dropped on the page (the files, or their folder).
 
-export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
+import { MODEL_FILES } from '../dist/glassbox.mjs';
 
 // files: File[] (any extra files are ignored) -> {files: {config, weights, vocab, merges}, name}.
 // Throws an Error naming what is missing.

@@ -4,7 +4,7 @@
 // loading a large checkpoint never blocks the page. Failures are shown on the page (role=alert).
 import { loadModel } from '../dist/glassbox.mjs';
 import { clear, el, formatBytes } from './dom.mjs';
-import { cacheAvailable, clearCache, download, listCached, modelDirectoryUrl, readCached, removeCached } from './model-cache.mjs';
+import { cacheAvailable, clearCache, listCached, modelDirectoryUrl, removeCached } from './model-cache.mjs';
 import { filesFromDataTransfer, pickModelFiles } from './model-files.mjs';
 
 export const SHIPPED = { url: 'models/brown-small/', name: 'brown-small' };
@@ -145,51 +145,37 @@ export class ModelPicker {
     else if (value.startsWith('cached:')) this.#loadRemote(value.slice(7));
   }
 
+  // A URL: the worker downloads it (or reads it from the cache) and keeps it in the cache.
   async #loadRemote(dir) {
-    const id = ++this.#loadId;
-    this.#setBusy(true);
-    this.#clearError();
-    this.#callbacks.onLoading(shortUrl(dir));
-    const cached = await readCached(dir).catch(() => null);
-    if (id !== this.#loadId) return;
-    if (cached) return this.#load(cached, shortUrl(dir), `cached:${dir}`, 'Reading from the cache…');
     this.#download = new AbortController();
     this.#urlCancel.hidden = false;
-    let result;
-    try {
-      result = await download(dir, {
-        signal: this.#download.signal,
-        onProgress: ({ file, loaded, total }) => this.#showProgress(`Downloading ${file}`, loaded, total),
-      });
-    } catch (e) {
-      this.#download = null;
-      this.#urlCancel.hidden = true;
-      this.#setBusy(false);
-      this.#hideProgress();
-      if (id !== this.#loadId) return;
-      const cancelled = e?.name === 'AbortError';
-      this.#fail(cancelled ? new Error('the download was cancelled') : e, shortUrl(dir));
-      return;
-    }
+    const name = shortUrl(dir);
+    const model = await this.#load(dir, name, `cached:${dir}`, { cache: cacheAvailable, signal: this.#download.signal });
     this.#download = null;
     this.#urlCancel.hidden = true;
-    this.#setBusy(false);
+    if (!model) return;
     await this.refreshCache();
-    if (result.cacheError) this.#showError(`The model was downloaded but could not be cached (${result.cacheError.message}); it will be downloaded again next time.`);
-    return this.#load(result.files, shortUrl(dir), result.cacheError ? `remote:${dir}` : `cached:${dir}`, 'Starting the engine…', Boolean(result.cacheError));
+    if (model.cacheError) {
+      this.#current = `remote:${dir}`;   // loaded, but not cached
+      this.#fillSelect();
+      this.#showError(`Downloaded, but ${model.cacheError}.`);
+    }
   }
 
   // source: URL or {config, weights, vocab, merges}; value: the select value it will have.
-  async #load(source, name, value, message = null, keepError = false) {
+  // Resolves with the model once it is the current one, or null.
+  async #load(source, name, value, { cache = false, signal } = {}) {
     const id = ++this.#loadId;
     this.#setBusy(true);
-    if (!keepError) this.#clearError();
+    this.#clearError();
     this.#callbacks.onLoading(name);
-    this.#showProgress(message ?? `Loading ${name}`, 0, 0);
+    this.#showProgress(`Loading ${name}`, 0, 0);
     let model;
     try {
       model = await loadModel(source, {
         worker: true,
+        cache,
+        signal,
         onProgress: ({ loaded, total }) => {
           if (id === this.#loadId) this.#showProgress(`Loading ${name}`, loaded, total);
         },
@@ -198,15 +184,15 @@ export class ModelPicker {
       if (!c.n_layer || !c.n_head) throw new Error('config.json does not give n_layer and n_head');
     } catch (e) {
       model?.dispose();
-      if (id !== this.#loadId) return;
+      if (id !== this.#loadId) return null;
       this.#setBusy(false);
       this.#hideProgress();
-      this.#fail(e, name);
-      return;
+      this.#fail(signal?.aborted ? new Error('the download was cancelled') : e, name);
+      return null;
     }
     if (id !== this.#loadId) {   // another model was asked for meanwhile
       model.dispose();
-      return;
+      return null;
     }
     this.#setBusy(false);
     this.#hideProgress();
@@ -216,6 +202,7 @@ export class ModelPicker {
     this.#fillSelect();
     performance.mark('glassbox:model-ready');
     this.#callbacks.onLoaded(model, name);
+    return model;
   }
 
   #fail(error, name) {

@@ -25,7 +25,7 @@ export class NextTokenChart {
   }
 
   // step: a GenerateStep; textOf(id) -> Promise<string>. Drawn at the next animation frame (only the
-  // latest step of a frame). Steps without `top` leave the chart as it is (an engine build without it).
+  // latest step of a frame). Generation asks for step.top (TOP_TOKENS of them).
   show(step, textOf) {
     const first = !this.#pending;
     this.#pending = { step, textOf };
@@ -40,10 +40,6 @@ export class NextTokenChart {
 
   async #draw(step, textOf) {
     const version = ++this.#version;
-    if (!Array.isArray(step.top)) {
-      this.#caption.textContent = `${PLACEHOLDER} — this engine build does not report next-token probabilities.`;
-      return;
-    }
     const texts = await Promise.all(step.top.map((t) => textOf(t.id)));
     if (version !== this.#version) return;   // a newer step already drew
     const max = Math.max(...step.top.map((t) => t.probability), 1e-9);

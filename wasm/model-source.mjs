@@ -1,0 +1,246 @@
+// Reading a model's four files (config.json, model.safetensors, vocab.json, merges.txt) from where
+// they are: a URL (streamed with progress in bytes, and optionally kept with the Cache API), a path
+// in Node, or the files themselves (strings, buffers, Blobs/Files).
+//
+// This runs where the engine runs. With { worker: true } that is the worker: a 500 MB download, its
+// assembly into one buffer and its copy into the WebAssembly heap never touch the page's thread, and
+// Blobs/Files cross to the worker by reference (structured clone), not as bytes.
+
+export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
+export const DEFAULT_CACHE = 'glassbox-models';
+
+const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+const KEYS = ['config', 'weights', 'vocab', 'merges'];   // in MODEL_FILES order
+const OPTIONAL = new Set(['vocab.json', 'merges.txt']);  // a model without them runs on ids only
+
+// Throws a TypeError for a source loadModel cannot read (checked before any work is started).
+export function checkSource(source) {
+  if (source === null || source === undefined) throw new TypeError('loadModel needs a model directory or {config, weights, vocab, merges}');
+  if (typeof source === 'string' || source instanceof URL) return;
+  if (typeof source !== 'object' || !('config' in source) || !('weights' in source))
+    throw new TypeError('loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)');
+}
+
+// The Cache Storage name of the `cache` option (true: the default name), or null for no caching.
+export function cacheName(cache) {
+  if (cache === undefined || cache === false || cache === null) return null;
+  if (cache === true) return DEFAULT_CACHE;
+  if (typeof cache === 'string' && cache) return cache;
+  throw new TypeError(`loadModel: cache must be true or the name of a cache, got ${JSON.stringify(cache)}`);
+}
+
+// -> {config: string, weights: Uint8Array, vocab?: string, merges?: string, fromCache?: true, cacheError?: string}
+// onProgress({loaded, total}): bytes of model.safetensors. signal: an AbortSignal that cancels the reading.
+export async function readModelFiles(source, { onProgress, signal, cache } = {}) {
+  checkSource(source);
+  if (typeof source === 'string' || source instanceof URL) {
+    const local = isNode && !/^https?:/.test(String(source));
+    return local ? readDirectoryNode(source, onProgress, signal) : readDirectoryUrl(source, onProgress, signal, cacheName(cache));
+  }
+  const total = byteLength(source.weights);
+  const files = {
+    config: await asText(source.config, 'config'),
+    weights: await asBytes(source.weights, 'weights'),
+    vocab: source.vocab === undefined ? undefined : await asText(source.vocab, 'vocab'),
+    merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges'),
+  };
+  signal?.throwIfAborted();
+  onProgress?.({ loaded: total, total });
+  return files;
+}
+
+function byteLength(x) {
+  return x?.byteLength ?? x?.size ?? 0;
+}
+
+async function asBytes(x, what) {
+  if (x instanceof ArrayBuffer) return new Uint8Array(x);
+  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  if (typeof Blob !== 'undefined' && x instanceof Blob) return new Uint8Array(await x.arrayBuffer());
+  throw new TypeError(`loadModel: "${what}" must be an ArrayBuffer, a typed array or a Blob/File`);
+}
+
+async function asText(x, what) {
+  if (typeof x === 'string') return x;
+  return new TextDecoder('utf-8', { fatal: false }).decode(await asBytes(x, what));
+}
+
+async function readDirectoryNode(dir, onProgress, signal) {
+  const { readFile, stat } = await import('node:fs/promises');
+  const { fileURLToPath } = await import('node:url');
+  const path = await import('node:path');
+  const base = dir instanceof URL || String(dir).startsWith('file:') ? fileURLToPath(dir) : String(dir);
+  const read = async (name) => {
+    try {
+      return await readFile(path.join(base, name), { signal });
+    } catch (e) {
+      if (e.name === 'AbortError') throw e;
+      if (OPTIONAL.has(name) && e.code === 'ENOENT') return undefined;
+      throw new Error(`cannot read ${path.join(base, name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+    }
+  };
+  const info = await stat(base).catch(() => null);
+  if (!info?.isDirectory()) throw new Error(`${base} is not a model directory (${MODEL_FILES.join(', ')})`);
+  const [config, weights, vocab, merges] = await Promise.all(MODEL_FILES.map(read));
+  onProgress?.({ loaded: weights.length, total: weights.length });
+  return { config: config.toString('utf8'), weights, vocab: vocab?.toString('utf8'), merges: merges?.toString('utf8') };
+}
+
+// --- a directory URL, with the Cache API
+
+async function readDirectoryUrl(dir, onProgress, signal, cache) {
+  const base = new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
+  let store = null;
+  if (cache) {
+    if (typeof caches !== 'object') {
+      throw new Error('the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost); load without { cache }');
+    }
+    store = await caches.open(cache);
+    const cached = await readCached(store, base, onProgress, signal);
+    if (cached) return cached;
+  }
+  // The small files first, then the weights; with a cache, the weights stream into it while they
+  // are read (a clone of the response), and an entry for model.safetensors therefore means the
+  // directory's other files are stored too. Anything that fails leaves nothing in the cache.
+  const files = {};
+  const order = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
+  let storing = null;
+  try {
+    for (const name of order) {
+      const url = new URL(name, base);
+      const response = await download(url, signal);
+      if (!response) {
+        if (!OPTIONAL.has(name)) throw new Error(`cannot download ${url}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
+        continue;
+      }
+      if (name !== 'model.safetensors') {
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        files[KEYS[MODEL_FILES.indexOf(name)]] = new TextDecoder().decode(bytes);
+        const headers = { 'content-type': response.headers.get('content-type') ?? 'application/octet-stream', 'content-length': String(bytes.length) };
+        if (store) await putOrFail(store, url, new Response(bytes, { headers }), files);
+        continue;
+      }
+      if (store && !files.cacheError) storing = putOrFail(store, url, response.clone(), files);
+      files.weights = await readWithProgress(response, onProgress, signal);
+    }
+    await storing;
+  } catch (e) {
+    if (store) await forget(store, base);
+    await storing?.catch(() => {});
+    throw e;
+  }
+  if (files.cacheError) await forget(store, base);
+  return files;
+}
+
+// Cache.put; a failure (e.g. the quota) is recorded in files.cacheError, not thrown: the model still
+// loads, it is only not kept.
+async function putOrFail(store, url, response, files) {
+  try {
+    await store.put(url, response);
+  } catch (e) {
+    files.cacheError ??= `the files could not be stored in the cache (${e?.message ?? e}); they will be downloaded again next time`;
+  }
+}
+
+async function forget(store, base) {
+  await Promise.all(MODEL_FILES.map((name) => store.delete(new URL(name, base)))).catch(() => {});
+}
+
+// Response, or null for a 404 (an optional file may be missing).
+async function download(url, signal) {
+  let response;
+  try {
+    response = await fetch(url, { signal });
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason ?? e;
+    throw new Error(`cannot download ${url}: ${e.message} (is the address right, and does the server allow this page to read it?)`);
+  }
+  if (response.status === 404) return null;
+  if (!response.ok) {
+    const hint = response.status === 401 || response.status === 403 ? ' (the repository may be private or gated)' : '';
+    throw new Error(`cannot download ${url}: HTTP ${response.status}${hint}`);
+  }
+  return response;
+}
+
+// Streams a response into one buffer, reporting bytes as they arrive. With a Content-Length the
+// buffer is allocated once and filled in place: a 500 MB download never needs twice its size.
+async function readWithProgress(response, onProgress, signal) {
+  const total = Number(response.headers.get('content-length')) || 0;
+  let bytes = new Uint8Array(total);
+  let loaded = 0, reported = performance.now();
+  onProgress?.({ loaded, total });
+  const reader = response.body.getReader();
+  for (;;) {
+    signal?.throwIfAborted();
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (loaded + value.length > bytes.length) {   // no (or a wrong) Content-Length: grow
+      const grown = new Uint8Array(Math.max(2 * bytes.length, loaded + value.length));
+      grown.set(bytes.subarray(0, loaded));
+      bytes = grown;
+    }
+    bytes.set(value, loaded);
+    loaded += value.length;
+    const now = performance.now();
+    if (now - reported >= 50) {   // at most 20 reports a second: each may cross to the page and redraw
+      reported = now;
+      onProgress?.({ loaded, total: Math.max(total, loaded) });
+    }
+  }
+  onProgress?.({ loaded, total: Math.max(total, loaded) });
+  return loaded === bytes.length ? bytes : bytes.slice(0, loaded);
+}
+
+async function readCached(store, base, onProgress, signal) {
+  const weights = await store.match(new URL('model.safetensors', base));
+  if (!weights) return null;
+  const files = { fromCache: true };
+  for (const [i, name] of MODEL_FILES.entries()) {
+    if (name === 'model.safetensors') continue;
+    const response = await store.match(new URL(name, base));
+    if (response) files[KEYS[i]] = await response.text();
+    else if (!OPTIONAL.has(name)) return null;
+  }
+  files.weights = await readWithProgress(weights, onProgress, signal);
+  return files;
+}
+
+// --- what is in the cache, for a page that shows it
+
+// -> [{url, bytes}]: the model directories in the cache, with their size.
+export async function listCachedModels(cache = true) {
+  const store = await openExisting(cache);
+  if (!store) return [];
+  const dirs = new Map();
+  for (const request of await store.keys()) {
+    const name = MODEL_FILES.find((f) => request.url.endsWith(`/${f}`));
+    if (!name) continue;
+    const url = request.url.slice(0, -name.length);
+    const entry = dirs.get(url) ?? { url, bytes: 0, complete: false };
+    entry.bytes += Number((await store.match(request))?.headers.get('content-length')) || 0;
+    entry.complete ||= name === 'model.safetensors';
+    dirs.set(url, entry);
+  }
+  return [...dirs.values()].filter((d) => d.complete).map(({ url, bytes }) => ({ url, bytes }));
+}
+
+// Removes one directory's files (url: as listCachedModels gives it), or with no url the whole cache.
+export async function removeCachedModels(url = null, cache = true) {
+  const store = await openExisting(cache);
+  if (!store) return;
+  if (url === null) {
+    await caches.delete(cacheName(cache));
+    return;
+  }
+  const base = new URL(String(url).endsWith('/') ? String(url) : `${url}/`, globalThis.location?.href);
+  await Promise.all(MODEL_FILES.map((name) => store.delete(new URL(name, base))));
+}
+
+async function openExisting(cache) {
+  const name = cacheName(cache);
+  if (!name) throw new TypeError('a cache name is needed');
+  if (typeof caches !== 'object') throw new Error('the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost)');
+  return (await caches.has(name)) ? caches.open(name) : null;
+}
