@@ -41,10 +41,9 @@ export function checkIds(ids, what = 'ids') {
 
 // Bytes of F32 tensors the engine copies (Conv1D matrices are transposed on load) and of F16/BF16
 // tensors it converts, read from the safetensors header: with the file itself, the heap it needs.
-function heapNeeded(weights) {
-  const bytes = new Uint8Array(weights);
+function heapNeeded(bytes) {   // bytes: Uint8Array of model.safetensors
   if (bytes.length < 8) return bytes.length;
-  const n = Number(new DataView(weights.buffer ?? weights, bytes.byteOffset ?? 0).getBigUint64(0, true));
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
   if (n > bytes.length - 8) return bytes.length;   // the engine reports the broken header
   let extra = 0;
   try {
@@ -68,7 +67,9 @@ export class LocalModel {
   // files: {config: string, weights: ArrayBuffer | Uint8Array, vocab?: string, merges?: string}
   static async load(files) {
     const core = await loadCore();
-    const weights = files.weights instanceof Uint8Array ? files.weights : new Uint8Array(files.weights);
+    const weights = ArrayBuffer.isView(files.weights)
+      ? new Uint8Array(files.weights.buffer, files.weights.byteOffset, files.weights.byteLength)
+      : new Uint8Array(files.weights);
     const needed = heapNeeded(weights);
     if (needed > HEAP_LIMIT - core.HEAPU8.length)
       throw new Error(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +
@@ -97,9 +98,10 @@ export class LocalModel {
     return this.#live().detokenize(checkIds(ids));
   }
 
-  async forward(ids, { attention = false } = {}) {
-    const result = this.#live().forward(checkIds(ids), Boolean(attention));
-    return attention ? result : { logits: result.logits };
+  // {logits (T*V), attention? (L*H*T*T)}; with { logits: false } only the attention is computed
+  // in full (the last position's logits are not returned either).
+  async forward(ids, { attention = false, logits = true } = {}) {
+    return this.#live().forward(checkIds(ids), Boolean(logits), Boolean(attention));
   }
 
   // Yields {id, text, position, attention?, top?} per token; returns {stopReason, text}, where text holds
@@ -122,7 +124,7 @@ export class LocalModel {
       engine.start(ids, maxTokens, Number(temperature), topK, Number(topP), seedValue, Boolean(attention), top);
       for (;;) {
         if (signal?.aborted) return { stopReason: 'cancelled' };
-        const step = engine.next();
+        const step = this.#live().next();   // the model may have been disposed meanwhile
         if (step.done) return { stopReason: step.stopReason, text: step.text };
         yield step;
         await yieldToEventLoop();   // let the page paint and the signal fire between tokens

@@ -33,8 +33,8 @@ export interface LoadOptions {
 }
 
 export interface ForwardResult {
-  /** (T, V) row-major. */
-  logits: Float32Array;
+  /** (T, V) row-major; absent with { logits: false }. */
+  logits?: Float32Array;
   /** (n_layer, n_head, T, T) row-major, zero above the diagonal; only with { attention: true }. */
   attention?: Float32Array;
 }
@@ -78,7 +78,8 @@ export interface Model {
   readonly cacheError?: string;
   tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
   detokenize(ids: ArrayLike<number>): Promise<string>;
-  forward(ids: ArrayLike<number>, options?: { attention?: boolean }): Promise<ForwardResult>;
+  /** logits: false leaves the (T, V) logits out (and their cost: T x V x n_embd multiply-adds). */
+  forward(ids: ArrayLike<number>, options?: { attention?: boolean; logits?: boolean }): Promise<ForwardResult>;
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<GenerateStep, GenerateResult, void>;
   dispose(): Promise<void>;
 }

@@ -27,6 +27,10 @@ export async function loadModel(source, { onProgress, worker = false, signal, ca
   const { LocalModel } = await import('./engine.mjs');
   const files = await readModelFiles(source, { onProgress, signal, cache });
   const model = await LocalModel.load(files);
+  if (signal?.aborted) {   // cancelled while the engine was being built
+    await model.dispose();
+    throw signal.reason;
+  }
   if (files.fromCache) model.fromCache = true;
   if (files.cacheError) model.cacheError = files.cacheError;
   return model;
@@ -39,6 +43,7 @@ class WorkerModel {
   #calls = new Map();   // id -> {resolve, reject, onStep}
   #nextId = 1;
   #generating = false;
+  #dead = null;         // the Error every call gets once the worker is gone
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
@@ -49,33 +54,51 @@ class WorkerModel {
       const { Worker } = await import('node:worker_threads');
       model.#worker = new Worker(url);
       model.#worker.on('message', (m) => model.#receive(m));
-      model.#worker.on('error', (e) => model.#failAll(e));
+      model.#worker.on('error', (e) => model.#die(e));
+      model.#worker.on('exit', (code) => model.#die(new Error(`the glassbox worker ended (exit code ${code})`)));
     } else {
       model.#worker = new Worker(url, { type: 'module' });
       model.#worker.onmessage = (e) => model.#receive(e.data);
-      model.#worker.onerror = (e) => model.#failAll(new Error(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
+      model.#worker.onerror = (e) => model.#die(new Error(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
     }
     if (!isNode && (typeof source === 'string' || source instanceof URL)) source = new URL(source, globalThis.location?.href).href;
     if (source instanceof URL) source = source.href;
-    // Cancelling a load ends the worker: its download and its copies go with it.
-    const cancelled = new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const loaded = model.#call('load', { source, cache }, [], onProgress);
+    // Cancelling: the worker stops reading (and removes what it put in the cache), then it ends.
+    // The caller does not wait for that: the promise rejects at once.
+    let onAbort;
+    const cancelled = new Promise((_, reject) => {
+      onAbort = () => {
+        model.#worker?.postMessage({ method: 'cancel-load' });
+        reject(signal.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
     try {
-      const loaded = model.#call('load', { source, cache }, [], onProgress);
+      signal?.throwIfAborted();   // aborted while the worker started
       const result = await Promise.race([loaded, cancelled]);
       model.config = result.config;
       if (result.fromCache) model.fromCache = true;
       if (result.cacheError) model.cacheError = result.cacheError;
     } catch (e) {
-      model.#failAll(e);
-      await model.#worker.terminate();   // a failed load leaves no thread behind
+      const worker = model.#worker;
       model.#worker = null;
+      // A failed load leaves no thread behind; a cancelled one first finishes its clean-up.
+      loaded.catch(() => {}).finally(() => {
+        model.#die(e);
+        worker.terminate();
+      });
+      if (!signal?.aborted) await loaded.catch(() => {});
       throw e;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
     }
     return model;
   }
 
   #call(method, args, transfer = [], onStep) {
     return new Promise((resolve, reject) => {
+      if (this.#dead) return reject(this.#dead);
       const id = this.#nextId++;
       this.#calls.set(id, { resolve, reject, onStep });
       this.#worker.postMessage({ id, method, args }, transfer);
@@ -93,13 +116,16 @@ class WorkerModel {
     else call.resolve(result);
   }
 
-  #failAll(error) {
+  // The worker is gone (disposed, crashed, exited): every pending and later call rejects.
+  #die(error) {
+    this.#dead ??= error;
     for (const call of this.#calls.values()) call.reject(error);
     this.#calls.clear();
   }
 
   #live() {
     if (!this.#worker) throw new Error('this model has been disposed');
+    if (this.#dead) throw this.#dead;
   }
 
   async tokenize(text, options) {
@@ -118,7 +144,8 @@ class WorkerModel {
   }
 
   // Steps arrive as messages; the worker waits for a "pull" before computing the next token,
-  // so an abort stops it within one token and a slow consumer never builds a queue.
+  // so an abort stops it within one token and a slow consumer never builds a queue. Leaving the
+  // loop early (break, return, a throw in its body) or aborting ends the worker's generation too.
   async *generate(prompt, options = {}) {
     this.#live();
     const { signal, ...rest } = options;
@@ -133,34 +160,36 @@ class WorkerModel {
     });
     let finished = false;
     done.then(() => { finished = true; wake?.(); }, () => { finished = true; wake?.(); });
+    const onAbort = () => wake?.();
+    signal?.addEventListener('abort', onAbort);
     try {
       for (;;) {
-        if (signal?.aborted) {
-          this.#worker.postMessage({ method: 'abort' });
-          await done.catch(() => {});
-          return { stopReason: 'cancelled' };
-        }
+        if (signal?.aborted) return { stopReason: 'cancelled' };
         if (steps.length) {
           yield steps.shift();
-          this.#worker.postMessage({ method: 'pull' });
+          this.#worker?.postMessage({ method: 'pull' });
           continue;
         }
         if (finished) return await done;   // rethrows the worker's error, if any
-        await new Promise((resolve) => {
-          wake = resolve;
-          signal?.addEventListener('abort', resolve, { once: true });
-        });
+        await new Promise((resolve) => { wake = resolve; });
         wake = null;
       }
     } finally {
+      signal?.removeEventListener('abort', onAbort);
+      if (!finished && this.#worker && !this.#dead) {
+        this.#worker.postMessage({ method: 'abort' });
+        await done.catch(() => {});
+      }
       this.#generating = false;
     }
   }
 
   async dispose() {
     if (!this.#worker) return;
-    await this.#call('dispose', {}).catch(() => {});
-    await this.#worker.terminate();
+    const worker = this.#worker;
+    if (!this.#dead) await this.#call('dispose', {}).catch(() => {});
     this.#worker = null;
+    this.#die(new Error('this model has been disposed'));
+    await worker.terminate();
   }
 }

@@ -74,7 +74,7 @@ async function readDirectoryNode(dir, onProgress, signal) {
     try {
       return await readFile(path.join(base, name), { signal });
     } catch (e) {
-      if (e.name === 'AbortError') throw e;
+      if (signal?.aborted) throw signal.reason;
       if (OPTIONAL.has(name) && e.code === 'ENOENT') return undefined;
       throw new Error(`cannot read ${path.join(base, name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
     }
@@ -90,25 +90,33 @@ async function readDirectoryNode(dir, onProgress, signal) {
 
 async function readDirectoryUrl(dir, onProgress, signal, cache) {
   const base = new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
-  let store = null;
+  let store = null, cacheError;
   if (cache) {
     if (typeof caches !== 'object') {
       throw new Error('the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost); load without { cache }');
     }
-    store = await caches.open(cache);
-    const cached = await readCached(store, base, onProgress, signal);
+    try {
+      store = await caches.open(cache);
+    } catch (e) {   // storage blocked (a privacy setting): the model loads, uncached
+      cacheError = `the cache could not be opened (${e?.message ?? e}); the model will be downloaded again next time`;
+    }
+    const cached = store && await readCached(store, base, onProgress, signal);
     if (cached) return cached;
   }
   // The small files first, then the weights; with a cache, the weights stream into it while they
   // are read (a clone of the response), and an entry for model.safetensors therefore means the
   // directory's other files are stored too. Anything that fails leaves nothing in the cache.
-  const files = {};
+  const files = cacheError ? { cacheError } : {};
   const order = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
   let storing = null;
+  // The downloads' own signal: a failure here also stops the copy streaming into the cache.
+  const downloads = new AbortController();
+  const stop = () => downloads.abort(signal.reason);
+  signal?.addEventListener('abort', stop, { once: true });
   try {
     for (const name of order) {
       const url = new URL(name, base);
-      const response = await download(url, signal);
+      const response = await download(url, downloads.signal, signal);
       if (!response) {
         if (!OPTIONAL.has(name)) throw new Error(`cannot download ${url}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
         continue;
@@ -125,11 +133,14 @@ async function readDirectoryUrl(dir, onProgress, signal, cache) {
     }
     await storing;
   } catch (e) {
-    if (store) await forget(store, base);
+    downloads.abort(e);
     await storing?.catch(() => {});
-    throw e;
+    if (store) await forget(store, base);   // after the copy into the cache has stopped
+    throw signal?.aborted ? signal.reason : e;
+  } finally {
+    signal?.removeEventListener('abort', stop);
   }
-  if (files.cacheError) await forget(store, base);
+  if (store && files.cacheError) await forget(store, base);
   return files;
 }
 
@@ -147,13 +158,14 @@ async function forget(store, base) {
   await Promise.all(MODEL_FILES.map((name) => store.delete(new URL(name, base)))).catch(() => {});
 }
 
-// Response, or null for a 404 (an optional file may be missing).
-async function download(url, signal) {
+// Response, or null for a 404 (an optional file may be missing). signal stops the download;
+// cancelled, the caller's signal: its reason is what the caller sees.
+async function download(url, signal, cancelled) {
   let response;
   try {
     response = await fetch(url, { signal });
   } catch (e) {
-    if (signal?.aborted) throw signal.reason ?? e;
+    if (cancelled?.aborted) throw cancelled.reason;
     throw new Error(`cannot download ${url}: ${e.message} (is the address right, and does the server allow this page to read it?)`);
   }
   if (response.status === 404) return null;
@@ -218,12 +230,14 @@ export async function listCachedModels(cache = true) {
     const name = MODEL_FILES.find((f) => request.url.endsWith(`/${f}`));
     if (!name) continue;
     const url = request.url.slice(0, -name.length);
-    const entry = dirs.get(url) ?? { url, bytes: 0, complete: false };
+    const entry = dirs.get(url) ?? { url, bytes: 0, names: new Set() };
     entry.bytes += Number((await store.match(request))?.headers.get('content-length')) || 0;
-    entry.complete ||= name === 'model.safetensors';
+    entry.names.add(name);
     dirs.set(url, entry);
   }
-  return [...dirs.values()].filter((d) => d.complete).map(({ url, bytes }) => ({ url, bytes }));
+  // What readCached can load: the weights and config.json.
+  return [...dirs.values()].filter((d) => d.names.has('model.safetensors') && d.names.has('config.json'))
+    .map(({ url, bytes }) => ({ url, bytes }));
 }
 
 // Removes one directory's files (url: as listCachedModels gives it), or with no url the whole cache.

@@ -15,22 +15,26 @@ const port = typeof self === 'object' && typeof self.postMessage === 'function'
 let model = null;
 let pull = null;      // resolves when the page asks for the next token
 let aborted = false;
+let loading = null;   // AbortController of the load in progress
 
 async function run({ id, method, args }) {
   switch (method) {
     case 'load': {
       // The worker reads the files itself: nothing large is copied on the page's thread.
       const onProgress = (progress) => port.send({ id, progress });
-      const files = await readModelFiles(args.source, { onProgress, cache: args.cache });
+      loading = new AbortController();
+      let files;
+      try {
+        files = await readModelFiles(args.source, { onProgress, cache: args.cache, signal: loading.signal });
+      } finally {
+        loading = null;
+      }
       model = await LocalModel.load(files);
       return { config: model.config, fromCache: files.fromCache, cacheError: files.cacheError };
     }
     case 'tokenize': return model.tokenize(args.text, args.options);
     case 'detokenize': return model.detokenize(args.ids);
-    case 'forward': {
-      const result = await model.forward(args.ids, args.options);
-      return result;
-    }
+    case 'forward': return model.forward(args.ids, args.options);
     case 'generate': {
       aborted = false;
       const steps = model.generate(args.prompt, args.options);
@@ -57,14 +61,19 @@ async function run({ id, method, args }) {
   }
 }
 
+// Typed arrays in a result move to the page without a copy.
+const buffersOf = (result) => (result && typeof result === 'object' ? Object.values(result).filter(ArrayBuffer.isView).map((a) => a.buffer) : []);
+
 port.listen(async (message) => {
   if (message.method === 'pull') return pull?.();
+  if (message.method === 'cancel-load') return loading?.abort(new DOMException('the load was cancelled', 'AbortError'));
   if (message.method === 'abort') {
     aborted = true;
     return pull?.();
   }
   try {
-    port.send({ id: message.id, result: await run(message) });
+    const result = await run(message);
+    port.send({ id: message.id, result }, buffersOf(result));
   } catch (e) {
     port.send({ id: message.id, error: e?.message ?? String(e) });
   }

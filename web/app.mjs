@@ -33,6 +33,7 @@ const state = {
   seq: null,          // Sequence of the current prompt (+ generated tokens)
   generation: null,   // the running Generation
   running: Promise.resolve(),
+  loading: null,      // name of the model being loaded, or null
   loadStarted: 0,
 };
 
@@ -86,10 +87,10 @@ function flushPrompt() {
 }
 
 async function analyzePrompt(v) {
-  const model = state.model;
+  const { model, texts: tokenTexts } = state;   // this model's, even if another loads meanwhile
   if (v !== wanted || !model) return;
   const ids = await model.tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
-  const texts = await state.texts.many(ids);
+  const texts = await tokenTexts.many(ids);
   if (v !== wanted || model !== state.model) return;
   const seq = new Sequence(state.config.n_layer, state.config.n_head);
   seq.setPrompt(ids, texts);
@@ -108,7 +109,7 @@ async function analyzePrompt(v) {
   }
   showPromptError('');
   if (!ids.length) return;
-  const { attention: matrix } = await model.forward(ids, { attention: true });
+  const { attention: matrix } = await model.forward(ids, { attention: true, logits: false });
   if (v !== wanted || model !== state.model) return;
   seq.setPromptAttention(matrix);
   attention.update({ thumbs: true, force: true });
@@ -125,7 +126,7 @@ function showPromptError(message) {
 // --- generation
 
 function setGenerating(on) {
-  generateButton.disabled = on || !state.model;
+  generateButton.disabled = on || !state.model || state.loading !== null;
   stopButton.disabled = !on;
   promptInput.readOnly = on;
   allowSpecial.disabled = on;
@@ -134,7 +135,7 @@ function setGenerating(on) {
 }
 
 async function generate() {
-  if (state.generation || !state.model || stopButton.disabled === false) return;
+  if (state.generation || state.loading !== null || !state.model || stopButton.disabled === false) return;
   const settings = sampling.read();
   if (!settings.ok) {
     status.set('Check the sampling settings: the message next to the input says what to change.', 'error');
@@ -143,58 +144,60 @@ async function generate() {
   }
   setGenerating(true);   // at once, so that a second press (or Enter) cannot start another run
   status.set('Preparing…', 'busy');
-  await (debounce || analyzed !== wanted ? flushPrompt() : chain);
-  const seq = state.seq, model = state.model, limit = state.config.n_positions;
-  const refuse = (message) => {
-    showPromptError(message);
-    setGenerating(false);
-    status.set('Nothing generated: see the message under the prompt.', 'error');
-    promptInput.focus();
-  };
-  if (!seq?.promptLength) return refuse('Type a prompt first: the model continues your text.');
-  if (seq.promptLength >= limit) {
-    return refuse(`The prompt fills the model’s context (${formatInt(seq.promptLength)} of ${formatInt(limit)} tokens); shorten it to leave room for new tokens.`);
-  }
-  seq.truncateToPrompt();
-  tokens.truncate(seq.promptLength);
-  next.reset();
-  output.start(await promptSegments(seq.ids, seq.texts, (ids) => model.detokenize(ids)));
-  attention.update({ thumbs: true, force: true });
-  refreshHighlight();
-
-  const generation = new Generation(model, seq.ids.slice(), settings.options);
-  state.generation = generation;
-  status.set('Generating…', 'busy');
   let finished;
   state.running = new Promise((resolve) => { finished = resolve; });
-  // The page never holds the engine back: each step is queued on an ordered chain that waits
-  // for the token's text and updates the views, while the next token is already being computed.
-  let views = Promise.resolve();
+  let generation = null, views = Promise.resolve();
+  const { model, texts } = state;
   try {
+    await (debounce || analyzed !== wanted ? flushPrompt() : chain);
+    const seq = state.seq, limit = state.config.n_positions;
+    const refuse = (message) => {
+      showPromptError(message);
+      status.set('Nothing generated: see the message under the prompt.', 'error');
+      promptInput.focus();
+    };
+    if (model !== state.model) return;   // another model was loaded meanwhile
+    if (!seq?.promptLength) return refuse('Type a prompt first: the model continues your text.');
+    if (seq.promptLength >= limit) {
+      return refuse(`The prompt fills the model’s context (${formatInt(seq.promptLength)} of ${formatInt(limit)} tokens); shorten it to leave room for new tokens.`);
+    }
+    seq.truncateToPrompt();
+    tokens.truncate(seq.promptLength);
+    next.reset();
+    output.start(await promptSegments(seq.ids, seq.texts, (ids) => model.detokenize(ids)));
+    attention.update({ thumbs: true, force: true });
+    refreshHighlight();
+
+    generation = new Generation(model, seq.ids.slice(), settings.options);
+    state.generation = generation;
+    status.set('Generating…', 'busy');
+    // The page never holds the engine back: each step is queued on an ordered chain that waits
+    // for the token's text and updates the views, while the next token is already being computed.
     const result = await generation.run((step) => {
-      const text = state.texts.get(step.id);
+      const text = texts.get(step.id);
       views = views.then(async () => {
         seq.addStep(step.id, await text, step.position, step.attention);
         tokens.append({ id: step.id, text: await text, generated: true });
         output.append(step.text, step.position);
         attention.update({ thumbs: true });
         if (tokens.selected === step.position - 1) refreshHighlight();   // its row just arrived
-        next.show(step, (id) => state.texts.get(id)).catch(() => {});
+        next.show(step, (id) => texts.get(id)).catch((e) => status.set(`Cannot show the next-token chart: ${e.message}`, 'error'));
         status.progress(generation.stats, { force: generation.stats.tokens === 1 });
       });
     });
     await views;
     output.finish(result.text);
-    status.done(generation.stats, result.stopReason);
+    if (state.loading === null) status.done(generation.stats, result.stopReason);
   } catch (e) {
     await views.catch(() => {});
-    output.finish('');
+    if (generation) output.finish('');
     status.set(`Generation failed: ${e.message}`, 'error');
   } finally {
     const hadFocus = document.activeElement === stopButton;
     state.generation = null;
     setGenerating(false);
-    if (hadFocus) generateButton.focus();
+    if (hadFocus && !generateButton.disabled) generateButton.focus();
+    if (state.loading !== null) status.set(`Loading ${state.loading}…`, 'busy');
     attention.flush();
     refreshHighlight();
     finished();
@@ -205,13 +208,16 @@ async function generate() {
 
 const picker = new ModelPicker({
   onLoading(name) {
+    state.loading = name;
     state.generation?.stop();
     state.loadStarted = performance.now();
     generateButton.disabled = true;
     status.set(`Loading ${name}…`, 'busy');
   },
   async onLoaded(model, name) {
+    state.generation?.stop();
     await state.running;   // a generation stopped for this load has ended
+    state.loading = null;
     const old = state.model;
     state.model = model;
     state.config = { ...model.config, n_positions: model.config.n_positions ?? model.config.n_ctx ?? 1024 };
@@ -229,6 +235,7 @@ const picker = new ModelPicker({
     await flushPrompt();
   },
   onFailed(error, name) {
+    state.loading = null;
     setGenerating(false);
     status.set(`Could not load ${name}: see the message under Model.`, 'error');
   },

@@ -52,6 +52,8 @@ test('JS API in Chromium: Web Worker and page thread', async () => {
     assert.ok(c.second.progress.loaded === c.second.progress.total && c.second.progress.total > 0, `${where}: progress from the cache`);
     assert.deepEqual(c.afterRemove, [], `${where}: removed`);
     assert.equal(c.cancel, 'AbortError: stopped by the test', `${where}: a cancelled load rejects with the signal's reason`);
+    assert.equal(c.midCancel, 'AbortError: mid-download', `${where}: cancelled during the download`);
+    assert.equal(c.midLeft, 0, `${where}: a cancelled download leaves nothing in the cache`);
   }
   for (const r of results) {
     const where = r.worker ? 'worker' : 'page thread';
@@ -65,7 +67,7 @@ test('JS API in Chromium: Web Worker and page thread', async () => {
     assert.match(r.errors[0], /^Error: token id 999 is out of range/, where);
     assert.match(r.errors[1], /lone UTF-16 surrogate/, where);
     assert.match(r.errors[2], /cannot download .*no-such-model\/config\.json: HTTP 404/, where);
-    assert.ok(r.ticks > 0, `${where}: page timers ran during generation`);
+    assert.ok(r.ticks > 0 && r.longestGap < 1000, `${where}: page timers ran throughout the generation (${r.ticks} ticks, longest gap ${r.longestGap.toFixed(0)} ms)`);
   }
   // Only the expected 404 of the bad-source check may show up as a console error.
   assert.deepEqual(consoleErrors.filter((e) => !/404/.test(e)), []);

@@ -9,8 +9,12 @@ async function scenario(worker) {
   const model = await loadModel('/tests/fixtures/gpt2-bytes/', { worker, onProgress: (p) => out.progress.push(p) });
   out.config = model.config;
   const g = expected.greedy;
-  let ticks = 0;
-  const timer = setInterval(() => ++ticks, 1);
+  let ticks = 0, last = performance.now(), longest = 0;   // the page's clock while the engine works
+  const timer = setInterval(() => {
+    ++ticks;
+    longest = Math.max(longest, performance.now() - last);
+    last = performance.now();
+  }, 1);
   const ids = [];
   let text = '';
   const steps = model.generate(g.prompt_text, { maxTokens: g.max_tokens, temperature: 0 });
@@ -26,6 +30,7 @@ async function scenario(worker) {
   }
   clearInterval(timer);
   out.ticks = ticks;
+  out.longestGap = Math.max(longest, performance.now() - last);
   out.idsMatch = JSON.stringify(ids) === JSON.stringify(g.tokens);
   out.textMatch = text === g.text;
 
@@ -88,7 +93,25 @@ async function cached(worker) {
   const loading = loadModel(dir, { worker, signal: controller.signal });
   controller.abort(new DOMException('stopped by the test', 'AbortError'));
   out.cancel = await loading.then(() => '(loaded)', (e) => `${e.name}: ${e.message}`);
+  // Cancelled in the middle: by the first bytes of the weights, config.json, vocab.json and
+  // merges.txt are in the cache, and the weights are streaming into it; nothing may stay.
+  const mid = new AbortController();
+  const midLoad = loadModel(dir, { worker, cache: name, signal: mid.signal,
+                                   onProgress: () => mid.abort(new DOMException('mid-download', 'AbortError')) });
+  out.midCancel = await midLoad.then(() => '(loaded)', (e) => `${e.name}: ${e.message}`);
+  out.midLeft = await cacheEmptied(name);
   return out;
+}
+
+// The number of entries left in a cache once it has stopped changing (a cancelled worker cleans up
+// after the load has already rejected), waiting at most 5 s for it to be empty.
+async function cacheEmptied(name) {
+  const store = await caches.open(name);
+  for (let t = 0; t < 50; ++t) {
+    if (!(await store.keys()).length) return 0;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return (await store.keys()).length;
 }
 
 // With { worker: true } the page itself never instantiates the engine: glassbox-core.wasm is fetched

@@ -127,6 +127,37 @@ for (const worker of [false, true]) {
     await model.dispose();
   });
 
+  test(`${mode}: forward without logits; leaving a generation early; disposing during one`, async () => {
+    const want = expected('gpt2-f32');
+    const model = await loadModel(fixture('gpt2-f32'), { worker });
+    const full = await model.forward(want.tokens, { attention: true });
+    const only = await model.forward(want.tokens, { attention: true, logits: false });
+    assert.equal(only.logits, undefined);
+    assert.deepEqual(only.attention, full.attention);
+    // break out of the loop after two tokens: the model can generate again at once, and the same
+    // seed gives the same tokens as an uninterrupted run.
+    const options = { maxTokens: 6, temperature: 1, seed: 5 };
+    let n = 0;
+    for await (const step of model.generate(want.tokens, options)) {
+      assert.ok(step.id >= 0);
+      if (++n === 2) break;
+    }
+    const again = await collect(model.generate(want.tokens, options));
+    assert.equal(again.steps.length, 6);
+    assert.equal(again.result.stopReason, 'max_tokens');
+    // a throw in the loop's body: the same
+    await assert.rejects(async () => {
+      for await (const step of model.generate(want.tokens, options)) throw new Error(`stop at ${step.id}`);
+    }, /^Error: stop at \d+$/);
+    assert.deepEqual((await collect(model.generate(want.tokens, options))).steps.map((s) => s.id), again.steps.map((s) => s.id));
+    // dispose while a generation waits for its consumer: it ends with a clear error, never hangs
+    const running = model.generate(want.tokens, { maxTokens: 20, seed: 1 });
+    await running.next();
+    await model.dispose();
+    await assert.rejects(collect(running), /disposed/);
+    await assert.rejects(model.tokenize('x'), /disposed/);
+  });
+
   test(`${mode}: bad sources and bad arguments reject with clear messages`, async () => {
     await assert.rejects(loadModel('/nonexistent/model', { worker }), /is not a model directory/);
     await assert.rejects(loadModel({ config: '{"model_type":"gpt2"}', weights: new Uint8Array(3) }, { worker }),

@@ -175,7 +175,11 @@ const heatmapToOrigin = (page) => page.locator('#heatmap-scroll').evaluate((s) =
   s.scrollLeft = 0;
 });
 
-const heatmapPicture = (page) => page.locator('#heatmap').evaluate((c) => c.toDataURL());
+// The heatmap as drawn: redraws are coalesced into animation frames, so wait for two of them first.
+const heatmapPicture = (page) => page.locator('#heatmap').evaluate(async (c) => {
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  return c.toDataURL();
+});
 
 let main;   // the page most scenarios share (1280×800)
 
@@ -311,8 +315,12 @@ test('the heatmap changes with Layer and Head and as new tokens arrive; values u
   const box = await page.locator('#heatmap').boundingBox();
   await page.mouse.move(box.x + 3, box.y + 3);   // query 0, key 0: a token attends to itself only
   assert.match(await page.locator('#heatmap-readout').textContent(), /^Layer 1, head 2: #0 “The” → #0 “The”: 1\.0000 \(100\.0%\)$/);
-  // By keyboard: the cursor moves with the arrow keys.
+  // By keyboard: the cursor moves with the arrow keys (the pointer off the map, so that the
+  // readout follows the keyboard; down one row and to the first key, so that there is a key to the right).
+  await page.mouse.move(1, 1);
   await page.locator('#heatmap').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Home');
   const r1 = await page.locator('#heatmap-readout').textContent();
   await page.keyboard.press('ArrowRight');
   const r2 = await page.locator('#heatmap-readout').textContent();
@@ -395,6 +403,16 @@ test('keyboard: Ctrl+Enter generates, Escape stops, thumbnails open with Enter',
   assert.equal(await page.getByRole('combobox', { name: 'Layer' }).inputValue(), '4');
   assert.equal(await page.getByRole('combobox', { name: 'Head' }).inputValue(), '6');
   assert.equal(await page.evaluate(() => document.activeElement.id), 'heatmap', 'the large map takes the focus');
+  // The thumbnails are one Tab stop (the open one); arrow keys move within the grid.
+  assert.deepEqual(await page.locator('#thumbs .thumb').evaluateAll((b) => b.filter((x) => x.tabIndex === 0).map((x) => x.getAttribute('aria-label'))),
+                   ['Layer 4, head 6']);
+  await page.getByRole('button', { name: 'Layer 4, head 6', exact: true }).focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowLeft');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Layer 5, head 5');
+  await page.keyboard.press('Space');
+  assert.equal(await page.getByRole('combobox', { name: 'Layer' }).inputValue(), '5');
+  assert.equal(await page.getByRole('combobox', { name: 'Head' }).inputValue(), '5');
   await setSampling(page, { 'Max tokens': 8 });
 });
 
@@ -414,10 +432,22 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   await setSampling(page, { 'Max tokens': 5 });
   assert.match(await generate(page), /^Done: reached Max tokens\. 5 tokens/);
 
-  // Back to the shipped model, then drop the four files on the page.
+  // Back to the shipped model, chosen while a long generation runs: the generation stops, nothing
+  // can be generated until the new model is there, and then it is the one that runs.
+  await setSampling(page, { 'Max tokens': 30 });
+  await page.getByRole('button', { name: 'Generate', exact: true }).click();
+  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip.generated').length >= 2);
   await arm(page);
   await model.selectOption('shipped');
+  await page.waitForFunction(() => /^Loading/.test(document.getElementById('status').textContent));
+  assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), true, 'no generation while a model loads');
   await waitReady(page);
+  assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), false);
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
+  await settled(page);
+  await setSampling(page, { 'Max tokens': 5 });
+  assert.match(await generate(page), /^Done: reached Max tokens\. 5 tokens/);
+  assert.deepEqual((await chipIds(page)).slice(0, 3), [325, 4543, 553], 'the shipped model\'s tokens');
   assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads/);
   await arm(page);
   await page.evaluate(async (names) => {
@@ -506,8 +536,12 @@ test('vocabulary strings are text, never HTML; a failed load says why on the pag
   await alert.scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(root, 'build/page-load-error.png') });
   assert.match(await page.locator('#status').textContent(), /^Could not load/);
-  assert.equal(await model.inputValue(), 'files', 'the previous model stays loaded');
+  assert.equal(await model.inputValue(), 'files');
   assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), false);
+  // The previous model stays loaded: its special token still reads as one token.
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(`<|${XSS}|>hi!`);
+  await settled(page);
+  assert.deepEqual(await chipIds(page), [256, 71, 72, 0], 'the model with the special token is still the one loaded');
 
   assert.equal(await page.evaluate(() => document.querySelectorAll('img').length), 0, 'no <img> was created');
   assert.equal(await page.evaluate(() => document.body.innerHTML.includes('<img src=x')), false, 'the string is escaped text in the DOM');
@@ -637,7 +671,7 @@ test('time to the first token from navigation, and what a first visit transfers'
   await context.close();
   const page_ = firstVisit.filter((r) => !r.url.includes('/web/models/'));
   const bytes = page_.reduce((n, r) => n + r.bytes, 0);
-  if (timings.big) t.diagnostic(`the ${(timings.big.bytes / 2 ** 20).toFixed(0)} MB checkpoint from a URL: ready after ${timings.big.loadMs} ms; the page's timer's longest gap ${timings.big.longestTickMs} ms`);
+  if (timings.big) t.diagnostic(`the ${(timings.big.bytes / 1e6).toFixed(0)} MB checkpoint from a URL: ready after ${timings.big.loadMs} ms; the page's timer's longest gap ${timings.big.longestTickMs} ms`);
   t.diagnostic(`navigation -> model ready ${marks['glassbox:model-ready']} ms, -> first generated token ${marks['glassbox:first-token']} ms`);
   t.diagnostic(`first visit without the model: ${page_.length} responses, ${(bytes / 1024).toFixed(1)} KB; the model: ` +
                `${(firstVisit.filter((r) => r.url.includes('/web/models/')).reduce((n, r) => n + r.bytes, 0) / 2 ** 20).toFixed(1)} MB`);

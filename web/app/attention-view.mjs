@@ -75,8 +75,9 @@ export class AttentionView {
           title: `Layer ${l}, head ${h}`,
           dataset: { layer: l, head: h },
           attrs: { 'aria-label': `Layer ${l}, head ${h}`, 'aria-pressed': String(l === 0 && h === 0) },
-          on: { click: () => this.open(l, h) },
+          on: { click: () => this.open(l, h), keydown: (e) => this.#moveFocus(e, l, h) },
         }, canvas);
+        button.tabIndex = l === 0 && h === 0 ? 0 : -1;   // one Tab stop for the grid; arrows move
         this.#thumbs.append(button);
         row.push({ button, canvas });
       }
@@ -138,9 +139,27 @@ export class AttentionView {
     this.#draw();
   }
 
+  // Arrow keys (and Home/End) move the focus within the thumbnail grid: left/right across heads,
+  // up/down across layers.
+  #moveFocus(e, l, h) {
+    const layers = this.#buttons.length, heads = this.#buttons[0]?.length ?? 0;
+    const to = { ArrowLeft: [l, h - 1], ArrowRight: [l, h + 1], ArrowUp: [l - 1, h], ArrowDown: [l + 1, h],
+                 Home: [0, 0], End: [layers - 1, heads - 1] }[e.key];
+    if (!to) return;
+    e.preventDefault();
+    const [nl, nh] = to;
+    if (nl < 0 || nl >= layers || nh < 0 || nh >= heads) return;
+    const current = this.#buttons[l][h].button, next = this.#buttons[nl][nh].button;
+    current.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+  }
+
   #changed() {
     for (const row of this.#buttons) for (const { button } of row) {
-      button.setAttribute('aria-pressed', String(Number(button.dataset.layer) === this.layer && Number(button.dataset.head) === this.head));
+      const pressed = Number(button.dataset.layer) === this.layer && Number(button.dataset.head) === this.head;
+      button.setAttribute('aria-pressed', String(pressed));
+      button.tabIndex = pressed ? 0 : -1;
     }
     this.update();
     this.#onChange(this.layer, this.head);

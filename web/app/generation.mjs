@@ -22,10 +22,6 @@ export class Generation {
     this.#controller.abort();
   }
 
-  get stopped() {
-    return this.#controller.signal.aborted;
-  }
-
   // onStep(step) is called for each token as it arrives; if it returns a promise, the next token
   // is asked for only when that settles. Resolves with the GenerateResult ({stopReason, text?}).
   async run(onStep) {

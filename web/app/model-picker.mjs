@@ -31,8 +31,8 @@ export class ModelPicker {
   #localFiles = null;       // {files, name} of the last local model, to reopen it from the picker
   #cached = [];
   #loadId = 0;
-  #download = null;         // AbortController of a running download
-  #busy = false;
+  #loading = null;          // AbortController of the load in progress (a newer one cancels it)
+  #pickTimer = 0;
   #callbacks;
 
   // callbacks: onLoading(name), onLoaded(model, name), onFailed(error, name)
@@ -50,17 +50,10 @@ export class ModelPicker {
       e.preventDefault();
       this.openUrl(this.#urlInput.value);
     });
-    this.#urlCancel.addEventListener('click', () => this.#download?.abort());
-    this.#cacheClear.addEventListener('click', async () => {
-      await clearCache();
-      await this.refreshCache();
-    });
+    this.#urlCancel.addEventListener('click', () => this.#loading?.abort(new Error('the download was cancelled')));
+    this.#cacheClear.addEventListener('click', () => this.#changeCache(() => clearCache()));
     this.#setupDrop();
     if (!cacheAvailable) this.#cacheSummary.textContent = 'Cached models (not available: this page is not in a secure context)';
-  }
-
-  get busy() {
-    return this.#busy;
   }
 
   async start() {
@@ -69,7 +62,12 @@ export class ModelPicker {
   }
 
   async refreshCache() {
-    this.#cached = await listCached().catch(() => []);
+    try {
+      this.#cached = await listCached();
+    } catch (e) {
+      this.#cached = [];
+      this.#showError(`Cannot read the cache: ${e.message}`);
+    }
     clear(this.#cacheList);
     const total = this.#cached.reduce((n, c) => n + c.bytes, 0);
     this.#cacheSummary.textContent = this.#cached.length
@@ -82,11 +80,22 @@ export class ModelPicker {
         el('span', { className: 'cache-size' }, formatBytes(c.bytes)),
         el('button', {
           type: 'button', className: 'secondary small-button', attrs: { 'aria-label': `Remove ${c.url} from the cache` },
-          on: { click: async () => { await removeCached(c.url); await this.refreshCache(); } },
+          on: { click: () => this.#changeCache(() => removeCached(c.url)) },
         }, 'Remove')));
     }
     this.#cacheClear.disabled = !this.#cached.length;
     this.#fillSelect();
+  }
+
+  // Removes from the cache, then shows what is left; the focus stays in the cache list.
+  async #changeCache(change) {
+    try {
+      await change();
+    } catch (e) {
+      this.#showError(`Cannot change the cache: ${e.message}`);
+    }
+    await this.refreshCache();
+    (this.#cacheList.querySelector('button') ?? this.#cacheSummary).focus();
   }
 
   // Local files (from an input or a drop).
@@ -98,8 +107,8 @@ export class ModelPicker {
       this.#showError(e.message);
       return;
     }
-    this.#localFiles = picked;
-    await this.#load(picked.files, picked.name, 'files');
+    // They become the "Local files" choice once they have loaded.
+    await this.#load(picked.files, picked.name, 'files', { onSuccess: () => { this.#localFiles = picked; } });
   }
 
   // A URL or hub repository id typed by the person.
@@ -139,19 +148,22 @@ export class ModelPicker {
       this.#urlInput.focus();
       return;
     }
+    clearTimeout(this.#pickTimer);
     if (value === this.#current) return;
-    if (value === 'shipped') this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
-    else if (value === 'files' && this.#localFiles) this.#load(this.#localFiles.files, this.#localFiles.name, 'files');
-    else if (value.startsWith('cached:')) this.#loadRemote(value.slice(7));
+    // Arrow keys on a closed select fire a change for every option they pass: the model loads once
+    // the choice has settled.
+    this.#pickTimer = setTimeout(() => {
+      if (value !== this.#select.value) return;
+      if (value === 'shipped') this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
+      else if (value === 'files' && this.#localFiles) this.#load(this.#localFiles.files, this.#localFiles.name, 'files');
+      else if (value.startsWith('cached:')) this.#loadRemote(value.slice(7));
+    }, 300);
   }
 
   // A URL: the worker downloads it (or reads it from the cache) and keeps it in the cache.
   async #loadRemote(dir) {
-    this.#download = new AbortController();
     this.#urlCancel.hidden = false;
-    const name = shortUrl(dir);
-    const model = await this.#load(dir, name, `cached:${dir}`, { cache: cacheAvailable, signal: this.#download.signal });
-    this.#download = null;
+    const model = await this.#load(dir, shortUrl(dir), `cached:${dir}`, { cache: cacheAvailable });
     this.#urlCancel.hidden = true;
     if (!model) return;
     await this.refreshCache();
@@ -162,11 +174,12 @@ export class ModelPicker {
     }
   }
 
-  // source: URL or {config, weights, vocab, merges}; value: the select value it will have.
-  // Resolves with the model once it is the current one, or null.
-  async #load(source, name, value, { cache = false, signal } = {}) {
+  // source: URL or {config, weights, vocab, merges}; value: the select value it will have. A load
+  // started meanwhile cancels this one. Resolves with the model once it is the current one, or null.
+  async #load(source, name, value, { cache = false, onSuccess } = {}) {
     const id = ++this.#loadId;
-    this.#setBusy(true);
+    this.#loading?.abort(new Error(`${name} was chosen instead`));
+    const loading = (this.#loading = new AbortController());
     this.#clearError();
     this.#callbacks.onLoading(name);
     this.#showProgress(`Loading ${name}`, 0, 0);
@@ -175,7 +188,7 @@ export class ModelPicker {
       model = await loadModel(source, {
         worker: true,
         cache,
-        signal,
+        signal: loading.signal,
         onProgress: ({ loaded, total }) => {
           if (id === this.#loadId) this.#showProgress(`Loading ${name}`, loaded, total);
         },
@@ -184,18 +197,19 @@ export class ModelPicker {
       if (!c.n_layer || !c.n_head) throw new Error('config.json does not give n_layer and n_head');
     } catch (e) {
       model?.dispose();
-      if (id !== this.#loadId) return null;
-      this.#setBusy(false);
+      if (id !== this.#loadId) return null;   // superseded: the newer load reports
+      this.#loading = null;
       this.#hideProgress();
-      this.#fail(signal?.aborted ? new Error('the download was cancelled') : e, name);
+      this.#fail(e, name);
       return null;
     }
     if (id !== this.#loadId) {   // another model was asked for meanwhile
       model.dispose();
       return null;
     }
-    this.#setBusy(false);
+    this.#loading = null;
     this.#hideProgress();
+    onSuccess?.();
     this.#current = value;
     this.#currentName = name;
     this.#filesPanel.hidden = this.#urlPanel.hidden = true;
@@ -210,13 +224,6 @@ export class ModelPicker {
     this.#showError(`Could not load “${name}”: ${message}`);
     this.#select.value = this.#current;
     this.#callbacks.onFailed(error, name);
-  }
-
-  #setBusy(busy) {
-    this.#busy = busy;
-    this.#select.disabled = busy;
-    this.#urlLoad.disabled = busy;
-    for (const id of ['model-files', 'model-folder']) $(id).disabled = busy;
   }
 
   #showProgress(label, loaded, total) {
@@ -275,10 +282,6 @@ export class ModelPicker {
       depth = 0;
       overlay.hidden = true;
       zone.classList.remove('active');
-      if (this.#busy) {
-        this.#showError('A model is still loading: drop the files again when it is done.');
-        return;
-      }
       try {
         const { files, folder } = await filesFromDataTransfer(e.dataTransfer);
         await this.openFiles(files, folder);
