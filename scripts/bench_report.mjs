@@ -1,15 +1,22 @@
-// Combines glassbox_bench's Google Benchmark JSON with the peers' JSON: prints a table of medians
-// (min-max) and the ratios glassbox / peer, and writes everything as JSON if given a path.
+// Combines the benchmark's JSON files into one report: a table of medians (min-max) per engine,
+// the ratios glassbox / peer, the decode roofline, and everything as JSON if given a path.
 //
-//   node scripts/bench_report.mjs NATIVE.json PEERS.json [OUT.json]
+//   node scripts/bench_report.mjs NATIVE_TOKENIZER.json TOKENIZER_PEERS.json ENGINE.json ONNX.json [OUT.json]
+//
+//   NATIVE_TOKENIZER.json  glassbox_bench (Google Benchmark): the tokenizer natively
+//   TOKENIZER_PEERS.json   scripts/bench_tokenizer_peers.mjs: npm tiktoken, js-tiktoken
+//   ENGINE.json            scripts/bench_engine.mjs: glassbox_perf natively and in WebAssembly
+//   ONNX.json              scripts/bench_onnx_peers.mjs: onnxruntime-node, onnxruntime-web
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const [nativeFile, peersFile, outFile] = process.argv.slice(2);
-const native = JSON.parse(readFileSync(nativeFile, 'utf8'));
-const peers = JSON.parse(readFileSync(peersFile, 'utf8'));
+const [nativeFile, peersFile, engineFile, onnxFile, outFile] = process.argv.slice(2);
+const read = (f) => JSON.parse(readFileSync(f, 'utf8'));
+const native = read(nativeFile), peers = read(peersFile), engine = read(engineFile), onnx = read(onnxFile);
+
+// --- the tokenizer
 
 // Google Benchmark: one "iteration" entry per repetition; bytes_per_second in bytes.
-function stats(name) {
+function gbStats(name) {
   const rates = native.benchmarks
     .filter((b) => b.run_name === name && b.run_type === 'iteration')
     .map((b) => b.bytes_per_second / 1e6)
@@ -17,28 +24,88 @@ function stats(name) {
   if (!rates.length) throw new Error(`no runs of ${name} in ${nativeFile}`);
   return { median: rates[Math.floor(rates.length / 2)], min: rates[0], max: rates[rates.length - 1], runs: rates.length };
 }
-
-const ours = {
-  tokens: native.benchmarks.find((b) => b.run_name === 'tokenizer/encode/min_time:1.000')?.tokens,
-  encode_mb_s: stats('tokenizer/encode/min_time:1.000'),
-  decode_mb_s: stats('tokenizer/decode/min_time:1.000'),
+const tokenizer = {
+  'glassbox (native)': {
+    tokens: native.benchmarks.find((b) => b.run_name === 'tokenizer/encode/min_time:1.000')?.tokens,
+    encode_mb_s: gbStats('tokenizer/encode/min_time:1.000'),
+    decode_mb_s: gbStats('tokenizer/decode/min_time:1.000'),
+  },
+  'glassbox (wasm)': engine.tokenizer_wasm,
+  ...peers.results,
 };
+
+// --- the model
+
+// Bytes of weights one decoded token reads: every matrix once (the tied LM head is the token
+// embedding), as F32. Biases, LayerNorms and one position row are left out (< 0.1%).
+function weightBytes(c) {
+  const C = c.n_embd, L = c.n_layer, V = c.vocab_size, inner = c.n_inner ?? 4 * C;
+  return 4 * (L * (C * 3 * C + C * C + 2 * C * inner) + V * C);
+}
+
 const ctx = native.context;
 const report = {
-  machine: { cpu: ctx.cpu, compiler: ctx.compiler, num_cpus: ctx.num_cpus, mhz_per_cpu: ctx.mhz_per_cpu, node: peers.node,
-             build_type: ctx.library_build_type, date: ctx.date },
-  text_bytes: peers.text_bytes,
-  tokenizer: { 'glassbox (native)': ours, ...peers.results },
+  machine: { cpu: ctx.cpu, compiler: ctx.compiler, num_cpus: ctx.num_cpus, mhz_per_cpu: ctx.mhz_per_cpu, node: peers.node, date: ctx.date },
+  triad_gb_s: engine.triad,
+  models: {},
+  tokenizer: { text_bytes: peers.text_bytes, results: tokenizer },
 };
 
+const m = (s, digits = 1) => `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}-${s.max.toFixed(digits)})`;
+const pad = (s, n) => String(s).padEnd(n);
+console.log(`machine: ${ctx.cpu}, ${ctx.num_cpus} CPUs at ${ctx.mhz_per_cpu} MHz, ${ctx.compiler}, Node ${peers.node}; ` +
+            `median (min-max) of ${engine.runs} runs, each in a fresh process, one thread`);
+console.log(`memory bandwidth, one core (STREAM triad): native ${m(engine.triad.native.gb_s, 2)} GB/s, ` +
+            `WebAssembly ${m(engine.triad.wasm.gb_s, 2)} GB/s`);
+
+for (const [name, model] of Object.entries(engine.models)) {
+  const c = model.config;
+  const bytes = weightBytes(c);
+  const rows = { 'glassbox native': model.native, 'glassbox wasm': model.wasm };
+  const withPeers = name === 'gpt2-small-random';
+  if (withPeers) Object.assign(rows, onnx.results);
+  console.log(`\nmodel ${name}: ${c.n_layer} layers, ${c.n_embd} wide, ${c.n_head} heads, vocabulary ${c.vocab_size}; ` +
+              `${model.prompt}-token prompt, ${model.decode} greedy tokens; ${(bytes / 1e6).toFixed(1)} MB of F32 weights per decoded token`);
+  console.log(`  ${pad('', 18)} ${pad('load ms', 22)} ${pad('first token ms', 22)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} peak MB`);
+  for (const [engineName, r] of Object.entries(rows)) {
+    console.log(`  ${pad(engineName, 18)} ${pad(m(r.load_ms, 0), 22)} ${pad(m(r.ttft_ms, 0), 22)} ${pad(m(r.prefill_tok_s), 22)} ` +
+                `${pad(m(r.decode_tok_s), 22)} ${m(r.peak_rss_mb, 0)}`);
+  }
+  const roofline = { native: (engine.triad.native.gb_s.median * 1e9) / bytes, wasm: (engine.triad.wasm.gb_s.median * 1e9) / bytes };
+  const entry = { config: c, weight_bytes_per_token: bytes, results: rows, roofline_decode_tok_s: roofline };
+  console.log(`  decode roofline (triad bandwidth / weight bytes per token): native ${roofline.native.toFixed(1)} tok/s, ` +
+              `glassbox at ${((100 * model.native.decode_tok_s.median) / roofline.native).toFixed(0)}%; ` +
+              `WebAssembly ${roofline.wasm.toFixed(1)} tok/s, glassbox at ${((100 * model.wasm.decode_tok_s.median) / roofline.wasm).toFixed(0)}%`);
+  if (withPeers) {
+    const ratio = (a, b, key) => a[key].median / b[key].median;
+    const web = onnx.results['onnxruntime-web'], node = onnx.results['onnxruntime-node'];
+    entry.ratios = {
+      'wasm/onnxruntime-web': { decode: ratio(model.wasm, web, 'decode_tok_s'), prefill: ratio(model.wasm, web, 'prefill_tok_s') },
+      'native/onnxruntime-node': { decode: ratio(model.native, node, 'decode_tok_s'), prefill: ratio(model.native, node, 'prefill_tok_s') },
+    };
+    for (const [k, v] of Object.entries(entry.ratios))
+      console.log(`  glassbox ${k}: decode ${v.decode.toFixed(2)}x, prefill ${v.prefill.toFixed(2)}x`);
+    const same = (a, b) => { const i = a.findIndex((id, j) => id !== b[j]); return i === -1 ? 'all equal' : `first differ at token ${i}`; };
+    entry.greedy_tokens = {
+      'native vs wasm': same(model.native.tokens, model.wasm.tokens),
+      'native vs onnxruntime-node': same(model.native.tokens, node.tokens),
+      'wasm vs onnxruntime-web': same(model.wasm.tokens, web.tokens),
+    };
+    console.log(`  greedy tokens: ${Object.entries(entry.greedy_tokens).map(([k, v]) => `${k}: ${v}`).join('; ')} ` +
+                `(random weights: the smallest top-2 logit gap was ${node.min_margin.toExponential(1)})`);
+  }
+  report.models[name] = entry;
+}
+
 const f = (s) => `${s.median.toFixed(2)} MB/s (${s.min.toFixed(2)}-${s.max.toFixed(2)})`;
-console.log(`machine: ${ctx.cpu}, ${ctx.num_cpus} CPUs at ${ctx.mhz_per_cpu} MHz, ${ctx.compiler}, ${peers.node}; text ${(peers.text_bytes / 1e6).toFixed(2)} MB (Brown corpus)`);
+console.log(`\ntokenizer, text ${(peers.text_bytes / 1e6).toFixed(2)} MB (Brown corpus):`);
 for (const op of ['encode', 'decode']) {
-  console.log(`tokenizer ${op}, median (min-max) of ${ours[`${op}_mb_s`].runs} runs:`);
-  console.log(`  ${'glassbox (native)'.padEnd(20)} ${f(ours[`${op}_mb_s`])}   ${ours.tokens} tokens`);
-  for (const [name, r] of Object.entries(peers.results)) {
-    const ratio = ours[`${op}_mb_s`].median / r[`${op}_mb_s`].median;
-    console.log(`  ${name.padEnd(20)} ${f(r[`${op}_mb_s`])}   ${r.tokens} tokens   glassbox/${name} = ${ratio.toFixed(1)}x`);
+  console.log(`  ${op}:`);
+  const ours = tokenizer['glassbox (native)'][`${op}_mb_s`], oursWasm = tokenizer['glassbox (wasm)'][`${op}_mb_s`];
+  for (const [name, r] of Object.entries(tokenizer)) {
+    const s = r[`${op}_mb_s`];
+    const vs = name.startsWith('glassbox') ? '' : `   glassbox native/${name} = ${(ours.median / s.median).toFixed(1)}x, wasm/${name} = ${(oursWasm.median / s.median).toFixed(1)}x`;
+    console.log(`    ${pad(name, 20)} ${f(s)}${vs}`);
   }
 }
 if (outFile) writeFileSync(outFile, JSON.stringify(report, null, 2) + '\n');
