@@ -26,7 +26,8 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST(Kernels, MatmulMatchesReference) {
   std::mt19937 rng(1);
-  const int shapes[][3] = {{1, 1, 1}, {1, 7, 3}, {3, 8, 4}, {5, 33, 17}, {2, 64, 96}, {1, 768, 13}, {7, 129, 31}, {4, 3072, 6}};
+  const int shapes[][3] = {{1, 1, 1}, {1, 7, 3}, {3, 8, 4}, {5, 33, 17}, {2, 64, 96}, {1, 768, 13}, {7, 129, 31}, {4, 3072, 6},
+                           {1, 33, 17}, {9, 40, 12}, {1, 16, 8}};
   for (const auto& s : shapes) {
     const int T = s[0], K = s[1], N = s[2];
     const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
@@ -37,6 +38,20 @@ TEST(Kernels, MatmulMatchesReference) {
       // Different summation order: allow float rounding relative to sqrt(K).
       EXPECT_LT(max_abs_diff(fast, ref), 1e-5f * std::sqrt(float(K)) * 4) << "T=" << T << " K=" << K << " N=" << N;
     }
+  }
+}
+
+// The tiles (several weight rows x several input rows) change the speed, not the bits: each row of
+// a T-row product equals the same row computed alone (the decoding path), exactly.
+TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) {
+  std::mt19937 rng(3);
+  const int T = 11, K = 77, N = 21;
+  const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
+  std::vector<float> all(std::size_t(T) * N), one(N);
+  matmul(all.data(), x.data(), w.data(), b.data(), T, K, N);
+  for (int t = 0; t < T; ++t) {
+    matmul(one.data(), x.data() + std::size_t(t) * K, w.data(), b.data(), 1, K, N);
+    for (int n = 0; n < N; ++n) ASSERT_EQ(all[std::size_t(t) * N + n], one[n]) << "t=" << t << " n=" << n;
   }
 }
 

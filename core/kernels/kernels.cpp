@@ -6,13 +6,28 @@
 // horizontal sum, then a scalar tail), and the build disables FMA contraction, so native and WASM
 // produce bit-identical matrix products.
 //
-// By far the most time is spent in matmul: decoding one token reads every weight once, so it is
-// bound by memory bandwidth; it processes 4 weight rows per pass over x so that each x load is
-// reused 4 times and 4 independent accumulators hide the add latency.
+// By far the most time is spent in matmul (scripts/bench: ~80% of decoding GPT-2 small). Decoding
+// one token reads every weight once, so it is bound by memory bandwidth: 8 weight rows per pass
+// keep 8 streams of loads in flight against one x. A prompt is bound by arithmetic: tiles of 4
+// weight rows x 4 prompt rows reuse every load 4 times. See matmul below.
 #include <cstring>
 
 #include "kernels.h"
 #include "reference.h"
+
+// Natively on x86-64 the hot kernels are compiled three times, for the baseline (SSE2), x86-64-v3
+// (AVX2) and x86-64-v4 (AVX-512), and the loader picks the best one the CPU has (GCC/Clang
+// target_clones, an ifunc): one binary runs everywhere and uses what it finds. The vector code is
+// the same in each (8 lanes, no FMA contraction), so every clone gives the same bits.
+#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
+#define GLASSBOX_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define GLASSBOX_CLONES
+#endif
+
+// Helpers are always inlined: a helper compiled on its own would be the baseline (SSE2) version
+// even inside the AVX clones.
+#define GLASSBOX_INLINE __attribute__((always_inline)) inline
 
 namespace glassbox::kernels {
 namespace {
@@ -20,22 +35,22 @@ namespace {
 typedef float Vec8 __attribute__((vector_size(32)));
 constexpr int kLanes = 8;
 
-inline Vec8 load(const float* p) {
+GLASSBOX_INLINE Vec8 load(const float* p) {
   Vec8 v;
   std::memcpy(&v, p, sizeof v);   // unaligned load; compiles to one (or two) vector loads
   return v;
 }
 
-inline void store(float* p, Vec8 v) { std::memcpy(p, &v, sizeof v); }
+GLASSBOX_INLINE void store(float* p, Vec8 v) { std::memcpy(p, &v, sizeof v); }
 
-inline float hsum(Vec8 v) {
+GLASSBOX_INLINE float hsum(Vec8 v) {
   float s = 0.0f;
   for (int i = 0; i < kLanes; ++i) s += v[i];
   return s;
 }
 
 // sum_k a[k] * b[k]
-inline float dot(const float* a, const float* b, int n) {
+GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
   Vec8 acc = {};
   int k = 0;
   for (; k + kLanes <= n; k += kLanes) acc += load(a + k) * load(b + k);
@@ -45,7 +60,7 @@ inline float dot(const float* a, const float* b, int n) {
 }
 
 // y[k] += alpha * x[k]
-inline void axpy(float* y, float alpha, const float* x, int n) {
+GLASSBOX_INLINE void axpy(float* y, float alpha, const float* x, int n) {
   const Vec8 a = {alpha, alpha, alpha, alpha, alpha, alpha, alpha, alpha};
   int k = 0;
   for (; k + kLanes <= n; k += kLanes) store(y + k, load(y + k) + a * load(x + k));
@@ -54,37 +69,49 @@ inline void axpy(float* y, float alpha, const float* x, int n) {
 
 }  // namespace
 
-void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N) {
-  const int kv = K - K % kLanes;   // vectorised part of each row
-  int n = 0;
-  for (; n + 4 <= N; n += 4) {
-    const float* w0 = w + static_cast<std::size_t>(n) * K;
-    const float* w1 = w0 + K;
-    const float* w2 = w1 + K;
-    const float* w3 = w2 + K;
-    for (int t = 0; t < T; ++t) {
-      const float* xt = x + static_cast<std::size_t>(t) * K;
-      Vec8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
-      for (int k = 0; k < kv; k += kLanes) {
-        const Vec8 xv = load(xt + k);
-        a0 += xv * load(w0 + k);
-        a1 += xv * load(w1 + k);
-        a2 += xv * load(w2 + k);
-        a3 += xv * load(w3 + k);
-      }
-      float s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
-      for (int k = kv; k < K; ++k) {
-        s0 += xt[k] * w0[k];
-        s1 += xt[k] * w1[k];
-        s2 += xt[k] * w2[k];
-        s3 += xt[k] * w3[k];
-      }
-      float* o = out + static_cast<std::size_t>(t) * N + n;
-      o[0] = s0 + (bias ? bias[n] : 0.0f);
-      o[1] = s1 + (bias ? bias[n + 1] : 0.0f);
-      o[2] = s2 + (bias ? bias[n + 2] : 0.0f);
-      o[3] = s3 + (bias ? bias[n + 3] : 0.0f);
+// out[t][n0..n0+R-1] for TX rows of x at once: R weight rows x TX input rows of 8-lane
+// accumulators. Each x load is reused by R weight rows and each weight load by TX input rows; every
+// output still accumulates in the same order as one dot() (8 lanes over k, horizontal sum, scalar
+// tail), so the tiling changes speed only, never the result.
+template <int TX, int R>
+GLASSBOX_INLINE void tile(float* out, int N, const float* x, int K, const float* w0, const float* bias, int n0) {
+  const int kv = K - K % kLanes;
+  const float* w[R];
+  for (int r = 0; r < R; ++r) w[r] = w0 + static_cast<std::size_t>(r) * K;
+  Vec8 acc[TX][R] = {};
+  for (int k = 0; k < kv; k += kLanes) {
+    Vec8 wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = load(w[r] + k);
+    for (int t = 0; t < TX; ++t) {
+      const Vec8 xv = load(x + static_cast<std::size_t>(t) * K + k);
+      for (int r = 0; r < R; ++r) acc[t][r] += xv * wv[r];
     }
+  }
+  for (int t = 0; t < TX; ++t) {
+    const float* xt = x + static_cast<std::size_t>(t) * K;
+    float* o = out + static_cast<std::size_t>(t) * N + n0;
+    for (int r = 0; r < R; ++r) {
+      float s = hsum(acc[t][r]);
+      for (int k = kv; k < K; ++k) s += xt[k] * w[r][k];
+      o[r] = s + (bias ? bias[n0 + r] : 0.0f);
+    }
+  }
+}
+
+// Decoding (T = 1) streams every weight once: bound by memory bandwidth, 4 rows at a time keep
+// several loads in flight. Prefill (T > 1) is bound by arithmetic: 4 weight rows x 4 input rows
+// per pass do 16 multiply-adds per 8 loads, where one row of x would do 4 per 5.
+GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N) {
+  constexpr int R = 4;
+  int n = 0;
+  if (T == 1) {   // decoding: 8 weight rows per pass
+    for (; n + 8 <= N; n += 8) tile<1, 8>(out, N, x, K, w + static_cast<std::size_t>(n) * K, bias, n);
+  }
+  for (; n + R <= N; n += R) {
+    const float* wn = w + static_cast<std::size_t>(n) * K;
+    int t = 0;
+    for (; t + 4 <= T; t += 4) tile<4, R>(out + static_cast<std::size_t>(t) * N, N, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
+    for (; t < T; ++t) tile<1, R>(out + static_cast<std::size_t>(t) * N, N, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
   }
   for (; n < N; ++n) {   // the last N % 4 rows of w, one at a time
     const float* wn = w + static_cast<std::size_t>(n) * K;
@@ -93,7 +120,7 @@ void matmul(float* out, const float* x, const float* w, const float* bias, int T
   }
 }
 
-void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
+GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
                const float* v, int kv_stride, int T, int pos0, int hd, float scale, float* probs,
                float* scratch) {
   const int n_keys = pos0 + T;

@@ -39,12 +39,12 @@ class Loader {
         reinterpret_cast<std::uintptr_t>(t->bytes.data()) % alignof(float) == 0)
       return reinterpret_cast<const float*>(t->bytes.data());
 
-    auto& buf = out_.owned.emplace_back(static_cast<std::size_t>(t->numel));
+    float* buf = out_.owned.emplace_back(new float[static_cast<std::size_t>(t->numel)]).get();
     if (transpose)   // Conv1D (in, out) -> nn.Linear (out, in)
-      to_f32_transposed(*t, shape[0], shape[1], buf.data());
+      to_f32_transposed(*t, shape[0], shape[1], buf);
     else
-      to_f32(*t, buf.data());
-    return buf.data();
+      to_f32(*t, buf);
+    return buf;
   }
 
   // Every tensor in the file must have been used, except buffers Hugging Face stores alongside.

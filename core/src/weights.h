@@ -1,7 +1,7 @@
 // The model's parameters as F32 arrays in the layouts the kernels want, read from safetensors.
 #pragma once
 
-#include <list>
+#include <memory>
 #include <vector>
 
 #include "glassbox/config.h"
@@ -34,7 +34,9 @@ struct ModelWeights {
   const float* ln_f_b = nullptr;
 
   SafeTensors file;                    // keeps mapped F32 tensors alive (used in place)
-  std::list<std::vector<float>> owned; // converted or transposed tensors (list: stable addresses)
+  // Converted or transposed tensors. Uninitialised on allocation (every element is written once):
+  // zero-filling GPT-2 small's 500 MB first would cost a pass over fresh memory for nothing.
+  std::vector<std::unique_ptr<float[]>> owned;
 };
 
 // Finds, checks (dtype, shape against the config, no unexpected tensors) and converts every
