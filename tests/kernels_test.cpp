@@ -2,6 +2,7 @@
 // multiples of the vector width or the 4-row tile).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -76,6 +77,19 @@ TEST(Kernels, AttentionMatchesReference) {
     // Output padding between strided rows is left alone.
     for (int i = 0; i < T; ++i) EXPECT_EQ(out[std::size_t(i) * out_stride + hd], 7.0f);
   }
+}
+
+TEST(Kernels, GeluTanhMatchesReference) {
+  // Every 1/64 from -20 to 20 (the tails, where tanh saturates, included), a ragged length so the
+  // scalar tail runs too, and values beyond exp's range.
+  std::vector<float> x;
+  for (int i = -20 * 64; i <= 20 * 64; ++i) x.push_back(static_cast<float>(i) / 64.0f);
+  for (float v : {-1e4f, -200.0f, -88.5f, 88.5f, 200.0f, 1e4f, 1e-7f, -1e-7f}) x.push_back(v);
+  std::vector<float> fast = x, ref = x;
+  gelu_tanh(fast.data(), fast.size());
+  reference::gelu_tanh(ref.data(), ref.size());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    ASSERT_NEAR(fast[i], ref[i], 3e-7f * std::max(1.0f, std::abs(x[i]))) << "x=" << x[i];
 }
 
 TEST(Kernels, ReferenceSoftmaxIsStable) {
