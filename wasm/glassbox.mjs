@@ -83,6 +83,7 @@ class WorkerModel {
     } catch (e) {
       const worker = model.#worker;
       model.#worker = null;
+      if (signal?.aborted) worker.postMessage({ method: 'cancel-load' });   // also when aborted before the listener
       // A failed load leaves no thread behind; a cancelled one first finishes its clean-up.
       loaded.catch(() => {}).finally(() => {
         model.#die(e);
