@@ -62,7 +62,6 @@ async function loadPeer(peer) {
   const ort = await import(require.resolve('onnxruntime-web'));   // dist/ort.node.min.mjs in Node
   ort.env.wasm.numThreads = 1;                   // no worker threads
   ort.env.wasm.proxy = false;
-  ort.env.wasm.simd = true;                      // 1.30 ships only the SIMD build: a no-op there
   return { ort, options: { executionProviders: ['wasm'] } };
 }
 

@@ -126,9 +126,9 @@ GLASSBOX_INLINE void tile(float* out, int N, const float* x, int K, const float*
   }
 }
 
-// Decoding (T = 1) streams every weight once: bound by memory bandwidth, 4 rows at a time keep
-// several loads in flight. Prefill (T > 1) is bound by arithmetic: 4 weight rows x 4 input rows
-// per pass do 16 multiply-adds per 8 loads, where one row of x would do 4 per 5.
+// Decoding (T = 1) streams every weight once: bound by memory bandwidth, 8 weight rows per pass
+// keep 8 streams of loads in flight. Prefill (T > 1) is bound by arithmetic: 4 weight rows x 4
+// input rows per pass do 16 multiply-adds per 8 loads, where one row of x would do 4 per 5.
 GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N) {
   constexpr int R = 4;
   int n = 0;

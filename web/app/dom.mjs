@@ -42,3 +42,15 @@ export function formatBytes(n) {
 export function formatInt(n) {
   return Number(n).toLocaleString('en-US');
 }
+
+// Tints an element by an attention weight (CSS --weight, square root so that small weights show),
+// or removes the tint for 0.
+export function tint(node, weight) {
+  if (weight > 0) {
+    node.style.setProperty('--weight', Math.sqrt(weight).toFixed(3));
+    node.classList.add('weighted');
+  } else {
+    node.style.removeProperty('--weight');
+    node.classList.remove('weighted');
+  }
+}

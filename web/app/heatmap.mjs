@@ -26,9 +26,13 @@ const LUT = (() => {
 // sequence is longer than size).
 export function matrixImage(seq, layer, head, size) {
   const T = seq.length, image = new ImageData(size, size), px = image.data;
+  let row = null, rowQ = -1;
   for (let y = 0; y < size; ++y) {
     const q = Math.floor((y * T) / size);
-    const row = seq.row(layer, head, q);
+    if (q !== rowQ) {   // pixel rows of one query share its row
+      row = seq.row(layer, head, q);
+      rowQ = q;
+    }
     for (let x = 0; x < size; ++x) {
       const k = Math.floor((x * T) / size), o = (y * size + x) * 4;
       px[o + 3] = 255;

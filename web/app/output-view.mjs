@@ -2,7 +2,7 @@
 // Every piece is a text span that remembers which token positions it came from, so the attention
 // of a selected token can be painted on the text too. aria-busy is set while text streams in, so
 // a screen reader announces the finished text once instead of every token.
-import { clear, el } from './dom.mjs';
+import { clear, el, tint } from './dom.mjs';
 
 export class OutputView {
   #root;
@@ -42,13 +42,7 @@ export class OutputView {
     for (const { span, positions } of this.#spans) {
       let w = 0;
       if (weights) for (const p of positions) if (p < weights.length && p !== selected) w = Math.max(w, weights[p]);
-      if (w > 0) {
-        span.style.setProperty('--weight', Math.sqrt(w).toFixed(3));
-        span.classList.add('weighted');
-      } else {
-        span.style.removeProperty('--weight');
-        span.classList.remove('weighted');
-      }
+      tint(span, w);
       span.classList.toggle('selected', selected >= 0 && positions.includes(selected));
     }
   }

@@ -2,7 +2,7 @@
 // focus and in data-id), prompt and generated tokens alike. A chip is a button in a list item:
 // one Tab stop for the whole list (roving tabindex; arrow keys, Home and End move), Enter/Space
 // selects. The selected token's attention over earlier tokens is painted on the chips.
-import { clear, el } from './dom.mjs';
+import { clear, el, tint } from './dom.mjs';
 import { appendVisibleText, isPartial, spokenText } from './token-text.mjs';
 
 export class TokensView {
@@ -83,14 +83,7 @@ export class TokensView {
   // under the list gives the exact numbers).
   highlight(weights) {
     this.#chips.forEach(({ chip }, i) => {
-      const w = weights && i < weights.length && i !== this.#selected ? weights[i] : 0;
-      if (w > 0) {
-        chip.style.setProperty('--weight', Math.sqrt(w).toFixed(3));
-        chip.classList.add('weighted');
-      } else {
-        chip.style.removeProperty('--weight');
-        chip.classList.remove('weighted');
-      }
+      tint(chip, weights && i < weights.length && i !== this.#selected ? weights[i] : 0);
     });
     if (this.#selected >= 0) this.#describe(this.#selected, weights);
   }
