@@ -62,6 +62,25 @@ TEST(Cli, GenerateGreedyPrintsTheReferenceIds) {
   EXPECT_NE(r.err.find("stopped: max_tokens"), std::string::npos) << r.err;
 }
 
+// --quantize int8 runs the same commands on int8 weights: near F32's logits, not equal to them.
+TEST(Cli, QuantizeInt8) {
+  const auto expected = test::read_json(fixture_dir("gpt2-f32") / "expected.json");
+  std::string ids;
+  for (int id : expected["tokens"]) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const auto r = run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", ids, "--quantize", "int8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto logits = nlohmann::json::parse(r.out)["logits"];
+  double max_diff = 0;
+  for (std::size_t t = 0; t < logits.size(); ++t)
+    for (std::size_t v = 0; v < logits[t].size(); ++v)
+      max_diff = std::max(max_diff, std::abs(logits[t][v].get<double>() - expected["logits"][t][v].get<double>()));
+  EXPECT_GT(max_diff, 1e-4);
+  EXPECT_LT(max_diff, 0.5);
+  const auto g = run_cli({"generate", "-p", "The jury said", "-n", "8", "--temperature", "0", "--quantize", "int8"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_NE(g.err.find("8 tokens"), std::string::npos) << g.err;
+}
+
 TEST(Cli, GenerateWithSeedIsReproducible) {
   const std::vector<std::string> args = {"generate", "-m", model("gpt2-f32"), "--tokens", "1,2,3", "-n", "12",
                                          "--temperature", "0.9", "--top-k", "20", "--top-p", "0.95", "--seed", "7"};
@@ -93,6 +112,7 @@ TEST(Cli, BadInputIsAOneLineError) {
   for (int i = 0; i < 32; ++i) too_long += ",1";
   expect_error({"generate", "-m", m, "--tokens", too_long}, "longer than the context of 32");
   expect_error({"frobnicate"}, "unknown command 'frobnicate'");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--quantize", "int4"}, "unknown quantization 'int4' (use none or int8)");
   const auto r = run_cli({"forward", "-m", "/nonexistent", "--tokens", "1"});
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }

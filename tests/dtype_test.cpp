@@ -43,7 +43,9 @@ TEST(DType, FloatToHalfRoundsToNearestEven) {
   // every finite half value converts back to itself
   for (std::uint32_t h = 0; h < 0x10000; ++h) {
     const float f = f16_to_f32(static_cast<std::uint16_t>(h));
-    if (!std::isnan(f)) ASSERT_EQ(f32_to_f16(f), h) << std::hex << h;
+    if (!std::isnan(f)) {
+      ASSERT_EQ(f32_to_f16(f), h) << std::hex << h;
+    }
   }
   EXPECT_EQ(f32_to_f16(1.0f + 0x1p-11f), 0x3c00);            // tie between 1 and 1+2^-10: even (1)
   EXPECT_EQ(f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02);        // tie: even (1 + 2^-9)
@@ -67,7 +69,9 @@ TEST(DType, FloatToBFloat16RoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(NAN))));
   for (std::uint32_t h = 0; h < 0x10000; ++h) {               // every bf16 value converts back to itself
     const float f = bf16_to_f32(static_cast<std::uint16_t>(h));
-    if (!std::isnan(f)) ASSERT_EQ(f32_to_bf16(f), h) << std::hex << h;
+    if (!std::isnan(f)) {
+      ASSERT_EQ(f32_to_bf16(f), h) << std::hex << h;
+    }
   }
 }
 

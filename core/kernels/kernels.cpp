@@ -1,7 +1,5 @@
-// Fast kernels: one portable source for native builds and WebAssembly.
+// Fast kernels: one portable source for native builds and WebAssembly (vector types in simd.h).
 //
-// SIMD comes from GCC/Clang vector extensions rather than intrinsics: a `Vec8` of 8 floats is one
-// AVX register natively, two SSE registers without AVX, and two SIMD128 registers under Emscripten.
 // Every kernel accumulates in the same order on every target (8 lanes, then a left-to-right
 // horizontal sum, then a scalar tail), and the build disables FMA contraction, so native and WASM
 // produce bit-identical matrix products.
@@ -15,41 +13,17 @@
 
 #include "kernels.h"
 #include "reference.h"
-
-// Natively on x86-64 the hot kernels are compiled three times, for the baseline (SSE2), x86-64-v3
-// (AVX2) and x86-64-v4 (AVX-512), and the loader picks the best one the CPU has (GCC/Clang
-// target_clones, an ifunc): one binary runs everywhere and uses what it finds. The vector code is
-// the same in each (8 lanes, no FMA contraction), so every clone gives the same bits.
-#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
-#define GLASSBOX_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define GLASSBOX_CLONES
-#endif
-
-// Helpers are always inlined: a helper compiled on its own would be the baseline (SSE2) version
-// even inside the AVX clones.
-#define GLASSBOX_INLINE __attribute__((always_inline)) inline
+#include "simd.h"
 
 namespace glassbox::kernels {
 namespace {
 
-typedef float Vec8 __attribute__((vector_size(32)));
-typedef std::int32_t Vec8i __attribute__((vector_size(32)));
-constexpr int kLanes = 8;
-
-GLASSBOX_INLINE Vec8 load(const float* p) {
-  Vec8 v;
-  std::memcpy(&v, p, sizeof v);   // unaligned load; compiles to one (or two) vector loads
-  return v;
-}
-
-GLASSBOX_INLINE void store(float* p, Vec8 v) { std::memcpy(p, &v, sizeof v); }
-
-GLASSBOX_INLINE float hsum(Vec8 v) {
-  float s = 0.0f;
-  for (int i = 0; i < kLanes; ++i) s += v[i];
-  return s;
-}
+using simd::hsum;
+using simd::kLanes;
+using simd::load;
+using simd::store;
+using simd::Vec8;
+using simd::Vec8i;
 
 // sum_k a[k] * b[k]
 GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {

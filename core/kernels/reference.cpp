@@ -2,6 +2,7 @@
 // They define what the fast kernels (kernels.cpp) must compute; tests compare the two.
 #include <cmath>
 
+#include "quantized.h"
 #include "reference.h"
 
 namespace glassbox::kernels::reference {
@@ -88,6 +89,28 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
       for (int d = 0; d < hd; ++d) oi[d] += scratch[j] * v[j * kv_stride + d];
     if (probs) {
       for (int j = 0; j < n_keys; ++j) probs[i * n_keys + j] = j < visible ? scratch[j] : 0.0f;
+    }
+  }
+}
+
+// Int8 blocks (layout in quantized.h): each block's dot product is an exact integer, scaled by
+// the two blocks' scales; blocks are summed in order.
+void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
+               const float* bias, int T, int Kp, int N) {
+  const int blocks = Kp / kQ8Block;
+  for (int t = 0; t < T; ++t) {
+    for (int n = 0; n < N; ++n) {
+      float sum = 0.0f;
+      for (int b = 0; b < blocks; ++b) {
+        std::int32_t dot = 0;
+        for (int i = 0; i < kQ8Block; ++i) {
+          const int k = b * kQ8Block + i;
+          dot += std::int32_t(wq[std::size_t(n) * Kp + k]) * xq[std::size_t(t) * Kp + k];
+        }
+        const float dw = wd[(std::size_t(n / kQ8Rows) * blocks + b) * kQ8Rows + n % kQ8Rows];
+        sum += static_cast<float>(dot) * (dw * xd[std::size_t(t) * blocks + b]);
+      }
+      out[std::size_t(t) * N + n] = sum + (bias ? bias[n] : 0.0f);
     }
   }
 }

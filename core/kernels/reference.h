@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace glassbox::kernels::reference {
 
@@ -16,5 +17,7 @@ void add(float* x, const float* y, std::size_t n);
 void softmax(float* x, int n);
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
                int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch);
+void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
+               const float* bias, int T, int Kp, int N);   // quantized.h
 
 }  // namespace glassbox::kernels::reference

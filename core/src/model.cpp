@@ -5,6 +5,7 @@
 #include "glassbox/error.h"
 #include "mapped_file.h"
 #include "kernels.h"
+#include "quantized.h"
 #include "weights.h"
 
 namespace glassbox {
@@ -12,8 +13,17 @@ namespace glassbox {
 struct Model::Impl {
   ModelConfig config;
   std::string config_json;
+  Quantization quantization = Quantization::None;
   ModelWeights w;
 };
+
+Quantization parse_quantization(std::string_view name) {
+  if (name == "none") return Quantization::None;
+  if (name == "int8") return Quantization::Int8;
+  throw InvalidArgument("unknown quantization '" + std::string(name) + "' (use none or int8)");
+}
+
+const char* quantization_name(Quantization q) { return q == Quantization::Int8 ? "int8" : "none"; }
 
 namespace {
 
@@ -37,7 +47,19 @@ struct Activations {
   std::vector<float> fc;      // (T, F)  MLP hidden layer
   std::vector<float> scratch; // (S)     one row of attention scores
   std::vector<float> probs;   // (H, T, S) only when a hook listens
+  std::vector<std::int16_t> xq;  // (T, Kp) the input of an int8 product, quantized
+  std::vector<float> xd;         // (T, Kp/32) its block scales
 };
+
+// out (T,N) = in (T,K) @ w^T + bias: F32, or int8 after quantizing `in` block by block.
+void linear(float* out, const float* in, const Matrix& w, const float* bias, int T, Activations& a) {
+  if (w.f32) return kernels::matmul(out, in, w.f32, bias, T, w.K, w.N);
+  const kernels::Q8Shape s(w.N, w.K);
+  a.xq.resize(std::size_t(T) * s.Kp);
+  a.xd.resize(std::size_t(T) * s.blocks);
+  kernels::quantize_activations_q8(a.xq.data(), a.xd.data(), in, T, w.K);
+  kernels::matmul_q8(out, a.xq.data(), a.xd.data(), w.q, w.d, bias, T, s.Kp, w.N);
+}
 
 void activation(Activation a, float* x, std::size_t n) {
   switch (a) {
@@ -53,7 +75,7 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
                      KVCache& cache, Activations& a, const ForwardOptions& o) {
   const int C = c.n_embd, H = c.n_head, hd = c.head_dim();
   const int pos0 = cache.size(), S = pos0 + T;
-  kernels::matmul(a.qkv.data(), in, L.qkv_w, L.qkv_b, T, C, 3 * C);   // (T,C) -> (T,3C) = [q | k | v]
+  linear(a.qkv.data(), in, L.qkv_w, L.qkv_b, T, a);   // (T,C) -> (T,3C) = [q | k | v]
   float* K = cache.keys(l);
   float* V = cache.values(l);
   for (int t = 0; t < T; ++t) {
@@ -71,18 +93,17 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
                        T, pos0, hd, scale, probs, a.scratch.data());
   }
   emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
-  kernels::matmul(a.branch.data(), a.heads.data(), L.proj_w, L.proj_b, T, C, C);   // (T,C) -> (T,C)
+  linear(a.branch.data(), a.heads.data(), L.proj_w, L.proj_b, T, a);   // (T,C) -> (T,C)
   emit(o, "attn_out", l, {T, C}, 2, a.branch.data());
 }
 
 // MLP of a block: in (T,C) -> (T,F) -> activation -> a.branch (T,C).
 void mlp_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in, int T, Activations& a,
                const ForwardOptions& o) {
-  const int C = c.n_embd, F = c.n_inner;
-  kernels::matmul(a.fc.data(), in, L.fc_w, L.fc_b, T, C, F);
+  linear(a.fc.data(), in, L.fc_w, L.fc_b, T, a);   // (T,C) -> (T,F)
   activation(c.activation, a.fc.data(), a.fc.size());
-  kernels::matmul(a.branch.data(), a.fc.data(), L.fc_proj_w, L.fc_proj_b, T, F, C);
-  emit(o, "mlp_out", l, {T, C}, 2, a.branch.data());
+  linear(a.branch.data(), a.fc.data(), L.fc_proj_w, L.fc_proj_b, T, a);   // (T,F) -> (T,C)
+  emit(o, "mlp_out", l, {T, c.n_embd}, 2, a.branch.data());
 }
 
 }  // namespace
@@ -92,24 +113,27 @@ Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
-Model Model::load(const std::filesystem::path& dir) {
+Model Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
   if (!std::filesystem::is_directory(dir))
     throw ModelFormatError(dir.string(), "not a directory (a model is a directory with config.json and model.safetensors)");
   const auto config_path = dir / "config.json";
   const std::string text = read_file(config_path, 1u << 20);   // real configs are ~1 KB
-  return from_parts(text, SafeTensors::open(dir / "model.safetensors"), config_path.string());
+  return from_parts(text, SafeTensors::open(dir / "model.safetensors"), config_path.string(), options);
 }
 
-Model Model::from_parts(const std::string& config_json, const SafeTensors& weights, const std::string& config_source) {
+Model Model::from_parts(const std::string& config_json, const SafeTensors& weights, const std::string& config_source,
+                        const LoadOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->config = ModelConfig::parse(config_json, config_source);
   impl->config_json = config_json;
-  impl->w = load_weights(impl->config, weights);
+  impl->quantization = options.quantize;
+  impl->w = load_weights(impl->config, weights, options.quantize);
   return Model(std::move(impl));
 }
 
 const ModelConfig& Model::config() const { return impl_->config; }
 const std::string& Model::config_json() const { return impl_->config_json; }
+Quantization Model::quantization() const { return impl_->quantization; }
 
 KVCache Model::new_cache() const {
   const auto& c = impl_->config;
@@ -176,7 +200,7 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
     rows = a.h.data();
   }
   std::vector<float> logits(std::size_t(R) * V);
-  kernels::matmul(logits.data(), rows, w.wte, nullptr, R, C, V);   // (R,C) @ wte^T -> (R,V), tied head
+  linear(logits.data(), rows, w.lm_head, nullptr, R, a);   // (R,C) @ wte^T -> (R,V), tied head
   emit(o, "logits", -1, {R, V}, 2, logits.data());
   return logits;
 }

@@ -1,33 +1,46 @@
-// The model's parameters as F32 arrays in the layouts the kernels want, read from safetensors.
+// The model's parameters in the layouts the kernels want, read from safetensors: F32 arrays, and
+// the matrices optionally as int8 blocks (kernels/quantized.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "glassbox/config.h"
+#include "glassbox/model.h"
 #include "glassbox/safetensors.h"
 
 namespace glassbox {
+
+// A weight matrix (N,K) in nn.Linear layout, the operand of every matrix product: F32, or int8
+// blocks with their scales (quantized.h's layout) when the model was loaded with Quantization::Int8.
+struct Matrix {
+  const float* f32 = nullptr;       // (N,K), or null when quantized
+  const std::int8_t* q = nullptr;   // (Np,Kp) int8 blocks
+  const float* d = nullptr;         // their scales
+  int N = 0, K = 0;
+};
 
 // Matrices are (out, in), as nn.Linear: GPT's Conv1D weights, stored (in, out), are transposed
 // on load so that every product is kernels::matmul.
 struct LayerWeights {
   const float* ln_1_w;   // (C)
   const float* ln_1_b;   // (C)
-  const float* qkv_w;    // (3C, C)   attn.c_attn
+  Matrix qkv_w;          // (3C, C)   attn.c_attn
   const float* qkv_b;    // (3C)
-  const float* proj_w;   // (C, C)    attn.c_proj
+  Matrix proj_w;         // (C, C)    attn.c_proj
   const float* proj_b;   // (C)
   const float* ln_2_w;   // (C)
   const float* ln_2_b;   // (C)
-  const float* fc_w;     // (F, C)    mlp.c_fc
+  Matrix fc_w;           // (F, C)    mlp.c_fc
   const float* fc_b;     // (F)
-  const float* fc_proj_w;  // (C, F)  mlp.c_proj
+  Matrix fc_proj_w;        // (C, F)  mlp.c_proj
   const float* fc_proj_b;  // (C)
 };
 
 struct ModelWeights {
-  const float* wte;      // (V, C) token embedding, also the LM head
+  const float* wte;      // (V, C) token embedding, F32 for looking rows up
+  Matrix lm_head;        // (V, C) the same weights (tied), as the LM head's matrix
   const float* wpe;      // (P, C) position embedding
   std::vector<LayerWeights> layers;
   const float* ln_f_w = nullptr;   // (C) gpt2 only
@@ -37,10 +50,13 @@ struct ModelWeights {
   // Converted or transposed tensors. Uninitialised on allocation (every element is written once):
   // zero-filling GPT-2 small's 500 MB first would cost a pass over fresh memory for nothing.
   std::vector<std::unique_ptr<float[]>> owned;
+  std::vector<std::unique_ptr<std::int8_t[]>> owned_q;   // int8 blocks
 };
 
 // Finds, checks (dtype, shape against the config, no unexpected tensors) and converts every
 // parameter. Throws ModelFormatError naming the file and the tensor.
-ModelWeights load_weights(const ModelConfig& config, const SafeTensors& file);
+// With Quantization::Int8 every matrix is quantized as it is read (the F32 form is not kept); the
+// embeddings, biases and LayerNorm parameters stay F32.
+ModelWeights load_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize);
 
 }  // namespace glassbox

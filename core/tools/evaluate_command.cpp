@@ -11,10 +11,11 @@
 
 namespace glassbox {
 
-int run_evaluate(const std::string& model_dir, const std::vector<std::string>& files, int context) {
+int run_evaluate(const std::string& model_dir, const LoadOptions& load, const std::vector<std::string>& files,
+                 int context) {
   const auto paths = list_files(files);
   const Tokenizer tokenizer = Tokenizer::load(model_dir);
-  const Model model = Model::load(model_dir);
+  const Model model = Model::load(model_dir, load);
   const int V = model.config().vocab_size;
   if (context < 0 || context > model.config().n_positions)
     throw InvalidArgument("--context must be 1.." + std::to_string(model.config().n_positions) + " (0: the whole context)");

@@ -4,10 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "glassbox/model.h"
+
 namespace glassbox {
 
 // Every token of the text after the first is predicted once, in windows of `context` tokens
 // (0: the model's n_positions) that start afresh; prints one JSON object on stdout.
-int run_evaluate(const std::string& model_dir, const std::vector<std::string>& files, int context);
+int run_evaluate(const std::string& model_dir, const LoadOptions& load, const std::vector<std::string>& files,
+                 int context);
 
 }  // namespace glassbox

@@ -105,13 +105,13 @@ class JsonWriter {
   std::string out_;
 };
 
-int run_forward(const std::string& model_dir, const Prompt& prompt, bool with_attention) {
+int run_forward(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, bool with_attention) {
   check_model_dir(model_dir);
   std::optional<Tokenizer> tokenizer;
   if (prompt.text) tokenizer = Tokenizer::load(model_dir);
   const auto ids = prompt.tokens(tokenizer);
   if (ids.empty()) throw InvalidArgument("the prompt is empty: give at least one token");
-  Model model = Model::load(model_dir);
+  Model model = Model::load(model_dir, load);
   const ModelConfig& c = model.config();
   const int T = static_cast<int>(ids.size());
 
@@ -158,15 +158,15 @@ int run_forward(const std::string& model_dir, const Prompt& prompt, bool with_at
   return 0;
 }
 
-int run_generate(const std::string& model_dir, const Prompt& prompt, int max_tokens, SamplingSettings sampling,
-                 const std::optional<std::uint64_t>& seed) {
+int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, int max_tokens,
+                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed) {
   sampling.seed = seed ? *seed : std::random_device{}();
   sampling.validate();   // before the (possibly slow) model load
   check_model_dir(model_dir);
   std::optional<Tokenizer> tokenizer;
   if (prompt.text) tokenizer = Tokenizer::load(model_dir);
   const auto ids = prompt.tokens(tokenizer);
-  Model model = Model::load(model_dir);
+  Model model = Model::load(model_dir, load);
 
   GenerateOptions options;
   options.max_tokens = max_tokens;
@@ -246,6 +246,11 @@ int main(int argc, char** argv) {
     cmd->add_option("-m,--model", model_dir, "model directory (config.json, model.safetensors, vocab.json, merges.txt)")
         ->capture_default_str();
   };
+  std::string quantize = "none";
+  auto add_quantize = [&](CLI::App* cmd) {
+    cmd->add_option("--quantize", quantize, "weights in memory: none (F32) or int8 (blocks of 32, ~3.6x fewer bytes)")
+        ->capture_default_str();
+  };
   auto add_prompt = [&](CLI::App* cmd) {
     auto* p = cmd->add_option("-p,--prompt", prompt.text, "prompt text (tokenized with the model's vocab.json/merges.txt)");
     auto* t = cmd->add_option("--tokens", prompt.ids, "prompt as comma-separated token ids, e.g. 464,2068");
@@ -256,6 +261,7 @@ int main(int argc, char** argv) {
 
   auto* gen = app.add_subcommand("generate", "generate text after a prompt, streaming it");
   add_model(gen);
+  add_quantize(gen);
   add_prompt(gen);
   int max_tokens = 64;
   SamplingSettings sampling;
@@ -268,6 +274,7 @@ int main(int argc, char** argv) {
 
   auto* fwd = app.add_subcommand("forward", "print logits (and attention) for a prompt as JSON");
   add_model(fwd);
+  add_quantize(fwd);
   add_prompt(fwd);
   bool attention = false;
   fwd->add_flag("--attention", attention, "also print attention probabilities [layer][head][query][key]");
@@ -292,6 +299,7 @@ int main(int argc, char** argv) {
 
   auto* eval = app.add_subcommand("evaluate", "how well the model predicts text: nats per token, bits per byte (JSON)");
   add_model(eval);
+  add_quantize(eval);
   std::vector<std::string> eval_files;
   int eval_context = 0;
   eval->add_option("text", eval_files, "UTF-8 text files, or folders of them")->required();
@@ -311,12 +319,13 @@ int main(int argc, char** argv) {
   try {
     if ((*gen || *fwd) && !prompt.text && prompt.ids.empty())
       throw InvalidArgument("give a prompt: -p TEXT or --tokens IDS");
-    if (*gen) return run_generate(model_dir, prompt, max_tokens, sampling, seed);
-    if (*fwd) return run_forward(model_dir, prompt, attention);
+    const LoadOptions load{parse_quantization(quantize)};
+    if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed);
+    if (*fwd) return run_forward(model_dir, load, prompt, attention);
     if (*tok) return run_tokenize(model_dir, prompt.allow_special);
     if (*detok) return run_detokenize(model_dir);
     if (app.got_subcommand("train")) return run_train(train);
-    if (*eval) return run_evaluate(model_dir, eval_files, eval_context);
+    if (*eval) return run_evaluate(model_dir, load, eval_files, eval_context);
     return run_train_tokenizer(files, vocab_size, out_dir);
   } catch (const glassbox::Error& e) {
     std::fprintf(stderr, "glassbox: error: %s\n", e.what());

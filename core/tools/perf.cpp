@@ -61,10 +61,10 @@ std::int32_t argmax(const std::vector<float>& logits) {
 
 // Load; the prompt in one forward pass (time to first token = that + the argmax); then `decode`
 // greedy tokens one forward pass each, exactly as the peers' loop does.
-json run_model(const std::string& dir, const std::string& ids_file, int decode) {
+json run_model(const std::string& dir, const std::string& ids_file, int decode, glassbox::Quantization quantize) {
   const auto prompt = json::parse(read_file(ids_file)).get<std::vector<std::int32_t>>();
   auto t0 = Clock::now();
-  const glassbox::Model model = glassbox::Model::load(dir);
+  const glassbox::Model model = glassbox::Model::load(dir, glassbox::LoadOptions{quantize});
   const double load_ms = ms_since(t0);
 
   glassbox::KVCache cache = model.new_cache();
@@ -82,7 +82,8 @@ json run_model(const std::string& dir, const std::string& ids_file, int decode) 
   }
   const double decode_ms = ms_since(t0);
   generated.pop_back();   // the last argmax was not fed back
-  return {{"load_ms", load_ms},
+  return {{"quantize", glassbox::quantization_name(quantize)},
+          {"load_ms", load_ms},
           {"prompt_tokens", prompt.size()},
           {"ttft_ms", ttft_ms},
           {"prefill_tok_s", 1000.0 * static_cast<double>(prompt.size()) / ttft_ms},
@@ -129,12 +130,13 @@ json run_triad(int megabytes) {
 int main(int argc, char** argv) {
   CLI::App app{"glassbox_perf: one timed run, for scripts/bench"};
   app.require_subcommand(1);
-  std::string dir, ids_file, text_file;
+  std::string dir, ids_file, text_file, quantize = "none";
   int decode = 128, megabytes = 256;
   auto* model = app.add_subcommand("model", "load, prefill, greedy decode");
   model->add_option("dir", dir, "model directory")->required();
   model->add_option("--ids", ids_file, "JSON array of prompt token ids")->required();
   model->add_option("--decode", decode, "tokens to generate")->check(CLI::Range(1, 100000));
+  model->add_option("--quantize", quantize, "none or int8");
   auto* tokenizer = app.add_subcommand("tokenizer", "encode and decode a text");
   tokenizer->add_option("dir", dir, "model directory (vocab.json, merges.txt)")->required();
   tokenizer->add_option("text", text_file, "UTF-8 text file")->required();
@@ -143,7 +145,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     json out;
-    if (*model) out = run_model(dir, ids_file, decode);
+    if (*model) out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize));
     else if (*tokenizer) out = run_tokenizer(dir, text_file);
     else out = run_triad(megabytes);
 #ifdef __EMSCRIPTEN__

@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "glassbox/config.h"
@@ -45,14 +46,29 @@ struct ForwardOptions {
                                      // written out (the kernel keeps one row at a time)
 };
 
+// How the matrices are held in memory (and multiplied).
+enum class Quantization {
+  None,   // F32, as in the file (F16/BF16 files are widened)
+  Int8,   // blocks of 32 int8 values with a float scale each, made at load; products with integer
+          // dot products against activations quantized the same way (kernels/quantized.h).
+          // ~3.6x fewer bytes to stream per token; embeddings, biases and norms stay F32.
+};
+// "none" or "int8"; throws InvalidArgument naming the accepted values otherwise.
+Quantization parse_quantization(std::string_view name);
+const char* quantization_name(Quantization q);
+
+struct LoadOptions {
+  Quantization quantize = Quantization::None;
+};
+
 class Model {
  public:
   // Loads a Hugging Face model directory: config.json + model.safetensors (memory-mapped).
   // Throws ModelFormatError naming the file and the problem.
-  static Model load(const std::filesystem::path& dir);
+  static Model load(const std::filesystem::path& dir, const LoadOptions& options = {});
   // The same from a parsed config.json text and an already opened weights file.
   static Model from_parts(const std::string& config_json, const SafeTensors& weights,
-                          const std::string& config_source = "config.json");
+                          const std::string& config_source = "config.json", const LoadOptions& options = {});
 
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;
@@ -60,6 +76,7 @@ class Model {
 
   const ModelConfig& config() const;
   const std::string& config_json() const;   // config.json as given
+  Quantization quantization() const;
 
   // A cache for one sequence (allocates; see KVCache).
   KVCache new_cache() const;

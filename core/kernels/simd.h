@@ -1,0 +1,52 @@
+// The SIMD backend of the kernels: vector types and the few operations the kernels need, written
+// once with GCC/Clang vector extensions. A `Vec8` of 8 floats is one AVX register natively, two
+// SSE registers without AVX, and two SIMD128 registers under Emscripten, so one kernel source
+// serves every target. Only kernels/*.cpp include this.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+// Natively on x86-64 the hot kernels are compiled three times, for the baseline (SSE2), x86-64-v3
+// (AVX2) and x86-64-v4 (AVX-512), and the loader picks the best one the CPU has (GCC/Clang
+// target_clones, an ifunc): one binary runs everywhere and uses what it finds. The vector code is
+// the same in each (no FMA contraction), so every clone gives the same bits.
+#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
+#define GLASSBOX_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define GLASSBOX_CLONES
+#endif
+
+// Helpers are always inlined: a helper compiled on its own would be the baseline (SSE2) version
+// even inside the AVX clones.
+#define GLASSBOX_INLINE __attribute__((always_inline)) inline
+
+namespace glassbox::kernels::simd {
+
+typedef float Vec8 __attribute__((vector_size(32)));
+typedef std::int32_t Vec8i __attribute__((vector_size(32)));
+typedef float Vec4 __attribute__((vector_size(16)));
+typedef std::int32_t Vec4i __attribute__((vector_size(16)));
+constexpr int kLanes = 8;
+
+// Unaligned loads and stores; each compiles to one (or two) vector moves.
+template <typename V, typename T>
+GLASSBOX_INLINE V load(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+GLASSBOX_INLINE Vec8 load(const float* p) { return load<Vec8>(p); }
+template <typename V, typename T>
+GLASSBOX_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
+
+GLASSBOX_INLINE Vec8 splat(float x) { return Vec8{} + x; }
+
+// Lanes summed left to right: the order every target uses.
+GLASSBOX_INLINE float hsum(Vec8 v) {
+  float s = 0.0f;
+  for (int i = 0; i < kLanes; ++i) s += v[i];
+  return s;
+}
+
+}  // namespace glassbox::kernels::simd
