@@ -46,13 +46,14 @@ val typed_array_copy(const char* type, const T* data, std::size_t n) {
 
 class Engine {
  public:
-  // Takes ownership of `weights` (malloc'ed by JS), also when it throws.
+  // Takes ownership of `weights` (malloc'ed by JS), also when it throws. quantize: "none" or "int8".
   static Engine* create(const std::string& config_json, std::uintptr_t weights, std::size_t size,
-                        const std::string& vocab_json, const std::string& merges_txt) {
+                        const std::string& vocab_json, const std::string& merges_txt, const std::string& quantize) {
     std::shared_ptr<std::byte> owner(reinterpret_cast<std::byte*>(weights), std::free);
     return guarded([&] {
+      const LoadOptions options{parse_quantization(quantize)};
       auto st = SafeTensors::parse(std::span<const std::byte>(owner.get(), size), "model.safetensors", owner);
-      auto engine = std::make_unique<Engine>(Model::from_parts(config_json, st));
+      auto engine = std::make_unique<Engine>(Model::from_parts(config_json, st, "config.json", options));
       if (!vocab_json.empty()) engine->tokenizer_.emplace(Tokenizer::from_strings(vocab_json, merges_txt));
       return engine.release();
     });

@@ -41,22 +41,29 @@ export function checkIds(ids, what = 'ids') {
 
 // Bytes of F32 tensors the engine copies (Conv1D matrices are transposed on load) and of F16/BF16
 // tensors it converts, read from the safetensors header: with the file itself, the heap it needs.
-function heapNeeded(bytes) {   // bytes: Uint8Array of model.safetensors
+// With int8 weights the matrices become blocks of 36 bytes per 32 values (one F32 copy at a time
+// on the way), plus the LM head's own int8 copy of the embedding.
+function heapNeeded(bytes, quantize) {   // bytes: Uint8Array of model.safetensors
   if (bytes.length < 8) return bytes.length;
   const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
   if (n > bytes.length - 8) return bytes.length;   // the engine reports the broken header
-  let extra = 0;
+  let extra = 0, largest = 0;
   try {
     const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
     for (const [name, t] of Object.entries(header)) {
       if (name === '__metadata__' || !Array.isArray(t?.shape)) continue;
       const numel = t.shape.reduce((a, b) => a * b, 1);
-      if (t.dtype !== 'F32' || t.shape.length === 2) extra += 4 * numel;
+      if (quantize === 'int8' && t.shape.length === 2) {
+        extra += 1.2 * numel;
+        largest = Math.max(largest, 4 * numel);
+      } else if (t.dtype !== 'F32' || t.shape.length === 2) {
+        extra += 4 * numel;
+      }
     }
   } catch {
     /* a malformed header: the engine reports it */
   }
-  return bytes.length + extra;
+  return bytes.length + extra + largest;
 }
 
 export class LocalModel {
@@ -65,12 +72,13 @@ export class LocalModel {
   #generating = false;
 
   // files: {config: string, weights: ArrayBuffer | Uint8Array, vocab?: string, merges?: string}
-  static async load(files) {
+  // quantize: 'none' or 'int8' (checked by loadModel).
+  static async load(files, { quantize = 'none' } = {}) {
     const core = await loadCore();
     const weights = ArrayBuffer.isView(files.weights)
       ? new Uint8Array(files.weights.buffer, files.weights.byteOffset, files.weights.byteLength)
       : new Uint8Array(files.weights);
-    const needed = heapNeeded(weights);
+    const needed = heapNeeded(weights, quantize);
     if (needed > HEAP_LIMIT - core.HEAPU8.length)
       throw new Error(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +
                       `at most ${Math.floor((HEAP_LIMIT - core.HEAPU8.length) / 2 ** 20)} MB are left in this thread's 4 GB heap`);
@@ -79,8 +87,9 @@ export class LocalModel {
     core.HEAPU8.set(weights, ptr);   // the one copy into the heap; the engine owns ptr from here
     const model = new LocalModel();
     model.#core = core;
-    model.#engine = core.Engine.create(files.config, ptr, weights.length, files.vocab ?? '', files.merges ?? '');
+    model.#engine = core.Engine.create(files.config, ptr, weights.length, files.vocab ?? '', files.merges ?? '', quantize);
     model.config = JSON.parse(files.config);
+    model.quantize = quantize;
     return model;
   }
 

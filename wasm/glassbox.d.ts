@@ -30,6 +30,10 @@ export interface LoadOptions {
   /** For a URL source: keep the files with the Cache API (true: the cache "glassbox-models", or a
    *  cache name) and read them from there next time. Needs a secure context (https or localhost). */
   cache?: boolean | string;
+  /** How the weights are held: 'none' (F32, the default) or 'int8' (blocks of 32 values with a scale,
+   *  quantized at load: ~3.6x fewer bytes to read per token, so decoding is faster; the logits move by
+   *  a few hundredths, and the shipped model's validation loss by 0.003%). */
+  quantize?: 'none' | 'int8';
 }
 
 export interface ForwardResult {
@@ -72,6 +76,8 @@ export interface GenerateResult {
 
 export interface Model {
   readonly config: ModelConfig;
+  /** The weights' form in memory, as loaded: 'none' (F32) or 'int8'. */
+  readonly quantize: 'none' | 'int8';
   /** With { cache }: true when the files came from the cache instead of the network. */
   readonly fromCache?: boolean;
   /** With { cache }: why the downloaded files could not be stored (e.g. the quota); the model works. */

@@ -16,17 +16,19 @@ const isNode = typeof process === 'object' && typeof process.versions?.node === 
 // themselves: {config, weights, vocab, merges} as ArrayBuffer, typed array, Blob/File or string.
 // options: onProgress({loaded, total}) in bytes of model.safetensors; worker: run the engine in a
 // worker; signal: an AbortSignal that cancels the load; cache: true or a cache name, to keep a model
-// read from a URL with the Cache API and read it from there next time.
-export async function loadModel(source, { onProgress, worker = false, signal, cache } = {}) {
+// read from a URL with the Cache API and read it from there next time; quantize: 'int8' to hold
+// the matrices as int8 blocks (~3.6x fewer bytes to read per token, made at load), 'none' (F32).
+export async function loadModel(source, { onProgress, worker = false, signal, cache, quantize } = {}) {
   checkSource(source);
   cacheName(cache);   // throws for a bad value before anything starts
+  quantize = checkQuantize(quantize);
   signal?.throwIfAborted();
-  if (worker) return WorkerModel.load(source, { onProgress, signal, cache });
+  if (worker) return WorkerModel.load(source, { onProgress, signal, cache, quantize });
   // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
   // worker never downloads them twice.
   const { LocalModel } = await import('./engine.mjs');
   const files = await readModelFiles(source, { onProgress, signal, cache });
-  const model = await LocalModel.load(files);
+  const model = await LocalModel.load(files, { quantize });
   if (signal?.aborted) {   // cancelled while the engine was being built
     await model.dispose();
     throw signal.reason;
@@ -34,6 +36,12 @@ export async function loadModel(source, { onProgress, worker = false, signal, ca
   if (files.fromCache) model.fromCache = true;
   if (files.cacheError) model.cacheError = files.cacheError;
   return model;
+}
+
+function checkQuantize(quantize) {
+  if (quantize === undefined) return 'none';
+  if (quantize !== 'none' && quantize !== 'int8') throw new Error(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);
+  return quantize;
 }
 
 // --- the same API with the engine in a worker (a Web Worker, or a worker thread in Node)
@@ -47,7 +55,7 @@ class WorkerModel {
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
-  static async load(source, { onProgress, signal, cache }) {
+  static async load(source, { onProgress, signal, cache, quantize }) {
     const model = new WorkerModel();
     const url = new URL('./worker.mjs', import.meta.url);
     if (isNode) {
@@ -63,7 +71,7 @@ class WorkerModel {
     }
     if (!isNode && (typeof source === 'string' || source instanceof URL)) source = new URL(source, globalThis.location?.href).href;
     if (source instanceof URL) source = source.href;
-    const loaded = model.#call('load', { source, cache }, [], onProgress);
+    const loaded = model.#call('load', { source, cache, quantize }, [], onProgress);
     // Cancelling: the worker stops reading (and removes what it put in the cache), then it ends.
     // The caller does not wait for that: the promise rejects at once.
     let onAbort;
@@ -78,6 +86,7 @@ class WorkerModel {
       signal?.throwIfAborted();   // aborted while the worker started
       const result = await Promise.race([loaded, cancelled]);
       model.config = result.config;
+      model.quantize = quantize;
       if (result.fromCache) model.fromCache = true;
       if (result.cacheError) model.cacheError = result.cacheError;
     } catch (e) {

@@ -29,7 +29,7 @@ async function run({ id, method, args }) {
       } finally {
         loading = null;
       }
-      model = await LocalModel.load(files);
+      model = await LocalModel.load(files, { quantize: args.quantize });
       return { config: model.config, fromCache: files.fromCache, cacheError: files.cacheError };
     }
     case 'tokenize': return model.tokenize(args.text, args.options);

@@ -55,6 +55,39 @@ for (const worker of [false, true]) {
     }
   });
 
+  test(`${mode}: int8 weights: logits near PyTorch's on every fixture, the shipped model's greedy text`, async () => {
+    for (const name of MODELS) {
+      const want = expected(name);
+      const model = await loadModel(fixture(name), { worker, quantize: 'int8' });
+      assert.equal(model.quantize, 'int8');
+      const V = model.config.vocab_size, T = want.tokens.length;
+      const { logits } = await model.forward(want.tokens);
+      let maxDiff = 0, lo = Infinity, hi = -Infinity;
+      for (let t = 0; t < T; ++t)
+        for (let v = 0; v < V; ++v) {
+          maxDiff = Math.max(maxDiff, Math.abs(logits[t * V + v] - want.logits[t][v]));
+          lo = Math.min(lo, want.logits[t][v]);
+          hi = Math.max(hi, want.logits[t][v]);
+        }
+      // The bound of model_test.cpp's Int8LogitsStayNearPyTorch; above F32's 1e-4, so quantized.
+      assert.ok(maxDiff < 0.03 * (hi - lo) && maxDiff > 1e-4, `${name}: max |logit - PyTorch| = ${maxDiff}`);
+      await model.dispose();
+    }
+    // On the shipped model this prompt's greedy continuation has no near ties (the CLI prints the
+    // same text with and without --quantize int8).
+    const shipped = new URL('../../web/models/brown-small/', import.meta.url);
+    const texts = [];
+    for (const quantize of ['none', 'int8']) {
+      const model = await loadModel(shipped, { worker, quantize });
+      assert.equal(model.quantize, quantize);
+      const { steps } = await collect(model.generate('In the morning, the', { maxTokens: 32, temperature: 0 }));
+      texts.push(steps.map((s) => s.text).join(''));
+      await model.dispose();
+    }
+    assert.equal(texts[1], texts[0]);
+    assert.ok(texts[0].length > 32, texts[0]);
+  });
+
   test(`${mode}: tokenize equals tiktoken on every fixture case`, async () => {
     const cases = JSON.parse(readFileSync(new URL('tokenizer/cases.json', fixtures), 'utf8'));
     const gpt2 = new URL('tokenizer/gpt2/', fixtures);
@@ -178,6 +211,10 @@ for (const worker of [false, true]) {
     await assert.rejects(model.forward([1]), /disposed/);
     // Load options.
     await assert.rejects(loadModel(fixture('gpt2-bytes'), { worker, cache: 3 }), /cache must be true or the name of a cache, got 3/);
+    await assert.rejects(loadModel(fixture('gpt2-bytes'), { worker, quantize: 'int4' }), /quantize must be 'none' or 'int8', got "int4"/);
+    const f32 = await loadModel(fixture('gpt2-bytes'), { worker });
+    assert.equal(f32.quantize, 'none');
+    await f32.dispose();
     await assert.rejects(loadModel('http://127.0.0.1:9/model/', { worker, cache: true }), /the Cache API is not available here/);
     const cancelled = new AbortController();
     cancelled.abort(new Error('not wanted'));

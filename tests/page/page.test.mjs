@@ -416,6 +416,27 @@ test('keyboard: Ctrl+Enter generates, Escape stops, thumbnails open with Enter',
   await setSampling(page, { 'Max tokens': 8 });
 });
 
+test('the Int8 weights toggle reloads the model quantized, and greedy text stays the same', async () => {
+  const { page } = main;
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('In the morning, the');
+  await settled(page);
+  await setSampling(page, { 'Max tokens': 24, Temperature: 0 });
+  assert.match(await generate(page), /^Done: reached Max tokens\. 24 tokens/);
+  const f32 = await chipIds(page, true);
+  assert.match(await page.locator('#model-info').textContent(), /F32 weights/);
+  const toggle = page.getByRole('checkbox', { name: 'Int8 weights' });
+  await arm(page);
+  await toggle.check();
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads.*int8 weights/);
+  assert.match(await generate(page), /^Done: reached Max tokens\. 24 tokens/);
+  assert.deepEqual(await chipIds(page, true), f32, 'int8 generates the F32 greedy tokens (no near ties on this prompt)');
+  await arm(page);
+  await toggle.uncheck();
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /F32 weights/);
+});
+
 test('a model from local files: file picker and drag-and-drop', async () => {
   const { page } = main;
   const model = page.getByRole('combobox', { name: 'Model', exact: true });

@@ -23,6 +23,7 @@ export class ModelPicker {
   #progressLabel = $('load-progress-label');
   #progressText = $('load-progress-text');
   #error = $('model-error');
+  #int8 = $('quantize-int8');
   #cacheSummary = $('cache-summary');
   #cacheList = $('cache-list');
   #cacheClear = $('cache-clear');
@@ -39,6 +40,7 @@ export class ModelPicker {
   constructor(callbacks) {
     this.#callbacks = callbacks;
     this.#select.addEventListener('change', () => this.#picked());
+    this.#int8.addEventListener('change', () => this.#reload());
     for (const input of [$('model-files'), $('model-folder')]) {
       input.addEventListener('change', () => {
         const files = Array.from(input.files ?? []);
@@ -174,6 +176,15 @@ export class ModelPicker {
     }
   }
 
+  // The weights' form changed: the current model again, quantized or not.
+  #reload() {
+    clearTimeout(this.#pickTimer);
+    const value = this.#current;
+    if (value === 'shipped') this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
+    else if (value === 'files' && this.#localFiles) this.#load(this.#localFiles.files, this.#localFiles.name, 'files');
+    else if (value.startsWith('cached:') || value.startsWith('remote:')) this.#loadRemote(value.slice(value.indexOf(':') + 1));
+  }
+
   // source: URL or {config, weights, vocab, merges}; value: the select value it will have. A load
   // started meanwhile cancels this one. Resolves with the model once it is the current one, or null.
   async #load(source, name, value, { cache = false, onSuccess } = {}) {
@@ -188,6 +199,7 @@ export class ModelPicker {
       model = await loadModel(source, {
         worker: true,
         cache,
+        quantize: this.#int8.checked ? 'int8' : 'none',
         signal: loading.signal,
         onProgress: ({ loaded, total }) => {
           if (id === this.#loadId) this.#showProgress(`Loading ${name}`, loaded, total);
