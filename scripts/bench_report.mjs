@@ -8,6 +8,7 @@
 //   ENGINE.json            scripts/bench_engine.mjs: glassbox_perf natively and in WebAssembly
 //   ONNX.json              scripts/bench_onnx_peers.mjs: onnxruntime-node, onnxruntime-web
 import { readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 
 const [nativeFile, peersFile, engineFile, onnxFile, outFile] = process.argv.slice(2);
 const read = (f) => JSON.parse(readFileSync(f, 'utf8'));
@@ -37,11 +38,14 @@ const tokenizer = {
 // --- the model
 
 // Bytes of weights one decoded token reads: every matrix once (the tied LM head is the token
-// embedding), as F32. Biases, LayerNorms and one position row are left out (< 0.1%).
-function weightBytes(c) {
+// embedding), as F32 (4 bytes a value) or int8 blocks (32 bytes + a 4-byte scale per 32 values).
+// Biases, LayerNorms and one position row are left out (< 0.1%).
+function weightBytes(c, bytesPerValue = 4) {
   const C = c.n_embd, L = c.n_layer, V = c.vocab_size, inner = c.n_inner ?? 4 * C;
-  return 4 * (L * (C * 3 * C + C * C + 2 * C * inner) + V * C);
+  return bytesPerValue * (L * (C * 3 * C + C * C + 2 * C * inner) + V * C);
 }
+const INT8_BYTES = 36 / 32;
+const targets = [];   // [what, measured, goal, met]
 
 const ctx = native.context;
 const report = {
@@ -61,28 +65,47 @@ console.log(`memory bandwidth, one core (STREAM triad): native ${m(engine.triad.
 for (const [name, model] of Object.entries(engine.models)) {
   const c = model.config;
   const bytes = weightBytes(c);
-  const rows = { 'glassbox native': model.native, 'glassbox wasm': model.wasm };
+  const rows = { 'glassbox native': model.native, 'glassbox wasm': model.wasm,
+                 'glassbox native int8': model.int8.native, 'glassbox wasm int8': model.int8.wasm };
   const withPeers = name === 'gpt2-small-random';
   if (withPeers) Object.assign(rows, onnx.results);
   console.log(`\nmodel ${name}: ${c.n_layer} layers, ${c.n_embd} wide, ${c.n_head} heads, vocabulary ${c.vocab_size}; ` +
               `${model.prompt}-token prompt, ${model.decode} greedy tokens; ${(bytes / 1e6).toFixed(1)} MB of F32 weights per decoded token`);
-  console.log(`  ${pad('', 18)} ${pad('load ms', 22)} ${pad('first token ms', 22)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} peak MB`);
+  console.log(`  ${pad('', 20)} ${pad('load ms', 22)} ${pad('first token ms', 22)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} peak MB`);
   for (const [engineName, r] of Object.entries(rows)) {
-    console.log(`  ${pad(engineName, 18)} ${pad(m(r.load_ms, 0), 22)} ${pad(m(r.ttft_ms, 0), 22)} ${pad(m(r.prefill_tok_s), 22)} ` +
+    console.log(`  ${pad(engineName, 20)} ${pad(m(r.load_ms, 0), 22)} ${pad(m(r.ttft_ms, 0), 22)} ${pad(m(r.prefill_tok_s), 22)} ` +
                 `${pad(m(r.decode_tok_s), 22)} ${m(r.peak_rss_mb, 0)}`);
   }
-  const roofline = { native: (engine.triad.native.gb_s.median * 1e9) / bytes, wasm: (engine.triad.wasm.gb_s.median * 1e9) / bytes };
-  const entry = { config: c, weight_bytes_per_token: bytes, results: rows, roofline_decode_tok_s: roofline };
-  console.log(`  decode roofline (triad bandwidth / weight bytes per token): native ${roofline.native.toFixed(1)} tok/s, ` +
-              `glassbox at ${((100 * model.native.decode_tok_s.median) / roofline.native).toFixed(0)}%; ` +
-              `WebAssembly ${roofline.wasm.toFixed(1)} tok/s, glassbox at ${((100 * model.wasm.decode_tok_s.median) / roofline.wasm).toFixed(0)}%`);
+  const int8Bytes = weightBytes(c, INT8_BYTES);
+  const bw = { native: engine.triad.native.gb_s.median * 1e9, wasm: engine.triad.wasm.gb_s.median * 1e9 };
+  const roofline = { native: bw.native / bytes, wasm: bw.wasm / bytes, native_int8: bw.native / int8Bytes, wasm_int8: bw.wasm / int8Bytes };
+  const share = { native: model.native.decode_tok_s.median / roofline.native, wasm: model.wasm.decode_tok_s.median / roofline.wasm,
+                  native_int8: model.int8.native.decode_tok_s.median / roofline.native_int8,
+                  wasm_int8: model.int8.wasm.decode_tok_s.median / roofline.wasm_int8 };
+  const entry = { config: c, weight_bytes_per_token: bytes, int8_weight_bytes_per_token: int8Bytes, results: rows,
+                  roofline_decode_tok_s: roofline, share_of_roofline: share };
+  console.log(`  decode roofline (triad bandwidth / weight bytes per token: ${(bytes / 1e6).toFixed(1)} MB F32, ${(int8Bytes / 1e6).toFixed(1)} MB int8):`);
+  for (const k of ['native', 'wasm', 'native_int8', 'wasm_int8'])
+    console.log(`    ${pad(k.replace('_', ' '), 12)} ${roofline[k].toFixed(1)} tok/s; glassbox at ${(100 * share[k]).toFixed(0)}%`);
+  if (name === 'gpt2-small-random') {
+    targets.push(['WASM F32 decode, share of the roofline', `${(100 * share.wasm).toFixed(0)}%`, '>= 85%', share.wasm >= 0.85]);
+    targets.push(['native F32 decode, share of the roofline', `${(100 * share.native).toFixed(0)}%`, '>= 90%', share.native >= 0.9]);
+  }
   if (withPeers) {
     const ratio = (a, b, key) => a[key].median / b[key].median;
     const web = onnx.results['onnxruntime-web'], node = onnx.results['onnxruntime-node'];
     entry.ratios = {
       'wasm/onnxruntime-web': { decode: ratio(model.wasm, web, 'decode_tok_s'), prefill: ratio(model.wasm, web, 'prefill_tok_s') },
       'native/onnxruntime-node': { decode: ratio(model.native, node, 'decode_tok_s'), prefill: ratio(model.native, node, 'prefill_tok_s') },
+      'wasm int8/onnxruntime-web (F32)': { decode: ratio(model.int8.wasm, web, 'decode_tok_s'), prefill: ratio(model.int8.wasm, web, 'prefill_tok_s') },
+      'native int8/onnxruntime-node (F32)': { decode: ratio(model.int8.native, node, 'decode_tok_s'), prefill: ratio(model.int8.native, node, 'prefill_tok_s') },
     };
+    const r = entry.ratios;
+    targets.push(['WASM F32 decode / onnxruntime-web', `${r['wasm/onnxruntime-web'].decode.toFixed(2)}x`, '>= 1.2x', r['wasm/onnxruntime-web'].decode >= 1.2]);
+    targets.push(['WASM F32 prefill / onnxruntime-web', `${r['wasm/onnxruntime-web'].prefill.toFixed(2)}x`, '>= 2x', r['wasm/onnxruntime-web'].prefill >= 2]);
+    targets.push(['WASM int8 decode / onnxruntime-web F32', `${r['wasm int8/onnxruntime-web (F32)'].decode.toFixed(2)}x`, '>= 3x', r['wasm int8/onnxruntime-web (F32)'].decode >= 3]);
+    targets.push(['native F32 decode / onnxruntime-node', `${r['native/onnxruntime-node'].decode.toFixed(2)}x`, '>= 1.0x', r['native/onnxruntime-node'].decode >= 1]);
+    targets.push(['native F32 prefill / onnxruntime-node', `${r['native/onnxruntime-node'].prefill.toFixed(2)}x`, '>= 0.8x', r['native/onnxruntime-node'].prefill >= 0.8]);
     for (const [k, v] of Object.entries(entry.ratios))
       console.log(`  glassbox ${k}: decode ${v.decode.toFixed(2)}x, prefill ${v.prefill.toFixed(2)}x`);
     const same = (a, b) => { const i = a.findIndex((id, j) => id !== b[j]); return i === -1 ? 'all equal' : `first differ at token ${i}`; };
@@ -90,6 +113,8 @@ for (const [name, model] of Object.entries(engine.models)) {
       'native vs wasm': same(model.native.tokens, model.wasm.tokens),
       'native vs onnxruntime-node': same(model.native.tokens, node.tokens),
       'wasm vs onnxruntime-web': same(model.wasm.tokens, web.tokens),
+      'int8 vs F32 (native)': same(model.int8.native.tokens, model.native.tokens),
+      'int8 native vs wasm': same(model.int8.native.tokens, model.int8.wasm.tokens),
     };
     console.log(`  greedy tokens: ${Object.entries(entry.greedy_tokens).map(([k, v]) => `${k}: ${v}`).join('; ')} ` +
                 `(random weights: the smallest top-2 logit gap was ${node.min_margin.toExponential(1)})`);
@@ -108,4 +133,16 @@ for (const op of ['encode', 'decode']) {
     console.log(`    ${pad(name, 20)} ${f(s)}${vs}`);
   }
 }
+const encodeRatio = tokenizer['glassbox (wasm)'].encode_mb_s.median / tokenizer.tiktoken.encode_mb_s.median;
+targets.push(['tokenizer encode, WASM / npm tiktoken', `${encodeRatio.toFixed(2)}x`, '>= 3x', encodeRatio >= 3]);
+
+// The engine's WebAssembly module as a page downloads it, gzip-compressed.
+const wasmBytes = readFileSync(new URL('../web/dist/glassbox-core.wasm', import.meta.url));
+const wasmGzip = gzipSync(wasmBytes, { level: 9 }).length;
+report.wasm_module = { bytes: wasmBytes.length, gzip_bytes: wasmGzip };
+targets.push(['engine .wasm, gzip', `${(wasmGzip / 1024).toFixed(0)} KB`, '<= 400 KB', wasmGzip <= 400 * 1024]);
+
+console.log('\ntargets (issue 7):');
+for (const [what, got, goal, met] of targets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
+report.targets = targets.map(([what, measured, goal, met]) => ({ what, measured, goal, met }));
 if (outFile) writeFileSync(outFile, JSON.stringify(report, null, 2) + '\n');

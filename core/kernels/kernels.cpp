@@ -76,7 +76,7 @@ GLASSBOX_INLINE Vec8 exp8(Vec8 x) {
 // output still accumulates in the same order as one dot() (8 lanes over k, horizontal sum, scalar
 // tail), so the tiling changes speed only, never the result.
 template <int TX, int R>
-GLASSBOX_INLINE void tile(float* out, int N, const float* x, int K, const float* w0, const float* bias, int n0) {
+GLASSBOX_INLINE void tile(float* out, int ld, const float* x, int K, const float* w0, const float* bias, int n0) {
   const int kv = K - K % kLanes;
   const float* w[R];
   for (int r = 0; r < R; ++r) w[r] = w0 + static_cast<std::size_t>(r) * K;
@@ -91,7 +91,7 @@ GLASSBOX_INLINE void tile(float* out, int N, const float* x, int K, const float*
   }
   for (int t = 0; t < TX; ++t) {
     const float* xt = x + static_cast<std::size_t>(t) * K;
-    float* o = out + static_cast<std::size_t>(t) * N + n0;
+    float* o = out + static_cast<std::size_t>(t) * ld + n0;
     for (int r = 0; r < R; ++r) {
       float s = hsum(acc[t][r]);
       for (int k = kv; k < K; ++k) s += xt[k] * w[r][k];
@@ -103,22 +103,24 @@ GLASSBOX_INLINE void tile(float* out, int N, const float* x, int K, const float*
 // Decoding (T = 1) streams every weight once: bound by memory bandwidth, 8 weight rows per pass
 // keep 8 streams of loads in flight. Prefill (T > 1) is bound by arithmetic: 4 weight rows x 4
 // input rows per pass do 16 multiply-adds per 8 loads, where one row of x would do 4 per 5.
-GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N) {
+GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N,
+                            int out_stride) {
   constexpr int R = 4;
+  const int ld = out_stride ? out_stride : N;
   int n = 0;
   if (T == 1) {   // decoding: 8 weight rows per pass
-    for (; n + 8 <= N; n += 8) tile<1, 8>(out, N, x, K, w + static_cast<std::size_t>(n) * K, bias, n);
+    for (; n + 8 <= N; n += 8) tile<1, 8>(out, ld, x, K, w + static_cast<std::size_t>(n) * K, bias, n);
   }
   for (; n + R <= N; n += R) {
     const float* wn = w + static_cast<std::size_t>(n) * K;
     int t = 0;
-    for (; t + 4 <= T; t += 4) tile<4, R>(out + static_cast<std::size_t>(t) * N, N, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
-    for (; t < T; ++t) tile<1, R>(out + static_cast<std::size_t>(t) * N, N, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
+    for (; t + 4 <= T; t += 4) tile<4, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
+    for (; t < T; ++t) tile<1, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
   }
   for (; n < N; ++n) {   // the last N % 4 rows of w, one at a time
     const float* wn = w + static_cast<std::size_t>(n) * K;
     for (int t = 0; t < T; ++t)
-      out[static_cast<std::size_t>(t) * N + n] = dot(x + static_cast<std::size_t>(t) * K, wn, K) + (bias ? bias[n] : 0.0f);
+      out[static_cast<std::size_t>(t) * ld + n] = dot(x + static_cast<std::size_t>(t) * K, wn, K) + (bias ? bias[n] : 0.0f);
   }
 }
 

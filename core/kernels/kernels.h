@@ -10,8 +10,9 @@
 
 namespace glassbox::kernels {
 
-// out (T,N) = x (T,K) @ w (N,K)^T + bias (N); bias may be null. w is in nn.Linear layout.
-void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N);
+// out (T,N) = x (T,K) @ w (N,K)^T + bias (N); bias may be null. w is in nn.Linear layout. Rows of
+// out are out_stride apart (0: N), so that a slice of w's rows can fill a slice of out's columns.
+void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N, int out_stride = 0);
 
 // out (T,C) = (x - mean) / sqrt(var + eps) * weight + bias, per row; out may alias x.
 void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C, float eps);

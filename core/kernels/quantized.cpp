@@ -101,8 +101,9 @@ void quantize_activations_q8(std::int16_t* q, float* d, const float* x, int T, i
 }
 
 GLASSBOX_CLONES void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq,
-                               const float* wd, const float* bias, int T, int Kp, int N) {
+                               const float* wd, const float* bias, int T, int Kp, int N, int out_stride) {
   const int blocks = Kp / kQ8Block;
+  const int ld = out_stride ? out_stride : N;
   for (int n = 0; n < N; n += kQ8Rows) {   // rows n..n+3 (those past N are zero padding)
     const std::int8_t* w = wq + std::size_t(n) * Kp;
     const float* dw = wd + std::size_t(n / kQ8Rows) * blocks * kQ8Rows;
@@ -114,7 +115,7 @@ GLASSBOX_CLONES void matmul_q8(float* out, const std::int16_t* xq, const float* 
         const Vec4i dots = block_sums4(w + b * kQ8Block, Kp, x + b * kQ8Block);
         acc += __builtin_convertvector(dots, Vec4) * (load<Vec4>(dw + b * kQ8Rows) * dx[b]);
       }
-      float* o = out + std::size_t(t) * N + n;
+      float* o = out + std::size_t(t) * ld + n;
       for (int r = 0; r < std::min(kQ8Rows, N - n); ++r) o[r] = acc[r] + (bias ? bias[n + r] : 0.0f);
     }
   }

@@ -38,8 +38,9 @@ void quantize_activations_q8(std::int16_t* q, float* d, const float* x, int T, i
 
 // out (T,N) = x @ w^T + bias (bias may be null), from the quantized forms of both; Kp, N as above.
 // Per output: s = sum over blocks b, in order, of float(exact int dot of block b) * (dw * dx),
-// then s + bias. Fast and reference kernels agree bit for bit.
+// then s + bias. Fast and reference kernels agree bit for bit. Rows of out are out_stride apart
+// (0: N); a slice of w's rows starting at a multiple of 4 is a matrix in this layout too.
 void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
-               const float* bias, int T, int Kp, int N);
+               const float* bias, int T, int Kp, int N, int out_stride = 0);
 
 }  // namespace glassbox::kernels

@@ -4,6 +4,7 @@
 
 #include "glassbox/error.h"
 #include "mapped_file.h"
+#include "thread_pool.h"
 #include "kernels.h"
 #include "quantized.h"
 #include "weights.h"
@@ -38,27 +39,38 @@ void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 
 struct Activations {
   Activations(const ModelConfig& c, int T, int n_keys)
       : x(std::size_t(T) * c.n_embd), h(x.size()), qkv(3 * x.size()), heads(x.size()), branch(x.size()),
-        fc(std::size_t(T) * c.n_inner), scratch(n_keys) {}
+        fc(std::size_t(T) * c.n_inner), scratch(std::size_t(c.n_head) * n_keys) {}
   std::vector<float> x;       // (T, C)  residual stream
   std::vector<float> h;       // (T, C)  normalised input of a sub-layer
   std::vector<float> qkv;     // (T, 3C)
   std::vector<float> heads;   // (T, C)  attention output before the projection
   std::vector<float> branch;  // (T, C)  output of a sub-layer (attention or MLP)
   std::vector<float> fc;      // (T, F)  MLP hidden layer
-  std::vector<float> scratch; // (S)     one row of attention scores
+  std::vector<float> scratch; // (H, S)  one row of attention scores per head
   std::vector<float> probs;   // (H, T, S) only when a hook listens
   std::vector<std::int16_t> xq;  // (T, Kp) the input of an int8 product, quantized
   std::vector<float> xd;         // (T, Kp/32) its block scales
 };
 
-// out (T,N) = in (T,K) @ w^T + bias: F32, or int8 after quantizing `in` block by block.
+// out (T,N) = in (T,K) @ w^T + bias: F32, or int8 after quantizing `in` block by block. The rows
+// of w are split across the threads (glassbox/threads.h) in slices of 16: every output is
+// computed the same way whatever the slice, so the result does not depend on the thread count.
 void linear(float* out, const float* in, const Matrix& w, const float* bias, int T, Activations& a) {
-  if (w.f32) return kernels::matmul(out, in, w.f32, bias, T, w.K, w.N);
-  const kernels::Q8Shape s(w.N, w.K);
+  constexpr int kGrain = 16;   // a multiple of the kernels' row tiles (8 for F32, 4 for int8)
+  const int N = w.N, K = w.K;
+  if (w.f32) {
+    return parallel_for(N, kGrain, [&](int n0, int n1) {
+      kernels::matmul(out + n0, in, w.f32 + std::size_t(n0) * K, bias ? bias + n0 : nullptr, T, K, n1 - n0, N);
+    });
+  }
+  const kernels::Q8Shape s(N, K);
   a.xq.resize(std::size_t(T) * s.Kp);
   a.xd.resize(std::size_t(T) * s.blocks);
-  kernels::quantize_activations_q8(a.xq.data(), a.xd.data(), in, T, w.K);
-  kernels::matmul_q8(out, a.xq.data(), a.xd.data(), w.q, w.d, bias, T, s.Kp, w.N);
+  kernels::quantize_activations_q8(a.xq.data(), a.xd.data(), in, T, K);
+  parallel_for(N, kGrain, [&](int n0, int n1) {
+    kernels::matmul_q8(out + n0, a.xq.data(), a.xd.data(), w.q + std::size_t(n0) * s.Kp,
+                       w.d + std::size_t(n0) * s.blocks, bias ? bias + n0 : nullptr, T, s.Kp, n1 - n0, N);
+  });
 }
 
 void activation(Activation a, float* x, std::size_t n) {
@@ -87,11 +99,13 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
   float scale = c.scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f;
   if (c.scale_attn_by_inverse_layer_idx) scale /= static_cast<float>(l + 1);
   if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
-  for (int h = 0; h < H; ++h) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
-    float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
-    kernels::attention(a.heads.data() + h * hd, C, a.qkv.data() + h * hd, 3 * C, K + h * hd, V + h * hd, C,
-                       T, pos0, hd, scale, probs, a.scratch.data());
-  }
+  parallel_for(H, 1, [&](int h0, int h1) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
+    for (int h = h0; h < h1; ++h) {
+      float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
+      kernels::attention(a.heads.data() + h * hd, C, a.qkv.data() + h * hd, 3 * C, K + h * hd, V + h * hd, C,
+                         T, pos0, hd, scale, probs, a.scratch.data() + std::size_t(h) * S);
+    }
+  });
   emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
   linear(a.branch.data(), a.heads.data(), L.proj_w, L.proj_b, T, a);   // (T,C) -> (T,C)
   emit(o, "attn_out", l, {T, C}, 2, a.branch.data());

@@ -27,6 +27,7 @@
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
+#include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
 #include "evaluate_command.h"
@@ -247,9 +248,11 @@ int main(int argc, char** argv) {
         ->capture_default_str();
   };
   std::string quantize = "none";
-  auto add_quantize = [&](CLI::App* cmd) {
+  int threads = 0;
+  auto add_quantize = [&](CLI::App* cmd) {   // and threads: the options of commands that run the model
     cmd->add_option("--quantize", quantize, "weights in memory: none (F32) or int8 (blocks of 32, ~3.6x fewer bytes)")
         ->capture_default_str();
+    cmd->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
   };
   auto add_prompt = [&](CLI::App* cmd) {
     auto* p = cmd->add_option("-p,--prompt", prompt.text, "prompt text (tokenized with the model's vocab.json/merges.txt)");
@@ -320,6 +323,7 @@ int main(int argc, char** argv) {
     if ((*gen || *fwd) && !prompt.text && prompt.ids.empty())
       throw InvalidArgument("give a prompt: -p TEXT or --tokens IDS");
     const LoadOptions load{parse_quantization(quantize)};
+    set_num_threads(threads);
     if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed);
     if (*fwd) return run_forward(model_dir, load, prompt, attention);
     if (*tok) return run_tokenize(model_dir, prompt.allow_special);

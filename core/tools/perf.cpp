@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "glassbox/model.h"
+#include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
 
 #ifdef __EMSCRIPTEN__
@@ -137,6 +138,8 @@ int main(int argc, char** argv) {
   model->add_option("--ids", ids_file, "JSON array of prompt token ids")->required();
   model->add_option("--decode", decode, "tokens to generate")->check(CLI::Range(1, 100000));
   model->add_option("--quantize", quantize, "none or int8");
+  int threads = 1;
+  model->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
   auto* tokenizer = app.add_subcommand("tokenizer", "encode and decode a text");
   tokenizer->add_option("dir", dir, "model directory (vocab.json, merges.txt)")->required();
   tokenizer->add_option("text", text_file, "UTF-8 text file")->required();
@@ -145,7 +148,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     json out;
-    if (*model) out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize));
+    if (*model) {
+      glassbox::set_num_threads(threads);
+      out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize));
+      out["threads"] = glassbox::num_threads();
+    }
     else if (*tokenizer) out = run_tokenizer(dir, text_file);
     else out = run_triad(megabytes);
 #ifdef __EMSCRIPTEN__

@@ -1,0 +1,48 @@
+// The pool behind glassbox/threads.h: a fixed set of worker threads that run one job at a time,
+// split into contiguous ranges, with the calling thread taking the first range.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace glassbox {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);   // threads in all, the caller's included (>= 1)
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // fn(begin, end) over [0, n) split into at most size() ranges, each a multiple of `grain` long
+  // except the last; returns when every range is done. Runs fn(0, n) on the calling thread when
+  // one range is enough or another thread's job holds the pool.
+  void run(int n, int grain, const std::function<void(int, int)>& fn);
+
+ private:
+  void work(int index);
+
+  std::vector<std::thread> workers_;
+  std::mutex busy_;            // held by the thread whose job the pool runs
+  std::mutex m_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int, int)>* job_ = nullptr;
+  std::vector<std::pair<int, int>> ranges_;   // ranges_[i + 1] is worker i's
+  long generation_ = 0;        // bumped for every job: workers wait for a new one
+  int pending_ = 0;            // workers still running the current job
+  bool stop_ = false;
+};
+
+// The process-wide pool (glassbox/threads.h), made on first use.
+std::shared_ptr<ThreadPool> forward_pool();
+
+// fn(begin, end) over [0, n) on the process-wide pool; see ThreadPool::run.
+void parallel_for(int n, int grain, const std::function<void(int, int)>& fn);
+
+}  // namespace glassbox

@@ -1,0 +1,131 @@
+// The forward pass's thread pool: every index is run exactly once, the result of a forward pass
+// does not depend on the number of threads (bit for bit, F32 and int8, attention included), and
+// forward passes from several threads at once (one pool for all) give each its own right answer.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "glassbox/error.h"
+#include "glassbox/model.h"
+#include "glassbox/threads.h"
+#include "test_util.h"
+#include "thread_pool.h"
+
+namespace glassbox {
+namespace {
+
+using test::fixture_dir;
+
+// Restores the default thread count when a test ends.
+struct ThreadCount {
+  explicit ThreadCount(int n) { set_num_threads(n); }
+  ~ThreadCount() { set_num_threads(0); }
+};
+
+TEST(ThreadPool, RunsEveryIndexOnceInWholeGrains) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int n : {0, 1, 7, 16, 17, 100, 1000}) {
+      for (int grain : {1, 4, 16}) {
+        std::vector<std::atomic<int>> hits(n);
+        std::atomic<int> ranges = 0;
+        pool.run(n, grain, [&](int begin, int end) {
+          ++ranges;
+          EXPECT_EQ(begin % grain, 0) << "n=" << n << " grain=" << grain;
+          EXPECT_TRUE(end == n || (end - begin) % grain == 0);
+          for (int i = begin; i < end; ++i) ++hits[i];
+        });
+        for (int i = 0; i < n; ++i) ASSERT_EQ(hits[i], 1) << "threads=" << threads << " n=" << n << " i=" << i;
+        EXPECT_LE(ranges, threads);
+      }
+    }
+  }
+}
+
+// A job started while the pool runs another thread's job runs on its own thread, at once.
+TEST(ThreadPool, ABusyPoolRunsTheNewJobOnTheCallingThread) {
+  ThreadPool pool(2);
+  std::atomic<bool> inner_ran = false;
+  std::thread other;
+  pool.run(2, 1, [&](int begin, int) {
+    if (begin != 0) return;
+    other = std::thread([&] {
+      const auto me = std::this_thread::get_id();
+      pool.run(4, 1, [&](int b, int e) {
+        EXPECT_EQ(std::this_thread::get_id(), me);
+        EXPECT_EQ(b, 0);
+        EXPECT_EQ(e, 4);
+      });
+      inner_ran = true;
+    });
+    other.join();   // would hang if the inner job waited for the pool
+  });
+  EXPECT_TRUE(inner_ran);
+}
+
+TEST(Threads, CountIsChecked) {
+  EXPECT_THROW(set_num_threads(-1), InvalidArgument);
+  EXPECT_THROW(set_num_threads(257), InvalidArgument);
+  ThreadCount three(3);
+  EXPECT_EQ(num_threads(), 3);
+}
+
+struct Result {
+  std::vector<float> logits, attention;
+};
+Result forward_all(const Model& model, const std::vector<std::int32_t>& ids) {
+  Result r;
+  TensorHook keep = [&](const NamedTensor& t) {
+    if (std::string_view(t.name) == "attn_probs")
+      r.attention.insert(r.attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
+  };
+  KVCache cache = model.new_cache();
+  ForwardOptions o;
+  o.all_logits = true;
+  o.hook = &keep;
+  r.logits = model.forward(ids, cache, o);
+  return r;
+}
+
+TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
+  const std::vector<std::int32_t> ids = {5, 17, 3, 60, 42, 8, 9, 11, 30, 2, 77, 1};
+  for (Quantization q : {Quantization::None, Quantization::Int8}) {
+    const Model model = Model::load(fixture_dir("gpt2-f32"), LoadOptions{q});
+    Result one;
+    {
+      ThreadCount t(1);
+      one = forward_all(model, ids);
+    }
+    for (int threads : {2, 3, 7}) {
+      ThreadCount t(threads);
+      const Result many = forward_all(model, ids);
+      EXPECT_EQ(many.logits, one.logits) << quantization_name(q) << ", " << threads << " threads";
+      EXPECT_EQ(many.attention, one.attention) << quantization_name(q) << ", " << threads << " threads";
+    }
+  }
+}
+
+TEST(Threads, ConcurrentForwardPassesShareOnePool) {
+  const Model model = Model::load(fixture_dir("gpt2-f32"));
+  ThreadCount t(2);
+  std::vector<std::vector<std::int32_t>> prompts;
+  std::vector<Result> want;
+  for (int p = 0; p < 4; ++p) {
+    prompts.push_back({p + 1, 2 * p + 3, 40 - p, 7, 50 + p});
+    want.push_back(forward_all(model, prompts.back()));
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong = 0;
+  for (int p = 0; p < 4; ++p)
+    threads.emplace_back([&, p] {
+      for (int i = 0; i < 20; ++i)
+        if (forward_all(model, prompts[p]).logits != want[p].logits) ++wrong;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong, 0);
+}
+
+}  // namespace
+}  // namespace glassbox
