@@ -6,7 +6,8 @@
 // For each model: load time, time to first token and prefill tokens/s for a 128-token prompt (the
 // first 128 tokens of the Brown text in the model's own vocabulary, written to
 // build/bench/prompt-NAME.json for the peers to use too), greedy decode tokens/s over 128 tokens
-// with the KV cache, peak memory; with F32 weights and with int8 weights (--quantize int8). Also: the tokenizer in WebAssembly on the Brown text, and the
+// with the KV cache, peak memory; with F32 weights and with int8 weights (--quantize int8), on one
+// thread, and natively also on every core. Also: the tokenizer in WebAssembly on the Brown text, and the
 // single-core memory bandwidth (STREAM triad) natively and in WebAssembly. JSON on stdout.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -64,7 +65,11 @@ for (const spec of values.model ?? []) {
   const int8 = [...args, '--quantize', 'int8'];
   report.models[name] = { dir, idsFile, config, prompt: PROMPT, decode: DECODE,
                           native: repeat('native', args, fields, name), wasm: repeat('wasm', args, fields, name),
-                          int8: { native: repeat('native', int8, fields, `${name} int8`), wasm: repeat('wasm', int8, fields, `${name} int8`) } };
+                          int8: { native: repeat('native', int8, fields, `${name} int8`), wasm: repeat('wasm', int8, fields, `${name} int8`) },
+                          // Natively on every core (--threads 0), F32 and int8.
+                          all_cores: { threads: cpus().length,
+                                       native: repeat('native', [...args, '--threads', '0'], fields, `${name} all cores`),
+                                       int8: repeat('native', [...int8, '--threads', '0'], fields, `${name} int8 all cores`) } };
 }
 report.tokenizer_wasm = repeat('wasm', ['tokenizer', `${root}tests/fixtures/tokenizer/gpt2`, values.text],
                                ['encode_mb_s', 'decode_mb_s'], 'tokenizer');

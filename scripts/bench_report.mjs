@@ -1,18 +1,20 @@
 // Combines the benchmark's JSON files into one report: a table of medians (min-max) per engine,
 // the ratios glassbox / peer, the decode roofline, and everything as JSON if given a path.
 //
-//   node scripts/bench_report.mjs NATIVE_TOKENIZER.json TOKENIZER_PEERS.json ENGINE.json ONNX.json [OUT.json]
+//   node scripts/bench_report.mjs NATIVE_TOKENIZER.json TOKENIZER_PEERS.json ENGINE.json ONNX.json BROWSER.json [OUT.json]
 //
 //   NATIVE_TOKENIZER.json  glassbox_bench (Google Benchmark): the tokenizer natively
 //   TOKENIZER_PEERS.json   scripts/bench_tokenizer_peers.mjs: npm tiktoken, js-tiktoken
 //   ENGINE.json            scripts/bench_engine.mjs: glassbox_perf natively and in WebAssembly
 //   ONNX.json              scripts/bench_onnx_peers.mjs: onnxruntime-node, onnxruntime-web
+//   BROWSER.json           scripts/bench_browser.mjs: glassbox in Chromium, threaded and not
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
-const [nativeFile, peersFile, engineFile, onnxFile, outFile] = process.argv.slice(2);
+const [nativeFile, peersFile, engineFile, onnxFile, browserFile, outFile] = process.argv.slice(2);
 const read = (f) => JSON.parse(readFileSync(f, 'utf8'));
 const native = read(nativeFile), peers = read(peersFile), engine = read(engineFile), onnx = read(onnxFile);
+const browser = read(browserFile);
 
 // --- the tokenizer
 
@@ -58,7 +60,7 @@ const report = {
 const m = (s, digits = 1) => `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}-${s.max.toFixed(digits)})`;
 const pad = (s, n) => String(s).padEnd(n);
 console.log(`machine: ${ctx.cpu}, ${ctx.num_cpus} CPUs at ${ctx.mhz_per_cpu} MHz, ${ctx.compiler}, Node ${peers.node}; ` +
-            `median (min-max) of ${engine.runs} runs, each in a fresh process, one thread`);
+            `median (min-max) of ${engine.runs} runs, each in a fresh process, one thread unless the row says otherwise`);
 console.log(`memory bandwidth, one core (STREAM triad): native ${m(engine.triad.native.gb_s, 2)} GB/s, ` +
             `WebAssembly ${m(engine.triad.wasm.gb_s, 2)} GB/s`);
 
@@ -66,15 +68,17 @@ for (const [name, model] of Object.entries(engine.models)) {
   const c = model.config;
   const bytes = weightBytes(c);
   const rows = { 'glassbox native': model.native, 'glassbox wasm': model.wasm,
-                 'glassbox native int8': model.int8.native, 'glassbox wasm int8': model.int8.wasm };
+                 'glassbox native int8': model.int8.native, 'glassbox wasm int8': model.int8.wasm,
+                 [`glassbox native ${model.all_cores.threads} threads`]: model.all_cores.native,
+                 [`glassbox native ${model.all_cores.threads} threads int8`]: model.all_cores.int8 };
   const withPeers = name === 'gpt2-small-random';
-  if (withPeers) Object.assign(rows, onnx.results);
+  if (withPeers) Object.assign(rows, onnx.results, Object.fromEntries(Object.entries(browser.results).map(([k, v]) => [`glassbox ${k}`, v])));
   console.log(`\nmodel ${name}: ${c.n_layer} layers, ${c.n_embd} wide, ${c.n_head} heads, vocabulary ${c.vocab_size}; ` +
               `${model.prompt}-token prompt, ${model.decode} greedy tokens; ${(bytes / 1e6).toFixed(1)} MB of F32 weights per decoded token`);
-  console.log(`  ${pad('', 20)} ${pad('load ms', 22)} ${pad('first token ms', 22)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} peak MB`);
+  console.log(`  ${pad('', 32)} ${pad('load ms', 22)} ${pad('first token ms', 22)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} peak MB`);
   for (const [engineName, r] of Object.entries(rows)) {
-    console.log(`  ${pad(engineName, 20)} ${pad(m(r.load_ms, 0), 22)} ${pad(m(r.ttft_ms, 0), 22)} ${pad(m(r.prefill_tok_s), 22)} ` +
-                `${pad(m(r.decode_tok_s), 22)} ${m(r.peak_rss_mb, 0)}`);
+    console.log(`  ${pad(engineName, 32)} ${pad(m(r.load_ms, 0), 22)} ${pad(m(r.ttft_ms, 0), 22)} ${pad(m(r.prefill_tok_s), 22)} ` +
+                `${pad(m(r.decode_tok_s), 22)} ${r.peak_rss_mb ? m(r.peak_rss_mb, 0) : '-'}`);
   }
   const int8Bytes = weightBytes(c, INT8_BYTES);
   const bw = { native: engine.triad.native.gb_s.median * 1e9, wasm: engine.triad.wasm.gb_s.median * 1e9 };

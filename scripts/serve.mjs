@@ -1,5 +1,6 @@
 // A static file server for the page and the tests: correct MIME types for .mjs and .wasm, and the
-// cross-origin isolation headers (COOP/COEP) a threaded build will need. Loopback only.
+// cross-origin isolation headers (COOP/COEP) under which the page runs the threaded engine
+// (SharedArrayBuffer). Loopback only.
 //
 //   node scripts/serve.mjs [ROOT] [PORT]     default: the repository root, port 8000
 import { createReadStream } from 'node:fs';
@@ -15,8 +16,9 @@ const TYPES = {
   '.safetensors': 'application/octet-stream',
 };
 
-// Resolves with {server, url} once listening on 127.0.0.1 (port 0: any free port).
-export function startServer(root, port = 0) {
+// Resolves with {server, url} once listening on 127.0.0.1 (port 0: any free port). isolate: false
+// leaves out COOP/COEP, as a plain static host would (the engine then runs on one thread).
+export function startServer(root, port = 0, { isolate = true } = {}) {
   const base = resolve(root);
   const server = createServer(async (req, res) => {
     const path = normalize(join(base, decodeURIComponent(new URL(req.url, 'http://x').pathname)));
@@ -39,8 +41,7 @@ export function startServer(root, port = 0) {
     res.writeHead(200, {
       'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
       'content-length': info.size,
-      'cross-origin-opener-policy': 'same-origin',
-      'cross-origin-embedder-policy': 'require-corp',
+      ...(isolate ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {}),
       'cache-control': 'no-cache',
     });
     createReadStream(file).pipe(res);

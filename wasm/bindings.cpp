@@ -17,6 +17,7 @@
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
+#include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
 
 namespace {
@@ -166,8 +167,19 @@ std::size_t heap_bytes_in_use() { return mallinfo().uordblks; }
 
 }  // namespace
 
+// Threads of the forward pass: 1 in the single-threaded module; engine.mjs sets the threaded
+// module's count to its pool of Web Workers plus this thread.
+void set_threads(int threads) {
+  guarded([&] {
+    set_num_threads(threads);
+    return 0;
+  });
+}
+
 EMSCRIPTEN_BINDINGS(glassbox) {
   emscripten::function("heapBytesInUse", &heap_bytes_in_use);
+  emscripten::function("setThreads", &set_threads);
+  emscripten::function("threads", &num_threads);
   emscripten::class_<Engine>("Engine")
       .class_function("create", &Engine::create, emscripten::allow_raw_pointers())
       .function("configJson", &Engine::config_json)

@@ -1,21 +1,36 @@
-// The engine in the current thread: the Embind module (glassbox-core.mjs/.wasm) behind async
-// methods. glassbox.mjs uses it directly, or from worker.mjs inside a Web Worker / worker thread.
-import createGlassboxCore from './glassbox-core.mjs';
-
+// The engine in the current thread: the Embind module (glassbox-core.mjs/.wasm, or with threads
+// glassbox-core-mt.*) behind async methods. glassbox.mjs uses it directly, or from worker.mjs
+// inside a Web Worker / worker thread.
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
 let corePromise = null;   // one WASM instance per thread, shared by every model loaded in it
 
+// Threads the engine can use here: in a cross-origin isolated page (SharedArrayBuffer usable),
+// one per core up to 8; elsewhere, and in Node, 1 (the single-threaded module).
+export function availableThreads() {
+  if (isNode || globalThis.crossOriginIsolated !== true || typeof SharedArrayBuffer !== 'function') return 1;
+  return Math.max(1, Math.min(8, globalThis.navigator?.hardwareConcurrency ?? 1));
+}
+
 // The Emscripten module. In Node the .wasm bytes are handed in (the 3.1.6 glue would try to
-// fetch() a file path); in browsers and workers the glue fetches it next to glassbox-core.mjs.
+// fetch() a file path); in browsers and workers the glue fetches it next to its .mjs. The threaded
+// module starts its Web Workers (threads - 1, the pool of glassbox/threads.h) before it resolves.
 export function loadCore() {
   corePromise ??= (async () => {
+    const threads = availableThreads();
     const options = {};
     if (isNode) {
       const { readFile } = await import('node:fs/promises');
       options.wasmBinary = await readFile(new URL('./glassbox-core.wasm', import.meta.url));
     }
-    return createGlassboxCore(options);
+    if (threads > 1) {
+      const { default: create } = await import('./glassbox-core-mt.mjs');
+      const core = await create({ ...options, glassboxPoolSize: threads - 1 });
+      core.setThreads(threads);
+      return core;
+    }
+    const { default: create } = await import('./glassbox-core.mjs');
+    return create(options);
   })();
   return corePromise;
 }
@@ -90,6 +105,7 @@ export class LocalModel {
     model.#engine = core.Engine.create(files.config, ptr, weights.length, files.vocab ?? '', files.merges ?? '', quantize);
     model.config = JSON.parse(files.config);
     model.quantize = quantize;
+    model.threads = core.threads();
     return model;
   }
 

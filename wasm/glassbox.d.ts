@@ -78,6 +78,9 @@ export interface Model {
   readonly config: ModelConfig;
   /** The weights' form in memory, as loaded: 'none' (F32) or 'int8'. */
   readonly quantize: 'none' | 'int8';
+  /** Threads the engine computes with: one per core (up to 8) where the page is cross-origin isolated
+   *  (the threaded WebAssembly module, on Web Workers), else 1. */
+  readonly threads: number;
   /** With { cache }: true when the files came from the cache instead of the network. */
   readonly fromCache?: boolean;
   /** With { cache }: why the downloaded files could not be stored (e.g. the quota); the model works. */

@@ -87,6 +87,7 @@ class WorkerModel {
       const result = await Promise.race([loaded, cancelled]);
       model.config = result.config;
       model.quantize = quantize;
+      model.threads = result.threads;
       if (result.fromCache) model.fromCache = true;
       if (result.cacheError) model.cacheError = result.cacheError;
     } catch (e) {

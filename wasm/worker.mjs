@@ -30,7 +30,7 @@ async function run({ id, method, args }) {
         loading = null;
       }
       model = await LocalModel.load(files, { quantize: args.quantize });
-      return { config: model.config, fromCache: files.fromCache, cacheError: files.cacheError };
+      return { config: model.config, threads: model.threads, fromCache: files.fromCache, cacheError: files.cacheError };
     }
     case 'tokenize': return model.tokenize(args.text, args.options);
     case 'detokenize': return model.detokenize(args.ids);

@@ -227,7 +227,8 @@ const picker = new ModelPicker({
     const c = state.config;
     modelInfo.textContent = `${name}: ${c.model_type}, ${c.n_layer} layers × ${c.n_head} heads, ${c.n_embd ?? '?'} wide, ` +
       `${formatInt(c.n_positions)} positions, ${formatInt(c.vocab_size ?? 0)}-token vocabulary; ` +
-      `${model.quantize === 'int8' ? 'int8' : 'F32'} weights.`;
+      `${model.quantize === 'int8' ? 'int8' : 'F32'} weights, ` +
+      `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
     attention.configure(c.n_layer, c.n_head);
     sampling.setLimits({ maxTokens: c.n_positions });
     setGenerating(false);

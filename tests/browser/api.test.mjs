@@ -1,5 +1,7 @@
 // The JS API in headless Chromium (Debian's chromium, driven by playwright-core): page.mjs runs
 // the scenario with the engine in a Web Worker and in the page's thread; this checks its report.
+// Twice: served cross-origin isolated (COOP/COEP: the threaded engine, one thread per core) and
+// as a plain static host would (the single-threaded engine).
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
@@ -9,10 +11,11 @@ import { chromium } from 'playwright-core';
 
 import { startServer } from '../../scripts/serve.mjs';
 
-let server, url, browser;
+let servers, browser;
 
 before(async () => {
-  ({ server, url } = await startServer(fileURLToPath(new URL('../..', import.meta.url))));
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  servers = { isolated: await startServer(root), plain: await startServer(root, 0, { isolate: false }) };
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -23,10 +26,11 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  server?.close();
+  for (const s of Object.values(servers ?? {})) s.server.close();
 });
 
-test('JS API in Chromium: Web Worker and page thread', async () => {
+for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served === 'isolated' ? 'cross-origin isolated: threads' : 'not isolated: one thread'}): Web Worker and page thread`, async () => {
+  const { url } = servers[served];
   const page = await browser.newPage();
   const consoleErrors = [];
   page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
@@ -58,6 +62,8 @@ test('JS API in Chromium: Web Worker and page thread', async () => {
   for (const r of results) {
     const where = r.worker ? 'worker' : 'page thread';
     assert.equal(r.config.model_type, 'gpt2', where);
+    assert.equal(r.isolated, served === 'isolated', where);
+    assert.equal(r.threads, served === 'isolated' ? Math.min(8, r.cores) : 1, `${where}: threads (${r.cores} cores)`);
     const last = r.progress.at(-1);
     assert.ok(last && last.loaded === last.total && last.total > 0, `${where}: progress ends at the total (${JSON.stringify(last)})`);
     assert.ok(r.idsMatch, `${where}: greedy ids equal PyTorch's`);

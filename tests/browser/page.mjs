@@ -8,6 +8,9 @@ async function scenario(worker) {
   const expected = await (await fetch('/tests/fixtures/gpt2-bytes/expected.json')).json();
   const model = await loadModel('/tests/fixtures/gpt2-bytes/', { worker, onProgress: (p) => out.progress.push(p) });
   out.config = model.config;
+  out.threads = model.threads;
+  out.isolated = globalThis.crossOriginIsolated;
+  out.cores = navigator.hardwareConcurrency;
   const g = expected.greedy;
   let ticks = 0, last = performance.now(), longest = 0;   // the page's clock while the engine works
   const timer = setInterval(() => {
@@ -114,10 +117,10 @@ async function cacheEmptied(name) {
   return (await store.keys()).length;
 }
 
-// With { worker: true } the page itself never instantiates the engine: glassbox-core.wasm is fetched
-// by the worker only. (Chromium lists a module worker's script imports among the page's resources,
-// so the .wasm is what tells where the engine runs.)
-const engineInPage = () => performance.getEntriesByType('resource').some((r) => r.name.endsWith('/glassbox-core.wasm'));
+// With { worker: true } the page itself never instantiates the engine: glassbox-core.wasm (or
+// glassbox-core-mt.wasm) is fetched by the worker only. (Chromium lists a module worker's script
+// imports among the page's resources, so the .wasm is what tells where the engine runs.)
+const engineInPage = () => performance.getEntriesByType('resource').some((r) => /\/glassbox-core(-mt)?\.wasm$/.test(r.name));
 
 window.results = (async () => {
   const inWorker = await scenario(true);

@@ -203,7 +203,10 @@ test('the shipped model loads at start; the page has its accessible names; token
   await page.getByRole('combobox', { name: 'Model', exact: true }).waitFor();
   await page.getByRole('status').waitFor();
   assert.equal(await page.getByRole('combobox', { name: 'Model', exact: true }).inputValue(), 'shipped');
-  assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads.*256 positions, 8,192-token vocabulary/);
+  assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads.*256 positions, 8,192-token vocabulary; F32 weights, (\d+) threads?/);
+  // scripts/serve.mjs serves the page cross-origin isolated: the engine runs one thread per core.
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  assert.match(await page.locator('#model-info').textContent(), new RegExp(cores > 1 ? `${Math.min(8, cores)} threads` : '1 thread'));
   assert.equal(await page.getByRole('combobox', { name: 'Layer' }).locator('option').count(), 6);
   assert.equal(await page.getByRole('combobox', { name: 'Head' }).locator('option').count(), 8);
   assert.equal(await page.locator('#thumbs button.thumb').count(), 48);
