@@ -9,6 +9,7 @@
 #include "glassbox/error.h"
 #include "glassbox/model.h"
 #include "glassbox/threads.h"
+#include "glassbox/trainer.h"
 #include "test_util.h"
 #include "thread_pool.h"
 
@@ -89,10 +90,31 @@ Result forward_all(const Model& model, const std::vector<std::int32_t>& ids) {
   return r;
 }
 
+// A randomly initialised GPT-2 large enough that a 48-token prompt's matrix products and attention
+// are split across threads (parallel_for runs jobs below kParallelWork on the calling thread).
+Model random_model(const test::TempDir& dir, Quantization q) {
+  ModelConfig c;
+  c.architecture = Architecture::GPT2;
+  c.vocab_size = 512;
+  c.n_positions = 64;
+  c.n_embd = 128;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.n_inner = 512;
+  TrainingOptions o;
+  o.seq_len = 64;
+  Trainer(c, o).save_model(dir.path());
+  return Model::load(dir.path(), LoadOptions{q});
+}
+
 TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
-  const std::vector<std::int32_t> ids = {5, 17, 3, 60, 42, 8, 9, 11, 30, 2, 77, 1};
+  std::vector<std::int32_t> ids;
+  for (int i = 0; i < 48; ++i) ids.push_back((i * 37 + 11) % 512);
+  EXPECT_GE(48.0 * 3 * 128 * 128, kParallelWork);    // the qkv product is split
+  EXPECT_GE(2.0 * 48 * 48 * 128, kParallelWork);     // attention too
+  test::TempDir dir;
   for (Quantization q : {Quantization::None, Quantization::Int8}) {
-    const Model model = Model::load(fixture_dir("gpt2-f32"), LoadOptions{q});
+    const Model model = random_model(dir, q);
     Result one;
     {
       ThreadCount t(1);
@@ -107,20 +129,25 @@ TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
   }
 }
 
+// Several threads' forward passes at once: the pool runs one thread's jobs while the others run
+// theirs inline (the 48-token prompts make every matrix product a job for the pool).
 TEST(Threads, ConcurrentForwardPassesShareOnePool) {
-  const Model model = Model::load(fixture_dir("gpt2-f32"));
+  test::TempDir dir;
+  const Model model = random_model(dir, Quantization::None);
   ThreadCount t(2);
   std::vector<std::vector<std::int32_t>> prompts;
   std::vector<Result> want;
   for (int p = 0; p < 4; ++p) {
-    prompts.push_back({p + 1, 2 * p + 3, 40 - p, 7, 50 + p});
-    want.push_back(forward_all(model, prompts.back()));
+    std::vector<std::int32_t> ids;
+    for (int i = 0; i < 48; ++i) ids.push_back((i * (p + 3) + 7 * p) % 512);
+    prompts.push_back(ids);
+    want.push_back(forward_all(model, ids));
   }
   std::vector<std::thread> threads;
   std::atomic<int> wrong = 0;
   for (int p = 0; p < 4; ++p)
     threads.emplace_back([&, p] {
-      for (int i = 0; i < 20; ++i)
+      for (int i = 0; i < 10; ++i)
         if (forward_all(model, prompts[p]).logits != want[p].logits) ++wrong;
     });
   for (auto& th : threads) th.join();

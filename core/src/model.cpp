@@ -58,8 +58,9 @@ struct Activations {
 void linear(float* out, const float* in, const Matrix& w, const float* bias, int T, Activations& a) {
   constexpr int kGrain = 16;   // a multiple of the kernels' row tiles (8 for F32, 4 for int8)
   const int N = w.N, K = w.K;
+  const double work = double(T) * N * K;
   if (w.f32) {
-    return parallel_for(N, kGrain, [&](int n0, int n1) {
+    return parallel_for(N, kGrain, work, [&](int n0, int n1) {
       kernels::matmul(out + n0, in, w.f32 + std::size_t(n0) * K, bias ? bias + n0 : nullptr, T, K, n1 - n0, N);
     });
   }
@@ -67,7 +68,7 @@ void linear(float* out, const float* in, const Matrix& w, const float* bias, int
   a.xq.resize(std::size_t(T) * s.Kp);
   a.xd.resize(std::size_t(T) * s.blocks);
   kernels::quantize_activations_q8(a.xq.data(), a.xd.data(), in, T, K);
-  parallel_for(N, kGrain, [&](int n0, int n1) {
+  parallel_for(N, kGrain, work, [&](int n0, int n1) {
     kernels::matmul_q8(out + n0, a.xq.data(), a.xd.data(), w.q + std::size_t(n0) * s.Kp,
                        w.d + std::size_t(n0) * s.blocks, bias ? bias + n0 : nullptr, T, s.Kp, n1 - n0, N);
   });
@@ -99,7 +100,8 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
   float scale = c.scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f;
   if (c.scale_attn_by_inverse_layer_idx) scale /= static_cast<float>(l + 1);
   if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
-  parallel_for(H, 1, [&](int h0, int h1) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
+  const double work = 2.0 * T * S * C;   // scores and weighted sums over every head
+  parallel_for(H, 1, work, [&](int h0, int h1) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
     for (int h = h0; h < h1; ++h) {
       float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
       kernels::attention(a.heads.data() + h * hd, C, a.qkv.data() + h * hd, 3 * C, K + h * hd, V + h * hd, C,

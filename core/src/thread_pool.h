@@ -2,6 +2,7 @@
 // split into contiguous ranges, with the calling thread taking the first range.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -34,15 +35,19 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   const std::function<void(int, int)>* job_ = nullptr;
   std::vector<std::pair<int, int>> ranges_;   // ranges_[i + 1] is worker i's
-  long generation_ = 0;        // bumped for every job: workers wait for a new one
-  int pending_ = 0;            // workers still running the current job
-  bool stop_ = false;
+  std::atomic<long> generation_ = 0;   // bumped for every job: workers wait for a new one
+  std::atomic<int> pending_ = 0;       // workers still running the current job
+  std::atomic<bool> stop_ = false;
 };
 
 // The process-wide pool (glassbox/threads.h), made on first use.
 std::shared_ptr<ThreadPool> forward_pool();
 
-// fn(begin, end) over [0, n) on the process-wide pool; see ThreadPool::run.
-void parallel_for(int n, int grain, const std::function<void(int, int)>& fn);
+// fn(begin, end) over [0, n) on the process-wide pool; see ThreadPool::run. `work` is the cost of
+// the whole job in multiply-adds: a job below kParallelWork runs on the calling thread, since
+// handing out ranges costs microseconds (a decoded token of a small model has dozens of jobs of
+// ~0.1 ms each; splitting them made the shipped model's decoding slower, scripts/bench).
+constexpr double kParallelWork = 1 << 19;
+void parallel_for(int n, int grain, double work, const std::function<void(int, int)>& fn);
 
 }  // namespace glassbox
