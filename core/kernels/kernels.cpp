@@ -1,13 +1,13 @@
 // Fast kernels: one portable source for native builds and WebAssembly (vector types in simd.h).
 //
-// Every kernel accumulates in the same order on every target (8 lanes, then a left-to-right
-// horizontal sum, then a scalar tail), and the build disables FMA contraction, so native and WASM
-// produce bit-identical matrix products.
+// Every product accumulates in one order within a build (kAccLanes lanes, then a left-to-right
+// horizontal sum, then a scalar tail), and the build disables FMA contraction: whatever the tile,
+// a row's result has the same bits (decoding a token equals its row in a prompt).
 //
 // By far the most time is spent in matmul (scripts/bench: ~80% of decoding GPT-2 small). Decoding
 // one token reads every weight once, so it is bound by memory bandwidth: 8 weight rows per pass
-// keep 8 streams of loads in flight against one x. A prompt is bound by arithmetic: tiles of 4
-// weight rows x 4 prompt rows reuse every load 4 times. See matmul below.
+// keep 8 streams of loads in flight against one x. A prompt is bound by arithmetic: tiles of
+// weight rows x prompt rows reuse every load. See matmul below.
 #include <cstdint>
 #include <cstring>
 
@@ -25,11 +25,16 @@ using simd::store;
 using simd::Vec8;
 using simd::Vec8i;
 
+using simd::kAccLanes;
+using simd::VecAcc;
+
+GLASSBOX_INLINE VecAcc load_acc(const float* p) { return simd::load<VecAcc>(p); }
+
 // sum_k a[k] * b[k]
 GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
-  Vec8 acc = {};
+  VecAcc acc = {};
   int k = 0;
-  for (; k + kLanes <= n; k += kLanes) acc += load(a + k) * load(b + k);
+  for (; k + kAccLanes <= n; k += kAccLanes) acc += load_acc(a + k) * load_acc(b + k);
   float s = hsum(acc);
   for (; k < n; ++k) s += a[k] * b[k];
   return s;
@@ -37,9 +42,9 @@ GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
 
 // y[k] += alpha * x[k]
 GLASSBOX_INLINE void axpy(float* y, float alpha, const float* x, int n) {
-  const Vec8 a = {alpha, alpha, alpha, alpha, alpha, alpha, alpha, alpha};
+  const VecAcc a = VecAcc{} + alpha;
   int k = 0;
-  for (; k + kLanes <= n; k += kLanes) store(y + k, load(y + k) + a * load(x + k));
+  for (; k + kAccLanes <= n; k += kAccLanes) store(y + k, load_acc(y + k) + a * load_acc(x + k));
   for (; k < n; ++k) y[k] += alpha * x[k];
 }
 
@@ -71,21 +76,21 @@ GLASSBOX_INLINE Vec8 exp8(Vec8 x) {
   return p * pow2n;
 }
 
-// out[t][n0..n0+R-1] for TX rows of x at once: R weight rows x TX input rows of 8-lane
-// accumulators. Each x load is reused by R weight rows and each weight load by TX input rows; every
-// output still accumulates in the same order as one dot() (8 lanes over k, horizontal sum, scalar
+// out[t][n0..n0+R-1] for TX rows of x at once: R weight rows x TX input rows of accumulators.
+// Each x load is reused by R weight rows and each weight load by TX input rows; every output
+// still accumulates in the same order as one dot() (kAccLanes lanes over k, horizontal sum, scalar
 // tail), so the tiling changes speed only, never the result.
 template <int TX, int R>
 GLASSBOX_INLINE void tile(float* out, int ld, const float* x, int K, const float* w0, const float* bias, int n0) {
-  const int kv = K - K % kLanes;
+  const int kv = K - K % kAccLanes;
   const float* w[R];
   for (int r = 0; r < R; ++r) w[r] = w0 + static_cast<std::size_t>(r) * K;
-  Vec8 acc[TX][R] = {};
-  for (int k = 0; k < kv; k += kLanes) {
-    Vec8 wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = load(w[r] + k);
+  VecAcc acc[TX][R] = {};
+  for (int k = 0; k < kv; k += kAccLanes) {
+    VecAcc wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = load_acc(w[r] + k);
     for (int t = 0; t < TX; ++t) {
-      const Vec8 xv = load(x + static_cast<std::size_t>(t) * K + k);
+      const VecAcc xv = load_acc(x + static_cast<std::size_t>(t) * K + k);
       for (int r = 0; r < R; ++r) acc[t][r] += xv * wv[r];
     }
   }
@@ -100,12 +105,22 @@ GLASSBOX_INLINE void tile(float* out, int ld, const float* x, int K, const float
   }
 }
 
+// Prefill tiles: weight rows R x input rows TX. Natively 4 x 4 (16 AVX accumulators; AVX-512
+// has 32 registers, AVX2 16). In WebAssembly 2 x 4: 8 accumulators, 2 weight and 1 input vector
+// fit V8's 16 registers; 4 x 4 spilled, and measured 2 x 4 prefilled GPT-2 small at 155-179
+// tokens/s against 121-134 (4 x 3, 3 x 4, 2 x 5, 2 x 6, 3 x 3, 1 x 8 in between; scripts/bench).
+#ifdef __wasm_simd128__
+constexpr int kTileRows = 2, kTileInputs = 4;
+#else
+constexpr int kTileRows = 4, kTileInputs = 4;
+#endif
+
 // Decoding (T = 1) streams every weight once: bound by memory bandwidth, 8 weight rows per pass
-// keep 8 streams of loads in flight. Prefill (T > 1) is bound by arithmetic: 4 weight rows x 4
-// input rows per pass do 16 multiply-adds per 8 loads, where one row of x would do 4 per 5.
+// keep 8 streams of loads in flight. Prefill (T > 1) is bound by arithmetic: tiles of R weight
+// rows x TX input rows reuse each weight load TX times and each input load R times.
 GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N,
                             int out_stride) {
-  constexpr int R = 4;
+  constexpr int R = kTileRows, TX = kTileInputs;
   const int ld = out_stride ? out_stride : N;
   int n = 0;
   if (T == 1) {   // decoding: 8 weight rows per pass
@@ -114,10 +129,10 @@ GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const fl
   for (; n + R <= N; n += R) {
     const float* wn = w + static_cast<std::size_t>(n) * K;
     int t = 0;
-    for (; t + 4 <= T; t += 4) tile<4, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
+    for (; t + TX <= T; t += TX) tile<TX, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
     for (; t < T; ++t) tile<1, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
   }
-  for (; n < N; ++n) {   // the last N % 4 rows of w, one at a time
+  for (; n < N; ++n) {   // the last N % R rows of w, one at a time
     const float* wn = w + static_cast<std::size_t>(n) * K;
     for (int t = 0; t < T; ++t)
       out[static_cast<std::size_t>(t) * ld + n] = dot(x + static_cast<std::size_t>(t) * K, wn, K) + (bias ? bias[n] : 0.0f);

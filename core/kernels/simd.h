@@ -42,11 +42,24 @@ GLASSBOX_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
 
 GLASSBOX_INLINE Vec8 splat(float x) { return Vec8{} + x; }
 
-// Lanes summed left to right: the order every target uses.
-GLASSBOX_INLINE float hsum(Vec8 v) {
+// Lanes summed left to right.
+template <typename V>
+GLASSBOX_INLINE float hsum(V v) {
   float s = 0.0f;
-  for (int i = 0; i < kLanes; ++i) s += v[i];
+  for (int i = 0; i < int(sizeof(V) / sizeof(float)); ++i) s += v[i];
   return s;
 }
+
+// The accumulators of the matrix kernels (matmul, attention): 8 lanes natively (one AVX register),
+// 4 in WebAssembly (one SIMD128 register). V8 gives WebAssembly 16 vector registers, and tiles of
+// 8-lane accumulators (two registers each) spilled to the stack on every step. The lane count fixes
+// the order of a dot product's additions, so native and WebAssembly products differ in the last
+// bits; within one build every path (any tile, any thread count) gives the same bits.
+#ifdef __wasm_simd128__
+typedef Vec4 VecAcc;
+#else
+typedef Vec8 VecAcc;
+#endif
+constexpr int kAccLanes = sizeof(VecAcc) / sizeof(float);
 
 }  // namespace glassbox::kernels::simd
