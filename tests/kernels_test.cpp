@@ -93,6 +93,67 @@ TEST(Kernels, GeluTanhMatchesReference) {
     ASSERT_NEAR(fast[i], ref[i], 3e-7f * std::max(1.0f, std::abs(x[i]))) << "x=" << x[i];
 }
 
+// The vector LayerNorm and softmax against the reference loops, on ragged sizes; LayerNorm also
+// on rows far from zero mean (the two-pass variance keeps its digits), softmax with -inf entries
+// (masked: exactly 0), all -inf (all 0) and large logits.
+TEST(Kernels, LayerNormMatchesReference) {
+  std::mt19937 rng(21);
+  for (const int C : {1, 3, 8, 13, 64, 255, 768}) {
+    const int T = 3;
+    auto x = random_vector(std::size_t(T) * C, rng, 2.0f);
+    for (int c = 0; c < C; ++c) x[std::size_t(2) * C + c] += 1000.0f;   // a row with a large mean
+    const auto w = random_vector(C, rng), b = random_vector(C, rng);
+    std::vector<float> fast(x.size()), ref(x.size());
+    layernorm(fast.data(), x.data(), w.data(), b.data(), T, C, 1e-5f);
+    reference::layernorm(ref.data(), x.data(), w.data(), b.data(), T, C, 1e-5f);
+    // Against the same math in double: rows 0-1 within float rounding; row 2's float mean of
+    // values near 1000 carries ~1e-4 of error into every output, in both kernels alike.
+    for (int t = 0; t < T; ++t) {
+      double mean = 0, var = 0;
+      for (int c = 0; c < C; ++c) mean += x[std::size_t(t) * C + c];
+      mean /= C;
+      for (int c = 0; c < C; ++c) var += (x[std::size_t(t) * C + c] - mean) * (x[std::size_t(t) * C + c] - mean);
+      var /= C;
+      double err_fast = 0, err_ref = 0;
+      for (int c = 0; c < C; ++c) {
+        const double want = (x[std::size_t(t) * C + c] - mean) / std::sqrt(var + 1e-5) * w[c] + b[c];
+        err_fast = std::max(err_fast, std::abs(fast[std::size_t(t) * C + c] - want));
+        err_ref = std::max(err_ref, std::abs(ref[std::size_t(t) * C + c] - want));
+      }
+      const double bound = t < 2 ? 2e-5 : 2e-3;
+      EXPECT_LT(err_fast, bound) << "C=" << C << " row " << t;
+      EXPECT_LT(err_ref, bound) << "C=" << C << " row " << t;
+    }
+    std::vector<float> in_place = x;   // out may alias x
+    layernorm(in_place.data(), in_place.data(), w.data(), b.data(), T, C, 1e-5f);
+    EXPECT_EQ(in_place, fast) << "C=" << C;
+  }
+}
+
+TEST(Kernels, SoftmaxMatchesReference) {
+  std::mt19937 rng(22);
+  for (const int n : {1, 2, 7, 8, 9, 31, 100, 1024}) {
+    for (const float scale : {1.0f, 30.0f}) {
+      auto x = random_vector(n, rng, scale);
+      if (n > 3) x[1] = x[n - 2] = -INFINITY;
+      std::vector<float> fast = x, ref = x;
+      softmax(fast.data(), n);
+      reference::softmax(ref.data(), n);
+      EXPECT_LT(max_abs_diff(fast, ref), 1e-6f) << "n=" << n << " scale=" << scale;
+      if (n > 3) {
+        EXPECT_EQ(fast[1], 0.0f);
+        EXPECT_EQ(fast[n - 2], 0.0f);
+      }
+      double sum = 0;
+      for (float p : fast) sum += p;
+      EXPECT_NEAR(sum, 1.0, 1e-5) << "n=" << n;
+    }
+  }
+  std::vector<float> masked(19, -INFINITY);
+  softmax(masked.data(), 19);
+  EXPECT_EQ(masked, std::vector<float>(19, 0.0f));
+}
+
 TEST(Kernels, ReferenceSoftmaxIsStable) {
   std::vector<float> x = {1000.0f, 1000.0f, -INFINITY};
   reference::softmax(x.data(), 3);

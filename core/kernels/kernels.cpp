@@ -8,6 +8,7 @@
 // one token reads every weight once, so it is bound by memory bandwidth: 8 weight rows per pass
 // keep 8 streams of loads in flight against one x. A prompt is bound by arithmetic: tiles of
 // weight rows x prompt rows reuse every load. See matmul below.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -50,11 +51,13 @@ GLASSBOX_INLINE void axpy(float* y, float alpha, const float* x, int n) {
 
 }  // namespace
 
-// e^x per lane, for GELU's tanh: Cephes' expf (x = n ln2 + r, |r| <= ln2 / 2, a degree-5
-// polynomial for e^r, 2^n built in the exponent bits); relative error below 2e-7. x is clamped to
-// [-87, 88], where e^x stays a normal float.
+// e^x per lane, for GELU's tanh and softmax: Cephes' expf (x = n ln2 + r, |r| <= ln2 / 2, a
+// degree-5 polynomial for e^r, 2^n built in the exponent bits); relative error below 2e-7. Below
+// -87 the result is 0 (e^x would no longer be a normal float; softmax's -inf must give 0); above
+// 88, x is clamped.
 GLASSBOX_INLINE Vec8 exp8(Vec8 x) {
   const Vec8 lo = Vec8{} - 87.0f, hi = Vec8{} + 88.0f;
+  const Vec8 x0 = x;
   x = x < lo ? lo : x;
   x = x > hi ? hi : x;
   // n = round(x / ln2): truncate x / ln2 + 0.5 toward zero, then step down where that overshot.
@@ -73,7 +76,39 @@ GLASSBOX_INLINE Vec8 exp8(Vec8 x) {
   const Vec8i bits = (__builtin_convertvector(n, Vec8i) + 127) << 23;   // 2^n
   Vec8 pow2n;
   std::memcpy(&pow2n, &bits, sizeof pow2n);
-  return p * pow2n;
+  return x0 < lo ? Vec8{} : p * pow2n;
+}
+
+// x (n) = softmax(x): the max, e^(x - max) 8 lanes at a time with their sum, then a scale by
+// 1 / sum. All -inf gives all zeros, as the reference.
+GLASSBOX_INLINE void softmax_row(float* x, int n) {
+  Vec8 vmax = Vec8{} - INFINITY;
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vec8 v = load(x + i);
+    vmax = v > vmax ? v : vmax;
+  }
+  float max = -INFINITY;
+  for (int l = 0; l < kLanes; ++l) max = vmax[l] > max ? vmax[l] : max;
+  for (; i < n; ++i) max = x[i] > max ? x[i] : max;
+  if (max == -INFINITY) {   // nothing to attend to: no probability mass anywhere
+    std::memset(x, 0, sizeof(float) * static_cast<std::size_t>(n));
+    return;
+  }
+  Vec8 vsum = {};
+  for (i = 0; i + kLanes <= n; i += kLanes) {
+    const Vec8 e = exp8(load(x + i) - max);
+    store(x + i, e);
+    vsum += e;
+  }
+  float sum = hsum(vsum);
+  for (; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float inv = 1.0f / sum;   // sum >= 1: the max element contributes e^0
+  for (i = 0; i + kLanes <= n; i += kLanes) store(x + i, load(x + i) * inv);
+  for (; i < n; ++i) x[i] *= inv;
 }
 
 // out[t][n0..n0+R-1] for TX rows of x at once: R weight rows x TX input rows of accumulators.
@@ -147,7 +182,7 @@ GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q
     const int visible = pos0 + i + 1;
     const float* qi = q + static_cast<std::size_t>(i) * q_stride;
     for (int j = 0; j < visible; ++j) scratch[j] = dot(qi, k + static_cast<std::size_t>(j) * kv_stride, hd) * scale;
-    softmax(scratch, visible);
+    softmax_row(scratch, visible);
     float* oi = out + static_cast<std::size_t>(i) * out_stride;
     std::memset(oi, 0, sizeof(float) * hd);
     for (int j = 0; j < visible; ++j) axpy(oi, scratch[j], v + static_cast<std::size_t>(j) * kv_stride, hd);
@@ -159,10 +194,33 @@ GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q
   }
 }
 
-// Element-wise kernels are a small share of the time (O(T*C) against matmul's O(T*C*C)); until a
-// benchmark says otherwise they are the reference loops.
-void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C, float eps) {
-  reference::layernorm(out, x, weight, bias, T, C, eps);
+// Per row: the mean, then the variance around it (two passes, as the reference: one pass of
+// sum and sum of squares loses digits when the mean is large), then the affine map; vector lanes,
+// then a horizontal sum, then the tail.
+GLASSBOX_CLONES void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C,
+                               float eps) {
+  const int cv = C - C % kAccLanes;
+  for (int t = 0; t < T; ++t) {
+    const float* row = x + static_cast<std::size_t>(t) * C;
+    float* o = out + static_cast<std::size_t>(t) * C;
+    VecAcc acc = {};
+    for (int c = 0; c < cv; c += kAccLanes) acc += load_acc(row + c);
+    float sum = hsum(acc);
+    for (int c = cv; c < C; ++c) sum += row[c];
+    const float mean = sum / static_cast<float>(C);
+    acc = VecAcc{};
+    for (int c = 0; c < cv; c += kAccLanes) {
+      const VecAcc d = load_acc(row + c) - mean;
+      acc += d * d;
+    }
+    float var = hsum(acc);   // biased variance, as torch.nn.LayerNorm
+    for (int c = cv; c < C; ++c) var += (row[c] - mean) * (row[c] - mean);
+    var /= static_cast<float>(C);
+    const float rstd = 1.0f / std::sqrt(var + eps);
+    for (int c = 0; c < cv; c += kAccLanes)
+      store(o + c, (load_acc(row + c) - mean) * rstd * load_acc(weight + c) + load_acc(bias + c));
+    for (int c = cv; c < C; ++c) o[c] = (row[c] - mean) * rstd * weight[c] + bias[c];
+  }
 }
 // GELU's tanh form, 8 lanes at a time with tanh(u) = 1 - 2 / (e^2u + 1): libm's tanhf was ~10% of
 // a GPT-2 prompt's time (scripts/bench, perf). Within 3e-7 * max(1, |x|) of the reference.
@@ -181,6 +239,6 @@ void gelu_erf(float* x, std::size_t n) { reference::gelu_erf(x, n); }
 void relu(float* x, std::size_t n) { reference::relu(x, n); }
 void silu(float* x, std::size_t n) { reference::silu(x, n); }
 void add(float* x, const float* y, std::size_t n) { reference::add(x, y, n); }
-void softmax(float* x, int n) { reference::softmax(x, n); }
+GLASSBOX_CLONES void softmax(float* x, int n) { softmax_row(x, n); }
 
 }  // namespace glassbox::kernels
