@@ -1,8 +1,9 @@
 // Fast kernels: one portable source for native builds and WebAssembly (vector types in simd.h).
 //
-// Every product accumulates in one order within a build (kAccLanes lanes, then a left-to-right
-// horizontal sum, then a scalar tail), and the build disables FMA contraction: whatever the tile,
-// a row's result has the same bits (decoding a token equals its row in a prompt).
+// Every kernel computes in one order on every target (products: 4 lanes, then a left-to-right
+// horizontal sum, then a scalar tail; see simd.h), and the build disables FMA contraction, so
+// native and WebAssembly give bit-identical results, and whatever the tile a row's result has the
+// same bits (decoding a token equals its row in a prompt).
 //
 // By far the most time is spent in matmul (scripts/bench: ~80% of decoding GPT-2 small). Decoding
 // one token reads every weight once, so it is bound by memory bandwidth: 8 weight rows per pass
@@ -26,16 +27,17 @@ using simd::store;
 using simd::Vec8;
 using simd::Vec8i;
 
+using simd::concat;
 using simd::kAccLanes;
-using simd::VecAcc;
+using simd::Vec4;
 
-GLASSBOX_INLINE VecAcc load_acc(const float* p) { return simd::load<VecAcc>(p); }
+GLASSBOX_INLINE Vec4 load4(const float* p) { return simd::load<Vec4>(p); }
 
-// sum_k a[k] * b[k]
+// sum_k a[k] * b[k], in kAccLanes lanes (the order every matrix product uses)
 GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
-  VecAcc acc = {};
+  Vec4 acc = {};
   int k = 0;
-  for (; k + kAccLanes <= n; k += kAccLanes) acc += load_acc(a + k) * load_acc(b + k);
+  for (; k + kAccLanes <= n; k += kAccLanes) acc += load4(a + k) * load4(b + k);
   float s = hsum(acc);
   for (; k < n; ++k) s += a[k] * b[k];
   return s;
@@ -43,9 +45,9 @@ GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
 
 // y[k] += alpha * x[k]
 GLASSBOX_INLINE void axpy(float* y, float alpha, const float* x, int n) {
-  const VecAcc a = VecAcc{} + alpha;
+  const Vec8 a = simd::splat(alpha);
   int k = 0;
-  for (; k + kAccLanes <= n; k += kAccLanes) store(y + k, load_acc(y + k) + a * load_acc(x + k));
+  for (; k + kLanes <= n; k += kLanes) store(y + k, load(y + k) + a * load(x + k));
   for (; k < n; ++k) y[k] += alpha * x[k];
 }
 
@@ -111,39 +113,44 @@ GLASSBOX_INLINE void softmax_row(float* x, int n) {
   for (; i < n; ++i) x[i] *= inv;
 }
 
-// out[t][n0..n0+R-1] for TX rows of x at once: R weight rows x TX input rows of accumulators.
-// Each x load is reused by R weight rows and each weight load by TX input rows; every output
-// still accumulates in the same order as one dot() (kAccLanes lanes over k, horizontal sum, scalar
-// tail), so the tiling changes speed only, never the result.
+// out[t][n0..n0+R-1] for TX rows of x at once: R weight rows (R even, two per vector) x TX input
+// rows of accumulators. Each x load is reused by R weight rows and each weight load by TX input
+// rows; every output still accumulates in the same order as one dot() (kAccLanes lanes over k,
+// horizontal sum, scalar tail), so the tiling changes speed only, never the result.
 template <int TX, int R>
 GLASSBOX_INLINE void tile(float* out, int ld, const float* x, int K, const float* w0, const float* bias, int n0) {
+  static_assert(R % 2 == 0, "weight rows go two to a vector");
+  constexpr int P = R / 2;
   const int kv = K - K % kAccLanes;
   const float* w[R];
   for (int r = 0; r < R; ++r) w[r] = w0 + static_cast<std::size_t>(r) * K;
-  VecAcc acc[TX][R] = {};
+  Vec8 acc[TX][P] = {};   // acc[t][p]: [row 2p | row 2p+1], 4 lanes each
   for (int k = 0; k < kv; k += kAccLanes) {
-    VecAcc wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = load_acc(w[r] + k);
+    Vec8 wv[P];
+    for (int p = 0; p < P; ++p) wv[p] = concat(load4(w[2 * p] + k), load4(w[2 * p + 1] + k));
     for (int t = 0; t < TX; ++t) {
-      const VecAcc xv = load_acc(x + static_cast<std::size_t>(t) * K + k);
-      for (int r = 0; r < R; ++r) acc[t][r] += xv * wv[r];
+      const Vec4 x4 = load4(x + static_cast<std::size_t>(t) * K + k);
+      const Vec8 xv = concat(x4, x4);
+      for (int p = 0; p < P; ++p) acc[t][p] += xv * wv[p];
     }
   }
   for (int t = 0; t < TX; ++t) {
     const float* xt = x + static_cast<std::size_t>(t) * K;
     float* o = out + static_cast<std::size_t>(t) * ld + n0;
     for (int r = 0; r < R; ++r) {
-      float s = hsum(acc[t][r]);
+      const Vec8& a = acc[t][r / 2];
+      const int l = (r % 2) * kAccLanes;
+      float s = ((a[l] + a[l + 1]) + a[l + 2]) + a[l + 3];   // hsum of this row's 4 lanes
       for (int k = kv; k < K; ++k) s += xt[k] * w[r][k];
       o[r] = s + (bias ? bias[n0 + r] : 0.0f);
     }
   }
 }
 
-// Prefill tiles: weight rows R x input rows TX. Natively 4 x 4 (16 AVX accumulators; AVX-512
-// has 32 registers, AVX2 16). In WebAssembly 2 x 4: 8 accumulators, 2 weight and 1 input vector
-// fit V8's 16 registers; 4 x 4 spilled, and measured 2 x 4 prefilled GPT-2 small at 155-179
-// tokens/s against 121-134 (4 x 3, 3 x 4, 2 x 5, 2 x 6, 3 x 3, 1 x 8 in between; scripts/bench).
+// Prefill tiles: weight rows R x input rows TX, as 8-float vectors of two rows' 4 lanes. Natively
+// 4 x 4 (8 AVX accumulators). In WebAssembly 2 x 4: the 8 accumulator registers plus 2 of weights
+// and 1 of input fit V8's 16 (8-lane 4 x 4 tiles spilled; measured prefill of GPT-2 small 173-176
+// tokens/s against 112-128 for other shapes, scripts/bench).
 #ifdef __wasm_simd128__
 constexpr int kTileRows = 2, kTileInputs = 4;
 #else
@@ -199,26 +206,26 @@ GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q
 // then a horizontal sum, then the tail.
 GLASSBOX_CLONES void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C,
                                float eps) {
-  const int cv = C - C % kAccLanes;
+  const int cv = C - C % kLanes;
   for (int t = 0; t < T; ++t) {
     const float* row = x + static_cast<std::size_t>(t) * C;
     float* o = out + static_cast<std::size_t>(t) * C;
-    VecAcc acc = {};
-    for (int c = 0; c < cv; c += kAccLanes) acc += load_acc(row + c);
+    Vec8 acc = {};
+    for (int c = 0; c < cv; c += kLanes) acc += load(row + c);
     float sum = hsum(acc);
     for (int c = cv; c < C; ++c) sum += row[c];
     const float mean = sum / static_cast<float>(C);
-    acc = VecAcc{};
-    for (int c = 0; c < cv; c += kAccLanes) {
-      const VecAcc d = load_acc(row + c) - mean;
+    acc = Vec8{};
+    for (int c = 0; c < cv; c += kLanes) {
+      const Vec8 d = load(row + c) - mean;
       acc += d * d;
     }
     float var = hsum(acc);   // biased variance, as torch.nn.LayerNorm
     for (int c = cv; c < C; ++c) var += (row[c] - mean) * (row[c] - mean);
     var /= static_cast<float>(C);
     const float rstd = 1.0f / std::sqrt(var + eps);
-    for (int c = 0; c < cv; c += kAccLanes)
-      store(o + c, (load_acc(row + c) - mean) * rstd * load_acc(weight + c) + load_acc(bias + c));
+    for (int c = 0; c < cv; c += kLanes)
+      store(o + c, (load(row + c) - mean) * rstd * load(weight + c) + load(bias + c));
     for (int c = cv; c < C; ++c) o[c] = (row[c] - mean) * rstd * weight[c] + bias[c];
   }
 }

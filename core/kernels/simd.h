@@ -50,16 +50,14 @@ GLASSBOX_INLINE float hsum(V v) {
   return s;
 }
 
-// The accumulators of the matrix kernels (matmul, attention): 8 lanes natively (one AVX register),
-// 4 in WebAssembly (one SIMD128 register). V8 gives WebAssembly 16 vector registers, and tiles of
-// 8-lane accumulators (two registers each) spilled to the stack on every step. The lane count fixes
-// the order of a dot product's additions, so native and WebAssembly products differ in the last
-// bits; within one build every path (any tile, any thread count) gives the same bits.
-#ifdef __wasm_simd128__
-typedef Vec4 VecAcc;
-#else
-typedef Vec8 VecAcc;
-#endif
-constexpr int kAccLanes = sizeof(VecAcc) / sizeof(float);
+// Matrix products accumulate in 4 lanes on every target (lane i sums the products at k = i mod 4,
+// in order; then the lanes left to right; then the tail), so native and WebAssembly give the same
+// bits. The tiles hold two weight rows per 8-float vector, [row a, lanes 0-3 | row b, lanes 0-3]:
+// one AVX register natively, two SIMD128 registers in WebAssembly, where a tile of 2 rows x 4
+// inputs (8 registers) fits V8's 16 and 8-lane tiles had spilled to the stack on every step.
+constexpr int kAccLanes = 4;
+
+// [a | b] and [a | a]: two 4-float halves as one 8-float vector (vinsertf128 / vbroadcastf128).
+GLASSBOX_INLINE Vec8 concat(Vec4 a, Vec4 b) { return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7); }
 
 }  // namespace glassbox::kernels::simd

@@ -23,7 +23,8 @@ class ThreadPool {
 
   // fn(begin, end) over [0, n) split into at most size() ranges, each a multiple of `grain` long
   // except the last; returns when every range is done. Runs fn(0, n) on the calling thread when
-  // one range is enough or another thread's job holds the pool.
+  // one range is enough or another thread's job holds the pool. fn must not throw (the forward
+  // pass's jobs are kernels, which do not).
   void run(int n, int grain, const std::function<void(int, int)>& fn);
 
  private:
