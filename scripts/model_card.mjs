@@ -258,13 +258,20 @@ batch order come from the training seed (${o.seed}).` : ''}
 
 ## How to evaluate again
 
-The CLI has no evaluate-only command: \`glassbox train ... --resume\` on a finished run skips training and
-repeats the final whole-split evaluation, replacing the final line of the run's training_log.jsonl.
-It needs the run's checkpoint and the same text (the checkpoint records a fingerprint of it), and it
-rewrites the run's model.safetensors from the checkpoint, so pass the same dtype:
+\`glassbox evaluate\` scores the model on any text (non-overlapping windows of the context, as above;
+\`--quantize int8\` for the int8 weights):
 
 \`\`\`sh
 node scripts/prepare_brown.mjs brown
+${cli} evaluate -m ${quote(modelDir)} brown/valid.txt
+\`\`\`
+
+\`glassbox train ... --resume\` on a finished run also skips training and repeats the final
+whole-split evaluation, replacing the final line of the run's training_log.jsonl. It needs the
+run's checkpoint and the same text (the checkpoint records a fingerprint of it), and it rewrites the
+run's model.safetensors from the checkpoint, so pass the same dtype:
+
+\`\`\`sh
 ${cli} train brown/train.txt --valid brown/valid.txt -o ${quote(ckptMeta ? dirname(ckptFile) : 'RUN_DIR')} --resume --save-dtype ${dtypes.toLowerCase()}
 \`\`\`
 ${ckptMeta ? '' : '\nRUN_DIR is the training run\'s output directory (its checkpoint.safetensors was not available when this card was written).\n'}${/train-default-model/.test(args.command) ? '\n\`scripts/train-default-model --resume\` does the same for this model and writes this card again.\n' : ''}`;
