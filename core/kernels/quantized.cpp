@@ -45,9 +45,9 @@ void quantize_block(Int* q, float* scale, const float* v, int n) {
 // them (one pmovsxbw natively), cheaper than extending the high half of a 16-byte load.
 GLASSBOX_INLINE v128_t block_dot(const std::int8_t* w, const std::int16_t* x) {
   v128_t s = wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(w), wasm_v128_load(x));
-  s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(w + 8), wasm_v128_load(x + 8)));
-  s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(w + 16), wasm_v128_load(x + 16)));
-  return wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(w + 24), wasm_v128_load(x + 24)));
+  for (int i = 8; i < kQ8Block; i += 8)
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(w + i), wasm_v128_load(x + i)));
+  return s;
 }
 
 // The exact dot products of one block of 4 weight rows (row stride Kp) with x: lane r is row r.
