@@ -92,7 +92,7 @@ Result forward_all(const Model& model, const std::vector<std::int32_t>& ids) {
 
 // A randomly initialised GPT-2 large enough that a 48-token prompt's matrix products and attention
 // are split across threads (parallel_for runs jobs below kParallelWork on the calling thread).
-Model random_model(const test::TempDir& dir, Quantization q) {
+void write_random_model(const test::TempDir& dir) {
   ModelConfig c;
   c.architecture = Architecture::GPT2;
   c.vocab_size = 512;
@@ -104,7 +104,6 @@ Model random_model(const test::TempDir& dir, Quantization q) {
   TrainingOptions o;
   o.seq_len = 64;
   Trainer(c, o).save_model(dir.path());
-  return Model::load(dir.path(), LoadOptions{q});
 }
 
 TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
@@ -113,8 +112,9 @@ TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
   EXPECT_GE(48.0 * 3 * 128 * 128, kParallelWork);    // the qkv product is split
   EXPECT_GE(2.0 * 48 * 48 * 128, kParallelWork);     // attention too
   test::TempDir dir;
+  write_random_model(dir);
   for (Quantization q : {Quantization::None, Quantization::Int8}) {
-    const Model model = random_model(dir, q);
+    const Model model = Model::load(dir.path(), LoadOptions{q});
     Result one;
     {
       ThreadCount t(1);
@@ -133,7 +133,8 @@ TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
 // theirs inline (the 48-token prompts make every matrix product a job for the pool).
 TEST(Threads, ConcurrentForwardPassesShareOnePool) {
   test::TempDir dir;
-  const Model model = random_model(dir, Quantization::None);
+  write_random_model(dir);
+  const Model model = Model::load(dir.path());
   ThreadCount t(2);
   std::vector<std::vector<std::int32_t>> prompts;
   std::vector<Result> want;

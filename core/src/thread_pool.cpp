@@ -46,22 +46,24 @@ void ThreadPool::run(int n, int grain, const std::function<void(int, int)>& fn) 
     if (n > 0) fn(0, n);
     return;
   }
-  // Contiguous ranges of whole grains, as even as they can be.
-  std::vector<std::pair<int, int>> ranges;
-  for (int p = 0, begin = 0; p < parts; ++p) {
-    const int end = std::min(n, begin + (chunks / parts + (p < chunks % parts ? 1 : 0)) * grain);
-    ranges.emplace_back(begin, end);
-    begin = end;
-  }
+  std::pair<int, int> first;
   {
     std::lock_guard lock(m_);
+    // Contiguous ranges of whole grains, as even as they can be. Only the thread holding busy_
+    // writes them; workers read them under m_.
+    ranges_.clear();
+    for (int p = 0, begin = 0; p < parts; ++p) {
+      const int end = std::min(n, begin + (chunks / parts + (p < chunks % parts ? 1 : 0)) * grain);
+      ranges_.emplace_back(begin, end);
+      begin = end;
+    }
+    first = ranges_[0];
     job_ = &fn;
-    ranges_ = ranges;
     pending_ = parts - 1;
     ++generation_;
   }
   wake_.notify_all();
-  fn(ranges[0].first, ranges[0].second);
+  fn(first.first, first.second);
   for (int i = 0; i < kSpins && pending_.load(std::memory_order_acquire) != 0; ++i) cpu_relax();
   std::unique_lock lock(m_);
   done_.wait(lock, [&] { return pending_ == 0; });
@@ -128,12 +130,5 @@ std::shared_ptr<ThreadPool> forward_pool() {
   return pool;
 }
 
-void parallel_for(int n, int grain, double work, const std::function<void(int, int)>& fn) {
-  if (work < kParallelWork) {
-    if (n > 0) fn(0, n);
-    return;
-  }
-  forward_pool()->run(n, grain, fn);
-}
 
 }  // namespace glassbox

@@ -49,6 +49,13 @@ std::shared_ptr<ThreadPool> forward_pool();
 // handing out ranges costs microseconds (a decoded token of a small model has dozens of jobs of
 // ~0.1 ms each; splitting them made the shipped model's decoding slower, scripts/bench).
 constexpr double kParallelWork = 1 << 19;
-void parallel_for(int n, int grain, double work, const std::function<void(int, int)>& fn);
+template <typename F>
+void parallel_for(int n, int grain, double work, F&& fn) {
+  if (work < kParallelWork) {   // inline, without wrapping fn in a std::function
+    if (n > 0) fn(0, n);
+    return;
+  }
+  forward_pool()->run(n, grain, std::function<void(int, int)>(std::ref(fn)));
+}
 
 }  // namespace glassbox

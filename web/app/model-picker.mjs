@@ -155,10 +155,7 @@ export class ModelPicker {
     // Arrow keys on a closed select fire a change for every option they pass: the model loads once
     // the choice has settled.
     this.#pickTimer = setTimeout(() => {
-      if (value !== this.#select.value) return;
-      if (value === 'shipped') this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
-      else if (value === 'files' && this.#localFiles) this.#load(this.#localFiles.files, this.#localFiles.name, 'files');
-      else if (value.startsWith('cached:')) this.#loadRemote(value.slice(7));
+      if (value === this.#select.value) this.#loadChoice(value);
     }, 300);
   }
 
@@ -179,7 +176,12 @@ export class ModelPicker {
   // The weights' form changed: the current model again, quantized or not.
   #reload() {
     clearTimeout(this.#pickTimer);
-    const value = this.#current;
+    this.#loadChoice(this.#current);
+  }
+
+  // Loads the model a select value names: the shipped model, the local files, a cached or
+  // downloaded URL.
+  #loadChoice(value) {
     if (value === 'shipped') this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
     else if (value === 'files' && this.#localFiles) this.#load(this.#localFiles.files, this.#localFiles.name, 'files');
     else if (value.startsWith('cached:') || value.startsWith('remote:')) this.#loadRemote(value.slice(value.indexOf(':') + 1));
