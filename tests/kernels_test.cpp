@@ -26,6 +26,50 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
+// w (N,K) in the kernels' packed layout.
+std::vector<float> packed(const std::vector<float>& w, int N, int K) {
+  std::vector<float> p(w.size(), NAN);
+  pack_matrix(p.data(), w.data(), N, K);
+  return p;
+}
+
+// Every row comes back from the packed form; and a slice of the packed rows from a multiple of 8 is
+// the packed form of that slice of rows (how the model splits a product over threads).
+TEST(Kernels, PackedMatrixHoldsEveryRow) {
+  std::mt19937 rng(5);
+  const int shapes[][2] = {{1, 1}, {7, 3}, {8, 4}, {17, 33}, {24, 6}, {13, 768}};   // N, K
+  for (const auto& s : shapes) {
+    const int N = s[0], K = s[1];
+    const auto w = random_vector(std::size_t(N) * K, rng);
+    const auto p = packed(w, N, K);
+    std::vector<float> row(K);
+    for (int n = 0; n < N; ++n) {
+      packed_row(row.data(), p.data(), N, K, n);
+      ASSERT_TRUE(std::equal(row.begin(), row.end(), w.begin() + std::ptrdiff_t(n) * K)) << "N=" << N << " K=" << K << " n=" << n;
+    }
+    for (int n0 = kPackRows; n0 < N; n0 += kPackRows) {
+      const std::vector<float> rest(w.begin() + std::ptrdiff_t(n0) * K, w.end());
+      const auto p_rest = packed(rest, N - n0, K);
+      ASSERT_TRUE(std::equal(p_rest.begin(), p_rest.end(), p.begin() + std::ptrdiff_t(n0) * K)) << "N=" << N << " n0=" << n0;
+    }
+  }
+}
+
+// GPT-2's Conv1D weights (K,N) pack straight to the same form as their transpose.
+TEST(Kernels, PackedFromTransposeEqualsPacked) {
+  std::mt19937 rng(6);
+  const int shapes[][2] = {{1, 1}, {7, 3}, {8, 4}, {17, 33}, {24, 6}, {13, 70}};   // N, K
+  for (const auto& s : shapes) {
+    const int N = s[0], K = s[1];
+    const auto w = random_vector(std::size_t(N) * K, rng);
+    std::vector<float> wt(w.size()), p(w.size(), NAN);
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k) wt[std::size_t(k) * N + n] = w[std::size_t(n) * K + k];
+    pack_matrix_transposed(p.data(), wt.data(), N, K);
+    ASSERT_EQ(p, packed(w, N, K)) << "N=" << N << " K=" << K;
+  }
+}
+
 TEST(Kernels, MatmulMatchesReference) {
   std::mt19937 rng(1);
   const int shapes[][3] = {{1, 1, 1}, {1, 7, 3}, {3, 8, 4}, {5, 33, 17}, {2, 64, 96}, {1, 768, 13}, {7, 129, 31}, {4, 3072, 6},
@@ -35,7 +79,7 @@ TEST(Kernels, MatmulMatchesReference) {
     const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
     for (const float* bias : {b.data(), static_cast<const float*>(nullptr)}) {
       std::vector<float> fast(std::size_t(T) * N), ref(fast.size());
-      matmul(fast.data(), x.data(), w.data(), bias, T, K, N);
+      matmul(fast.data(), x.data(), packed(w, N, K).data(), bias, T, K, N);
       reference::matmul(ref.data(), x.data(), w.data(), bias, T, K, N);
       // Different summation order: allow float rounding relative to sqrt(K).
       EXPECT_LT(max_abs_diff(fast, ref), 1e-5f * std::sqrt(float(K)) * 4) << "T=" << T << " K=" << K << " N=" << N;
@@ -49,10 +93,11 @@ TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) {
   std::mt19937 rng(3);
   const int T = 11, K = 77, N = 21;
   const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
+  const auto p = packed(w, N, K);
   std::vector<float> all(std::size_t(T) * N), one(N);
-  matmul(all.data(), x.data(), w.data(), b.data(), T, K, N);
+  matmul(all.data(), x.data(), p.data(), b.data(), T, K, N);
   for (int t = 0; t < T; ++t) {
-    matmul(one.data(), x.data() + std::size_t(t) * K, w.data(), b.data(), 1, K, N);
+    matmul(one.data(), x.data() + std::size_t(t) * K, p.data(), b.data(), 1, K, N);
     for (int n = 0; n < N; ++n) ASSERT_EQ(all[std::size_t(t) * N + n], one[n]) << "t=" << t << " n=" << n;
   }
 }
@@ -204,10 +249,10 @@ TEST(Kernels, QuantizeWeightsRoundTrip) {
     quantize_weights_q8(q.data(), d.data(), w.data(), N, K);
     for (int n = 0; n < s.Np; ++n)
       for (int b = 0; b < s.blocks; ++b) {
-        const float scale = d[(std::size_t(n / kQ8Rows) * s.blocks + b) * kQ8Rows + n % kQ8Rows];
+        const float scale = d[q8_scale_index(s, n, b)];
         float amax = 0.0f;
         for (int k = b * kQ8Block; k < (b + 1) * kQ8Block; ++k) {
-          const std::int8_t v = q[std::size_t(n) * s.Kp + k];
+          const std::int8_t v = q[q8_index(s, n, k)];
           if (n >= N || k >= K) {
             ASSERT_EQ(v, 0) << "padding at n=" << n << " k=" << k;
             continue;

@@ -5,10 +5,10 @@
 // native and WebAssembly give bit-identical results, and whatever the tile a row's result has the
 // same bits (decoding a token equals its row in a prompt).
 //
-// By far the most time is spent in matmul (scripts/bench: ~80% of decoding GPT-2 small). Decoding
-// one token reads every weight once, so it is bound by memory bandwidth: 8 weight rows per pass
-// keep 8 streams of loads in flight against one x. A prompt is bound by arithmetic: tiles of
-// weight rows x prompt rows reuse every load. See matmul below.
+// By far the most time is spent in matmul (scripts/bench: ~90% of decoding GPT-2 small). Decoding
+// one token reads every weight once, so it is bound by memory bandwidth: the weights are packed
+// (kernels.h) so that 8 rows at a time are one contiguous stream against one x. A prompt is bound
+// by arithmetic: tiles of weight rows x prompt rows reuse every load. See matmul below.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -113,36 +113,87 @@ GLASSBOX_INLINE void softmax_row(float* x, int n) {
   for (; i < n; ++i) x[i] *= inv;
 }
 
-// out[t][n0..n0+R-1] for TX rows of x at once: R weight rows (R even, two per vector) x TX input
-// rows of accumulators. Each x load is reused by R weight rows and each weight load by TX input
-// rows; every output still accumulates in the same order as one dot() (kAccLanes lanes over k,
-// horizontal sum, scalar tail), so the tiling changes speed only, never the result.
+// Where w[n][k] is in the packed form of an (N,K) matrix (kernels.h).
+static std::size_t packed_index(int N, int K, int n, int k) {
+  const int N8 = N - N % kPackRows, kv = K - K % kAccLanes;
+  if (n >= N8) return std::size_t(n) * K + k;                // the last rows, as they are
+  const std::size_t group = std::size_t(n - n % kPackRows) * K;
+  const int r = n % kPackRows;
+  if (k < kv) return group + std::size_t(k - k % kAccLanes) * kPackRows + r * kAccLanes + k % kAccLanes;
+  return group + std::size_t(kv) * kPackRows + r * (K - kv) + (k - kv);   // the group's last columns
+}
+
+// Writes the packed form in order (group by group, 4 floats of each row in turn), reading the 8
+// rows of a group as 8 sequential streams: loading GPT-2 small packs 124M floats.
+void pack_matrix(float* packed, const float* w, int N, int K) {
+  const int N8 = N - N % kPackRows, kv = K - K % kAccLanes;
+  float* o = packed;
+  for (int n = 0; n < N8; n += kPackRows) {
+    const float* rows = w + std::size_t(n) * K;
+    for (int k = 0; k < kv; k += kAccLanes)
+      for (int r = 0; r < kPackRows; ++r, o += kAccLanes) std::memcpy(o, rows + std::size_t(r) * K + k, sizeof(float) * kAccLanes);
+    for (int r = 0; r < kPackRows; ++r, o += K - kv) std::memcpy(o, rows + std::size_t(r) * K + kv, sizeof(float) * (K - kv));
+  }
+  std::memcpy(o, w + std::size_t(N8) * K, sizeof(float) * std::size_t(N - N8) * K);
+}
+
+// GPT-2's Conv1D weights are stored (K,N), the transpose: each 4 x 8 block of the packed form is
+// read as 4 runs of 8 consecutive floats; a group's K rows of the source (at most 3072 x 32 bytes)
+// stay in cache for the next group, which reads the other half of their cache lines.
+void pack_matrix_transposed(float* packed, const float* wt, int N, int K) {
+  const int N8 = N - N % kPackRows, kv = K - K % kAccLanes;
+  float* o = packed;
+  for (int n = 0; n < N8; n += kPackRows) {
+    for (int k = 0; k < kv; k += kAccLanes, o += kPackRows * kAccLanes)
+      for (int l = 0; l < kAccLanes; ++l) {
+        const float* src = wt + std::size_t(k + l) * N + n;   // w[n .. n+7][k + l]
+        for (int r = 0; r < kPackRows; ++r) o[r * kAccLanes + l] = src[r];
+      }
+    for (int r = 0; r < kPackRows; ++r)
+      for (int k = kv; k < K; ++k) *o++ = wt[std::size_t(k) * N + n + r];
+  }
+  for (int n = N8; n < N; ++n)
+    for (int k = 0; k < K; ++k) *o++ = wt[std::size_t(k) * N + n];
+}
+
+void packed_row(float* row, const float* packed, int N, int K, int n) {
+  for (int k = 0; k < K; ++k) row[k] = packed[packed_index(N, K, n, k)];
+}
+
+// out[t][n0+r0 .. n0+r0+R-1] for TX rows of x at once, from R rows (r0 ..) of the packed group of 8
+// weight rows n0 .. n0+7 at `group`: TX x R accumulators, as vectors of two rows' 4 lanes (the
+// packed layout holds rows r and r+1 side by side, so each such vector is one 8-float load). Each
+// x load is reused by R weight rows and each weight load by TX input rows; every output still
+// accumulates in the same order as one dot() (kAccLanes lanes over k, horizontal sum, scalar
+// tail), so the tiling changes speed only, never the result.
 template <int TX, int R>
-GLASSBOX_INLINE void tile(float* out, int ld, const float* x, int K, const float* w0, const float* bias, int n0) {
-  static_assert(R % 2 == 0, "weight rows go two to a vector");
+GLASSBOX_INLINE void tile(float* out, int ld, const float* x, int K, const float* group, int r0, const float* bias,
+                          int n0) {
+  static_assert(R % 2 == 0 && kPackRows % R == 0, "weight rows go two to a vector, whole tiles to a group");
   constexpr int P = R / 2;
   const int kv = K - K % kAccLanes;
-  const float* w[R];
-  for (int r = 0; r < R; ++r) w[r] = w0 + static_cast<std::size_t>(r) * K;
-  Vec8 acc[TX][P] = {};   // acc[t][p]: [row 2p | row 2p+1], 4 lanes each
-  for (int k = 0; k < kv; k += kAccLanes) {
+  Vec8 acc[TX][P] = {};   // acc[t][p]: [row r0+2p | row r0+2p+1], 4 lanes each
+  const float* w = group + r0 * kAccLanes;
+  for (int k = 0; k < kv; k += kAccLanes, w += kPackRows * kAccLanes) {
     Vec8 wv[P];
-    for (int p = 0; p < P; ++p) wv[p] = concat(load4(w[2 * p] + k), load4(w[2 * p + 1] + k));
+    for (int p = 0; p < P; ++p) wv[p] = load(w + 2 * p * kAccLanes);
     for (int t = 0; t < TX; ++t) {
       const Vec4 x4 = load4(x + static_cast<std::size_t>(t) * K + k);
       const Vec8 xv = concat(x4, x4);
       for (int p = 0; p < P; ++p) acc[t][p] += xv * wv[p];
     }
   }
+  const float* tail = group + static_cast<std::size_t>(kv) * kPackRows;   // (8, K - kv)
   for (int t = 0; t < TX; ++t) {
     const float* xt = x + static_cast<std::size_t>(t) * K;
-    float* o = out + static_cast<std::size_t>(t) * ld + n0;
+    float* o = out + static_cast<std::size_t>(t) * ld + n0 + r0;
     for (int r = 0; r < R; ++r) {
       const Vec8& a = acc[t][r / 2];
       const int l = (r % 2) * kAccLanes;
       float s = ((a[l] + a[l + 1]) + a[l + 2]) + a[l + 3];   // hsum of this row's 4 lanes
-      for (int k = kv; k < K; ++k) s += xt[k] * w[r][k];
-      o[r] = s + (bias ? bias[n0 + r] : 0.0f);
+      const float* wt = tail + (r0 + r) * (K - kv);
+      for (int k = kv; k < K; ++k) s += xt[k] * wt[k - kv];
+      o[r] = s + (bias ? bias[n0 + r0 + r] : 0.0f);
     }
   }
 }
@@ -157,24 +208,29 @@ constexpr int kTileRows = 2, kTileInputs = 4;
 constexpr int kTileRows = 4, kTileInputs = 4;
 #endif
 
-// Decoding (T = 1) streams every weight once: bound by memory bandwidth, 8 weight rows per pass
-// keep 8 streams of loads in flight. Prefill (T > 1) is bound by arithmetic: tiles of R weight
-// rows x TX input rows reuse each weight load TX times and each input load R times.
+// Decoding (T = 1) streams every weight once, bound by memory bandwidth: a whole packed group of
+// 8 rows per pass, one contiguous stream. Prefill (T > 1) is bound by arithmetic: tiles of R
+// weight rows x TX input rows reuse each weight load TX times and each input load R times.
 GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N,
                             int out_stride) {
   constexpr int R = kTileRows, TX = kTileInputs;
   const int ld = out_stride ? out_stride : N;
-  int n = 0;
-  if (T == 1) {   // decoding: 8 weight rows per pass
-    for (; n + 8 <= N; n += 8) tile<1, 8>(out, ld, x, K, w + static_cast<std::size_t>(n) * K, bias, n);
+  const int N8 = N - N % kPackRows;
+  for (int n = 0; n < N8; n += kPackRows) {
+    const float* group = w + static_cast<std::size_t>(n) * K;
+    if (T == 1) {
+      tile<1, kPackRows>(out, ld, x, K, group, 0, bias, n);
+      continue;
+    }
+    for (int r0 = 0; r0 < kPackRows; r0 += R) {
+      int t = 0;
+      for (; t + TX <= T; t += TX)
+        tile<TX, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, group, r0, bias, n);
+      for (; t < T; ++t)
+        tile<1, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, group, r0, bias, n);
+    }
   }
-  for (; n + R <= N; n += R) {
-    const float* wn = w + static_cast<std::size_t>(n) * K;
-    int t = 0;
-    for (; t + TX <= T; t += TX) tile<TX, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
-    for (; t < T; ++t) tile<1, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, wn, bias, n);
-  }
-  for (; n < N; ++n) {   // the last N % R rows of w, one at a time
+  for (int n = N8; n < N; ++n) {   // the last N % 8 rows, stored as they are, one at a time
     const float* wn = w + static_cast<std::size_t>(n) * K;
     for (int t = 0; t < T; ++t)
       out[static_cast<std::size_t>(t) * ld + n] = dot(x + static_cast<std::size_t>(t) * K, wn, K) + (bias ? bias[n] : 0.0f);

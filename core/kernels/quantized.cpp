@@ -50,10 +50,11 @@ GLASSBOX_INLINE v128_t block_dot(const std::int8_t* w, const std::int16_t* x) {
   return s;
 }
 
-// The exact dot products of one block of 4 weight rows (row stride Kp) with x: lane r is row r.
-GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, int Kp, const std::int16_t* x) {
-  const v128_t a = block_dot(w, x), b = block_dot(w + Kp, x);
-  const v128_t c = block_dot(w + 2 * Kp, x), d = block_dot(w + 3 * Kp, x);
+// The exact dot products of one block of 4 weight rows (128 bytes, row after row) with x: lane r
+// is row r.
+GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int16_t* x) {
+  const v128_t a = block_dot(w, x), b = block_dot(w + kQ8Block, x);
+  const v128_t c = block_dot(w + 2 * kQ8Block, x), d = block_dot(w + 3 * kQ8Block, x);
   // Transpose and add: [a0+a2, b0+b2, a1+a3, b1+b3], the same for c, d, then [sum a, .., sum d].
   const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
   const v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
@@ -71,8 +72,9 @@ GLASSBOX_INLINE std::int32_t block_dot(const std::int8_t* w, const std::int16_t*
   return s;
 }
 
-GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, int Kp, const std::int16_t* x) {
-  return Vec4i{block_dot(w, x), block_dot(w + Kp, x), block_dot(w + 2 * Kp, x), block_dot(w + 3 * Kp, x)};
+GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int16_t* x) {
+  return Vec4i{block_dot(w, x), block_dot(w + kQ8Block, x), block_dot(w + 2 * kQ8Block, x),
+               block_dot(w + 3 * kQ8Block, x)};
 }
 #endif
 
@@ -84,8 +86,7 @@ void quantize_weights_q8(std::int8_t* q, float* d, const float* w, int N, int K)
     for (int b = 0; b < s.blocks; ++b) {
       const int k0 = b * kQ8Block;
       const int len = n < N ? std::min(kQ8Block, K - k0) : 0;   // padding rows are all zero
-      quantize_block(q + std::size_t(n) * s.Kp + k0, &d[(std::size_t(n / kQ8Rows) * s.blocks + b) * kQ8Rows + n % kQ8Rows],
-                     w + std::size_t(n) * K + k0, len);
+      quantize_block(q + q8_index(s, n, k0), d + q8_scale_index(s, n, b), w + std::size_t(n) * K + k0, len);
     }
   }
 }
@@ -112,7 +113,7 @@ GLASSBOX_CLONES void matmul_q8(float* out, const std::int16_t* xq, const float* 
       const float* dx = xd + std::size_t(t) * blocks;
       Vec4 acc = {};
       for (int b = 0; b < blocks; ++b) {
-        const Vec4i dots = block_sums4(w + b * kQ8Block, Kp, x + b * kQ8Block);
+        const Vec4i dots = block_sums4(w + b * kQ8Rows * kQ8Block, x + b * kQ8Block);
         acc += __builtin_convertvector(dots, Vec4) * (load<Vec4>(dw + b * kQ8Rows) * dx[b]);
       }
       float* o = out + std::size_t(t) * ld + n;

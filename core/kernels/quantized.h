@@ -6,9 +6,11 @@
 //
 // Layout of an (N,K) matrix, for the kernel's tile of 4 rows x 1 block:
 //   K is padded with zeros to Kp = K rounded up to 32 (blocks = Kp / 32); N to Np, a multiple of 4.
-//   q  (Np, Kp)             int8, row-major
-//   d  (Np/4, blocks, 4)    float: the scales of rows 4g..4g+3 for block b sit together, at
-//                           d[(g * blocks + b) * 4 + r]
+//   q  (Np/4, blocks, 4, 32)  int8: block b of rows 4g..4g+3, 128 bytes together, so that a pass
+//                             over 4 rows reads one contiguous stream (decoding is bound by memory
+//                             bandwidth; 4 row streams were slower, as for F32: kernels.h)
+//   d  (Np/4, blocks, 4)      float: the scales of rows 4g..4g+3 for block b sit together
+// q8_index and q8_scale_index say where w[n][k] and the scale of row n's block b are.
 // Activations are quantized per row into int16 (values in [-127, 127]), already widened because
 // every weight row reads them: x (T,K) -> q (T,Kp) int16, d (T, blocks) float.
 #pragma once
@@ -29,6 +31,13 @@ struct Q8Shape {
   std::size_t d_size() const { return std::size_t(Np) * blocks; }   // scales
   int N, K, Kp, Np, blocks;
 };
+
+inline std::size_t q8_index(const Q8Shape& s, int n, int k) {
+  return ((std::size_t(n / kQ8Rows) * s.blocks + k / kQ8Block) * kQ8Rows + n % kQ8Rows) * kQ8Block + k % kQ8Block;
+}
+inline std::size_t q8_scale_index(const Q8Shape& s, int n, int b) {
+  return (std::size_t(n / kQ8Rows) * s.blocks + b) * kQ8Rows + n % kQ8Rows;
+}
 
 // w (N,K) float -> q, d in the layout above (padding zero).
 void quantize_weights_q8(std::int8_t* q, float* d, const float* w, int N, int K);

@@ -97,7 +97,8 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
 // the two blocks' scales; blocks are summed in order.
 void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
                const float* bias, int T, int Kp, int N) {
-  const int blocks = Kp / kQ8Block;
+  const Q8Shape s(N, Kp);
+  const int blocks = s.blocks;
   for (int t = 0; t < T; ++t) {
     for (int n = 0; n < N; ++n) {
       float sum = 0.0f;
@@ -105,9 +106,9 @@ void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::i
         std::int32_t dot = 0;
         for (int i = 0; i < kQ8Block; ++i) {
           const int k = b * kQ8Block + i;
-          dot += std::int32_t(wq[std::size_t(n) * Kp + k]) * xq[std::size_t(t) * Kp + k];
+          dot += std::int32_t(wq[q8_index(s, n, k)]) * xq[std::size_t(t) * Kp + k];
         }
-        const float dw = wd[(std::size_t(n / kQ8Rows) * blocks + b) * kQ8Rows + n % kQ8Rows];
+        const float dw = wd[q8_scale_index(s, n, b)];
         sum += static_cast<float>(dot) * (dw * xd[std::size_t(t) * blocks + b]);
       }
       out[std::size_t(t) * N + n] = sum + (bias ? bias[n] : 0.0f);

@@ -1,6 +1,7 @@
 #include "mapped_file.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -49,6 +50,18 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
   file->data_ = buffer;
 #endif
   return file;
+}
+
+void MappedFile::drop_pages(std::span<const std::byte> range) const {
+#ifndef __EMSCRIPTEN__
+  if (!mapped_ || range.empty()) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(range.data()) + page - 1) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(range.data() + range.size()) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);   // a hint: failure changes nothing
+#else
+  (void)range;
+#endif
 }
 
 std::string read_file(const std::filesystem::path& path, std::size_t max_bytes) {

@@ -20,6 +20,12 @@ class MappedFile {
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
 
+  // Tells the OS that `range` (inside bytes()) will not be read again soon: natively the whole
+  // pages inside it leave memory (a private read-only mapping reads them back from the file if
+  // they are used again); under Emscripten nothing. A model loader calls it for every tensor it
+  // has converted into its own copy, so the file's pages do not stay resident beside the copies.
+  void drop_pages(std::span<const std::byte> range) const;
+
  private:
   MappedFile() = default;
   const std::byte* data_ = nullptr;

@@ -121,7 +121,13 @@ std::string_view dtype_name(DType dtype) { return entry_of(dtype).name; }
 
 SafeTensors SafeTensors::open(const std::filesystem::path& path) {
   auto file = MappedFile::open(path);
-  return parse(file->bytes(), path.string(), file);
+  SafeTensors st = parse(file->bytes(), path.string(), file);
+  st.mapped_ = file.get();
+  return st;
+}
+
+void SafeTensors::drop_pages(const TensorInfo& tensor) const {
+  if (mapped_) mapped_->drop_pages(tensor.bytes);
 }
 
 SafeTensors SafeTensors::parse(std::span<const std::byte> bytes, std::string source,

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "dtype.h"
+#include "kernels.h"
 #include "quantized.h"
 #include "glassbox/error.h"
 
@@ -23,33 +24,53 @@ class Loader {
     prefix_ = prefixed ? "transformer." : "";
   }
 
-  // The tensor `name` as F32 with the given shape; transposed (rows <-> cols) for Conv1D weights.
-  const float* take(const std::string& name, const std::vector<std::int64_t>& shape, bool transpose = false) {
-    std::unique_ptr<float[]> copy;
-    const float* f32 = read(name, shape, transpose, copy);
-    if (copy) out_.owned.push_back(std::move(copy));
-    return f32;
+  // The tensor `name` as F32 with the given shape: the file's bytes in place when they already
+  // are F32 (and aligned), else a converted copy.
+  const float* take(const std::string& name, const std::vector<std::int64_t>& shape) {
+    const TensorInfo& t = find(name, shape);
+    if (const float* in_place = f32_in_place(t)) return in_place;
+    float* copy = own(t.numel);
+    to_f32(t, copy);
+    file_.drop_pages(t);
+    return copy;
   }
 
-  // The matrix `name`, (N,K) once in nn.Linear layout; as int8 blocks if asked, in which case the
-  // F32 copy read() may have made (transposed or converted) is dropped as soon as the blocks exist.
+  // The matrix `name` as (N,K) in nn.Linear layout (GPT's Conv1D weights, stored (K,N), are
+  // transposed), packed for the kernels or quantized to int8 blocks, read straight from the file
+  // when it holds aligned F32; F16/BF16, and Conv1D weights to quantize, go through one F32 copy
+  // in (N,K) rows, freed once the final form exists. The file's pages of the tensor are then
+  // dropped from memory (SafeTensors::drop_pages): the model keeps only its own copies.
   Matrix matrix(const std::string& name, std::int64_t N, std::int64_t K, bool transpose, Quantization quantize) {
-    if (quantize == Quantization::None) return f32_matrix(take(name, transpose ? std::vector{K, N} : std::vector{N, K}, transpose), N, K);
+    const TensorInfo& t = find(name, transpose ? std::vector{K, N} : std::vector{N, K});
+    const int n = static_cast<int>(N), k = static_cast<int>(K);
+    Matrix m{nullptr, nullptr, nullptr, n, k};
+    const float* f32 = f32_in_place(t);
     std::unique_ptr<float[]> copy;
-    const float* f32 = read(name, transpose ? std::vector{K, N} : std::vector{N, K}, transpose, copy);
-    return quantized_matrix(f32, N, K);
-  }
-
-  static Matrix f32_matrix(const float* f32, std::int64_t N, std::int64_t K) {
-    return Matrix{f32, nullptr, nullptr, static_cast<int>(N), static_cast<int>(K)};
-  }
-
-  Matrix quantized_matrix(const float* f32, std::int64_t N, std::int64_t K) {
-    const kernels::Q8Shape s(static_cast<int>(N), static_cast<int>(K));
-    std::int8_t* q = out_.owned_q.emplace_back(new std::int8_t[s.q_size()]).get();
-    float* d = out_.owned.emplace_back(new float[s.d_size()]).get();
-    kernels::quantize_weights_q8(q, d, f32, s.N, s.K);
-    return Matrix{nullptr, q, d, s.N, s.K};
+    if (quantize == Quantization::None && f32 && transpose) {   // packed straight from (K,N)
+      float* packed = own(N * K);
+      kernels::pack_matrix_transposed(packed, f32, n, k);
+      m.f32 = packed;
+    } else {
+      if (!f32 || transpose) {   // (N,K) F32 rows first
+        copy.reset(new float[static_cast<std::size_t>(t.numel)]);
+        transpose ? to_f32_transposed(t, K, N, copy.get()) : to_f32(t, copy.get());
+        f32 = copy.get();
+      }
+      if (quantize == Quantization::None) {
+        float* packed = own(N * K);
+        kernels::pack_matrix(packed, f32, n, k);
+        m.f32 = packed;
+      } else {
+        const kernels::Q8Shape s(n, k);
+        std::int8_t* q = out_.owned_q.emplace_back(new std::int8_t[s.q_size()]).get();
+        float* d = own(static_cast<std::int64_t>(s.d_size()));
+        kernels::quantize_weights_q8(q, d, f32, n, k);
+        m.q = q;
+        m.d = d;
+      }
+    }
+    file_.drop_pages(t);
+    return m;
   }
 
   // Every tensor in the file must have been used, except buffers Hugging Face stores alongside.
@@ -67,10 +88,11 @@ class Loader {
   }
 
  private:
-  // Finds and checks the tensor, and returns its values as F32: the mapped bytes in place when
-  // they already are (F32, this layout, aligned), else a converted copy, handed over in `copy`.
-  const float* read(const std::string& name, const std::vector<std::int64_t>& shape, bool transpose,
-                    std::unique_ptr<float[]>& copy) {
+  // n floats the model owns (uninitialised: ModelWeights::owned).
+  float* own(std::int64_t n) { return out_.owned.emplace_back(new float[static_cast<std::size_t>(n)]).get(); }
+
+  // The tensor `name`, checked: present, with this shape and a float dtype. Marks it used.
+  const TensorInfo& find(const std::string& name, const std::vector<std::int64_t>& shape) {
     const TensorInfo* t = file_.find(prefix_ + name);
     if (!t) throw ModelFormatError(file_.source(), "missing tensor '" + prefix_ + name + "'");
     used_.insert(t->name);
@@ -81,15 +103,13 @@ class Loader {
       throw ModelFormatError(file_.source(), "tensor '" + t->name + "' has dtype " +
                                                  std::string(dtype_name(t->dtype)) +
                                                  "; weights must be F32, F16 or BF16");
-    if (t->dtype == DType::F32 && !transpose &&
-        reinterpret_cast<std::uintptr_t>(t->bytes.data()) % alignof(float) == 0)
-      return reinterpret_cast<const float*>(t->bytes.data());
-    copy.reset(new float[static_cast<std::size_t>(t->numel)]);
-    if (transpose)   // Conv1D (in, out) -> nn.Linear (out, in)
-      to_f32_transposed(*t, shape[0], shape[1], copy.get());
-    else
-      to_f32(*t, copy.get());
-    return copy.get();
+    return *t;
+  }
+
+  // The tensor's bytes as floats if they are F32 and aligned for them, else null.
+  static const float* f32_in_place(const TensorInfo& t) {
+    if (t.dtype != DType::F32 || reinterpret_cast<std::uintptr_t>(t.bytes.data()) % alignof(float) != 0) return nullptr;
+    return reinterpret_cast<const float*>(t.bytes.data());
   }
 
   const SafeTensors& file_;
@@ -106,9 +126,12 @@ ModelWeights load_weights(const ModelConfig& c, const SafeTensors& file, Quantiz
   Loader load(w.file, w);
   const std::int64_t C = c.n_embd, F = c.n_inner, V = c.vocab_size, P = c.n_positions;
   const bool gpt2 = c.architecture == Architecture::GPT2;
-  w.wte = load.take(gpt2 ? "wte.weight" : "tokens_embed.weight", {V, C});
-  // The LM head is the embedding, tied; quantized it is a second copy (the embedding stays F32).
-  w.lm_head = quantize == Quantization::None ? Loader::f32_matrix(w.wte, V, C) : load.quantized_matrix(w.wte, V, C);
+  // The LM head is the embedding, tied, in a second copy: packed or int8 for the products, while
+  // the embedding stays in rows for looking tokens up (natively the file's pages, read back on
+  // demand: a token's row is one or two pages).
+  const std::string wte = gpt2 ? "wte.weight" : "tokens_embed.weight";
+  w.lm_head = load.matrix(wte, V, C, /*transpose=*/false, quantize);
+  w.wte = load.take(wte, {V, C});
   w.wpe = load.take(gpt2 ? "wpe.weight" : "positions_embed.weight", {P, C});
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string h = "h." + std::to_string(l) + ".";

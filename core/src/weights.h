@@ -12,10 +12,11 @@
 
 namespace glassbox {
 
-// A weight matrix (N,K) in nn.Linear layout, the operand of every matrix product: F32, or int8
-// blocks with their scales (quantized.h's layout) when the model was loaded with Quantization::Int8.
+// A weight matrix (N,K) in nn.Linear layout, the operand of every matrix product: F32 packed for
+// the kernels (kernels.h's layout), or int8 blocks with their scales (quantized.h's layout) when
+// the model was loaded with Quantization::Int8.
 struct Matrix {
-  const float* f32 = nullptr;       // (N,K), or null when quantized
+  const float* f32 = nullptr;       // (N,K) packed, or null when quantized
   const std::int8_t* q = nullptr;   // (Np,Kp) int8 blocks
   const float* d = nullptr;         // their scales
   int N = 0, K = 0;
@@ -39,8 +40,8 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-  const float* wte;      // (V, C) token embedding, F32 for looking rows up
-  Matrix lm_head;        // (V, C) the same weights (tied), as the LM head's matrix
+  const float* wte;      // (V, C) token embedding, F32 rows for looking tokens up
+  Matrix lm_head;        // (V, C) the same weights (tied), packed or int8, as the LM head's matrix
   const float* wpe;      // (P, C) position embedding
   std::vector<LayerWeights> layers;
   const float* ln_f_w = nullptr;   // (C) gpt2 only

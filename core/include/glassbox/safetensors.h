@@ -37,6 +37,8 @@ struct TensorInfo {
   std::span<const std::byte> bytes;   // numel * dtype_size bytes inside the file
 };
 
+class MappedFile;
+
 class SafeTensors {
  public:
   // Memory-maps (natively) or reads (WASM) the file and validates it. Throws ModelFormatError.
@@ -51,6 +53,10 @@ class SafeTensors {
   const TensorInfo* find(std::string_view name) const;
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::string& source() const { return source_; }
+  // A hint that this tensor's bytes will not be read again soon: for a file from open() the OS
+  // may drop their pages from memory (they are read from the file again if they are used), for
+  // bytes given to parse() nothing happens. Loading a model calls it for each tensor it copies.
+  void drop_pages(const TensorInfo& tensor) const;
   // The header's "__metadata__" entries whose values are strings (the format allows no others).
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
@@ -58,6 +64,7 @@ class SafeTensors {
   std::string source_;
   std::map<std::string, std::string> metadata_;
   std::shared_ptr<const void> owner_;
+  const MappedFile* mapped_ = nullptr;   // owner_, when open() mapped the file
   std::vector<TensorInfo> tensors_;   // sorted by name
 };
 
