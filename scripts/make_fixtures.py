@@ -6,7 +6,9 @@ original GPT (openai-gpt) family, stored in the Hugging Face layout, and its exp
   tests/fixtures/<name>/config.json        Hugging Face style config
   tests/fixtures/<name>/model.safetensors  weights (F32, F16 or BF16), written by hand
   tests/fixtures/<name>/expected.json      tokens, reference logits, attention probabilities and
-                                           a greedy generation (see write_expected)
+                                           a greedy generation (see make_fixture), and for
+                                           gpt2-full-context one that runs past the end of the
+                                           context by sliding the window (greedy_sliding)
 
 The reference math is implemented here in plain PyTorch, in float64; no `transformers` or
 `safetensors` package is used. For F16/BF16 fixtures the reference is computed from the weights
@@ -41,7 +43,7 @@ FIXTURES = {
                              n_layer=3, layer_norm_epsilon=1e-3),
     "gpt2-full-context": dict(seed=6, model_type="gpt2", dtype="F32", act="gelu_new",
                               n_positions=16, seq_len=16, prompt_len=10, max_tokens=20,
-                              want_stop="context_full"),
+                              want_stop="context_full", sliding_tokens=40),
     "openai-gpt": dict(seed=7, model_type="openai-gpt", dtype="F32", act="gelu"),
     "openai-gpt-relu-f16": dict(seed=8, model_type="openai-gpt", dtype="F16", act="relu",
                                 n_head=2, prefix="transformer."),
@@ -65,7 +67,7 @@ def make_spec(name):
     """Merge BASE with the fixture's overrides; fills the defaults of the generation settings."""
     spec = dict(BASE, prefix="", mask_buffers=False, lm_head=False, seq_len=12, prompt_len=5,
                 max_tokens=8, want_stop=None, tokenizer=False, scale_attn_weights=True,
-                scale_attn_by_inverse_layer_idx=False)
+                scale_attn_by_inverse_layer_idx=False, sliding_tokens=0)
     spec.update(FIXTURES[name])
     spec["name"] = name
     return spec
@@ -235,6 +237,42 @@ def greedy(spec, w, prompt, max_tokens):
         seq.append(tok)
 
 
+def greedy_sliding(spec, w, prompt, max_tokens):
+    """Greedy decoding past the end of the context with the engine's default rule (slide): when a
+    token has no position left, the most recent n_positions // 2 tokens, it included, run again
+    from position 0. Each step runs its whole window from scratch (no cache).
+    -> (ids, window start of each, stop reason, min margin)"""
+    P, eos = spec["n_positions"], eos_id(spec)
+    keep = max(1, P // 2)
+    window, start, out, starts, margin = list(prompt), 0, [], [], math.inf
+    while len(out) < max_tokens:
+        last = forward(spec, w, window)[0][-1]
+        top2 = torch.topk(last, 2).values
+        margin = min(margin, float(top2[0] - top2[1]))
+        tok = int(torch.argmax(last))
+        if eos is not None and tok == eos:
+            return out, starts, "end_of_text", margin
+        out.append(tok)
+        starts.append(start)
+        if len(window) == P:   # tok has no position: slide
+            drop = len(window) + 1 - keep
+            start += drop
+            window = window[drop:]
+        window.append(tok)
+    return out, starts, "max_tokens", margin
+
+
+def pick_sliding(spec, w, gen):
+    """A prompt whose sliding greedy run reaches sliding_tokens with a safe margin."""
+    for _ in range(1000):
+        prompt, _ = prompt_ids(spec, gen)
+        tokens, starts, stop, margin = greedy_sliding(spec, w, prompt, spec["sliding_tokens"])
+        if stop == "max_tokens" and margin >= MIN_MARGIN and len(set(tokens)) >= MIN_DISTINCT:
+            return dict(prompt=prompt, max_tokens=spec["sliding_tokens"], tokens=tokens, window_starts=starts,
+                        min_margin=rounded(margin))
+    raise RuntimeError(spec["name"] + ": no suitable sliding prompt")
+
+
 def random_ids(spec, n, gen):
     """n ids in [0, V-1): the last id (the gpt2 eos) never appears in inputs."""
     return torch.randint(0, spec["vocab_size"] - 1, (n,), generator=gen).tolist()
@@ -374,6 +412,8 @@ def make_fixture(name):
     expected = {"tokens": tokens, "logits": rounded(logits.tolist()),
                 "attention": rounded([p.tolist() for p in probs]),
                 "greedy": dict(greedy_run, min_margin=rounded(greedy_run["min_margin"]))}
+    if spec["sliding_tokens"]:   # drawn last: the other values stay as they were
+        expected["sliding"] = pick_sliding(spec, w, gen)
     out_dir = os.path.join(ROOT, name)
     os.makedirs(out_dir, exist_ok=True)
     write_file(os.path.join(out_dir, "config.json"), json.dumps(config_json(spec), indent=2) + "\n")

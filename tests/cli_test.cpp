@@ -113,8 +113,24 @@ TEST(Cli, BadInputIsAOneLineError) {
   expect_error({"generate", "-m", m, "--tokens", too_long}, "longer than the context of 32");
   expect_error({"frobnicate"}, "unknown command 'frobnicate'");
   expect_error({"generate", "-m", m, "--tokens", "1", "--quantize", "int4"}, "unknown quantization 'int4' (use none or int8)");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--context-full", "wrap"}, "context-full policy must be \"slide\" or \"stop\"");
   const auto r = run_cli({"forward", "-m", "/nonexistent", "--tokens", "1"});
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// Past the end of the context: by default the window slides and generation goes on (5,000 tokens
+// with the shipped model's 256 positions); --context-full stop ends it there instead.
+TEST(Cli, GeneratesPastTheContextBySliding) {
+  const auto r = run_cli({"generate", "-p", "The jury said", "-n", "5000", "--seed", "5", "--temperature", "0.9"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("5000 tokens in"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stopped: max_tokens"), std::string::npos) << r.err;
+  EXPECT_GT(r.out.size(), 10000u);
+  const auto s = run_cli({"generate", "-p", "The jury said", "-n", "5000", "--seed", "5", "--temperature", "0.9",
+                          "--context-full", "stop"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.err.find("stopped: context_full"), std::string::npos) << s.err;
+  EXPECT_EQ(r.out.compare(0, s.out.size() - 1, s.out, 0, s.out.size() - 1), 0) << "the same tokens up to the end of the context";
 }
 
 TEST(Cli, BrokenModelFileIsAnError) {

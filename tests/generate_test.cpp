@@ -2,9 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <malloc.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/allocator_interface.h>
+#endif
 
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
+#include "glassbox/tokenizer.h"
 #include "test_util.h"
 
 namespace glassbox {
@@ -65,13 +70,82 @@ TEST_F(Generate, StopsAtEndOfText) {
   EXPECT_EQ(r.ids, std::vector<std::int32_t>(greedy_.begin(), greedy_.begin() + stop));
 }
 
-TEST_F(Generate, StopsWhenTheContextIsFull) {
+TEST_F(Generate, StopsWhenTheContextIsFullIfAskedTo) {
+  GenerateOptions o = greedy(10);
+  o.context_full = ContextFull::Stop;
   const std::vector<std::int32_t> prompt(30, 5);   // context 32: positions 30 and 31 remain
-  const Generation r = run(model_, prompt, greedy(10));
+  const Generation r = run(model_, prompt, o);
   EXPECT_EQ(r.reason, StopReason::ContextFull);
   EXPECT_EQ(r.ids.size(), 3u);   // two fill the context, the third is produced but has no position
   const std::vector<std::int32_t> full(32, 5);
-  EXPECT_EQ(run(model_, full, greedy(10)).ids.size(), 1u);
+  EXPECT_EQ(run(model_, full, o).ids.size(), 1u);
+}
+
+// By default generation runs past the end of the context: the PyTorch reference (make_fixtures.py,
+// greedy_sliding) decodes 40 tokens on a 16-position model, keeping the most recent 8 tokens at
+// each slide and running each window from scratch; the engine, with its cache, gives the same
+// tokens, the same window starts, and attention rows over the window only.
+TEST(GenerateSliding, SlidesTheWindowAsThePyTorchReference) {
+  const Model model = Model::load(fixture_dir("gpt2-full-context"));
+  const auto expected = test::read_json(fixture_dir("gpt2-full-context") / "expected.json")["sliding"];
+  const auto prompt = expected["prompt"].get<std::vector<std::int32_t>>();
+  GenerateOptions o = greedy(expected["max_tokens"].get<int>());
+  o.attention = true;
+  std::vector<std::int32_t> ids, starts;
+  int position = static_cast<int>(prompt.size());
+  const ModelConfig& c = model.config();
+  const StopReason reason = generate(model, prompt, o, [&](const GeneratedToken& t) {
+    EXPECT_EQ(t.position, position++);
+    EXPECT_LE(t.position - t.window_start, c.n_positions);
+    EXPECT_EQ(t.attention.size(), std::size_t(c.n_layer) * c.n_head * (t.position - t.window_start));
+    ids.push_back(t.id);
+    starts.push_back(t.window_start);
+    return true;
+  });
+  EXPECT_EQ(reason, StopReason::MaxTokens);
+  EXPECT_EQ(ids, expected["tokens"].get<std::vector<std::int32_t>>());
+  EXPECT_EQ(starts, expected["window_starts"].get<std::vector<std::int32_t>>());
+  EXPECT_GT(starts.back(), 16);   // it slid more than once
+}
+
+// Bytes the allocator has handed out and not taken back (AddressSanitizer has its own allocator).
+std::size_t heap_in_use() {
+#if defined(__SANITIZE_ADDRESS__)
+  return __sanitizer_get_current_allocated_bytes();
+#elif defined(__EMSCRIPTEN__)
+  return mallinfo().uordblks;
+#else
+  const auto m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+#endif
+}
+
+// 5,000 tokens with the shipped model (a context of 256), attention rows included: the window
+// slides 39 times, and once it has first slid memory stays flat (the cache at its full size, the
+// same buffers reused) however many tokens follow.
+TEST(GenerateSliding, FiveThousandTokensOnTheShippedModelInOneContextOfMemory) {
+  const Model model = Model::load(GLASSBOX_SHIPPED_MODEL_DIR);
+  const auto prompt = Tokenizer::load(GLASSBOX_SHIPPED_MODEL_DIR).encode("The jury said");
+  const int P = model.config().n_positions;
+  GenerateOptions o;
+  o.max_tokens = 5000;
+  o.sampling.seed = 3;
+  o.attention = true;
+  Generator g(model, prompt, o);
+  int n = 0, slides = 0, last_start = 0;
+  std::size_t settled = 0, most = 0;
+  while (const auto t = g.next()) {
+    ASSERT_EQ(t->position, static_cast<int>(prompt.size()) + n);
+    ASSERT_LE(t->position - t->window_start, P);
+    slides += t->window_start != last_start;
+    last_start = t->window_start;
+    if (++n == 2 * P) settled = heap_in_use();
+    if (n > 2 * P) most = std::max(most, heap_in_use());
+  }
+  EXPECT_EQ(n, 5000);
+  EXPECT_EQ(g.stop_reason(), StopReason::MaxTokens);
+  EXPECT_GE(slides, 5000 / (P / 2) - 2);
+  EXPECT_LT(most, settled + 64 * 1024) << "bytes in use grew from " << settled << " to " << most;
 }
 
 TEST_F(Generate, PullGeneratorGivesTheSameTokensAndStopsForGood) {

@@ -267,6 +267,27 @@ TEST(Kernels, QuantizeWeightsRoundTrip) {
   }
 }
 
+// Values the fuzzer found (tests/fuzz/corpus/model/crash-*): NaN and infinity make the block's
+// scale non-finite, so that products come out non-finite as F32's would, with the values 0; tiny
+// (subnormal) values stay within [-127, 127].
+TEST(Kernels, QuantizeNonFiniteAndSubnormalBlocks) {
+  std::vector<float> x(3 * kQ8Block, 0.5f);
+  x[3] = NAN;
+  x[kQ8Block + 5] = INFINITY;
+  for (int i = 2 * kQ8Block; i < 3 * kQ8Block; ++i) x[i] = (i % 2 ? 1 : -1) * 1e-40f * float(i % 7 + 1);
+  const Q8Shape s(1, int(x.size()));
+  std::vector<std::int16_t> q(s.Kp, 99);
+  std::vector<float> d(s.blocks);
+  quantize_activations_q8(q.data(), d.data(), x.data(), 1, int(x.size()));
+  EXPECT_TRUE(std::isnan(d[0]));
+  EXPECT_TRUE(std::isinf(d[1]));
+  for (int i = 0; i < 2 * kQ8Block; ++i) EXPECT_EQ(q[i], 0) << i;
+  for (int i = 2 * kQ8Block; i < 3 * kQ8Block; ++i) {
+    EXPECT_LE(std::abs(q[i]), 127) << i;
+    EXPECT_EQ(q[i] > 0, x[i] > 0) << i;
+  }
+}
+
 TEST(Kernels, QuantizeActivationsRoundTrip) {
   std::mt19937 rng(12);
   const int T = 3, K = 45;

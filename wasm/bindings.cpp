@@ -96,7 +96,7 @@ class Engine {
 
   // Starts a generation (replacing any unfinished one). Options as the JS API names them.
   void start(const val& prompt_ids, int max_tokens, double temperature, int top_k, double top_p, double seed,
-             bool attention, int top) {
+             bool attention, int top, const std::string& context_full) {
     guarded([&] {
       generator_.reset();
       GenerateOptions o;
@@ -106,6 +106,7 @@ class Engine {
       o.sampling.top_p = static_cast<float>(top_p);
       o.sampling.seed = static_cast<std::uint64_t>(seed);
       o.attention = attention;
+      o.context_full = parse_context_full(context_full);
       if (top < 0) throw InvalidArgument("top must be an integer >= 0, got " + std::to_string(top));
       top_ = top;
       prompt_ = ids_from_js(prompt_ids);
@@ -115,7 +116,7 @@ class Engine {
     });
   }
 
-  // One token: {id, position, text, attention?, top?}, or {done: true, stopReason, text} at the end
+  // One token: {id, position, windowStart, text, attention?, top?}, or {done: true, stopReason, text} at the end
   // (text then holds what the decoder still held back).
   val next() {
     return guarded([&] {
@@ -131,6 +132,7 @@ class Engine {
       }
       out.set("id", token->id);
       out.set("position", token->position);
+      out.set("windowStart", token->window_start);
       out.set("text", decoder_ ? decoder_->push(token->id) : std::string());
       if (!token->attention.empty())
         out.set("attention", typed_array_copy("Float32Array", token->attention.data(), token->attention.size()));

@@ -129,24 +129,27 @@ export class LocalModel {
     return this.#live().forward(checkIds(ids), Boolean(logits), Boolean(attention));
   }
 
-  // Yields {id, text, position, attention?, top?} per token; returns {stopReason, text}, where text holds
+  // Yields {id, text, position, windowStart, attention?, top?} per token; returns {stopReason, text}, where text holds
   // what the decoder still held back (an unfinished character, as U+FFFD) when generation stopped.
   async *generate(prompt, options = {}) {
     const { maxTokens = 64, temperature = 1, topK = 0, topP = 1, seed, signal, attention = false, allowSpecial = false,
-            top = 0 } = options;
+            top = 0, contextFull = 'slide' } = options;
     const engine = this.#live();
     if (this.#generating) throw new Error('a generation is already running on this model: finish or abort it first');
     const ids = typeof prompt === 'string' ? await this.tokenize(prompt, { allowSpecial }) : checkIds(prompt, 'prompt');
     if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new Error(`maxTokens must be an integer >= 0, got ${maxTokens}`);
     if (!Number.isInteger(topK)) throw new Error(`topK must be an integer >= 0, got ${topK}`);
     if (!Number.isInteger(top) || top < 0) throw new Error(`top must be an integer >= 0, got ${top}`);
+    if (contextFull !== 'slide' && contextFull !== 'stop')
+      throw new Error(`contextFull must be 'slide' or 'stop', got ${JSON.stringify(contextFull)}`);
     const seedValue = seed ?? Math.floor(Math.random() * 2 ** 32);
     if (!Number.isInteger(seedValue) || seedValue < 0 || seedValue > Number.MAX_SAFE_INTEGER)
       throw new Error(`seed must be a non-negative integer, got ${seed}`);
     signal?.throwIfAborted?.();
     this.#generating = true;
     try {
-      engine.start(ids, maxTokens, Number(temperature), topK, Number(topP), seedValue, Boolean(attention), top);
+      engine.start(ids, maxTokens, Number(temperature), topK, Number(topP), seedValue, Boolean(attention), top,
+                   contextFull);
       for (;;) {
         if (signal?.aborted) return { stopReason: 'cancelled' };
         const step = this.#live().next();   // the model may have been disposed meanwhile

@@ -53,6 +53,10 @@ export interface GenerateOptions {
   attention?: boolean;     // include each step's attention row
   top?: number;            // include each step's `top` most probable tokens (default 0: none)
   allowSpecial?: boolean;  // read <|endoftext|> in a text prompt as the special token
+  /** When the context (n_positions) is full: 'slide' (default) keeps its most recent half and goes
+   *  on (the model then sees only the window, see GenerateStep.windowStart); 'stop' ends with
+   *  stopReason 'context_full'. */
+  contextFull?: 'slide' | 'stop';
 }
 
 export interface GenerateStep {
@@ -61,7 +65,10 @@ export interface GenerateStep {
   text: string;
   /** Position of this token in the sequence (prompt length + index). */
   position: number;
-  /** (n_layer, n_head, position): the attention row of the query that produced this token. */
+  /** Position of the first token the model still sees: 0 until the context has slid. */
+  windowStart: number;
+  /** (n_layer, n_head, position - windowStart): the attention row of the query that produced this
+   *  token, over the keys windowStart .. position - 1. */
   attention?: Float32Array;
   /** With { top: n }: the n most probable tokens of the distribution this token was drawn from
    *  (softmax of the logits, before temperature), most probable first. */

@@ -92,7 +92,8 @@ async function analyzePrompt(v) {
   const ids = await model.tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
   const texts = await tokenTexts.many(ids);
   if (v !== wanted || model !== state.model) return;
-  const seq = new Sequence(state.config.n_layer, state.config.n_head);
+  // Attention rows of one context's worth of tokens: a long generation holds no more than that.
+  const seq = new Sequence(state.config.n_layer, state.config.n_head, state.config.n_positions);
   seq.setPrompt(ids, texts);
   state.seq = seq;
   analyzed = v;
@@ -158,8 +159,8 @@ async function generate() {
     };
     if (model !== state.model) return;   // another model was loaded meanwhile
     if (!seq?.promptLength) return refuse('Type a prompt first: the model continues your text.');
-    if (seq.promptLength >= limit) {
-      return refuse(`The prompt fills the model’s context (${formatInt(seq.promptLength)} of ${formatInt(limit)} tokens); shorten it to leave room for new tokens.`);
+    if (seq.promptLength > limit) {
+      return refuse(`The prompt has ${formatInt(seq.promptLength)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`);
     }
     seq.truncateToPrompt();
     tokens.truncate(seq.promptLength);
@@ -176,7 +177,7 @@ async function generate() {
     const result = await generation.run((step) => {
       const text = texts.get(step.id);
       views = views.then(async () => {
-        seq.addStep(step.id, await text, step.position, step.attention);
+        seq.addStep(step.id, await text, step.position, step.attention, step.windowStart);
         tokens.append({ id: step.id, text: await text, generated: true });
         output.append(step.text, step.position);
         attention.update({ thumbs: true });
@@ -230,7 +231,6 @@ const picker = new ModelPicker({
       `${model.quantize === 'int8' ? 'int8' : 'F32'} weights, ` +
       `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
     attention.configure(c.n_layer, c.n_head);
-    sampling.setLimits({ maxTokens: c.n_positions });
     setGenerating(false);
     status.set(`Ready: ${name} loaded in ${((performance.now() - state.loadStarted) / 1000).toFixed(1)} s.`, 'done');
     ++wanted;

@@ -24,16 +24,24 @@ using simd::load;
 using simd::Vec4;
 using simd::Vec4i;
 
-// Rounds v / scale to the nearest integer (halves away from zero) in [-127, 127].
+// Rounds v / scale to the nearest integer (halves away from zero) in [-127, 127]. A NaN or an
+// infinity in the block makes its scale NaN or infinite, so that the products come out non-finite
+// as F32's would (not silently finite); its values are then 0. Values are clamped as floats: a
+// float -> int conversion of NaN or of a value out of range is undefined behaviour (both found by
+// tests/fuzz).
 template <typename Int>
 void quantize_block(Int* q, float* scale, const float* v, int n) {
   float amax = 0.0f;
-  for (int i = 0; i < n; ++i) amax = std::max(amax, std::abs(v[i]));
-  const float d = amax / 127.0f;
-  const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+  bool nan = false;
   for (int i = 0; i < n; ++i) {
-    const float r = v[i] * inv;
-    q[i] = static_cast<Int>(std::clamp(static_cast<int>(r + (r < 0.0f ? -0.5f : 0.5f)), -127, 127));
+    nan |= std::isnan(v[i]);
+    amax = std::max(amax, std::abs(v[i]));
+  }
+  const float d = nan ? NAN : amax / 127.0f;
+  const float inv = d > 0.0f && std::isfinite(d) ? 1.0f / d : 0.0f;
+  for (int i = 0; i < n; ++i) {
+    const float r = v[i] * inv;   // in [-127, 127] but for rounding (a subnormal d has few digits), or NaN
+    q[i] = std::isnan(r) ? 0 : static_cast<Int>(std::clamp(r + (r < 0.0f ? -0.5f : 0.5f), -127.0f, 127.0f));
   }
   for (int i = n; i < kQ8Block; ++i) q[i] = 0;   // padding past K
   *scale = d;

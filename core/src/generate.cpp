@@ -17,6 +17,14 @@ std::string_view stop_reason_name(StopReason reason) {
   return "?";
 }
 
+ContextFull parse_context_full(std::string_view name) {
+  if (name == "slide") return ContextFull::Slide;
+  if (name == "stop") return ContextFull::Stop;
+  throw InvalidArgument("context-full policy must be \"slide\" or \"stop\", got \"" + std::string(name) + "\"");
+}
+
+std::string_view context_full_name(ContextFull policy) { return policy == ContextFull::Slide ? "slide" : "stop"; }
+
 Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options)
     : model_(model), options_(options), sampler_(options.sampling), cache_(model.new_cache()) {
   const ModelConfig& c = model.config();
@@ -35,7 +43,12 @@ Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, c
       std::copy(row, row + S, attention_.begin() + (std::size_t(t.layer) * H + h) * S);
     }
   };
-  logits_ = model_.forward(prompt, cache_, {.all_logits = false, .hook = options.attention ? &keep_last_row_ : nullptr});
+  run(prompt);
+}
+
+void Generator::run(std::span<const std::int32_t> ids) {
+  logits_ = model_.forward(ids, cache_, {.all_logits = false, .hook = options_.attention ? &keep_last_row_ : nullptr});
+  window_.insert(window_.end(), ids.begin(), ids.end());
 }
 
 std::optional<GeneratedToken> Generator::stop(StopReason reason) {
@@ -48,11 +61,23 @@ std::optional<GeneratedToken> Generator::next() {
   const ModelConfig& c = model_.config();
   if (pending_) {
     // The previous token has a position only if the context has room for it.
-    if (cache_.size() == c.n_positions) return stop(StopReason::ContextFull);
+    const bool full = cache_.size() == c.n_positions;
+    if (full && options_.context_full == ContextFull::Stop) return stop(StopReason::ContextFull);
     if (produced_ == options_.max_tokens) return stop(StopReason::MaxTokens);
     const std::int32_t id[1] = {*pending_};
-    logits_ = model_.forward(id, cache_, {.all_logits = false, .hook = options_.attention ? &keep_last_row_ : nullptr});
     pending_.reset();
+    if (!full) {
+      run(id);
+    } else {
+      // Slide: the most recent half of the context, the new token included, from position 0.
+      const std::size_t keep = std::max(1, c.n_positions / 2);
+      std::vector<std::int32_t> kept(window_.end() - static_cast<std::ptrdiff_t>(keep - 1), window_.end());
+      kept.push_back(id[0]);
+      window_start_ += static_cast<int>(window_.size() + 1 - keep);
+      window_.clear();
+      cache_.clear();
+      run(kept);
+    }
   }
   if (produced_ == options_.max_tokens) return stop(StopReason::MaxTokens);
   const std::int32_t id = sampler_.sample(logits_);
@@ -60,7 +85,7 @@ std::optional<GeneratedToken> Generator::next() {
     return stop(StopReason::EndOfText);
   pending_ = id;
   ++produced_;
-  return GeneratedToken{id, cache_.size(), attention_, logits_};
+  return GeneratedToken{id, window_start_ + cache_.size(), window_start_, attention_, logits_};
 }
 
 StopReason generate(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options,

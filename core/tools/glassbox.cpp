@@ -1,7 +1,7 @@
 // The glassbox command line: run GPT-2-family models from a Hugging Face model directory.
 //
 //   glassbox generate   [-m DIR] (-p PROMPT | --tokens 1,2,3) [-n N] [--temperature T] [--top-k K]
-//                       [--top-p P] [--seed S] [--allow-special]
+//                       [--top-p P] [--seed S] [--allow-special] [--context-full slide|stop]
 //   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention]
 //   glassbox tokenize   [-m DIR] [--allow-special]     text on stdin -> JSON ids on stdout
 //   glassbox detokenize [-m DIR]                       JSON ids on stdin -> text on stdout
@@ -160,18 +160,19 @@ int run_forward(const std::string& model_dir, const LoadOptions& load, const Pro
 }
 
 int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, int max_tokens,
-                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed) {
+                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed, const std::string& context_full) {
   sampling.seed = seed ? *seed : std::random_device{}();
   sampling.validate();   // before the (possibly slow) model load
+  GenerateOptions options;
+  options.max_tokens = max_tokens;
+  options.sampling = sampling;
+  options.context_full = parse_context_full(context_full);
   check_model_dir(model_dir);
   std::optional<Tokenizer> tokenizer;
   if (prompt.text) tokenizer = Tokenizer::load(model_dir);
   const auto ids = prompt.tokens(tokenizer);
   Model model = Model::load(model_dir, load);
 
-  GenerateOptions options;
-  options.max_tokens = max_tokens;
-  options.sampling = sampling;
   std::optional<StreamingDecoder> decoder;
   if (tokenizer) decoder.emplace(*tokenizer);
   int produced = 0;
@@ -274,6 +275,10 @@ int main(int argc, char** argv) {
   gen->add_option("--top-k", sampling.top_k, "keep the k most probable tokens (0: all)")->capture_default_str();
   gen->add_option("--top-p", sampling.top_p, "nucleus: keep the most probable tokens up to this mass")->capture_default_str();
   gen->add_option("--seed", seed, "random seed (default: random, printed at the end)");
+  std::string context_full = "slide";
+  gen->add_option("--context-full", context_full,
+                  "when the context is full: slide (keep its most recent half and go on) or stop")
+      ->capture_default_str();
 
   auto* fwd = app.add_subcommand("forward", "print logits (and attention) for a prompt as JSON");
   add_model(fwd);
@@ -324,7 +329,7 @@ int main(int argc, char** argv) {
       throw InvalidArgument("give a prompt: -p TEXT or --tokens IDS");
     const LoadOptions load{parse_quantization(quantize)};
     set_num_threads(threads);
-    if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed);
+    if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, context_full);
     if (*fwd) return run_forward(model_dir, load, prompt, attention);
     if (*tok) return run_tokenize(model_dir, prompt.allow_special);
     if (*detok) return run_detokenize(model_dir);

@@ -46,11 +46,19 @@ for (const worker of [false, true]) {
       assert.equal(attention.length, L * H * T * T);
       assert.ok(Math.abs(attention[(((L - 1) * H + H - 1) * T + T - 1) * T + 1] - want.attention[L - 1][H - 1][T - 1][1]) < 1e-5);
 
-      const g = want.greedy;
-      const { steps, result } = await collect(model.generate(g.prompt, { maxTokens: g.max_tokens, temperature: 0 }));
+      const g = want.greedy;   // the reference stops when the context is full
+      const { steps, result } = await collect(model.generate(g.prompt, { maxTokens: g.max_tokens, temperature: 0, contextFull: 'stop' }));
       assert.deepEqual(steps.map((s) => s.id), g.tokens, name);
       assert.equal(result.stopReason, g.stop, name);
       if (g.text !== undefined) assert.equal(steps.map((s) => s.text).join('') + result.text, g.text);
+      if (want.sliding) {   // past the end of the context, by default: PyTorch's greedy_sliding
+        const s = want.sliding;
+        const run = await collect(model.generate(s.prompt, { maxTokens: s.max_tokens, temperature: 0, attention: true }));
+        assert.deepEqual(run.steps.map((x) => x.id), s.tokens, `${name}: sliding`);
+        assert.deepEqual(run.steps.map((x) => x.windowStart), s.window_starts, `${name}: sliding`);
+        assert.ok(run.steps.every((x) => x.attention.length === L * H * (x.position - x.windowStart)));
+        assert.equal(run.result.stopReason, 'max_tokens');
+      }
       await model.dispose();
     }
   });

@@ -26,23 +26,24 @@ const LUT = (() => {
 // sequence is longer than size).
 export function matrixImage(seq, layer, head, size) {
   const T = seq.length, image = new ImageData(size, size), px = image.data;
-  let row = null, rowQ = -1;
+  let row = null, rowQ = -1, start = 0;
   for (let y = 0; y < size; ++y) {
     const q = Math.floor((y * T) / size);
     if (q !== rowQ) {   // pixel rows of one query share its row
       row = seq.row(layer, head, q);
+      start = seq.windowStart(q);
       rowQ = q;
     }
     for (let x = 0; x < size; ++x) {
       const k = Math.floor((x * T) / size), o = (y * size + x) * 4;
       px[o + 3] = 255;
-      if (k <= q && row) {
+      if (k <= q && k >= start && row) {
         const i = Math.round(Math.sqrt(Math.max(0, Math.min(1, row[k]))) * 255) * 3;
         px[o] = LUT[i];
         px[o + 1] = LUT[i + 1];
         px[o + 2] = LUT[i + 2];
       } else {
-        const rgb = k > q ? MASKED : NOT_COMPUTED;
+        const rgb = k > q || (row && k < start) ? MASKED : NOT_COMPUTED;
         px[o] = rgb[0];
         px[o + 1] = rgb[1];
         px[o + 2] = rgb[2];
@@ -326,7 +327,9 @@ export class Heatmap {
     const who = (i) => `#${i} ${spokenText(seq.texts[i])}`;
     let value;
     if (k > q) value = 'masked: a token only sees itself and earlier tokens';
+    else if (seq.wasDropped(q)) value = `not kept: the page keeps the attention of the last ${seq.keepRows} tokens`;
     else if (!seq.hasRow(q)) value = 'not computed: the last token’s row comes with the next token';
+    else if (k < seq.windowStart(q)) value = 'outside the window: the context was full and slid past this token';
     else {
       const v = seq.value(this.#layer, this.#head, q, k);
       value = `${v.toFixed(4)} (${(100 * v).toFixed(1)}%)`;

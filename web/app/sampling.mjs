@@ -32,7 +32,7 @@ const FIELDS = [
     parse: (raw, limits) => {
       const v = integer(raw, 'Max tokens');
       if (v < 1) throw new Error('Max tokens must be at least 1.');
-      if (v > limits.maxTokens) throw new Error(`Max tokens must be at most ${limits.maxTokens}, this model’s context.`);
+      if (v > limits.maxTokens) throw new Error(`Max tokens must be at most ${limits.maxTokens}.`);
       return v;
     },
   },
@@ -61,7 +61,9 @@ function integer(raw, name) {
 
 export class SamplingInputs {
   #fields;
-  #limits = { maxTokens: 1024 };
+  // Past the model's context generation goes on by sliding the window (the engine's default), so
+  // the only bound is how long a person would wait: 10,000 tokens.
+  #limits = { maxTokens: 10000 };
 
   constructor(root = document) {
     this.#fields = FIELDS.map((f) => ({
@@ -70,15 +72,6 @@ export class SamplingInputs {
       error: root.getElementById(`${f.id}-error`),
     }));
     for (const f of this.#fields) f.input.addEventListener('input', () => this.#check(f));
-  }
-
-  // The model's context bounds Max tokens.
-  setLimits({ maxTokens }) {
-    this.#limits.maxTokens = maxTokens;
-    const f = this.#fields.find((x) => x.key === 'maxTokens');
-    f.input.max = String(maxTokens);
-    if (f.input.value !== '' && Number(f.input.value) > maxTokens) f.input.value = String(Math.min(48, maxTokens));
-    this.#check(f);
   }
 
   // {ok: true, options} or {ok: false, firstInvalid: <input>}; seed is undefined when empty.

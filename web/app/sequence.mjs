@@ -1,10 +1,15 @@
 // The sequence the page shows: prompt + generated token ids, their texts, and their attention.
 //
-// Attention is kept as one row per query position q: rows[q] is (n_layer, n_head, q+1) over keys
-// 0..q, which is exactly the shape of a generation step's `attention` (that step's position is
-// q+1). A prompt's forward pass (n_layer, n_head, T, T) is cut into such rows. They are stored as
-// 16-bit fixed point (p * 65535, within 7.7e-6 of the probability: finer than the 4 decimals the
-// page shows): the rows of GPT-2 small at 1,024 tokens take 151 MB instead of 302 MB as floats.
+// Attention is kept as one row per query position q: rows[q] is {start, data}, data (n_layer,
+// n_head, q+1-start) over keys start..q, which is exactly the shape of a generation step's
+// `attention` (that step's position is q+1, its windowStart is start). A prompt's forward pass
+// (n_layer, n_head, T, T) is cut into such rows (start 0). Keys before `start` are tokens the
+// model no longer saw: the context was full and slid (GenerateOptions.contextFull 'slide'). Rows
+// are stored as 16-bit fixed point (p * 65535, within 7.7e-6 of the probability: finer than the 4
+// decimals the page shows): the rows of GPT-2 small at 1,024 tokens take 151 MB, not 302 as floats.
+//
+// Only the rows of the last `keepRows` queries (one context's worth) are kept, so that a long
+// generation holds at most one context of attention however many tokens it produces.
 //
 // The last generated token's own row would only arrive with the step after it; when generation
 // ends that row stays empty (shown as "not computed") instead of running one more full forward
@@ -15,9 +20,12 @@ export class Sequence {
   rows = [];
   promptLength = 0;
 
-  constructor(layers, heads) {
+  firstKept = 0;   // rows of queries before this one were let go
+
+  constructor(layers, heads, keepRows = Infinity) {
     this.layers = layers;
     this.heads = heads;
+    this.keepRows = keepRows;
   }
 
   get length() {
@@ -28,6 +36,7 @@ export class Sequence {
     this.ids = ids.slice();
     this.texts = texts.slice();
     this.rows = [];
+    this.firstKept = 0;
     this.promptLength = ids.length;
   }
 
@@ -41,7 +50,7 @@ export class Sequence {
         const from = (lh * T + q) * T, to = lh * (q + 1);
         for (let k = 0; k <= q; ++k) row[to + k] = fixed(attention[from + k]);
       }
-      this.rows[q] = row;
+      this.rows[q] = { start: 0, data: row };
     }
   }
 
@@ -52,31 +61,47 @@ export class Sequence {
     this.rows.length = Math.min(this.rows.length, this.promptLength);
   }
 
-  // A generated token at `position`, with the attention row of the query that produced it (q = position - 1).
-  addStep(id, text, position, attention) {
+  // A generated token at `position`, with the attention row of the query that produced it
+  // (q = position - 1) over keys windowStart..q.
+  addStep(id, text, position, attention, windowStart = 0) {
     if (position !== this.ids.length) throw new Error(`step at position ${position}, but the sequence has ${this.ids.length} tokens`);
     this.ids.push(id);
     this.texts.push(text);
-    if (attention && attention.length === this.layers * this.heads * position) this.rows[position - 1] = Uint16Array.from(attention, fixed);
+    if (attention && attention.length === this.layers * this.heads * (position - windowStart))
+      this.rows[position - 1] = { start: windowStart, data: Uint16Array.from(attention, fixed) };
+    for (; this.firstKept < position - this.keepRows; ++this.firstKept) delete this.rows[this.firstKept];
   }
 
   hasRow(q) {
     return this.rows[q] !== undefined;
   }
 
-  // Attention of query q over keys 0..q for one layer and head (Float32Array), or null if not computed.
+  // True when query q's row was let go (keepRows), as opposed to not computed yet.
+  wasDropped(q) {
+    return q < this.firstKept;
+  }
+
+  // The first key query q's row covers (keys before it were outside the model's window).
+  windowStart(q) {
+    return this.rows[q]?.start ?? 0;
+  }
+
+  // Attention of query q over keys 0..q for one layer and head (Float32Array; 0 for keys outside
+  // the window, which the model did not see), or null if not computed or not kept.
   row(layer, head, q) {
     const r = this.rows[q];
     if (!r) return null;
-    const start = (layer * this.heads + head) * (q + 1);
-    return Float32Array.from(r.subarray(start, start + q + 1), (v) => v / 65535);
+    const n = q + 1 - r.start, from = (layer * this.heads + head) * n;
+    const out = new Float32Array(q + 1);
+    for (let k = 0; k < n; ++k) out[r.start + k] = r.data[from + k] / 65535;
+    return out;
   }
 
-  // The value of one cell, or NaN above the diagonal / for a row not computed.
+  // The value of one cell, or NaN above the diagonal, outside the window, or for a row not there.
   value(layer, head, q, k) {
-    if (k > q) return NaN;
     const r = this.rows[q];
-    return r ? r[(layer * this.heads + head) * (q + 1) + k] / 65535 : NaN;
+    if (k > q || !r || k < r.start) return NaN;
+    return r.data[(layer * this.heads + head) * (q + 1 - r.start) + k - r.start] / 65535;
   }
 
   isGenerated(i) {

@@ -16,23 +16,40 @@ namespace glassbox {
 enum class StopReason {
   MaxTokens,    // produced max_tokens tokens
   EndOfText,    // sampled the config's eos_token_id (not passed to the callback)
-  ContextFull,  // the last token produced has no position left to be run at
+  ContextFull,  // ContextFull::Stop, and the last token produced has no position left to run at
   Cancelled,    // the callback returned false
 };
 std::string_view stop_reason_name(StopReason reason);   // "max_tokens", "end_of_text", ...
+
+// What generation does when the context (n_positions) is full.
+enum class ContextFull {
+  // Keep going: keep the most recent half of the context (n_positions / 2 tokens), run them again
+  // from position 0 into a fresh cache, and continue from there. Each slide costs one prompt pass
+  // over n_positions / 2 tokens, i.e. at most one prefill token per token generated; memory stays
+  // that of one context's cache however long the generation.
+  Slide,
+  Stop,   // stop with StopReason::ContextFull
+};
+ContextFull parse_context_full(std::string_view name);   // "slide" or "stop"; else InvalidArgument
+std::string_view context_full_name(ContextFull policy);
 
 struct GenerateOptions {
   int max_tokens = 64;
   SamplingSettings sampling;
   bool attention = false;   // fill GeneratedToken::attention (costs a copy of L*H*S floats per token)
+  ContextFull context_full = ContextFull::Slide;
 };
 
 struct GeneratedToken {
   std::int32_t id;
   int position;   // where the token stands in the sequence: prompt length + index
+  // The position of the first token the model still sees (the window's start): 0 until the
+  // context has been full and slid (ContextFull::Slide), then later.
+  int window_start;
   // With GenerateOptions::attention: the attention row of the query that produced this token
-  // (the previous position), (n_layer, n_head, position) laid out [layer][head][key]. Valid only
-  // during the callback.
+  // (the previous position) over the keys window_start .. position - 1,
+  // (n_layer, n_head, position - window_start) laid out [layer][head][key]. Valid only during the
+  // callback.
   std::span<const float> attention;
   // The logits (vocab_size) this token was sampled from, before temperature; valid as attention.
   std::span<const float> logits;
@@ -57,6 +74,7 @@ class Generator {
 
  private:
   std::optional<GeneratedToken> stop(StopReason reason);
+  void run(std::span<const std::int32_t> ids);   // through the model into the cache; sets logits_
 
   const Model& model_;   // must outlive the generator
   GenerateOptions options_;
@@ -66,6 +84,8 @@ class Generator {
   std::vector<float> logits_;      // (V) for the next sample
   std::vector<float> attention_;   // (L, H, S) last query row, with options.attention
   std::optional<std::int32_t> pending_;   // produced, not yet run through the model
+  std::vector<std::int32_t> window_;      // the ids in the cache, in order (to slide)
+  int window_start_ = 0;                  // position in the sequence of window_[0]
   int produced_ = 0;
   std::optional<StopReason> stopped_;
 };

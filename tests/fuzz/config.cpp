@@ -1,0 +1,19 @@
+// config.json on arbitrary bytes: either a ModelConfig whose numbers the model can rely on, or an
+// error naming the problem.
+#include <cstdlib>
+
+#include "fuzz.h"
+#include "glassbox/config.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace glassbox;
+  try {
+    const ModelConfig c = ModelConfig::parse(fuzz::as_text(data, size));
+    // What the loader and the forward pass assume of a parsed config.
+    if (c.n_layer < 0 || c.n_embd <= 0 || c.n_head <= 0 || c.n_embd % c.n_head != 0 || c.vocab_size <= 0 ||
+        c.n_positions <= 0 || c.n_inner <= 0)
+      std::abort();
+  } catch (const Error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Writes the seed corpora of the libFuzzer targets (tests/fuzz/corpus/<target>/seed-*).
+
+Seeds are small valid inputs (and a few near misses) from which libFuzzer mutates; the files
+named crash-* beside them are inputs that once crashed a target, kept as regression tests.
+Python's standard library only; deterministic. Run again after changing it:
+    /usr/bin/python3 tests/fuzz/make_seeds.py
+"""
+import json
+import random
+import struct
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "corpus"
+FIXTURES = HERE.parent / "fixtures"
+rng = random.Random(8)
+
+
+def safetensors(tensors, metadata=None):
+    """tensors: [(name, dtype, shape, raw bytes)] -> the bytes of a safetensors file."""
+    header, data = {}, b""
+    if metadata:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)   # the data section 8-byte aligned, as the reference writer does
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def floats(n, dtype="F32", scale=0.5):
+    values = [rng.gauss(0.0, scale) for _ in range(n)]
+    if dtype == "F32":
+        return struct.pack(f"<{n}f", *values)
+    if dtype == "F16":
+        return struct.pack(f"<{n}e", *values)
+    # BF16: the top half of each float
+    return b"".join(struct.pack("<f", v)[2:] for v in values)
+
+
+def tiny_model(model_type, dtype="F32", V=16, P=8, C=8, L=1, H=2, prefix=""):
+    """A config.json and a safetensors file for a model of this shape, random weights."""
+    F = 4 * C
+    config = {"model_type": model_type, "vocab_size": V, "n_positions": P, "n_embd": C, "n_layer": L, "n_head": H,
+              "layer_norm_epsilon": 1e-5}
+    if model_type == "gpt2":
+        config.update({"n_inner": None, "activation_function": "gelu_new", "bos_token_id": V - 1, "eos_token_id": V - 1})
+        embed = [("wte.weight", [V, C]), ("wpe.weight", [P, C])]
+        final = [("ln_f.weight", [C]), ("ln_f.bias", [C])]
+    else:
+        config["afn"] = "gelu"
+        embed = [("tokens_embed.weight", [V, C]), ("positions_embed.weight", [P, C])]
+        final = []
+    shapes = list(embed)
+    for l in range(L):
+        h = f"h.{l}."
+        shapes += [(h + "ln_1.weight", [C]), (h + "ln_1.bias", [C]), (h + "attn.c_attn.weight", [C, 3 * C]),
+                   (h + "attn.c_attn.bias", [3 * C]), (h + "attn.c_proj.weight", [C, C]), (h + "attn.c_proj.bias", [C]),
+                   (h + "ln_2.weight", [C]), (h + "ln_2.bias", [C]), (h + "mlp.c_fc.weight", [C, F]),
+                   (h + "mlp.c_fc.bias", [F]), (h + "mlp.c_proj.weight", [F, C]), (h + "mlp.c_proj.bias", [C])]
+    shapes += final
+    tensors = []
+    for name, shape in shapes:
+        n = 1
+        for s in shape:
+            n *= s
+        tensors.append((prefix + name, dtype, shape, floats(n, dtype)))
+    return json.dumps(config, indent=2).encode(), safetensors(tensors, {"format": "pt"})
+
+
+def write(target, name, data):
+    d = CORPUS / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"seed-{name}").write_bytes(data)
+
+
+def main():
+    for d in CORPUS.glob("*"):
+        for f in d.glob("seed-*"):
+            f.unlink()
+
+    # safetensors: each float dtype, 1-D and 2-D, metadata, an integer tensor, an empty file
+    write("safetensors", "f32", safetensors([("a", "F32", [2, 3], floats(6)), ("b", "F32", [4], floats(4))]))
+    write("safetensors", "f16", safetensors([("w", "F16", [3, 2], floats(6, "F16"))], {"format": "pt"}))
+    write("safetensors", "bf16", safetensors([("w", "BF16", [2, 2], floats(4, "BF16")), ("s", "F32", [], floats(1))]))
+    write("safetensors", "mask", safetensors([("h.0.attn.bias", "U8", [1, 1, 2, 2], bytes([1, 0, 1, 1]))]))
+    write("safetensors", "empty-header", struct.pack("<Q", 2) + b"{}")
+
+    # config.json: the fixtures' configs and the shipped model's
+    for fixture in ["gpt2-f32", "openai-gpt", "openai-gpt-relu-f16", "gpt2-single-head"]:
+        write("config", fixture, (FIXTURES / fixture / "config.json").read_bytes())
+    write("config", "shipped", (HERE.parent.parent / "web/models/brown-small/config.json").read_bytes())
+
+    # vocab.json \0 merges.txt: a byte-level BPE over a few letters
+    byte_vocab = {chr(c): i for i, c in enumerate(range(ord("a"), ord("z") + 1))}
+    byte_vocab.update({"Ġ": 26, "Ċ": 27, "th": 28, "the": 29, "Ġthe": 30, "<|endoftext|>": 31})
+    merges = "#version: 0.2\nt h\nth e\nĠ the\n"
+    write("vocab", "small", json.dumps(byte_vocab).encode() + b"\0" + merges.encode())
+    write("vocab", "no-header", json.dumps({"a": 0, "b": 1, "ab": 2}).encode() + b"\0" + b"a b\n")
+
+    # tokenizer: text of every kind the pre-tokenizer distinguishes, and invalid UTF-8
+    texts = [b"Hello world! It's 2026, isn't it?", "caf\u00e9 na\u00efve \u00fcber \u4e2d\u6587 \U0001F642\U0001F44D".encode(),
+             b"  leading   spaces\n\n\ttabs\r\n", b"<|endoftext|>between<|endoftext|>", b"1234567890 3.14159 -42",
+             b"\xff\xfe invalid \xc3 utf-8 \xed\xa0\x80", b"'s 't 're 've 'm 'll 'd", b""]
+    for i, t in enumerate(texts):
+        write("tokenizer", f"text-{i}", t)
+
+    # model: config.json \0 model.safetensors, tiny models of both architectures and each dtype
+    for name, args in [("gpt2", ("gpt2",)), ("gpt2-f16", ("gpt2", "F16")), ("gpt2-bf16", ("gpt2", "BF16")),
+                       ("openai-gpt", ("openai-gpt",)), ("gpt2-prefixed", ("gpt2", "F32", 16, 8, 8, 1, 2, "transformer.")),
+                       ("gpt2-two-layers", ("gpt2", "F32", 12, 4, 4, 2, 1))]:
+        config, weights = tiny_model(*args)
+        write("model", name, config + b"\0" + weights)
+
+
+if __name__ == "__main__":
+    main()
