@@ -253,6 +253,30 @@ test('memory: heap in use is stable over 1,000 generate calls and 100 load/dispo
   assert.ok(afterCycles - empty < 4096, `load/dispose leaks: ${empty} -> ${afterCycles} bytes in use`);
 });
 
+test('past the end of the context: 5,000 tokens on the shipped model slide the window; the heap stays flat', async () => {
+  const core = await loadCore();
+  const model = await loadModel(new URL('../../web/models/brown-small/', import.meta.url));
+  const P = model.config.n_positions, LH = model.config.n_layer * model.config.n_head;
+  let n = 0, settled = 0, most = 0, slides = 0, start = 0;
+  const steps = model.generate('The jury said', { maxTokens: 5000, seed: 11, attention: true });
+  for await (const step of steps) {
+    assert.ok(step.position - step.windowStart <= P);
+    assert.equal(step.attention.length, LH * (step.position - step.windowStart));
+    slides += step.windowStart !== start;
+    start = step.windowStart;
+    if (++n === 2 * P) settled = core.heapBytesInUse();
+    if (n > 2 * P) most = Math.max(most, core.heapBytesInUse());
+  }
+  assert.equal(n, 5000);
+  assert.ok(slides >= Math.floor((5000 - P) / (P / 2 + 1)), `${slides} slides`);   // one per P/2 + 1 tokens
+  assert.ok(most - settled < 64 * 1024, `bytes in use grew from ${settled} to ${most}`);
+  await assert.rejects(collect(model.generate('x', { contextFull: 'wrap' })), /contextFull must be 'slide' or 'stop', got "wrap"/);
+  const stopped = await collect(model.generate('The jury said', { maxTokens: 5000, seed: 11, contextFull: 'stop' }));
+  assert.equal(stopped.result.stopReason, 'context_full');
+  assert.equal(stopped.steps.length, P - 3 + 1);   // the prompt is 3 tokens; the last has no position
+  await model.dispose();
+});
+
 test('progress reports bytes; a model too large for the WebAssembly heap is refused before allocating', async () => {
   const events = [];
   const model = await loadModel(fixture('gpt2-f32'), { onProgress: (p) => events.push(p) });

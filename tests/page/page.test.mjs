@@ -440,6 +440,36 @@ test('the Int8 weights toggle reloads the model quantized, and greedy text stays
   assert.match(await page.locator('#model-info').textContent(), /F32 weights/);
 });
 
+// The shipped model's context is 256 tokens: past it the window slides (the engine's default) and
+// the page keeps the attention of the last 256 tokens only (and draws only those), so 900 more
+// tokens add their text and chips to the page but no attention rows (24 KB each: ~22 MB).
+// 1,500 tokens keep the test short (6 slides); 5,000 run the same way (CLI and Node tests too).
+test('past the context: generation slides on, the page\'s memory stays bounded', async () => {
+  const { page } = main;
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
+  await settled(page);
+  await setSampling(page, { 'Max tokens': 1500, Temperature: 0.9, Seed: 4 });
+  const heap = async () => {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('HeapProfiler.collectGarbage');
+    const { usedSize } = await cdp.send('Runtime.getHeapUsage');
+    await cdp.detach();
+    return usedSize;
+  };
+  await page.getByRole('button', { name: 'Generate', exact: true }).click();
+  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip.generated').length >= 600, null, { timeout: 120_000 });
+  const at600 = await heap();
+  await page.waitForFunction(() => !document.getElementById('generate').disabled && document.getElementById('status').dataset.kind !== 'busy',
+    null, { timeout: 240_000 });
+  assert.match(await page.locator('#status').textContent(), /^Done: reached Max tokens\. 1,?500 tokens/);
+  const atEnd = await heap();
+  assert.ok(atEnd - at600 < 8 * 2 ** 20, `the page's JS heap grew from ${at600} to ${atEnd} bytes`);
+  assert.equal(await page.locator('#tokens .chip.generated').count(), 1500);
+  await setSampling(page, { 'Max tokens': 8 });
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('In the morning, the');
+  await settled(page);
+});
+
 test('a model from local files: file picker and drag-and-drop', async () => {
   const { page } = main;
   const model = page.getByRole('combobox', { name: 'Model', exact: true });

@@ -3,10 +3,15 @@
 // animation frames; during generation the thumbnails follow at most four times a second.
 import { clear, el } from './dom.mjs';
 import { Heatmap, drawImageScaled, matrixImage } from './heatmap.mjs';
+import { RecentView } from './sequence.mjs';
 
 const THUMB = 96;              // pixels of a thumbnail canvas (longer sequences are sampled)
 const THUMB_INTERVAL = 400;    // ms between thumbnail redraws while tokens stream
-const LIVE_INTERVAL = 100;     // ms between heatmap redraws while tokens stream
+const LIVE_INTERVAL = 100;     // ms between heatmap redraws while tokens stream, at least
+// ... and at least this many times what the last redraw took: a large heatmap (a context of 256
+// tokens is a 2304-pixel canvas) takes tens of ms, and redrawing it ten times a second held a
+// 5,000-token generation on the shipped model to ~20 tokens/s (60-70 when drawn once a second).
+const LIVE_COST_FACTOR = 5;
 
 export class AttentionView {
   #layer;
@@ -17,6 +22,7 @@ export class AttentionView {
   #onChange;
   #seq = null;
   #selected = -1;
+  #offset = 0;   // sequence index of the first token drawn
   #buttons = [];   // [layer][head] -> {button, canvas}
   #frame = 0;
   #thumbsDirty = false;
@@ -25,6 +31,7 @@ export class AttentionView {
 
   #live = false;
   #drawn = 0;
+  #drawCost = 0;   // ms the last redraw took
   #liveTimer = 0;
 
   constructor({ layerSelect, headSelect, thumbs, empty, heatmap, onChange, onSelectQuery }) {
@@ -33,7 +40,8 @@ export class AttentionView {
     this.#thumbs = thumbs;
     this.#empty = empty;
     this.#onChange = onChange;
-    this.#heatmap = new Heatmap({ ...heatmap, onSelectQuery });
+    // The heatmap draws the most recent tokens (RecentView): its queries are offset.
+    this.#heatmap = new Heatmap({ ...heatmap, onSelectQuery: (q) => onSelectQuery(q + this.#offset) });
     for (const s of [layerSelect, headSelect]) s.addEventListener('change', () => this.#changed());
     let width = 0;
     new ResizeObserver(([entry]) => {
@@ -116,7 +124,7 @@ export class AttentionView {
     if (thumbs) this.#thumbsDirty = true;
     if (force) this.#thumbsDrawn = 0;
     if (this.#frame || this.#liveTimer) return;
-    const wait = this.#live ? LIVE_INTERVAL - (performance.now() - this.#drawn) : 0;
+    const wait = this.#live ? Math.max(LIVE_INTERVAL, LIVE_COST_FACTOR * this.#drawCost) - (performance.now() - this.#drawn) : 0;
     if (wait > 0) {   // streaming: at most ten pictures a second
       this.#liveTimer = setTimeout(() => {
         this.#liveTimer = 0;
@@ -167,9 +175,21 @@ export class AttentionView {
 
   #draw() {
     this.#drawn = performance.now();
-    const seq = this.#seq, T = seq?.length ?? 0;
+    try {
+      this.#drawAll();
+    } finally {
+      this.#drawCost = performance.now() - this.#drawn;
+    }
+  }
+
+  #drawAll() {
+    // One context's worth of the latest tokens (all of them until the context has slid).
+    const seq = this.#seq && this.#seq.length > this.#seq.keepRows ? new RecentView(this.#seq, this.#seq.keepRows) : this.#seq;
+    const T = seq?.length ?? 0;
+    this.#offset = seq?.offset ?? 0;
     this.#empty.hidden = T > 0;
-    this.#heatmap.draw(seq, this.layer, this.head, this.#selected, { live: this.#live });
+    const selected = this.#selected >= this.#offset ? this.#selected - this.#offset : -1;
+    this.#heatmap.draw(seq, this.layer, this.head, selected, { live: this.#live });
     if (!this.#thumbsDirty) return;
     const now = performance.now();
     if (now - this.#thumbsDrawn < THUMB_INTERVAL) {   // again soon, with everything new by then

@@ -22,15 +22,16 @@ const LUT = (() => {
   return lut;
 })();
 
-// An ImageData of size×size pixels for one layer/head of the sequence (nearest sample when the
-// sequence is longer than size).
+// An ImageData of size×size pixels for one layer/head of the sequence (a Sequence or a
+// RecentView; nearest sample when the sequence is longer than size). Cells are read one by one
+// (value), so the cost is size² whatever the length of the rows.
 export function matrixImage(seq, layer, head, size) {
   const T = seq.length, image = new ImageData(size, size), px = image.data;
-  let row = null, rowQ = -1, start = 0;
+  let row = false, rowQ = -1, start = 0;
   for (let y = 0; y < size; ++y) {
     const q = Math.floor((y * T) / size);
     if (q !== rowQ) {   // pixel rows of one query share its row
-      row = seq.row(layer, head, q);
+      row = seq.hasRow(q);
       start = seq.windowStart(q);
       rowQ = q;
     }
@@ -38,7 +39,8 @@ export function matrixImage(seq, layer, head, size) {
       const k = Math.floor((x * T) / size), o = (y * size + x) * 4;
       px[o + 3] = 255;
       if (k <= q && k >= start && row) {
-        const i = Math.round(Math.sqrt(Math.max(0, Math.min(1, row[k]))) * 255) * 3;
+        const v = seq.value(layer, head, q, k);
+        const i = Math.round(Math.sqrt(Math.max(0, Math.min(1, v))) * 255) * 3;
         px[o] = LUT[i];
         px[o + 1] = LUT[i + 1];
         px[o + 2] = LUT[i + 2];
@@ -324,7 +326,7 @@ export class Heatmap {
       return;
     }
     const { q, k } = cell;
-    const who = (i) => `#${i} ${spokenText(seq.texts[i])}`;
+    const who = (i) => `#${i + (seq.offset ?? 0)} ${spokenText(seq.texts[i])}`;   // numbered in the whole sequence
     let value;
     if (k > q) value = 'masked: a token only sees itself and earlier tokens';
     else if (seq.wasDropped(q)) value = `not kept: the page keeps the attention of the last ${seq.keepRows} tokens`;

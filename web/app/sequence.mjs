@@ -109,4 +109,23 @@ export class Sequence {
   }
 }
 
+// The most recent `count` tokens of a sequence, indexed from 0, with the reading methods of a
+// Sequence: what the heatmap and the thumbnails draw, so that drawing costs one context's worth
+// of tokens at most however long a generation runs. `offset` is the sequence index of token 0.
+export class RecentView {
+  constructor(seq, count) {
+    this.seq = seq;
+    this.offset = Math.max(0, seq.length - count);
+    this.length = seq.length - this.offset;
+    this.texts = seq.texts.slice(this.offset);
+    this.keepRows = seq.keepRows;
+  }
+
+  isGenerated(i) { return this.seq.isGenerated(this.offset + i); }
+  hasRow(q) { return this.seq.hasRow(this.offset + q); }
+  wasDropped(q) { return this.seq.wasDropped(this.offset + q); }
+  windowStart(q) { return Math.max(0, this.seq.windowStart(this.offset + q) - this.offset); }
+  value(layer, head, q, k) { return this.seq.value(layer, head, this.offset + q, this.offset + k); }
+}
+
 const fixed = (p) => Math.round(Math.min(1, Math.max(0, p)) * 65535);
