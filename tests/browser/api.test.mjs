@@ -40,7 +40,14 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
   assert.ok(!results.error, results.error);
   const fromFiles = results.pop();
   assert.deepEqual(fromFiles.ids, [71, 68, 75, 75, 78], 'loaded from File objects');
-  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage } = results.pop();
+  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent } = results.pop();
+  for (const r of concurrent) {   // tests/js/concurrency.mjs
+    const where = r.worker ? 'worker' : 'page thread';
+    assert.equal(r.second, 'a generation is already running on this model: finish or abort it first', where);
+    assert.ok(r.forwardMaxDiff < 1e-4, `${where}: forward during a generation: max |logit - PyTorch| = ${r.forwardMaxDiff}`);
+    assert.ok(r.firstIdsMatch && r.againIdsMatch, `${where}: the running generation went on unharmed, and generate works after it`);
+    assert.ok(r.sideBySide, `${where}: two models interleaved give each its own greedy tokens`);
+  }
   assert.equal(engineLoadedByWorkerRuns, false, 'with { worker: true } the page does not load the engine itself');
   assert.equal(engineLoadedByPageRun, true, 'with { worker: false } it does');
   const fixture = fileURLToPath(new URL('../fixtures/gpt2-bytes/', import.meta.url));

@@ -2,6 +2,7 @@
 // URL source with progress, the Cache API, cancelling a load, greedy tokens against the PyTorch fixture, abort, errors, and whether
 // the page kept running timers while the engine worked.
 import { listCachedModels, loadModel, removeCachedModels } from '/web/dist/glassbox.mjs';
+import { concurrency } from '/tests/js/concurrency.mjs';
 
 async function scenario(worker) {
   const out = { worker, progress: [] };
@@ -122,6 +123,13 @@ async function cacheEmptied(name) {
 // imports among the page's resources, so the .wasm is what tells where the engine runs.)
 const engineInPage = () => performance.getEntriesByType('resource').some((r) => /\/glassbox-core(-mt)?\.wasm$/.test(r.name));
 
+// Two fixture models for the concurrency scenario (tests/js/concurrency.mjs).
+async function concurrent(worker) {
+  const model = async (name) => ({ source: `/tests/fixtures/${name}/`,
+                                   expected: await (await fetch(`/tests/fixtures/${name}/expected.json`)).json() });
+  return concurrency(loadModel, await model('gpt2-bytes'), await model('gpt2-f32'), { worker });
+}
+
 window.results = (async () => {
   const inWorker = await scenario(true);
   const files = await fromFiles();
@@ -130,6 +138,7 @@ window.results = (async () => {
   const inPage = await scenario(false);
   const engineLoadedByPageRun = engineInPage();
   const cacheInPage = await cached(false);
-  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage }, files];
+  const concurrent_ = [await concurrent(true), await concurrent(false)];
+  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_ }, files];
 })()
   .catch((e) => ({ error: String(e?.stack ?? e) }));

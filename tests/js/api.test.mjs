@@ -7,6 +7,7 @@ import { test } from 'node:test';
 
 import { loadModel } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
+import { concurrency } from './concurrency.mjs';
 
 const fixtures = new URL('../fixtures/', import.meta.url);
 const fixture = (name) => new URL(`${name}/`, fixtures);
@@ -252,6 +253,18 @@ test('memory: heap in use is stable over 1,000 generate calls and 100 load/dispo
   const afterCycles = core.heapBytesInUse();
   assert.ok(afterCycles - empty < 4096, `load/dispose leaks: ${empty} -> ${afterCycles} bytes in use`);
 });
+
+for (const worker of [false, true]) {
+  test(`${worker ? "worker" : "main thread"}: concurrent use: a second generate is refused, two models run side by side`, async () => {
+    const r = await concurrency(loadModel, { source: fixture('gpt2-bytes'), expected: expected('gpt2-bytes') },
+                                { source: fixture('gpt2-f32'), expected: expected('gpt2-f32') }, { worker });
+    assert.equal(r.second, 'a generation is already running on this model: finish or abort it first');
+    assert.ok(r.forwardMaxDiff < 1e-4, `forward during a generation: max |logit - PyTorch| = ${r.forwardMaxDiff}`);
+    assert.ok(r.firstIdsMatch, 'the running generation went on unharmed');
+    assert.ok(r.againIdsMatch, 'generate works again once it finished');
+    assert.ok(r.sideBySide, 'two models interleaved give each its own greedy tokens');
+  });
+}
 
 test('past the end of the context: 5,000 tokens on the shipped model slide the window; the heap stays flat', async () => {
   const core = await loadCore();
