@@ -2,8 +2,10 @@
 // thread and in a worker thread: results against the PyTorch and tiktoken fixtures, streaming,
 // abort, errors, and memory over many calls.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 import { loadModel } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
@@ -265,6 +267,35 @@ for (const worker of [false, true]) {
     assert.ok(r.sideBySide, 'two models interleaved give each its own greedy tokens');
   });
 }
+
+// The same seed gives the same tokens natively (the CLI, build/native/glassbox) and in WebAssembly
+// (this API), greedy and sampled, on every fixture and on the shipped model past its context: the
+// kernels compute every product in one order on both targets, so the logits are the same bits.
+test('native and WebAssembly generate the same tokens for the same seed', async () => {
+  const cli = process.env.GLASSBOX_CLI ?? fileURLToPath(new URL('../../build/native/glassbox', import.meta.url));
+  const shipped = new URL('../../web/models/brown-small/', import.meta.url);
+  const cases = [];
+  for (const name of MODELS) {
+    const prompt = expected(name).greedy.prompt;
+    cases.push({ source: fixture(name), prompt, maxTokens: 20, temperature: 0, seed: 1 });
+    cases.push({ source: fixture(name), prompt, maxTokens: 20, temperature: 0.9, topK: 20, topP: 0.95, seed: 7 });
+  }
+  const jury = [325, 4543, 553];   // "The jury said"
+  cases.push({ source: shipped, prompt: jury, maxTokens: 300, temperature: 0, seed: 1 });
+  cases.push({ source: shipped, prompt: jury, maxTokens: 600, temperature: 0.8, topK: 40, topP: 0.95, seed: 3 });
+  for (const c of cases) {
+    const model = await loadModel(c.source);
+    const wasm = [];
+    for await (const s of model.generate(c.prompt, c)) wasm.push(s.id);
+    await model.dispose();
+    const args = ['generate', '-m', fileURLToPath(c.source), '--tokens', c.prompt.join(','), '-n', String(c.maxTokens),
+                  '--temperature', String(c.temperature), '--top-k', String(c.topK ?? 0), '--top-p', String(c.topP ?? 1),
+                  '--seed', String(c.seed)];
+    const native = execFileSync(cli, args, { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim().split(' ').filter(Boolean).map(Number);
+    assert.deepEqual(wasm, native, `${fileURLToPath(c.source)} temperature ${c.temperature} seed ${c.seed}`);
+    assert.ok(wasm.length > 0);
+  }
+});
 
 test('past the end of the context: 5,000 tokens on the shipped model slide the window; the heap stays flat', async () => {
   const core = await loadCore();
