@@ -34,6 +34,10 @@ export interface LoadOptions {
    *  quantized at load: ~3.6x fewer bytes to read per token, so decoding is faster; the logits move by
    *  a few hundredths, and the shipped model's validation loss by 0.003%). */
   quantize?: 'none' | 'int8';
+  /** The SHA-256 of model.safetensors, 64 hex digits: the load fails unless the file has it (a copy
+   *  in the cache that does not is removed). A download is also held to the size the server
+   *  announced (Content-Length). */
+  sha256?: string;
 }
 
 export interface ForwardResult {

@@ -6,7 +6,7 @@
 //
 // Every method is async, so the same code works with the engine in this thread or in a worker.
 // Errors are rejected promises with an Error whose message says what to fix.
-import { cacheName, checkSource, readModelFiles } from './model-source.mjs';
+import { cacheName, checkSha256, checkSource, readModelFiles } from './model-source.mjs';
 
 export { listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
 
@@ -17,17 +17,19 @@ const isNode = typeof process === 'object' && typeof process.versions?.node === 
 // options: onProgress({loaded, total}) in bytes of model.safetensors; worker: run the engine in a
 // worker; signal: an AbortSignal that cancels the load; cache: true or a cache name, to keep a model
 // read from a URL with the Cache API and read it from there next time; quantize: 'int8' to hold
-// the matrices as int8 blocks (~3.6x fewer bytes to read per token, made at load), 'none' (F32).
-export async function loadModel(source, { onProgress, worker = false, signal, cache, quantize } = {}) {
+// the matrices as int8 blocks (~3.6x fewer bytes to read per token, made at load), 'none' (F32);
+// sha256: the SHA-256 (hex) model.safetensors must have, checked before it is used or cached.
+export async function loadModel(source, { onProgress, worker = false, signal, cache, quantize, sha256 } = {}) {
   checkSource(source);
   cacheName(cache);   // throws for a bad value before anything starts
   quantize = checkQuantize(quantize);
+  sha256 = checkSha256(sha256);
   signal?.throwIfAborted();
-  if (worker) return WorkerModel.load(source, { onProgress, signal, cache, quantize });
+  if (worker) return WorkerModel.load(source, { onProgress, signal, cache, quantize, sha256 });
   // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
   // worker never downloads them twice.
   const { LocalModel } = await import('./engine.mjs');
-  const files = await readModelFiles(source, { onProgress, signal, cache });
+  const files = await readModelFiles(source, { onProgress, signal, cache, sha256 });
   const model = await LocalModel.load(files, { quantize });
   if (signal?.aborted) {   // cancelled while the engine was being built
     await model.dispose();
@@ -55,7 +57,7 @@ class WorkerModel {
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
-  static async load(source, { onProgress, signal, cache, quantize }) {
+  static async load(source, { onProgress, signal, cache, quantize, sha256 }) {
     const model = new WorkerModel();
     const url = new URL('./worker.mjs', import.meta.url);
     if (isNode) {
@@ -71,7 +73,7 @@ class WorkerModel {
     }
     if (!isNode && (typeof source === 'string' || source instanceof URL)) source = new URL(source, globalThis.location?.href).href;
     if (source instanceof URL) source = source.href;
-    const loaded = model.#call('load', { source, cache, quantize }, [], onProgress);
+    const loaded = model.#call('load', { source, cache, quantize, sha256 }, [], onProgress);
     // Cancelling: the worker stops reading (and removes what it put in the cache), then it ends.
     // The caller does not wait for that: the promise rejects at once.
     let onAbort;

@@ -21,6 +21,22 @@ export function checkSource(source) {
     throw new TypeError('loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)');
 }
 
+// The `sha256` option: 64 hex digits (any case), returned in lower case; undefined: no check.
+export function checkSha256(sha256) {
+  if (sha256 === undefined || sha256 === null || sha256 === '') return undefined;
+  if (typeof sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(sha256.trim()))
+    throw new TypeError(`loadModel: sha256 must be 64 hexadecimal digits (the SHA-256 of model.safetensors), got ${JSON.stringify(sha256)}`);
+  return sha256.trim().toLowerCase();
+}
+
+// Throws unless the bytes' SHA-256 is `want` (lower-case hex); nothing to do without one.
+async function verifySha256(bytes, want, what) {
+  if (!want) return;
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  const got = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+  if (got !== want) throw new Error(`${what} has SHA-256 ${got}, not the ${want} that was asked for: it is not the expected file (nothing was cached)`);
+}
+
 // The Cache Storage name of the `cache` option (true: the default name), or null for no caching.
 export function cacheName(cache) {
   if (cache === undefined || cache === false || cache === null) return null;
@@ -31,11 +47,17 @@ export function cacheName(cache) {
 
 // -> {config: string, weights: Uint8Array, vocab?: string, merges?: string, fromCache?: true, cacheError?: string}
 // onProgress({loaded, total}): bytes of model.safetensors. signal: an AbortSignal that cancels the reading.
-export async function readModelFiles(source, { onProgress, signal, cache } = {}) {
+// sha256 (checked by checkSha256): model.safetensors must have this SHA-256, else the load fails
+// (and a cached copy that does not match is removed).
+export async function readModelFiles(source, { onProgress, signal, cache, sha256 } = {}) {
   checkSource(source);
+  const want = checkSha256(sha256);
   if (typeof source === 'string' || source instanceof URL) {
     const local = isNode && !/^https?:/.test(String(source));
-    return local ? readDirectoryNode(source, onProgress, signal) : readDirectoryUrl(source, onProgress, signal, cacheName(cache));
+    if (!local) return readDirectoryUrl(source, onProgress, signal, cacheName(cache), want);
+    const files = await readDirectoryNode(source, onProgress, signal);
+    await verifySha256(files.weights, want, 'model.safetensors');
+    return files;
   }
   const total = byteLength(source.weights);
   const files = {
@@ -45,6 +67,7 @@ export async function readModelFiles(source, { onProgress, signal, cache } = {})
     merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges'),
   };
   signal?.throwIfAborted();
+  await verifySha256(files.weights, want, 'the weights (model.safetensors)');
   onProgress?.({ loaded: total, total });
   return files;
 }
@@ -88,7 +111,7 @@ async function readDirectoryNode(dir, onProgress, signal) {
 
 // --- a directory URL, with the Cache API
 
-async function readDirectoryUrl(dir, onProgress, signal, cache) {
+async function readDirectoryUrl(dir, onProgress, signal, cache, sha256) {
   const base = new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
   let store = null, cacheError;
   if (cache) {
@@ -101,7 +124,15 @@ async function readDirectoryUrl(dir, onProgress, signal, cache) {
       cacheError = `the cache could not be opened (${e?.message ?? e}); the model will be downloaded again next time`;
     }
     const cached = store && await readCached(store, base, onProgress, signal);
-    if (cached) return cached;
+    if (cached) {
+      try {
+        await verifySha256(cached.weights, sha256, `${new URL('model.safetensors', base)} (cached)`);
+      } catch (e) {
+        await forget(store, base);
+        throw e;
+      }
+      return cached;
+    }
   }
   // The small files first, then the weights; with a cache, the weights stream into it while they
   // are read (a clone of the response), and an entry for model.safetensors therefore means the
@@ -129,7 +160,8 @@ async function readDirectoryUrl(dir, onProgress, signal, cache) {
         continue;
       }
       if (store && !files.cacheError) storing = putOrFail(store, url, response.clone(), files);
-      files.weights = await readWithProgress(response, onProgress, signal);
+      files.weights = await readWithProgress(response, onProgress, signal, url);
+      await verifySha256(files.weights, sha256, String(url));   // before anything uses or keeps it
     }
     await storing;
   } catch (e) {
@@ -177,16 +209,27 @@ async function download(url, signal, cancelled) {
 }
 
 // Streams a response into one buffer, reporting bytes as they arrive. With a Content-Length the
-// buffer is allocated once and filled in place: a 500 MB download never needs twice its size.
-async function readWithProgress(response, onProgress, signal) {
+// buffer is allocated once and filled in place: a 500 MB download never needs twice its size, and
+// a download that ends short of it (or breaks off) is an error, not a truncated model.
+async function readWithProgress(response, onProgress, signal, url) {
   const total = Number(response.headers.get('content-length')) || 0;
+  // Compressed, the announced length is that of the compressed bytes: only a plain body can be held to it.
+  const encoding = (response.headers.get('content-encoding') ?? 'identity').toLowerCase();
+  const announced = encoding === 'identity' ? total : 0;
   let bytes = new Uint8Array(total);
   let loaded = 0, reported = performance.now();
   onProgress?.({ loaded, total });
   const reader = response.body.getReader();
   for (;;) {
     signal?.throwIfAborted();
-    const { done, value } = await reader.read();
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch (e) {
+      if (signal?.aborted) throw signal.reason;
+      throw new Error(`cannot download ${url}: the connection broke after ${loaded} of ${announced || 'an unknown number of'} bytes (${e.message}); nothing was cached`);
+    }
+    const { done, value } = chunk;
     if (done) break;
     if (loaded + value.length > bytes.length) {   // no (or a wrong) Content-Length: grow
       const grown = new Uint8Array(Math.max(2 * bytes.length, loaded + value.length));
@@ -201,6 +244,8 @@ async function readWithProgress(response, onProgress, signal) {
       onProgress?.({ loaded, total: Math.max(total, loaded) });
     }
   }
+  if (announced && loaded !== announced)
+    throw new Error(`cannot download ${url}: received ${loaded} bytes, the server announced ${announced}; nothing was cached`);
   onProgress?.({ loaded, total: Math.max(total, loaded) });
   return loaded === bytes.length ? bytes : bytes.slice(0, loaded);
 }

@@ -25,7 +25,7 @@ async function run({ id, method, args }) {
       loading = new AbortController();
       let files;
       try {
-        files = await readModelFiles(args.source, { onProgress, cache: args.cache, signal: loading.signal });
+        files = await readModelFiles(args.source, { onProgress, cache: args.cache, sha256: args.sha256, signal: loading.signal });
       } finally {
         loading = null;
       }

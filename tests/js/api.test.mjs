@@ -297,6 +297,22 @@ test('native and WebAssembly generate the same tokens for the same seed', async 
   }
 });
 
+test('sha256: the weights must have the SHA-256 given, else the load fails', async () => {
+  const { createHash } = await import('node:crypto');
+  const weights = readFileSync(new URL('model.safetensors', fixture('gpt2-bytes')));
+  const sha = createHash('sha256').update(weights).digest('hex');
+  for (const worker of [false, true]) {
+    const model = await loadModel(fixture('gpt2-bytes'), { worker, sha256: sha.toUpperCase() });
+    assert.deepEqual(await model.tokenize('hello'), [71, 68, 75, 75, 78]);
+    await model.dispose();
+    await assert.rejects(loadModel(fixture('gpt2-bytes'), { worker, sha256: 'f'.repeat(64) }),
+                         new RegExp(`model.safetensors has SHA-256 ${sha}, not the f{64} that was asked for`));
+  }
+  await assert.rejects(loadModel(fixture('gpt2-bytes'), { sha256: 'abc' }), /sha256 must be 64 hexadecimal digits/);
+  const files = { config: readFileSync(new URL('config.json', fixture('gpt2-bytes')), 'utf8'), weights };
+  await assert.rejects(loadModel(files, { sha256: '0'.repeat(64) }), /the weights \(model.safetensors\) has SHA-256/);
+});
+
 test('past the end of the context: 5,000 tokens on the shipped model slide the window; the heap stays flat', async () => {
   const core = await loadCore();
   const model = await loadModel(new URL('../../web/models/brown-small/', import.meta.url));

@@ -26,11 +26,16 @@ test('other addresses: a directory, a file in it, a host without a scheme, this 
   assert.equal(modelDirectoryUrl('example.org/models/small/', page), 'https://example.org/models/small/');
   assert.equal(modelDirectoryUrl('/tests/fixtures/gpt2-bytes', page), 'http://127.0.0.1:8000/tests/fixtures/gpt2-bytes/');
   assert.equal(modelDirectoryUrl('http://127.0.0.1:8000/m/', page), 'http://127.0.0.1:8000/m/');
+  // plain http from this computer (loopback), any port: a local model server
+  assert.equal(modelDirectoryUrl('http://localhost:9000/m', page), 'http://localhost:9000/m/');
+  assert.equal(modelDirectoryUrl('http://127.0.0.1:9000/m/', page), 'http://127.0.0.1:9000/m/');
+  assert.equal(modelDirectoryUrl('http://[::1]:9000/m/', page), 'http://[::1]:9000/m/');
 });
 
 test('refused: nothing typed, plain http to another origin, other schemes', () => {
   assert.throws(() => modelDirectoryUrl('  ', page), /Enter the address of a model directory/);
   assert.throws(() => modelDirectoryUrl('http://example.org/models/small/', page), /over https:\/\/ only/);
+  assert.throws(() => modelDirectoryUrl('http://127.0.0.1.example.org/m/', page), /over https:\/\/ only/);
   assert.throws(() => modelDirectoryUrl('file:///etc/', page), /over https:\/\/ only/);
   assert.throws(() => modelDirectoryUrl('javascript:alert(1)', page), /over https:\/\/ only/);
 });

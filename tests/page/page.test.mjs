@@ -557,6 +557,74 @@ test('a model from a URL: progress in bytes, cached for the next visit, and the 
   await context.close();
 });
 
+// A server that breaks off model.safetensors halfway (after announcing its full length), for the
+// interrupted-download case; the other files whole. CORS and CORP headers: another origin.
+async function startBreakingServer(dir) {
+  const { createServer } = await import('node:http');
+  const server = createServer(async (req, res) => {
+    const name = new URL(req.url, 'http://x').pathname.split('/').pop();
+    let body;
+    try {
+      body = await readFile(join(dir, name));
+    } catch {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-length': body.length, 'access-control-allow-origin': '*',
+                         'cross-origin-resource-policy': 'cross-origin', 'content-type': 'application/octet-stream' });
+    if (name !== 'model.safetensors') return res.end(body);
+    res.write(body.subarray(0, body.length >> 1), () => setTimeout(() => res.socket.destroy(), 100));
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  return { server, url: `http://127.0.0.1:${server.address().port}/model/` };
+}
+
+test('a download is held to its announced size and to a given SHA-256: a mismatch is an error on screen and nothing is cached', async () => {
+  const { page, context } = await openPage();
+  await page.goto(new URL('web/', url).href);
+  await waitReady(page);
+  const model = page.getByRole('combobox', { name: 'Model', exact: true });
+  const download = async (dir, sha) => {
+    await model.selectOption({ label: 'Download from a URL…' });
+    await page.getByRole('textbox', { name: 'Model URL' }).fill(dir);
+    await page.getByRole('textbox', { name: /SHA-256/ }).fill(sha);
+    await page.getByRole('button', { name: 'Download', exact: true }).click();
+    await page.waitForFunction(() => !document.getElementById('model-error').hidden || /^Ready/.test(document.getElementById('status').textContent) &&
+      document.getElementById('load-progress').hidden, null, { timeout: 30_000 });
+  };
+  const dir = new URL('tests/fixtures/gpt2-bytes/', url).href;
+  const weights = await readFile(join(fixture, 'model.safetensors'));
+  const { createHash } = await import('node:crypto');
+  const sha = createHash('sha256').update(weights).digest('hex');
+
+  await download(dir, '0'.repeat(64));
+  assert.match(await page.locator('#model-error').textContent(), new RegExp(`has SHA-256 ${sha}, not the 0{64} that was asked for.*nothing was cached`));
+  assert.equal(await page.locator('#cache-summary').textContent(), 'Cached models (none)');
+  assert.equal(await page.evaluate(async () => (await caches.keys()).length ? (await (await caches.open('glassbox-models')).keys()).length : 0), 0);
+
+  await download(dir, 'not a checksum');
+  assert.match(await page.locator('#model-error').textContent(), /sha256 must be 64 hexadecimal digits/);
+
+  const breaking = await startBreakingServer(fixture);
+  try {
+    await download(breaking.url, '');
+    assert.match(await page.locator('#model-error').textContent(), /cannot download .*model\.safetensors: (the connection broke after \d+ of \d+ bytes|received \d+ bytes, the server announced \d+)/);
+    assert.equal(await page.locator('#cache-summary').textContent(), 'Cached models (none)');
+  } finally {
+    breaking.server.close();
+  }
+
+  await arm(page);
+  await download(dir, sha.toUpperCase());
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /2 layers × 4 heads/);
+  assert.match(await page.locator('#cache-summary').textContent(), /^Cached models \(1, /);
+  await page.locator('#cache-summary').click();
+  await page.getByRole('button', { name: 'Clear cache', exact: true }).click();
+  await page.waitForFunction(() => document.getElementById('cache-summary').textContent === 'Cached models (none)');
+  await context.close();
+});
+
 test('vocabulary strings are text, never HTML; a failed load says why on the page', async () => {
   const { page } = main;
   const model = page.getByRole('combobox', { name: 'Model', exact: true });

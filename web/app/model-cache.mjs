@@ -20,8 +20,10 @@ export function modelDirectoryUrl(input, base = location.href) {
   } catch {
     throw new Error(`“${text}” is not a web address.`);
   }
-  if (url.protocol !== 'https:' && url.origin !== new URL(base).origin)
-    throw new Error('Remote models are loaded over https:// only.');
+  // http:// only from this page's origin or this computer (loopback addresses count as secure).
+  const loopback = url.protocol === 'http:' && /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/.test(url.hostname);
+  if (url.protocol !== 'https:' && url.origin !== new URL(base).origin && !loopback)
+    throw new Error('Remote models are loaded over https:// only (or http:// from this computer).');
   url.search = '';
   url.hash = '';
   const hub = /^(huggingface\.co|hf\.co)$/.test(url.hostname);

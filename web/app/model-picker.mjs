@@ -18,6 +18,7 @@ export class ModelPicker {
   #urlInput = $('model-url');
   #urlLoad = $('model-url-load');
   #urlCancel = $('model-url-cancel');
+  #shaInput = $('model-sha256');
   #progress = $('load-progress');
   #progressBar = $('load-progress-bar');
   #progressLabel = $('load-progress-label');
@@ -113,8 +114,9 @@ export class ModelPicker {
     await this.#load(picked.files, picked.name, 'files', { onSuccess: () => { this.#localFiles = picked; } });
   }
 
-  // A URL or hub repository id typed by the person.
-  async openUrl(input) {
+  // A URL or hub repository id typed by the person, and optionally the SHA-256 that
+  // model.safetensors must have (checked before the model is used or cached).
+  async openUrl(input, sha256 = this.#shaInput.value.trim()) {
     let dir;
     try {
       dir = modelDirectoryUrl(input);
@@ -123,7 +125,7 @@ export class ModelPicker {
       this.#urlInput.focus();
       return;
     }
-    await this.#loadRemote(dir);
+    await this.#loadRemote(dir, sha256 || undefined);
   }
 
   #fillSelect() {
@@ -160,12 +162,12 @@ export class ModelPicker {
   }
 
   // A URL: the worker downloads it (or reads it from the cache) and keeps it in the cache.
-  async #loadRemote(dir) {
+  async #loadRemote(dir, sha256) {
     this.#urlCancel.hidden = false;
-    const model = await this.#load(dir, shortUrl(dir), `cached:${dir}`, { cache: cacheAvailable });
+    const model = await this.#load(dir, shortUrl(dir), `cached:${dir}`, { cache: cacheAvailable, sha256 });
     this.#urlCancel.hidden = true;
+    await this.refreshCache();   // a failed download left nothing in the cache: the list shows that too
     if (!model) return;
-    await this.refreshCache();
     if (model.cacheError) {
       this.#current = `remote:${dir}`;   // loaded, but not cached
       this.#fillSelect();
@@ -189,7 +191,7 @@ export class ModelPicker {
 
   // source: URL or {config, weights, vocab, merges}; value: the select value it will have. A load
   // started meanwhile cancels this one. Resolves with the model once it is the current one, or null.
-  async #load(source, name, value, { cache = false, onSuccess } = {}) {
+  async #load(source, name, value, { cache = false, sha256, onSuccess } = {}) {
     const id = ++this.#loadId;
     this.#loading?.abort(new Error(`${name} was chosen instead`));
     const loading = (this.#loading = new AbortController());
@@ -201,6 +203,7 @@ export class ModelPicker {
       model = await loadModel(source, {
         worker: true,
         cache,
+        sha256,
         quantize: this.#int8.checked ? 'int8' : 'none',
         signal: loading.signal,
         onProgress: ({ loaded, total }) => {
