@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <malloc.h>
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// From AddressSanitizer's runtime (sanitizer/allocator_interface.h, which GCC 12 does not ship).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 #include "glassbox/error.h"

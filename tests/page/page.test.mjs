@@ -625,6 +625,90 @@ test('a download is held to its announced size and to a given SHA-256: a mismatc
   await context.close();
 });
 
+// docs/bad-input.md, the page column: each row's bad input given on the page shows the table's
+// message fragment (read from the table) where the person looks.
+test('the bad-input table, on the page', async () => {
+  const doc = await readFile(join(root, 'docs/bad-input.md'), 'utf8');
+  const fragment = (id) => /`([^`]+)`/.exec(doc.split('\n').find((l) => l.startsWith(`| ${id} |`)).split('|')[6])[1];
+  const shows = async (id, locator) => {
+    const text = await locator.textContent();
+    assert.ok(text.includes(fragment(id)), `${id}: "${text}" should contain "${fragment(id)}"`);
+  };
+  const { page, context } = await openPage();
+  await page.goto(new URL('web/', url).href);
+  await waitReady(page);
+  const prompt = page.getByRole('textbox', { name: 'Prompt' });
+  const generateButton = page.getByRole('button', { name: 'Generate', exact: true });
+
+  await prompt.fill('word '.repeat(300));
+  await settled(page);
+  await shows('B5', page.locator('#prompt-error'));
+  await prompt.fill('');
+  await settled(page);
+  await generateButton.click();
+  await page.locator('#prompt-error:not([hidden])').waitFor();
+  await shows('B6', page.locator('#prompt-error'));
+  await prompt.fill('The jury said');
+  await settled(page);
+  for (const [id, name, value, error] of [['B9', 'Temperature', '-1', '#temperature-error'], ['B10', 'Top-p', '1.5', '#top-p-error'],
+                                          ['B11', 'Top-k', '-2', '#top-k-error']]) {
+    await page.getByRole('spinbutton', { name, exact: true }).fill(value);
+    await shows(id, page.locator(error));
+  }
+  await setSampling(page, { Temperature: 0.8, 'Top-k': 40, 'Top-p': 0.95, 'Max tokens': 400 });
+  await generateButton.click();
+  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip.generated').length >= 2);
+  assert.equal(await page.getByRole('button', { name: fragment('B16'), exact: true }).isDisabled(), true, 'B16');
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.waitForFunction(() => !document.getElementById('generate').disabled);
+
+  // Model files, as a person opens them: each broken the way its row says.
+  const model = page.getByRole('combobox', { name: 'Model', exact: true });
+  const modelError = page.locator('#model-error');
+  const f32 = join(root, 'tests/fixtures/gpt2-f32');
+  const config = JSON.parse(await readFile(join(f32, 'config.json'), 'utf8'));
+  const weights = await readFile(join(f32, 'model.safetensors'));
+  const open = async (id, configJson, bytes) => {
+    await model.selectOption({ label: 'Open files on this device…' });
+    await page.locator('#files-panel').waitFor();
+    await page.getByLabel('The four files').setInputFiles([
+      { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(configJson)) },
+      { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: bytes },
+      ...await Promise.all(['vocab.json', 'merges.txt'].map(async (name) => ({ name, mimeType: 'text/plain', buffer: await readFile(join(fixture, name)) })))]);
+    await page.locator('#model-error:not([hidden])').waitFor({ timeout: 30_000 });
+    await shows(id, modelError);
+  };
+  await open('B1', config, weights.subarray(0, 5000));
+  await open('B2', config, Buffer.concat([Buffer.from([8, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('notjson!')]));
+  await open('B3', { ...config, n_embd: 64 }, weights);
+  await open('B4', { ...config, model_type: 'llama' }, weights);
+  const header = Buffer.from(JSON.stringify({ big: { dtype: 'F16', shape: [2 ** 30], data_offsets: [0, 2 ** 31] } }));
+  const size = Buffer.alloc(8);
+  size.writeBigUInt64LE(BigInt(header.length));
+  await open('B12', config, Buffer.concat([size, header]));
+
+  // Downloads.
+  const download = async (id, dir, sha = '') => {
+    await model.selectOption({ label: 'Download from a URL…' });
+    await page.getByRole('textbox', { name: 'Model URL' }).fill(dir);
+    await page.getByRole('textbox', { name: /SHA-256/ }).fill(sha);
+    await page.evaluate(() => { document.getElementById('model-error').hidden = true; });
+    await page.getByRole('button', { name: 'Download', exact: true }).click();
+    await page.locator('#model-error:not([hidden])').waitFor({ timeout: 30_000 });
+    await shows(id, modelError);
+    assert.equal(await page.locator('#cache-summary').textContent(), 'Cached models (none)', `${id}: nothing cached`);
+  };
+  await download('B13', new URL('tests/fixtures/no-such-model/', url).href);
+  const breaking = await startBreakingServer(fixture);
+  try {
+    await download('B14', breaking.url);
+  } finally {
+    breaking.server.close();
+  }
+  await download('B15', new URL('tests/fixtures/gpt2-bytes/', url).href, '0'.repeat(64));
+  await context.close();
+});
+
 test('vocabulary strings are text, never HTML; a failed load says why on the page', async () => {
   const { page } = main;
   const model = page.getByRole('combobox', { name: 'Model', exact: true });

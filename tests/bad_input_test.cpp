@@ -1,0 +1,169 @@
+// The bad-input table (docs/bad-input.md), C++ API and CLI columns: each row's bad input, given
+// the way a person would give it, must fail with the message fragment the table shows. The
+// fragments are read from the table itself, so the document cannot drift from the engine.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "glassbox/error.h"
+#include "glassbox/generate.h"
+#include "glassbox/model.h"
+#include "glassbox/tokenizer.h"
+#include "test_util.h"
+
+namespace glassbox {
+namespace {
+
+using test::fixture_dir;
+
+enum Column { kCli = 2, kCpp = 3 };
+
+// The `code` fragment in one cell of row `id` ("B1", ...) of docs/bad-input.md; fails the test
+// if the row or the fragment is missing.
+std::string cell(const std::string& id, Column column) {
+  std::istringstream doc(test::read_file(GLASSBOX_DOCS_DIR "/bad-input.md"));
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("| " + id + " |", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
+    const std::string& c = cells.at(column);
+    const auto a = c.find('`'), b = c.rfind('`');
+    if (a == std::string::npos || b == a) {
+      ADD_FAILURE() << id << ": no `message` in column " << column << ": " << c;
+      return "(missing)";
+    }
+    return c.substr(a + 1, b - a - 1);
+  }
+  ADD_FAILURE() << "docs/bad-input.md has no row " << id;
+  return "(missing)";
+}
+
+// `call` must throw E with cell(id, kCpp) in its message.
+template <typename E, typename F>
+void expect_cpp(const std::string& id, F call) {
+  const std::string want = cell(id, kCpp);
+  try {
+    call();
+    ADD_FAILURE() << id << ": no exception (wanted \"" << want << "\")";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << id << ": " << e.what();
+  }
+}
+
+// The CLI with these arguments (and stdin) must fail with one line holding cell(id, kCli).
+void expect_cli(const std::string& id, const std::vector<std::string>& args, const std::string& in = "") {
+  if (std::string(GLASSBOX_CLI_PATH).empty()) return;   // WebAssembly build: no CLI to run
+  const auto r = test::run_cli(args, in);
+  EXPECT_EQ(r.exit_code, 1) << id;
+  EXPECT_EQ(r.err.rfind("glassbox: error: ", 0), 0u) << id << ": " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << id << ": " << r.err;
+  EXPECT_NE(r.err.find(cell(id, kCli)), std::string::npos) << id << ": " << r.err;
+}
+
+// A copy of the gpt2-f32 fixture with `change` applied to its directory.
+class BrokenModel {
+ public:
+  template <typename F>
+  explicit BrokenModel(F change) {
+    test::copy_fixture("gpt2-f32", dir_.path());
+    change(dir_.path());
+  }
+  std::string path() const { return dir_.path().string(); }
+
+ private:
+  test::TempDir dir_;
+};
+
+void edit_config(const std::filesystem::path& dir, const std::string& key, const nlohmann::json& value) {
+  auto config = test::read_json(dir / "config.json");
+  config[key] = value;
+  test::write_file(dir / "config.json", config.dump());
+}
+
+TEST(BadInput, B1_TruncatedModelFile) {
+  BrokenModel m([](const auto& dir) {
+    test::write_file(dir / "model.safetensors", test::read_file(dir / "model.safetensors").substr(0, 5000));
+  });
+  expect_cli("B1", {"forward", "-m", m.path(), "--tokens", "1"});
+  expect_cpp<ModelFormatError>("B1", [&] { Model::load(m.path()); });
+}
+
+TEST(BadInput, B2_HostileHeader) {
+  BrokenModel m([](const auto& dir) { test::write_file(dir / "model.safetensors", std::string("\x08\0\0\0\0\0\0\0notjson!", 16)); });
+  expect_cli("B2", {"forward", "-m", m.path(), "--tokens", "1"});
+  expect_cpp<ModelFormatError>("B2", [&] { Model::load(m.path()); });
+}
+
+TEST(BadInput, B3_ConfigAndWeightsDisagree) {
+  BrokenModel m([](const auto& dir) { edit_config(dir, "n_embd", 64); });
+  expect_cli("B3", {"forward", "-m", m.path(), "--tokens", "1"});
+  expect_cpp<ModelFormatError>("B3", [&] { Model::load(m.path()); });
+}
+
+TEST(BadInput, B4_UnknownArchitecture) {
+  BrokenModel m([](const auto& dir) { edit_config(dir, "model_type", "llama"); });
+  expect_cli("B4", {"forward", "-m", m.path(), "--tokens", "1"});
+  expect_cpp<ModelFormatError>("B4", [&] { Model::load(m.path()); });
+}
+
+class BadInputOnAModel : public ::testing::Test {
+ protected:
+  std::string dir_ = fixture_dir("gpt2-f32").string();
+  Model model_ = Model::load(dir_);
+};
+
+TEST_F(BadInputOnAModel, B5_PromptLongerThanTheContext) {
+  std::string ids = "1";
+  for (int i = 0; i < 32; ++i) ids += ",1";
+  expect_cli("B5", {"generate", "-m", dir_, "--tokens", ids});
+  expect_cpp<InvalidArgument>("B5", [&] { Generator(model_, std::vector<std::int32_t>(33, 1), {}); });
+}
+
+TEST_F(BadInputOnAModel, B6_EmptyPrompt) {
+  expect_cli("B6", {"generate", "-p", ""});   // the shipped model, which has a tokenizer
+  expect_cpp<InvalidArgument>("B6", [&] { Generator(model_, {}, {}); });
+}
+
+TEST(BadInput, B7_TextThatIsNotUtf8) {
+  const std::string bad = "ab\xff" "c";
+  expect_cli("B7", {"tokenize"}, bad);
+  const Tokenizer tokenizer = Tokenizer::load(GLASSBOX_SHIPPED_MODEL_DIR);
+  expect_cpp<InvalidArgument>("B7", [&] { tokenizer.encode(bad); });
+}
+
+TEST_F(BadInputOnAModel, B8_TokenIdOutsideTheVocabulary) {
+  expect_cli("B8", {"forward", "-m", dir_, "--tokens", "1,96"});
+  expect_cpp<InvalidArgument>("B8", [&] {
+    KVCache cache = model_.new_cache();
+    model_.forward(std::vector<std::int32_t>{1, 96}, cache);
+  });
+}
+
+TEST_F(BadInputOnAModel, B9_TemperatureNaNOrNegative) {
+  for (const std::string t : {"nan", "-1"}) expect_cli("B9", {"generate", "-m", dir_, "--tokens", "1", "--temperature", t});
+  for (const float t : {NAN, -1.0f}) {
+    GenerateOptions o;
+    o.sampling.temperature = t;
+    expect_cpp<InvalidArgument>("B9", [&] { Generator(model_, std::vector<std::int32_t>{1}, o); });
+  }
+}
+
+TEST_F(BadInputOnAModel, B10_TopPOutOfRange) {
+  expect_cli("B10", {"generate", "-m", dir_, "--tokens", "1", "--top-p", "1.5"});
+  GenerateOptions o;
+  o.sampling.top_p = 1.5f;
+  expect_cpp<InvalidArgument>("B10", [&] { Generator(model_, std::vector<std::int32_t>{1}, o); });
+}
+
+TEST_F(BadInputOnAModel, B11_TopKNegative) {
+  expect_cli("B11", {"generate", "-m", dir_, "--tokens", "1", "--top-k", "-2"});
+  GenerateOptions o;
+  o.sampling.top_k = -2;
+  expect_cpp<InvalidArgument>("B11", [&] { Generator(model_, std::vector<std::int32_t>{1}, o); });
+}
+
+}  // namespace
+}  // namespace glassbox
