@@ -33,40 +33,26 @@ std::vector<float> packed(const std::vector<float>& w, int N, int K) {
   return p;
 }
 
-// Every row comes back from the packed form; and a slice of the packed rows from a multiple of 8 is
-// the packed form of that slice of rows (how the model splits a product over threads).
-TEST(Kernels, PackedMatrixHoldsEveryRow) {
+// The fast packing, from nn.Linear rows and from GPT-2's Conv1D transpose (K,N), equals the
+// reference's element-by-element layout; and a slice of the packed rows from a multiple of 8 is the
+// packed form of that slice of rows (how the model splits a product over threads).
+TEST(Kernels, PackMatrixEqualsReference) {
   std::mt19937 rng(5);
-  const int shapes[][2] = {{1, 1}, {7, 3}, {8, 4}, {17, 33}, {24, 6}, {13, 768}};   // N, K
+  const int shapes[][2] = {{1, 1}, {7, 3}, {8, 4}, {17, 33}, {24, 6}, {13, 70}, {16, 768}};   // N, K
   for (const auto& s : shapes) {
     const int N = s[0], K = s[1];
     const auto w = random_vector(std::size_t(N) * K, rng);
-    const auto p = packed(w, N, K);
-    std::vector<float> row(K);
-    for (int n = 0; n < N; ++n) {
-      packed_row(row.data(), p.data(), N, K, n);
-      ASSERT_TRUE(std::equal(row.begin(), row.end(), w.begin() + std::ptrdiff_t(n) * K)) << "N=" << N << " K=" << K << " n=" << n;
-    }
-    for (int n0 = kPackRows; n0 < N; n0 += kPackRows) {
-      const std::vector<float> rest(w.begin() + std::ptrdiff_t(n0) * K, w.end());
-      const auto p_rest = packed(rest, N - n0, K);
-      ASSERT_TRUE(std::equal(p_rest.begin(), p_rest.end(), p.begin() + std::ptrdiff_t(n0) * K)) << "N=" << N << " n0=" << n0;
-    }
-  }
-}
-
-// GPT-2's Conv1D weights (K,N) pack straight to the same form as their transpose.
-TEST(Kernels, PackedFromTransposeEqualsPacked) {
-  std::mt19937 rng(6);
-  const int shapes[][2] = {{1, 1}, {7, 3}, {8, 4}, {17, 33}, {24, 6}, {13, 70}};   // N, K
-  for (const auto& s : shapes) {
-    const int N = s[0], K = s[1];
-    const auto w = random_vector(std::size_t(N) * K, rng);
-    std::vector<float> wt(w.size()), p(w.size(), NAN);
+    std::vector<float> ref(w.size(), NAN), wt(w.size()), from_t(w.size(), NAN);
+    reference::pack_matrix(ref.data(), w.data(), N, K);
     for (int n = 0; n < N; ++n)
       for (int k = 0; k < K; ++k) wt[std::size_t(k) * N + n] = w[std::size_t(n) * K + k];
-    pack_matrix_transposed(p.data(), wt.data(), N, K);
-    ASSERT_EQ(p, packed(w, N, K)) << "N=" << N << " K=" << K;
+    pack_matrix_transposed(from_t.data(), wt.data(), N, K);
+    ASSERT_EQ(packed(w, N, K), ref) << "N=" << N << " K=" << K;
+    ASSERT_EQ(from_t, ref) << "transposed, N=" << N << " K=" << K;
+    for (int n0 = kPackRows; n0 < N; n0 += kPackRows) {
+      const auto rest = packed(std::vector<float>(w.begin() + std::ptrdiff_t(n0) * K, w.end()), N - n0, K);
+      ASSERT_TRUE(std::equal(rest.begin(), rest.end(), ref.begin() + std::ptrdiff_t(n0) * K)) << "N=" << N << " n0=" << n0;
+    }
   }
 }
 

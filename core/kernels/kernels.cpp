@@ -113,16 +113,6 @@ GLASSBOX_INLINE void softmax_row(float* x, int n) {
   for (; i < n; ++i) x[i] *= inv;
 }
 
-// Where w[n][k] is in the packed form of an (N,K) matrix (kernels.h).
-static std::size_t packed_index(int N, int K, int n, int k) {
-  const int N8 = N - N % kPackRows, kv = K - K % kAccLanes;
-  if (n >= N8) return std::size_t(n) * K + k;                // the last rows, as they are
-  const std::size_t group = std::size_t(n - n % kPackRows) * K;
-  const int r = n % kPackRows;
-  if (k < kv) return group + std::size_t(k - k % kAccLanes) * kPackRows + r * kAccLanes + k % kAccLanes;
-  return group + std::size_t(kv) * kPackRows + r * (K - kv) + (k - kv);   // the group's last columns
-}
-
 // Writes the packed form in order (group by group, 4 floats of each row in turn), reading the 8
 // rows of a group as 8 sequential streams: loading GPT-2 small packs 124M floats.
 void pack_matrix(float* packed, const float* w, int N, int K) {
@@ -154,10 +144,6 @@ void pack_matrix_transposed(float* packed, const float* wt, int N, int K) {
   }
   for (int n = N8; n < N; ++n)
     for (int k = 0; k < K; ++k) *o++ = wt[std::size_t(k) * N + n];
-}
-
-void packed_row(float* row, const float* packed, int N, int K, int n) {
-  for (int k = 0; k < K; ++k) row[k] = packed[packed_index(N, K, n, k)];
 }
 
 // out[t][n0+r0 .. n0+r0+R-1] for TX rows of x at once, from R rows (r0 ..) of the packed group of 8

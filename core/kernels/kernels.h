@@ -23,7 +23,6 @@ namespace glassbox::kernels {
 constexpr int kPackRows = 8;
 void pack_matrix(float* packed, const float* w, int N, int K);   // w (N,K) -> packed; no aliasing
 void pack_matrix_transposed(float* packed, const float* wt, int N, int K);   // wt (K,N) = w^T -> packed
-void packed_row(float* row, const float* packed, int N, int K, int n);   // row (K) = w[n]
 
 // out (T,N) = x (T,K) @ w (N,K)^T + bias (N); bias may be null. w is packed (pack_matrix). Rows of
 // out are out_stride apart (0: N), so that a slice of w's rows can fill a slice of out's columns.

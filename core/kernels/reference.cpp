@@ -2,6 +2,7 @@
 // They define what the fast kernels (kernels.cpp) must compute; tests compare the two.
 #include <cmath>
 
+#include "kernels.h"
 #include "quantized.h"
 #include "reference.h"
 
@@ -13,6 +14,27 @@ void matmul(float* out, const float* x, const float* w, const float* bias, int T
       float sum = bias ? bias[n] : 0.0f;
       for (int k = 0; k < K; ++k) sum += x[t * K + k] * w[n * K + k];
       out[t * N + n] = sum;
+    }
+  }
+}
+
+// The packed layout (kernels.h), one element at a time: rows in whole groups of 8 have their
+// columns in runs of 4, the 8 rows' runs side by side, then the group's last K % 4 columns row by
+// row; the last N % 8 rows stay as they are.
+void pack_matrix(float* packed, const float* w, int N, int K) {
+  const int N8 = N - N % kPackRows, kv = K - K % 4;
+  for (int n = 0; n < N; ++n) {
+    for (int k = 0; k < K; ++k) {
+      std::size_t i;
+      if (n >= N8) {
+        i = std::size_t(n) * K + k;
+      } else {
+        const std::size_t group = std::size_t(n / kPackRows) * kPackRows * K;
+        const int r = n % kPackRows;
+        i = k < kv ? group + std::size_t(k / 4) * 4 * kPackRows + r * 4 + k % 4
+                   : group + std::size_t(kv) * kPackRows + r * (K - kv) + (k - kv);
+      }
+      packed[i] = w[std::size_t(n) * K + k];
     }
   }
 }

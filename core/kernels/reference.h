@@ -8,6 +8,7 @@
 namespace glassbox::kernels::reference {
 
 void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N);
+void pack_matrix(float* packed, const float* w, int N, int K);   // kernels.h's packed layout
 void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C, float eps);
 void gelu_tanh(float* x, std::size_t n);
 void gelu_erf(float* x, std::size_t n);

@@ -23,8 +23,6 @@ ContextFull parse_context_full(std::string_view name) {
   throw InvalidArgument("context-full policy must be \"slide\" or \"stop\", got \"" + std::string(name) + "\"");
 }
 
-std::string_view context_full_name(ContextFull policy) { return policy == ContextFull::Slide ? "slide" : "stop"; }
-
 Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options)
     : model_(model), options_(options), sampler_(options.sampling), cache_(model.new_cache()) {
   const ModelConfig& c = model.config();

@@ -31,7 +31,6 @@ enum class ContextFull {
   Stop,   // stop with StopReason::ContextFull
 };
 ContextFull parse_context_full(std::string_view name);   // "slide" or "stop"; else InvalidArgument
-std::string_view context_full_name(ContextFull policy);
 
 struct GenerateOptions {
   int max_tokens = 64;
