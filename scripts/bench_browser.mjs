@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
+import { stats } from './bench_merge.mjs';
 import { startServer } from './serve.mjs';
 
 const [modelDir, idsFile, runsArg] = process.argv.slice(2);
@@ -56,10 +57,6 @@ async function run(served, quantize) {
   return result;
 }
 
-const stats = (v) => {
-  v = [...v].sort((a, b) => a - b);
-  return { median: v[Math.floor(v.length / 2)], min: v[0], max: v.at(-1), runs: v.length };
-};
 const report = { prompt: prompt.length, decode: DECODE, results: {} };
 for (const served of ['isolated', 'plain']) {
   for (const quantize of ['none', 'int8']) {

@@ -14,6 +14,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 
+import { stats } from './bench_merge.mjs';
+
 const root = new URL('..', import.meta.url).pathname;
 const { values } = parseArgs({ options: {
   runs: { type: 'string', default: '3' }, text: { type: 'string' }, model: { type: 'string', multiple: true },
@@ -31,19 +33,13 @@ const perf = (build, args) => {
   return JSON.parse(execFileSync(file, argv, { maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] }).toString());
 };
 
-// {median, min, max, runs} of one field over the runs.
-function stats(results, field) {
-  const v = results.map((r) => r[field]).sort((a, b) => a - b);
-  return { median: v[Math.floor(v.length / 2)], min: v[0], max: v.at(-1), runs: v.length };
-}
-
 function repeat(build, args, fields, label) {
   const results = [];
   for (let i = 0; i < runs; ++i) {
     process.stderr.write(`bench: ${label} (${build}) run ${i + 1}/${runs}\n`);
     results.push(perf(build, args));
   }
-  const out = Object.fromEntries(fields.map((f) => [f, stats(results, f)]));
+  const out = Object.fromEntries(fields.map((f) => [f, stats(results.map((r) => r[f]))]));
   if (results[0].tokens) {
     out.tokens = results[0].tokens;
     out.deterministic = results.every((r) => JSON.stringify(r.tokens) === JSON.stringify(results[0].tokens));

@@ -25,6 +25,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { stats } from './bench_merge.mjs';
+
 const self = fileURLToPath(import.meta.url);
 const root = path.join(path.dirname(self), '..');
 const peers = path.join(root, 'bench');   // bench/node_modules
@@ -110,11 +112,6 @@ async function child(peer, modelDir, idsFile) {
     decode_tok_s: (1000 * DECODE_STEPS) / decodeMs,
     peak_rss_mb: process.resourceUsage().maxRSS / 1024, tokens, min_margin: minMargin,
   }) + '\n');
-}
-
-function stats(values) {
-  const v = [...values].sort((a, b) => a - b);
-  return { median: v[Math.floor(v.length / 2)], min: v[0], max: v[v.length - 1], runs: v.length };
 }
 
 function main(modelDir, idsFile, runs) {

@@ -7,6 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
+import { stats } from './bench_merge.mjs';
+
 const require = createRequire(import.meta.url);
 // Read the version from the installed package (its "exports" hide package.json from require).
 const versionOf = (name) =>
@@ -24,8 +26,7 @@ function measure(fn) {
     fn();
     rates.push(mb / (Number(process.hrtime.bigint() - start) / 1e9));
   }
-  rates.sort((a, b) => a - b);
-  return { median: rates[Math.floor(rates.length / 2)], min: rates[0], max: rates[rates.length - 1], runs };
+  return stats(rates);
 }
 
 const results = {};

@@ -59,7 +59,7 @@ TEST(Kernels, PackMatrixEqualsReference) {
 TEST(Kernels, MatmulMatchesReference) {
   std::mt19937 rng(1);
   const int shapes[][3] = {{1, 1, 1}, {1, 7, 3}, {3, 8, 4}, {5, 33, 17}, {2, 64, 96}, {1, 768, 13}, {7, 129, 31}, {4, 3072, 6},
-                           {1, 33, 17}, {9, 40, 12}, {1, 16, 8}};
+                           {1, 33, 17}, {9, 40, 12}, {1, 16, 8}, {1, 21, 40}, {1, 9, 56}};
   for (const auto& s : shapes) {
     const int T = s[0], K = s[1], N = s[2];
     const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
@@ -77,7 +77,7 @@ TEST(Kernels, MatmulMatchesReference) {
 // a T-row product equals the same row computed alone (the decoding path), exactly.
 TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) {
   std::mt19937 rng(3);
-  const int T = 11, K = 77, N = 21;
+  const int T = 11, K = 77, N = 45;   // 5 groups of 8 (decoding pairs 4 of them) and 5 rows
   const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
   const auto p = packed(w, N, K);
   std::vector<float> all(std::size_t(T) * N), one(N);
@@ -90,7 +90,7 @@ TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) {
 
 TEST(Kernels, AttentionMatchesReference) {
   std::mt19937 rng(2);
-  const int shapes[][3] = {{1, 0, 1}, {1, 9, 8}, {5, 0, 16}, {3, 4, 13}, {1, 63, 64}, {6, 10, 7}};   // T, pos0, hd
+  const int shapes[][3] = {{1, 0, 1}, {1, 9, 8}, {5, 0, 16}, {3, 4, 13}, {1, 63, 64}, {6, 10, 7}, {2, 5, 40}, {1, 6, 50}};   // T, pos0, hd
   for (const auto& s : shapes) {
     const int T = s[0], pos0 = s[1], hd = s[2], S = pos0 + T;
     const int q_stride = 3 * hd + 1, kv_stride = 2 * hd + 3, out_stride = hd + 2;   // heads read in place

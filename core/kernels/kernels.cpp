@@ -9,6 +9,7 @@
 // one token reads every weight once, so it is bound by memory bandwidth: the weights are packed
 // (kernels.h) so that 8 rows at a time are one contiguous stream against one x. A prompt is bound
 // by arithmetic: tiles of weight rows x prompt rows reuse every load. See matmul below.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -43,12 +44,51 @@ GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
   return s;
 }
 
-// y[k] += alpha * x[k]
-GLASSBOX_INLINE void axpy(float* y, float alpha, const float* x, int n) {
-  const Vec8 a = simd::splat(alpha);
-  int k = 0;
-  for (; k + kLanes <= n; k += kLanes) store(y + k, load(y + k) + a * load(x + k));
-  for (; k < n; ++k) y[k] += alpha * x[k];
+// s[j] = scale * (q . k_j) for n keys k_j (hd) kv_stride apart: four keys at a time, four
+// independent sums (one sum's adds wait on each other; decoding GPT-2 small spent ~6% of its time
+// here, scripts/bench + perf), each key in dot()'s order, so the bits are dot()'s.
+GLASSBOX_INLINE void scores(float* s, const float* q, const float* k, int kv_stride, int n, int hd, float scale) {
+  const int kv = hd - hd % kAccLanes;
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float* kj[4];
+    for (int u = 0; u < 4; ++u) kj[u] = k + static_cast<std::size_t>(j + u) * kv_stride;
+    Vec4 acc[4] = {};
+    for (int d = 0; d < kv; d += kAccLanes) {
+      const Vec4 q4 = load4(q + d);
+      for (int u = 0; u < 4; ++u) acc[u] += q4 * load4(kj[u] + d);
+    }
+    for (int u = 0; u < 4; ++u) {
+      float sum = hsum(acc[u]);
+      for (int d = kv; d < hd; ++d) sum += q[d] * kj[u][d];
+      s[j + u] = sum * scale;
+    }
+  }
+  for (; j < n; ++j) s[j] = dot(q, k + static_cast<std::size_t>(j) * kv_stride, hd) * scale;
+}
+
+// out (hd) = sum_j p[j] v_j over n rows v_j (hd) kv_stride apart, j in order: 32 outputs at a time
+// stay in registers across every j (rather than a load and a store of out per row).
+GLASSBOX_INLINE void weighted_sum(float* out, const float* p, const float* v, int kv_stride, int n, int hd) {
+  constexpr int U = 4;
+  int c = 0;
+  while (c + kLanes <= hd) {
+    const int u_end = std::min(U, (hd - c) / kLanes);   // whole vectors in this chunk
+    Vec8 acc[U] = {};
+    for (int j = 0; j < n; ++j) {
+      const Vec8 pj = simd::splat(p[j]);
+      const float* vj = v + static_cast<std::size_t>(j) * kv_stride + c;
+      for (int u = 0; u < U; ++u)
+        if (u < u_end) acc[u] += pj * load(vj + u * kLanes);
+    }
+    for (int u = 0; u < u_end; ++u) store(out + c + u * kLanes, acc[u]);
+    c += u_end * kLanes;
+  }
+  for (; c < hd; ++c) {
+    float sum = 0.0f;
+    for (int j = 0; j < n; ++j) sum += p[j] * v[static_cast<std::size_t>(j) * kv_stride + c];
+    out[c] = sum;
+  }
 }
 
 }  // namespace
@@ -146,6 +186,18 @@ void pack_matrix_transposed(float* packed, const float* wt, int N, int K) {
     for (int k = 0; k < K; ++k) *o++ = wt[std::size_t(k) * N + n];
 }
 
+// One output of a product: the 4 lanes of a row's accumulator (the half `half` of a two-row
+// vector) summed left to right, then the row's last K % 4 products (stored after the group's
+// interleaved part), then the bias. Every tile ends each output this way.
+GLASSBOX_INLINE float finish_row(const Vec8& acc, int half, const float* x, int K, const float* group, int r,
+                                 const float* bias, int n0) {
+  const int kv = K - K % kAccLanes, l = half * kAccLanes;
+  float s = ((acc[l] + acc[l + 1]) + acc[l + 2]) + acc[l + 3];
+  const float* wt = group + static_cast<std::size_t>(kv) * kPackRows + r * (K - kv);   // row r's tail
+  for (int k = kv; k < K; ++k) s += x[k] * wt[k - kv];
+  return s + (bias ? bias[n0 + r] : 0.0f);
+}
+
 // out[t][n0+r0 .. n0+r0+R-1] for TX rows of x at once, from R rows (r0 ..) of the packed group of 8
 // weight rows n0 .. n0+7 at `group`: TX x R accumulators, as vectors of two rows' 4 lanes (the
 // packed layout holds rows r and r+1 side by side, so each such vector is one 8-float load). Each
@@ -169,45 +221,67 @@ GLASSBOX_INLINE void tile(float* out, int ld, const float* x, int K, const float
       for (int p = 0; p < P; ++p) acc[t][p] += xv * wv[p];
     }
   }
-  const float* tail = group + static_cast<std::size_t>(kv) * kPackRows;   // (8, K - kv)
-  for (int t = 0; t < TX; ++t) {
-    const float* xt = x + static_cast<std::size_t>(t) * K;
-    float* o = out + static_cast<std::size_t>(t) * ld + n0 + r0;
-    for (int r = 0; r < R; ++r) {
-      const Vec8& a = acc[t][r / 2];
-      const int l = (r % 2) * kAccLanes;
-      float s = ((a[l] + a[l + 1]) + a[l + 2]) + a[l + 3];   // hsum of this row's 4 lanes
-      const float* wt = tail + (r0 + r) * (K - kv);
-      for (int k = kv; k < K; ++k) s += xt[k] * wt[k - kv];
-      o[r] = s + (bias ? bias[n0 + r0 + r] : 0.0f);
+  for (int t = 0; t < TX; ++t)
+    for (int r = 0; r < R; ++r)
+      out[static_cast<std::size_t>(t) * ld + n0 + r0 + r] =
+          finish_row(acc[t][r / 2], r % 2, x + static_cast<std::size_t>(t) * K, K, group, r0 + r, bias, n0);
+}
+
+// Decoding (one input row) reads S packed groups of 8 rows in one pass, S streams far apart in
+// memory (the groups at `groups`, rows n0s[s] ..): the whole matrix is read once per token, so
+// this is bound by memory bandwidth, and natively two streams read faster than one: GPT-2 small
+// decoded at 56.8 tokens/s against 49.2 (glassbox_perf, medians of 8 runs taken alternately; the
+// products alone: 32.6 against 26.7 GB/s), while three or four streams fell to ~24 GB/s. Each
+// output accumulates as in tile, so the bits are the same.
+template <int S>
+GLASSBOX_INLINE void decode_tile(float* out, const float* x, int K, const float* const (&groups)[S], const int (&n0s)[S],
+                                 const float* bias) {
+  constexpr int P = kPackRows / 2;
+  const int kv = K - K % kAccLanes;
+  Vec8 acc[S][P] = {};   // acc[s][p]: [row 2p | row 2p+1] of group s, 4 lanes each
+  for (int k = 0; k < kv; k += kAccLanes) {
+    const Vec4 x4 = load4(x + k);
+    const Vec8 xv = concat(x4, x4);
+    for (int s = 0; s < S; ++s) {
+      const float* w = groups[s] + static_cast<std::size_t>(k) * kPackRows;
+      for (int p = 0; p < P; ++p) acc[s][p] += xv * load(w + 2 * p * kAccLanes);
     }
   }
+  for (int s = 0; s < S; ++s)
+    for (int r = 0; r < kPackRows; ++r) out[n0s[s] + r] = finish_row(acc[s][r / 2], r % 2, x, K, groups[s], r, bias, n0s[s]);
 }
 
 // Prefill tiles: weight rows R x input rows TX, as 8-float vectors of two rows' 4 lanes. Natively
 // 4 x 4 (8 AVX accumulators). In WebAssembly 2 x 4: the 8 accumulator registers plus 2 of weights
 // and 1 of input fit V8's 16 (8-lane 4 x 4 tiles spilled; measured prefill of GPT-2 small 173-176
-// tokens/s against 112-128 for other shapes, scripts/bench).
+// tokens/s against 112-128 for other shapes, scripts/bench). Decoding reads two streams natively
+// and one in WebAssembly, where two streams' 16 accumulator registers would fill V8's 16.
 #ifdef __wasm_simd128__
-constexpr int kTileRows = 2, kTileInputs = 4;
+constexpr int kTileRows = 2, kTileInputs = 4, kDecodeStreams = 1;
 #else
-constexpr int kTileRows = 4, kTileInputs = 4;
+constexpr int kTileRows = 4, kTileInputs = 4, kDecodeStreams = 2;
 #endif
 
-// Decoding (T = 1) streams every weight once, bound by memory bandwidth: a whole packed group of
-// 8 rows per pass, one contiguous stream. Prefill (T > 1) is bound by arithmetic: tiles of R
+// Decoding (T = 1) streams every weight once, bound by memory bandwidth: whole packed groups of 8
+// rows per pass, kDecodeStreams contiguous streams (decode_tile). Prefill (T > 1) is bound by arithmetic: tiles of R
 // weight rows x TX input rows reuse each weight load TX times and each input load R times.
 GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N,
                             int out_stride) {
   constexpr int R = kTileRows, TX = kTileInputs;
   const int ld = out_stride ? out_stride : N;
   const int N8 = N - N % kPackRows;
-  for (int n = 0; n < N8; n += kPackRows) {
-    const float* group = w + static_cast<std::size_t>(n) * K;
-    if (T == 1) {
-      tile<1, kPackRows>(out, ld, x, K, group, 0, bias, n);
-      continue;
+  if (T == 1) {
+    const int groups = N8 / kPackRows, half = (groups + 1) / 2;
+    const auto group = [&](int g) { return w + static_cast<std::size_t>(g) * kPackRows * K; };
+    for (int g = 0; g < (kDecodeStreams == 2 ? half : groups); ++g) {
+      if (kDecodeStreams == 2 && g + half < groups)   // group g with group g + half: the matrix's two halves
+        decode_tile<2>(out, x, K, {group(g), group(g + half)}, {g * kPackRows, (g + half) * kPackRows}, bias);
+      else
+        decode_tile<1>(out, x, K, {group(g)}, {g * kPackRows}, bias);
     }
+  }
+  for (int n = 0; n < N8 && T > 1; n += kPackRows) {
+    const float* group = w + static_cast<std::size_t>(n) * K;
     for (int r0 = 0; r0 < kPackRows; r0 += R) {
       int t = 0;
       for (; t + TX <= T; t += TX)
@@ -230,11 +304,9 @@ GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q
   for (int i = 0; i < T; ++i) {
     const int visible = pos0 + i + 1;
     const float* qi = q + static_cast<std::size_t>(i) * q_stride;
-    for (int j = 0; j < visible; ++j) scratch[j] = dot(qi, k + static_cast<std::size_t>(j) * kv_stride, hd) * scale;
+    scores(scratch, qi, k, kv_stride, visible, hd, scale);
     softmax_row(scratch, visible);
-    float* oi = out + static_cast<std::size_t>(i) * out_stride;
-    std::memset(oi, 0, sizeof(float) * hd);
-    for (int j = 0; j < visible; ++j) axpy(oi, scratch[j], v + static_cast<std::size_t>(j) * kv_stride, hd);
+    weighted_sum(out + static_cast<std::size_t>(i) * out_stride, scratch, v, kv_stride, visible, hd);
     if (probs) {   // capture: copy the row out, zeros where the mask hides the future
       float* row = probs + static_cast<std::size_t>(i) * n_keys;
       std::memcpy(row, scratch, sizeof(float) * visible);
