@@ -59,9 +59,14 @@ for (const spec of values.model ?? []) {
   const fields = ['load_ms', 'ttft_ms', 'prefill_tok_s', 'decode_tok_s', 'peak_rss_mb'];
   const args = ['model', dir, '--ids', idsFile, '--decode', String(DECODE)];
   const int8 = [...args, '--quantize', 'int8'];
+  // Single-thread runs measure the memory bandwidth right after decoding, in the same process,
+  // for the decode's share of the roofline at that moment (scripts/bench_report.mjs).
+  const paired = (a) => [...a, '--triad-after', '256'];
+  const withTriad = [...fields, 'triad_gb_s'];
   report.models[name] = { dir, idsFile, config, prompt: PROMPT, decode: DECODE,
-                          native: repeat('native', args, fields, name), wasm: repeat('wasm', args, fields, name),
-                          int8: { native: repeat('native', int8, fields, `${name} int8`), wasm: repeat('wasm', int8, fields, `${name} int8`) },
+                          native: repeat('native', paired(args), withTriad, name), wasm: repeat('wasm', paired(args), withTriad, name),
+                          int8: { native: repeat('native', paired(int8), withTriad, `${name} int8`),
+                                  wasm: repeat('wasm', paired(int8), withTriad, `${name} int8`) },
                           // Natively on every core (--threads 0), F32 and int8.
                           all_cores: { threads: cpus().length,
                                        native: repeat('native', [...args, '--threads', '0'], fields, `${name} all cores`),

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 
 #include "test_util.h"
 
@@ -96,6 +97,37 @@ void expect_error(const std::vector<std::string>& args, const std::string& messa
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find(message), std::string::npos) << "stderr: " << r.err;
   EXPECT_EQ(r.out, "");
+}
+
+// --batch FILE: several sequences in one pass; each sequence's logits are those `forward
+// --tokens` prints for it alone (the same floats, printed the same way).
+TEST(Cli, ForwardBatchPrintsEachSequencesLogits) {
+  const test::TempDir dir;
+  const auto file = (dir.path() / "batch.json").string();
+  std::ofstream(file) << "[[5, 17, 3, 40], [9], [1, 2]]";
+  const auto r = run_cli({"forward", "-m", model("gpt2-f32"), "--batch", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  ASSERT_EQ(out["logits"].size(), 3u);
+  const char* alone[] = {"5,17,3,40", "9", "1,2"};
+  for (std::size_t b = 0; b < 3; ++b) {
+    const auto one = run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", alone[b]});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    EXPECT_EQ(out["logits"][b], nlohmann::json::parse(one.out)["logits"]) << "sequence " << b;
+  }
+  std::ofstream(file) << "[[5, 17], [96]]";
+  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "sequence 1: token id 96 is out of range");
+  std::ofstream(file) << "[[5, 17], 3]";
+  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "sequence 1 is not an array: expected a JSON array of token-id arrays");
+  std::ofstream(file) << "[[5, 1.5]]";
+  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "sequence 0 holds 1.5, not a token id");
+  std::ofstream(file) << "[[5, 17]";
+  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "is not JSON");
+  std::ofstream(file) << "[]";
+  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "the batch holds no sequences");
+  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", (dir.path() / "missing.json").string()}, "cannot read the batch file");
+  const auto both = run_cli({"forward", "-m", model("gpt2-f32"), "--batch", file, "--tokens", "1"});
+  EXPECT_EQ(both.exit_code, 2);   // usage: --batch excludes a prompt
 }
 
 TEST(Cli, BadInputIsAOneLineError) {

@@ -111,6 +111,43 @@ TEST(Kernels, AttentionMatchesReference) {
   }
 }
 
+// The mask: causal or not, with the keys past `keys` (padding) hidden. Fast against reference,
+// hidden keys get probability 0, and what the hidden keys and values hold changes nothing.
+TEST(Kernels, AttentionMaskHidesPaddingAndOptionallyTheFuture) {
+  std::mt19937 rng(4);
+  const int shapes[][4] = {{5, 0, 16, 3}, {6, 0, 8, 6}, {4, 3, 13, 5}, {7, 0, 64, 1}, {3, 2, 40, 0}};   // T, pos0, hd, keys
+  for (const auto& s : shapes)
+    for (bool causal : {true, false}) {
+      const int T = s[0], pos0 = s[1], hd = s[2], S = pos0 + T;
+      const AttentionMask mask{causal, s[3]};
+      const auto q = random_vector(std::size_t(T) * hd, rng);
+      auto k = random_vector(std::size_t(S) * hd, rng), v = random_vector(std::size_t(S) * hd, rng);
+      std::vector<float> out(std::size_t(T) * hd), ref_out = out, probs(std::size_t(T) * S), ref_probs = probs, scratch(S);
+      attention(out.data(), hd, q.data(), hd, k.data(), v.data(), hd, T, pos0, hd, 0.3f, probs.data(), scratch.data(), mask);
+      reference::attention(ref_out.data(), hd, q.data(), hd, k.data(), v.data(), hd, T, pos0, hd, 0.3f, ref_probs.data(),
+                           scratch.data(), mask);
+      const std::string where = "T=" + std::to_string(T) + " pos0=" + std::to_string(pos0) + " keys=" +
+                                std::to_string(mask.keys) + (causal ? " causal" : " bidirectional");
+      EXPECT_LT(max_abs_diff(out, ref_out), 1e-5f) << where;
+      EXPECT_LT(max_abs_diff(probs, ref_probs), 1e-6f) << where;
+      for (int i = 0; i < T; ++i) {
+        const int visible = causal ? std::min(pos0 + i + 1, mask.keys) : mask.keys;
+        float sum = 0.0f;
+        for (int j = 0; j < S; ++j) {
+          if (j >= visible) {
+            EXPECT_EQ(probs[std::size_t(i) * S + j], 0.0f) << where << " i=" << i << " j=" << j;
+          }
+          sum += probs[std::size_t(i) * S + j];
+        }
+        EXPECT_NEAR(sum, visible > 0 ? 1.0f : 0.0f, 1e-5f) << where << " i=" << i;   // no key at all: zeros
+      }
+      for (std::size_t j = std::size_t(std::max(mask.keys, 0)) * hd; j < k.size(); ++j) k[j] = v[j] = 1e6f;
+      std::vector<float> again(out.size());
+      attention(again.data(), hd, q.data(), hd, k.data(), v.data(), hd, T, pos0, hd, 0.3f, nullptr, scratch.data(), mask);
+      EXPECT_EQ(again, out) << where;
+    }
+}
+
 TEST(Kernels, GeluTanhMatchesReference) {
   // Every 1/64 from -20 to 20 (the tails, where tanh saturates, included), a ragged length so the
   // scalar tail runs too, and values beyond exp's range.

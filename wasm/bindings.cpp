@@ -94,6 +94,20 @@ class Engine {
     });
   }
 
+  // [Float32Array(T_b*V), ...]: each sequence of the batch (a JS array of id arrays, checked by
+  // engine.mjs) through Model::forward_batch, one pass for all of them.
+  val forward_batch(const val& batch_js) const {
+    return guarded([&] {
+      std::vector<std::vector<std::int32_t>> batch;
+      const unsigned n = batch_js["length"].as<unsigned>();
+      for (unsigned b = 0; b < n; ++b) batch.push_back(ids_from_js(batch_js[b]));
+      const auto logits = model_.forward_batch(batch);
+      val out = val::array();
+      for (const auto& l : logits) out.call<void>("push", typed_array_copy("Float32Array", l.data(), l.size()));
+      return out;
+    });
+  }
+
   // Starts a generation (replacing any unfinished one). Options as the JS API names them.
   void start(const val& prompt_ids, int max_tokens, double temperature, int top_k, double top_p, double seed,
              bool attention, int top, const std::string& context_full) {
@@ -188,6 +202,7 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("tokenize", &Engine::tokenize)
       .function("detokenize", &Engine::detokenize)
       .function("forward", &Engine::forward)
+      .function("forwardBatch", &Engine::forward_batch)
       .function("start", &Engine::start)
       .function("next", &Engine::next);
 }

@@ -129,6 +129,14 @@ export class LocalModel {
     return this.#live().forward(checkIds(ids), Boolean(logits), Boolean(attention));
   }
 
+  // {logits: [Float32Array(T_b*V), ...]}: several sequences of different lengths in one pass,
+  // right-padded with a padding mask, so each gets exactly the logits forward() gives it alone.
+  async forwardBatch(batch) {
+    if (!Array.isArray(batch)) throw new TypeError('batch must be an array of token-id arrays');
+    const checked = batch.map((ids, b) => checkIds(ids, `sequence ${b}`));
+    return { logits: this.#live().forwardBatch(checked) };
+  }
+
   // Yields {id, text, position, windowStart, attention?, top?} per token; returns {stopReason, text}, where text holds
   // what the decoder still held back (an unfinished character, as U+FFFD) when generation stopped.
   async *generate(prompt, options = {}) {

@@ -100,6 +100,11 @@ export interface Model {
   detokenize(ids: ArrayLike<number>): Promise<string>;
   /** logits: false leaves the (T, V) logits out (and their cost: T x V x n_embd multiply-adds). */
   forward(ids: ArrayLike<number>, options?: { attention?: boolean; logits?: boolean }): Promise<ForwardResult>;
+  /**
+   * Several sequences of different lengths in one pass (right-padded, with a padding mask):
+   * logits[b] is (T_b, V), exactly what forward(batch[b]) gives.
+   */
+  forwardBatch(batch: ArrayLike<number>[]): Promise<{ logits: Float32Array[] }>;
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<GenerateStep, GenerateResult, void>;
   dispose(): Promise<void>;
 }

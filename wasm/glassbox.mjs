@@ -156,6 +156,11 @@ class WorkerModel {
     return this.#call('forward', { ids: ArrayBuffer.isView(ids) ? Array.from(ids) : ids, options });
   }
 
+  async forwardBatch(batch) {
+    this.#live();
+    return this.#call('forwardBatch', { batch: Array.isArray(batch) ? batch.map((ids) => (ArrayBuffer.isView(ids) ? Array.from(ids) : ids)) : batch });
+  }
+
   // Steps arrive as messages; the worker waits for a "pull" before computing the next token,
   // so an abort stops it within one token and a slow consumer never builds a queue. Leaving the
   // loop early (break, return, a throw in its body) or aborting ends the worker's generation too.

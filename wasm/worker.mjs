@@ -35,6 +35,7 @@ async function run({ id, method, args }) {
     case 'tokenize': return model.tokenize(args.text, args.options);
     case 'detokenize': return model.detokenize(args.ids);
     case 'forward': return model.forward(args.ids, args.options);
+    case 'forwardBatch': return model.forwardBatch(args.batch);
     case 'generate': {
       aborted = false;
       const steps = model.generate(args.prompt, args.options);

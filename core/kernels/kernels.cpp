@@ -251,23 +251,48 @@ GLASSBOX_INLINE void decode_tile(float* out, const float* x, int K, const float*
     for (int r = 0; r < kPackRows; ++r) out[n0s[s] + r] = finish_row(acc[s][r / 2], r % 2, x, K, groups[s], r, bias, n0s[s]);
 }
 
-// Prefill tiles: weight rows R x input rows TX, as 8-float vectors of two rows' 4 lanes. Natively
-// 4 x 4 (8 AVX accumulators). In WebAssembly 2 x 4: the 8 accumulator registers plus 2 of weights
-// and 1 of input fit V8's 16 (8-lane 4 x 4 tiles spilled; measured prefill of GPT-2 small 173-176
-// tokens/s against 112-128 for other shapes, scripts/bench). Decoding reads two streams natively
-// and one in WebAssembly, where two streams' 16 accumulator registers would fill V8's 16.
 #ifdef __wasm_simd128__
-constexpr int kTileRows = 2, kTileInputs = 4, kDecodeStreams = 1;
+constexpr int kDecodeStreams = 1;   // two streams' 16 accumulator registers would fill V8's 16
 #else
-constexpr int kTileRows = 4, kTileInputs = 4, kDecodeStreams = 2;
+constexpr int kDecodeStreams = 2;
+#endif
+
+// A prompt (T > 1): tiles of R weight rows x TX input rows over every packed group, each weight
+// load reused TX times and each input load R times; the last T % TX rows one at a time.
+template <int R, int TX>
+GLASSBOX_INLINE void prefill(float* out, int ld, const float* x, const float* w, const float* bias, int T, int K,
+                             int N8) {
+  for (int n = 0; n < N8; n += kPackRows) {
+    const float* group = w + static_cast<std::size_t>(n) * K;
+    for (int r0 = 0; r0 < kPackRows; r0 += R) {
+      int t = 0;
+      for (; t + TX <= T; t += TX)
+        tile<TX, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, group, r0, bias, n);
+      for (; t < T; ++t)
+        tile<1, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, group, r0, bias, n);
+    }
+  }
+}
+
+#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
+// AVX-512 has 32 vector registers (AVX2 16): room for an 8 x 4 tile's 16 accumulators. Asked at
+// run time because one source serves every clone of matmul (simd.h).
+static bool has_32_vector_registers() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
 #endif
 
 // Decoding (T = 1) streams every weight once, bound by memory bandwidth: whole packed groups of 8
-// rows per pass, kDecodeStreams contiguous streams (decode_tile). Prefill (T > 1) is bound by arithmetic: tiles of R
-// weight rows x TX input rows reuse each weight load TX times and each input load R times.
+// rows per pass, kDecodeStreams contiguous streams (decode_tile). A prompt (T > 1) is bound by
+// arithmetic; its tile is the largest whose accumulators stay in registers, measured on GPT-2
+// small's matrices for a 128-token prompt (products alone, GFLOP/s, medians of 9):
+//   WebAssembly (V8 has 16 registers of 4 floats)   4 x 2: 45   2 x 4: 42   2 x 5, 2 x 6, 4 x 3,
+//                                                   8 x 1, 8 x 2: 26-30 (spilled)
+//   AVX-512 (32 registers of 8 floats)              8 x 4: 75   4 x 4: 63   4 x 6, 4 x 8: 63
+//   AVX2 (16 registers)                             4 x 4: 61   8 x 4: 57 (spilled)
 GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N,
                             int out_stride) {
-  constexpr int R = kTileRows, TX = kTileInputs;
   const int ld = out_stride ? out_stride : N;
   const int N8 = N - N % kPackRows;
   if (T == 1) {
@@ -279,16 +304,17 @@ GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const fl
       else
         decode_tile<1>(out, x, K, {group(g)}, {g * kPackRows}, bias);
     }
-  }
-  for (int n = 0; n < N8 && T > 1; n += kPackRows) {
-    const float* group = w + static_cast<std::size_t>(n) * K;
-    for (int r0 = 0; r0 < kPackRows; r0 += R) {
-      int t = 0;
-      for (; t + TX <= T; t += TX)
-        tile<TX, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, group, r0, bias, n);
-      for (; t < T; ++t)
-        tile<1, R>(out + static_cast<std::size_t>(t) * ld, ld, x + static_cast<std::size_t>(t) * K, K, group, r0, bias, n);
-    }
+  } else {
+#ifdef __wasm_simd128__
+    prefill<4, 2>(out, ld, x, w, bias, T, K, N8);
+#elif defined(__x86_64__)
+    if (has_32_vector_registers())
+      prefill<8, 4>(out, ld, x, w, bias, T, K, N8);
+    else
+      prefill<4, 4>(out, ld, x, w, bias, T, K, N8);
+#else
+    prefill<4, 4>(out, ld, x, w, bias, T, K, N8);
+#endif
   }
   for (int n = N8; n < N; ++n) {   // the last N % 8 rows, stored as they are, one at a time
     const float* wn = w + static_cast<std::size_t>(n) * K;
@@ -299,10 +325,10 @@ GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const fl
 
 GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
                const float* v, int kv_stride, int T, int pos0, int hd, float scale, float* probs,
-               float* scratch) {
+               float* scratch, AttentionMask mask) {
   const int n_keys = pos0 + T;
   for (int i = 0; i < T; ++i) {
-    const int visible = pos0 + i + 1;
+    const int visible = visible_keys(mask, i, T, pos0);
     const float* qi = q + static_cast<std::size_t>(i) * q_stride;
     scores(scratch, qi, k, kv_stride, visible, hd, scale);
     softmax_row(scratch, visible);

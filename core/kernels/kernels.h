@@ -43,14 +43,30 @@ void add(float* x, const float* y, std::size_t n);
 // x (n) = softmax(x), stable (max subtracted); all -inf gives all zeros.
 void softmax(float* x, int n);
 
-// Causal attention of one head. T queries sit at positions pos0 .. pos0+T-1; query i attends to
-// keys 0 .. pos0+i. Rows are strided so that heads are read in place:
+// Which keys a query of attention sees. Causal (a decoder, GPT): query i, at position pos0+i,
+// sees keys 0 .. pos0+i and never a later one; not causal (an encoder, BERT): every key. Either
+// way only keys 0 .. keys-1 (keys < 0: all pos0+T): the rest are padding, which no query sees.
+struct AttentionMask {
+  bool causal = true;
+  int keys = -1;
+};
+
+// Attention of one head. T queries sit at positions pos0 .. pos0+T-1; the mask says which of the
+// pos0+T keys each sees (by default causal: query i sees keys 0 .. pos0+i). Rows are strided so
+// that heads are read in place:
 //   q    (T, hd)        row stride q_stride
 //   k, v (pos0+T, hd)   row stride kv_stride
 //   out  (T, hd)        row stride out_stride
-// probs, if not null, receives the probabilities (T, pos0+T), zero above the diagonal.
-// scratch holds pos0+T floats.
+// probs, if not null, receives the probabilities (T, pos0+T), zero where the mask hides a key.
+// A query that sees no key at all gets zeros. scratch holds pos0+T floats.
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
-               int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch);
+               int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
+               AttentionMask mask = {});
+
+// The keys query i (0 .. T-1) of attention sees: keys 0 .. visible_keys(..) - 1.
+inline int visible_keys(const AttentionMask& mask, int i, int T, int pos0) {
+  const int n = mask.causal ? pos0 + i + 1 : pos0 + T;
+  return mask.keys >= 0 && mask.keys < n ? mask.keys : n;
+}
 
 }  // namespace glassbox::kernels

@@ -94,10 +94,10 @@ void softmax(float* x, int n) {
 
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
                const float* v, int kv_stride, int T, int pos0, int hd, float scale, float* probs,
-               float* scratch) {
+               float* scratch, AttentionMask mask) {
   const int n_keys = pos0 + T;
   for (int i = 0; i < T; ++i) {
-    const int visible = pos0 + i + 1;   // causal: keys 0 .. pos0+i
+    const int visible = visible_keys(mask, i, T, pos0);   // keys 0 .. visible-1
     const float* qi = q + i * q_stride;
     for (int j = 0; j < visible; ++j) {
       float dot = 0.0f;

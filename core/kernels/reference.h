@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels.h"   // AttentionMask
+
 namespace glassbox::kernels::reference {
 
 void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N);
@@ -17,7 +19,8 @@ void silu(float* x, std::size_t n);
 void add(float* x, const float* y, std::size_t n);
 void softmax(float* x, int n);
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
-               int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch);
+               int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
+               AttentionMask mask = {});
 void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
                const float* bias, int T, int Kp, int N);   // quantized.h
 

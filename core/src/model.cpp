@@ -1,5 +1,6 @@
 #include "glassbox/model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "glassbox/error.h"
@@ -34,12 +35,14 @@ void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 
   if (o.hook) (*o.hook)(NamedTensor{name, layer, rank, shape, data});
 }
 
-// The working state of one forward call over T tokens. Allocated per call: O(T*C + T*F) floats,
-// small beside the weights every call streams (GPT-2 small decoding: ~30 KB against 500 MB).
+// The working state of one forward call over T rows (a batch's sequences one after another).
+// Allocated per call: O(T*C + T*F) floats, small beside the weights every call streams (GPT-2
+// small decoding: ~30 KB against 500 MB). n_keys: the most keys any sequence's query sees.
 struct Activations {
   Activations(const ModelConfig& c, int T, int n_keys)
       : x(std::size_t(T) * c.n_embd), h(x.size()), qkv(3 * x.size()), heads(x.size()), branch(x.size()),
-        fc(std::size_t(T) * c.n_inner), scratch(std::size_t(c.n_head) * n_keys) {}
+        fc(std::size_t(T) * c.n_inner), scratch(std::size_t(c.n_head) * n_keys), T(T) {}
+  int rows() const { return T; }
   std::vector<float> x;       // (T, C)  residual stream
   std::vector<float> h;       // (T, C)  normalised input of a sub-layer
   std::vector<float> qkv;     // (T, 3C)
@@ -50,6 +53,7 @@ struct Activations {
   std::vector<float> probs;   // (H, T, S) only when a hook listens
   std::vector<std::int16_t> xq;  // (T, Kp) the input of an int8 product, quantized
   std::vector<float> xd;         // (T, Kp/32) its block scales
+  int T;
 };
 
 // out (T,N) = in (T,K) @ w^T + bias: F32, or int8 after quantizing `in` block by block. The rows
@@ -83,34 +87,53 @@ void activation(Activation a, float* x, std::size_t n) {
   }
 }
 
-// Causal self-attention of layer l: in (T,C) -> a.branch (T,C); appends K and V to the cache.
-void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in, int T,
-                     KVCache& cache, Activations& a, const ForwardOptions& o) {
-  const int C = c.n_embd, H = c.n_head, hd = c.head_dim();
-  const int pos0 = cache.size(), S = pos0 + T;
-  linear(a.qkv.data(), in, L.qkv_w, L.qkv_b, T, a);   // (T,C) -> (T,3C) = [q | k | v]
-  float* K = cache.keys(l);
-  float* V = cache.values(l);
-  for (int t = 0; t < T; ++t) {
-    const float* row = a.qkv.data() + std::size_t(t) * 3 * C;
-    std::copy(row + C, row + 2 * C, K + std::size_t(pos0 + t) * C);
-    std::copy(row + 2 * C, row + 3 * C, V + std::size_t(pos0 + t) * C);
-  }
+// One sequence of a forward pass, and its rows of the activations. A batch holds several, one
+// after another, right-padded to one length T: the first `valid` tokens are real, the rest
+// padding, which the attention mask hides from every query (so no real row depends on it).
+struct Sequence {
+  std::span<const std::int32_t> tokens;   // T ids, padding included
+  int valid;                              // real tokens: tokens[0 .. valid-1]
+  KVCache* cache;                         // the tokens go to positions cache->size() .. +T-1
+  int T() const { return static_cast<int>(tokens.size()); }
+};
+
+// Causal self-attention of layer l over every sequence: in (rows,C) -> a.branch (rows,C). The
+// projections run on all rows at once (one pass over the weights for a whole batch); each
+// sequence appends its K and V to its cache and attends only within itself.
+void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in,
+                     std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o) {
+  const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), rows = a.rows();
+  linear(a.qkv.data(), in, L.qkv_w, L.qkv_b, rows, a);   // (rows,C) -> (rows,3C) = [q | k | v]
   // Hugging Face GPT2Attention: scores / sqrt(head_dim) [/ (layer_idx + 1)]
   float scale = c.scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f;
   if (c.scale_attn_by_inverse_layer_idx) scale /= static_cast<float>(l + 1);
-  if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
-  const double work = 2.0 * T * S * C;   // scores and weighted sums over every head
-  parallel_for(H, 1, work, [&](int h0, int h1) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
-    for (int h = h0; h < h1; ++h) {
-      float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
-      kernels::attention(a.heads.data() + h * hd, C, a.qkv.data() + h * hd, 3 * C, K + h * hd, V + h * hd, C,
-                         T, pos0, hd, scale, probs, a.scratch.data() + std::size_t(h) * S);
+  std::size_t row0 = 0;
+  for (const Sequence& seq : seqs) {
+    const int T = seq.T(), pos0 = seq.cache->size(), S = pos0 + T;
+    const float* qkv = a.qkv.data() + row0 * 3 * C;
+    float* K = seq.cache->keys(l);
+    float* V = seq.cache->values(l);
+    for (int t = 0; t < T; ++t) {
+      const float* row = qkv + std::size_t(t) * 3 * C;
+      std::copy(row + C, row + 2 * C, K + std::size_t(pos0 + t) * C);
+      std::copy(row + 2 * C, row + 3 * C, V + std::size_t(pos0 + t) * C);
     }
-  });
-  emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
-  linear(a.branch.data(), a.heads.data(), L.proj_w, L.proj_b, T, a);   // (T,C) -> (T,C)
-  emit(o, "attn_out", l, {T, C}, 2, a.branch.data());
+    const kernels::AttentionMask mask{true, pos0 + seq.valid};   // causal; padding hidden
+    if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
+    float* heads = a.heads.data() + row0 * C;
+    const double work = 2.0 * T * S * C;   // scores and weighted sums over every head
+    parallel_for(H, 1, work, [&](int h0, int h1) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
+      for (int h = h0; h < h1; ++h) {
+        float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
+        kernels::attention(heads + h * hd, C, qkv + h * hd, 3 * C, K + h * hd, V + h * hd, C, T, pos0, hd, scale,
+                           probs, a.scratch.data() + std::size_t(h) * S, mask);
+      }
+    });
+    emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
+    row0 += std::size_t(T);
+  }
+  linear(a.branch.data(), a.heads.data(), L.proj_w, L.proj_b, rows, a);   // (rows,C) -> (rows,C)
+  emit(o, "attn_out", l, {rows, C}, 2, a.branch.data());
 }
 
 // MLP of a block: in (T,C) -> (T,F) -> activation -> a.branch (T,C).
@@ -120,6 +143,74 @@ void mlp_block(const ModelConfig& c, const LayerWeights& L, int l, const float* 
   activation(c.activation, a.fc.data(), a.fc.size());
   linear(a.branch.data(), a.fc.data(), L.fc_proj_w, L.fc_proj_b, T, a);   // (T,F) -> (T,C)
   emit(o, "mlp_out", l, {T, c.n_embd}, 2, a.branch.data());
+}
+
+// Throws InvalidArgument unless `tokens` can run at positions pos0 ..: not empty, within the
+// context, every id in the vocabulary. `what` names the sequence in a batch ("" otherwise).
+void check_tokens(const ModelConfig& c, std::span<const std::int32_t> tokens, int pos0, const std::string& what) {
+  if (tokens.empty()) throw InvalidArgument(what + "no tokens to run");
+  if (tokens.size() > static_cast<std::size_t>(c.n_positions - pos0))
+    throw InvalidArgument(what + std::to_string(pos0 + tokens.size()) + " tokens do not fit in the context of " +
+                          std::to_string(c.n_positions) + " positions");
+  for (std::int32_t id : tokens)
+    if (id < 0 || id >= c.vocab_size)
+      throw InvalidArgument(what + "token id " + std::to_string(id) + " is out of range: the vocabulary has ids 0.." +
+                            std::to_string(c.vocab_size - 1));
+}
+
+// The blocks over every sequence's rows: embeddings -> n_layer blocks -> a.x (rows,C), the
+// residual stream before the final norm. Each sequence's keys and values are written to its cache
+// at positions cache->size() .. (reserved by the caller, who advances the cache after).
+void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const Sequence> seqs, Activations& a,
+                const ForwardOptions& o) {
+  const int C = c.n_embd, T = a.rows();
+  // x (T,C) = wte[token] + wpe[position]
+  std::size_t row = 0;
+  for (const Sequence& seq : seqs) {
+    for (int t = 0; t < seq.T(); ++t, ++row) {
+      const float* te = w.wte + std::size_t(seq.tokens[t]) * C;
+      const float* pe = w.wpe + std::size_t(seq.cache->size() + t) * C;
+      for (int i = 0; i < C; ++i) a.x[row * C + i] = te[i] + pe[i];
+    }
+  }
+  emit(o, "inp_embd", -1, {T, C}, 2, a.x.data());
+
+  const float eps = static_cast<float>(c.layer_norm_epsilon);
+  for (int l = 0; l < c.n_layer; ++l) {
+    const LayerWeights& L = w.layers[l];
+    if (c.architecture == Architecture::GPT2) {
+      // pre-LN: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
+      kernels::layernorm(a.h.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T, C, eps);
+      attention_block(c, L, l, a.h.data(), seqs, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      kernels::layernorm(a.h.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
+      mlp_block(c, L, l, a.h.data(), T, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+    } else {
+      // post-LN (original GPT): x = ln_1(x + attn(x)); x = ln_2(x + mlp(x))
+      attention_block(c, L, l, a.x.data(), seqs, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      kernels::layernorm(a.x.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T, C, eps);
+      mlp_block(c, L, l, a.x.data(), T, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      kernels::layernorm(a.x.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
+    }
+    emit(o, "block_out", l, {T, C}, 2, a.x.data());
+  }
+}
+
+// rows (R,C) of the residual stream -> [final norm] -> logits (R,V) through the tied LM head,
+// the largest matmul: only the rows asked for go through it.
+std::vector<float> lm_logits(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, Activations& a,
+                             const ForwardOptions& o) {
+  if (c.architecture == Architecture::GPT2) {
+    kernels::layernorm(a.h.data(), rows, w.ln_f_w, w.ln_f_b, R, c.n_embd, static_cast<float>(c.layer_norm_epsilon));
+    rows = a.h.data();
+  }
+  std::vector<float> logits(std::size_t(R) * c.vocab_size);
+  linear(logits.data(), rows, w.lm_head, nullptr, R, a);   // (R,C) @ wte^T -> (R,V)
+  emit(o, "logits", -1, {R, c.vocab_size}, 2, logits.data());
+  return logits;
 }
 
 }  // namespace
@@ -159,66 +250,59 @@ KVCache Model::new_cache() const {
 std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache& cache,
                                   const ForwardOptions& o) const {
   const ModelConfig& c = impl_->config;
-  const ModelWeights& w = impl_->w;
-  const int C = c.n_embd, V = c.vocab_size;
-  if (tokens.empty()) throw InvalidArgument("no tokens to run");
-  if (cache.capacity() != c.n_positions || cache.n_embd() != C || cache.n_layer() != c.n_layer)
+  if (cache.capacity() != c.n_positions || cache.n_embd() != c.n_embd || cache.n_layer() != c.n_layer)
     throw InvalidArgument("the KV cache was made for another model (use this model's new_cache())");
-  const int pos0 = cache.size();
-  if (tokens.size() > static_cast<std::size_t>(c.n_positions - pos0))
-    throw InvalidArgument(std::to_string(pos0 + tokens.size()) + " tokens do not fit in the context of " +
-                          std::to_string(c.n_positions) + " positions");
-  for (std::int32_t id : tokens)
-    if (id < 0 || id >= V)
-      throw InvalidArgument("token id " + std::to_string(id) + " is out of range: the vocabulary has ids 0.." +
-                            std::to_string(V - 1));
+  check_tokens(c, tokens, cache.size(), "");
   const int T = static_cast<int>(tokens.size());
-  cache.reserve(pos0 + T);
-  Activations a(c, T, pos0 + T);
-
-  // x (T,C) = wte[token] + wpe[position]
-  for (int t = 0; t < T; ++t) {
-    const float* te = w.wte + std::size_t(tokens[t]) * C;
-    const float* pe = w.wpe + std::size_t(pos0 + t) * C;
-    for (int i = 0; i < C; ++i) a.x[std::size_t(t) * C + i] = te[i] + pe[i];
-  }
-  emit(o, "inp_embd", -1, {T, C}, 2, a.x.data());
-
-  const float eps = static_cast<float>(c.layer_norm_epsilon);
-  for (int l = 0; l < c.n_layer; ++l) {
-    const LayerWeights& L = w.layers[l];
-    if (c.architecture == Architecture::GPT2) {
-      // pre-LN: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
-      kernels::layernorm(a.h.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T, C, eps);
-      attention_block(c, L, l, a.h.data(), T, cache, a, o);
-      kernels::add(a.x.data(), a.branch.data(), a.x.size());
-      kernels::layernorm(a.h.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
-      mlp_block(c, L, l, a.h.data(), T, a, o);
-      kernels::add(a.x.data(), a.branch.data(), a.x.size());
-    } else {
-      // post-LN (original GPT): x = ln_1(x + attn(x)); x = ln_2(x + mlp(x))
-      attention_block(c, L, l, a.x.data(), T, cache, a, o);
-      kernels::add(a.x.data(), a.branch.data(), a.x.size());
-      kernels::layernorm(a.x.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T, C, eps);
-      mlp_block(c, L, l, a.x.data(), T, a, o);
-      kernels::add(a.x.data(), a.branch.data(), a.x.size());
-      kernels::layernorm(a.x.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
-    }
-    emit(o, "block_out", l, {T, C}, 2, a.x.data());
-  }
+  const Sequence seq{tokens, T, &cache};
+  Activations a(c, T, cache.size() + T);
+  cache.reserve(cache.size() + T);
+  run_blocks(c, impl_->w, std::span(&seq, 1), a, o);
   cache.advance(T);
-
-  // Only the rows asked for go through the final norm and the (V x C) LM head, the largest matmul.
   const int R = o.all_logits ? T : 1;
-  const float* rows = a.x.data() + std::size_t(T - R) * C;
-  if (c.architecture == Architecture::GPT2) {
-    kernels::layernorm(a.h.data(), rows, w.ln_f_w, w.ln_f_b, R, C, eps);
-    rows = a.h.data();
+  return lm_logits(c, impl_->w, a.x.data() + std::size_t(T - R) * c.n_embd, R, a, o);
+}
+
+std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector<std::int32_t>> batch) const {
+  const ModelConfig& c = impl_->config;
+  const int C = c.n_embd, V = c.vocab_size;
+  if (batch.empty()) throw InvalidArgument("the batch holds no sequences");
+  std::size_t longest = 0;
+  for (std::size_t b = 0; b < batch.size(); ++b) {
+    check_tokens(c, batch[b], 0, "sequence " + std::to_string(b) + ": ");
+    longest = std::max(longest, batch[b].size());
   }
-  std::vector<float> logits(std::size_t(R) * V);
-  linear(logits.data(), rows, w.lm_head, nullptr, R, a);   // (R,C) @ wte^T -> (R,V), tied head
-  emit(o, "logits", -1, {R, V}, 2, logits.data());
-  return logits;
+  // Right-padded to the longest with id 0 (any id would do: the mask hides padding), each
+  // sequence with a cache of its own for this pass.
+  const int B = static_cast<int>(batch.size()), T = static_cast<int>(longest);
+  std::vector<std::vector<std::int32_t>> padded(batch.begin(), batch.end());
+  std::vector<KVCache> caches;
+  std::vector<Sequence> seqs;
+  caches.reserve(std::size_t(B));
+  for (auto& ids : padded) {
+    const int valid = static_cast<int>(ids.size());
+    ids.resize(longest, 0);
+    caches.push_back(new_cache());
+    caches.back().reserve(T);
+    seqs.push_back({ids, valid, &caches.back()});
+  }
+  Activations a(c, B * T, T);
+  run_blocks(c, impl_->w, seqs, a, {});
+  // The real rows only, gathered, through the final norm and the LM head.
+  std::vector<float> real;
+  for (int b = 0; b < B; ++b) {
+    const float* first = a.x.data() + std::size_t(b) * T * C;
+    real.insert(real.end(), first, first + std::size_t(seqs[b].valid) * C);
+  }
+  const int R = static_cast<int>(real.size() / std::size_t(C));
+  const std::vector<float> logits = lm_logits(c, impl_->w, real.data(), R, a, {});
+  std::vector<std::vector<float>> out;
+  std::size_t row = 0;
+  for (const Sequence& seq : seqs) {
+    out.emplace_back(logits.begin() + std::ptrdiff_t(row * V), logits.begin() + std::ptrdiff_t((row + seq.valid) * V));
+    row += std::size_t(seq.valid);
+  }
+  return out;
 }
 
 }  // namespace glassbox

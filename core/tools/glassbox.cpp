@@ -3,6 +3,7 @@
 //   glassbox generate   [-m DIR] (-p PROMPT | --tokens 1,2,3) [-n N] [--temperature T] [--top-k K]
 //                       [--top-p P] [--seed S] [--allow-special] [--context-full slide|stop]
 //   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention]
+//   glassbox forward    [-m DIR] --batch FILE          FILE: JSON array of id arrays, one pass
 //   glassbox tokenize   [-m DIR] [--allow-special]     text on stdin -> JSON ids on stdout
 //   glassbox detokenize [-m DIR]                       JSON ids on stdin -> text on stdout
 //   glassbox train-tokenizer --vocab-size N -o DIR FILE...
@@ -12,6 +13,7 @@
 // Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <chrono>
 #include <cstdio>
@@ -159,6 +161,60 @@ int run_forward(const std::string& model_dir, const LoadOptions& load, const Pro
   return 0;
 }
 
+// FILE holds a JSON array of token-id arrays, e.g. [[464, 2068], [15496]].
+std::vector<std::vector<std::int32_t>> read_batch(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InvalidArgument("cannot read the batch file " + file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string expected = ": expected a JSON array of token-id arrays, e.g. [[464, 2068], [15496]]";
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InvalidArgument(file + " is not JSON (" + e.what() + ")" + expected);
+  }
+  if (!j.is_array()) throw InvalidArgument(file + expected);
+  std::vector<std::vector<std::int32_t>> batch;
+  for (const auto& seq : j) {
+    if (!seq.is_array()) throw InvalidArgument(file + ": sequence " + std::to_string(batch.size()) + " is not an array" + expected);
+    auto& ids = batch.emplace_back();
+    for (const auto& id : seq) {
+      if (!id.is_number_integer() || id.get<std::int64_t>() < INT32_MIN || id.get<std::int64_t>() > INT32_MAX)
+        throw InvalidArgument(file + ": sequence " + std::to_string(batch.size() - 1) + " holds " + id.dump() +
+                              ", not a token id" + expected);
+      ids.push_back(static_cast<std::int32_t>(id.get<std::int64_t>()));
+    }
+  }
+  return batch;
+}
+
+// Every sequence of the batch in one pass (Model::forward_batch): {"logits": [sequence][position][vocab]}.
+int run_forward_batch(const std::string& model_dir, const LoadOptions& load, const std::string& file) {
+  check_model_dir(model_dir);
+  const auto batch = read_batch(file);
+  Model model = Model::load(model_dir, load);
+  const int V = model.config().vocab_size;
+  const std::vector<std::vector<float>> logits = model.forward_batch(batch);
+  for (std::size_t b = 0; b < logits.size(); ++b)
+    for (std::size_t i = 0; i < logits[b].size(); ++i)   // JSON has no inf or NaN
+      if (!std::isfinite(logits[b][i]))
+        throw Error("the logits of sequence " + std::to_string(b) + " at position " + std::to_string(i / V) +
+                    " are not finite (inf or NaN): the model's weights are broken");
+  JsonWriter json;
+  json.raw("{\"logits\":[");
+  for (std::size_t b = 0; b < logits.size(); ++b) {
+    json.raw(b ? ",\n[" : "[");
+    for (std::size_t t = 0; t < logits[b].size() / V; ++t) {
+      if (t) json.raw(",\n");
+      json.array(logits[b].data() + t * V, V);
+    }
+    json.raw("]");
+  }
+  json.raw("]}\n");
+  json.flush();
+  return 0;
+}
+
 int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, int max_tokens,
                  SamplingSettings sampling, const std::optional<std::uint64_t>& seed, const std::string& context_full) {
   sampling.seed = seed ? *seed : std::random_device{}();
@@ -285,7 +341,11 @@ int main(int argc, char** argv) {
   add_quantize(fwd);
   add_prompt(fwd);
   bool attention = false;
-  fwd->add_flag("--attention", attention, "also print attention probabilities [layer][head][query][key]");
+  auto* attention_flag = fwd->add_flag("--attention", attention, "also print attention probabilities [layer][head][query][key]");
+  std::string batch_file;
+  auto* batch_option = fwd->add_option("--batch", batch_file,
+                                       "JSON file: an array of token-id arrays, run as one batch -> logits [sequence][position][vocab]");
+  batch_option->excludes("-p")->excludes("--tokens")->excludes(attention_flag);
 
   auto* tok = app.add_subcommand("tokenize", "text on stdin -> JSON array of token ids");
   add_model(tok);
@@ -323,13 +383,20 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  CLI11_PARSE(app, argc, argv);
   try {
-    if ((*gen || *fwd) && !prompt.text && prompt.ids.empty())
-      throw InvalidArgument("give a prompt: -p TEXT or --tokens IDS");
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);   // --help
+    std::fprintf(stderr, "glassbox: error: %s (see --help)\n", e.what());
+    return 2;
+  }
+  try {
+    if ((*gen || (*fwd && batch_file.empty())) && !prompt.text && prompt.ids.empty())
+      throw InvalidArgument(*fwd ? "give a prompt: -p TEXT, --tokens IDS or --batch FILE" : "give a prompt: -p TEXT or --tokens IDS");
     const LoadOptions load{parse_quantization(quantize)};
     set_num_threads(threads);
     if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, context_full);
+    if (*fwd && !batch_file.empty()) return run_forward_batch(model_dir, load, batch_file);
     if (*fwd) return run_forward(model_dir, load, prompt, attention);
     if (*tok) return run_tokenize(model_dir, prompt.allow_special);
     if (*detok) return run_detokenize(model_dir);

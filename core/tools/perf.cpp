@@ -3,7 +3,8 @@
 // script runs it several times, each in a fresh process, and reports medians.
 //
 //   glassbox_perf model DIR --ids FILE [--decode N]   load, prefill the prompt ids (JSON array in
-//                                                      FILE), then N greedy tokens with the KV cache
+//                 [--triad-after MB]                   FILE), then N greedy tokens with the KV cache;
+//                                                      then, the model freed, the triad
 //   glassbox_perf tokenizer DIR TEXT                   encode and decode TEXT's bytes
 //   glassbox_perf triad [--mb N]                       single-core memory bandwidth (STREAM triad)
 //
@@ -140,6 +141,10 @@ int main(int argc, char** argv) {
   model->add_option("--quantize", quantize, "none or int8");
   int threads = 1;
   model->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
+  int triad_after = 0;
+  model->add_option("--triad-after", triad_after,
+                    "then the triad over arrays of this many MB, once the model is freed (0: no triad)")
+      ->check(CLI::Range(0, 4096));
   auto* tokenizer = app.add_subcommand("tokenizer", "encode and decode a text");
   tokenizer->add_option("dir", dir, "model directory (vocab.json, merges.txt)")->required();
   tokenizer->add_option("text", text_file, "UTF-8 text file")->required();
@@ -152,6 +157,9 @@ int main(int argc, char** argv) {
       glassbox::set_num_threads(threads);
       out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize));
       out["threads"] = glassbox::num_threads();
+      // The memory bandwidth at the moment of this decode (this machine's speed drifts from one
+      // minute to the next), for the decode's share of the roofline (scripts/bench_report.mjs).
+      if (triad_after) out["triad_gb_s"] = run_triad(triad_after)["gb_s"];
     }
     else if (*tokenizer) out = run_tokenizer(dir, text_file);
     else out = run_triad(megabytes);

@@ -66,6 +66,32 @@ for (const worker of [false, true]) {
     }
   });
 
+  test(`${mode}: forwardBatch gives each sequence exactly its own forward's logits`, async () => {
+    for (const name of ['gpt2-f32', 'openai-gpt', 'gpt2-attn-scaling']) {
+      const { tokens } = expected(name);
+      const model = await loadModel(fixture(name), { worker });
+      const batch = [tokens, tokens.slice(0, 1), Int32Array.from(tokens.slice(2, 5)), tokens.slice(1)];
+      const { logits } = await model.forwardBatch(batch);
+      assert.equal(logits.length, batch.length);
+      for (let b = 0; b < batch.length; ++b) {
+        const alone = await model.forward(batch[b]);
+        assert.deepEqual(logits[b], alone.logits, `${name}: sequence ${b}`);
+      }
+      // The first sequence is the fixture's: PyTorch's logits.
+      const V = model.config.vocab_size;
+      let maxDiff = 0;
+      for (let t = 0; t < tokens.length; ++t)
+        for (let v = 0; v < V; ++v) maxDiff = Math.max(maxDiff, Math.abs(logits[0][t * V + v] - expected(name).logits[t][v]));
+      assert.ok(maxDiff < 1e-4, `${name}: max |logit - PyTorch| = ${maxDiff}`);
+      await assert.rejects(model.forwardBatch([[1, 2], [3, 999]]), /sequence 1: token id 999 is out of range/);
+      await assert.rejects(model.forwardBatch([[1], []]), /sequence 1: no tokens to run/);
+      await assert.rejects(model.forwardBatch([[1], [0.5]]), /sequence 1: 0\.5 is not a token id/);
+      await assert.rejects(model.forwardBatch([]), /the batch holds no sequences/);
+      await assert.rejects(model.forwardBatch([1, 2]), /sequence 0 must be an array of token ids/);
+      await model.dispose();
+    }
+  });
+
   test(`${mode}: int8 weights: logits near PyTorch's on every fixture, the shipped model's greedy text`, async () => {
     for (const name of MODELS) {
       const want = expected(name);

@@ -88,6 +88,14 @@ class Model {
   std::vector<float> forward(std::span<const std::int32_t> tokens, KVCache& cache,
                              const ForwardOptions& options = {}) const;
 
+  // Several sequences of different lengths in one pass, each from position 0 (no cache kept):
+  // they are right-padded to the longest and go through every matrix together (the weights are
+  // read once for the whole batch), while a padding mask keeps the padded positions out of every
+  // real position's attention, so each sequence's logits are exactly its own forward's. Returns
+  // logits (T_b,V) for every position of sequence b. Throws InvalidArgument for an empty batch,
+  // or naming the sequence, for what forward() refuses.
+  std::vector<std::vector<float>> forward_batch(std::span<const std::vector<std::int32_t>> batch) const;
+
  private:
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
