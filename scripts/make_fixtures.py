@@ -169,14 +169,17 @@ def activation(x, name, model_type):
     raise ValueError(name)
 
 
-def attention(x, w, p, n_head, scale):
-    """x [T,C] -> (out [T,C], probs [H,T,T]); causal multi-head self-attention, scores * scale."""
+def attention(x, w, p, n_head, scale, causal=True):
+    """x [T,C] -> (out [T,C], probs [H,T,T]); multi-head self-attention, scores * scale; causal
+    (a decoder: no query sees a later key) or not (an encoder: every query sees every key)."""
     T, C = x.shape
     hd = C // n_head
     qkv = x @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]      # [T,3C]
     q, k, v = (t.reshape(T, n_head, hd).transpose(0, 1) for t in qkv.split(C, dim=-1))  # [H,T,hd]
     scores = q @ k.transpose(1, 2) * scale                                  # [H,T,T]
     future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)     # key j > query i
+    if not causal:
+        future.zero_()                                                      # nothing hidden
     probs = torch.softmax(scores.masked_fill(future, -math.inf), dim=-1)    # exact 0 above diag
     out = (probs @ v).transpose(0, 1).reshape(T, C)                          # heads concatenated
     return out @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"], probs
@@ -189,8 +192,9 @@ def mlp(x, w, p, spec):
     return hidden @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
 
 
-def forward(spec, w, ids):
-    """ids [T] -> (logits [T,V], [probs [H,T,T] per layer])."""
+def forward(spec, w, ids, causal=True):
+    """ids [T] -> (logits [T,V], [probs [H,T,T] per layer]); causal=False: the same weights with
+    bidirectional attention (what the page's Mask switch shows next to the GPT's causal one)."""
     eps, T = spec["layer_norm_epsilon"], len(ids)
     ln = lambda x, name: layer_norm(x, w[name + ".weight"], w[name + ".bias"], eps)
     gpt2 = spec["model_type"] == "gpt2"
@@ -206,11 +210,11 @@ def forward(spec, w, ids):
         if spec["scale_attn_by_inverse_layer_idx"]:
             scale /= i + 1
         if gpt2:   # pre-LayerNorm
-            a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"], scale)
+            a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"], scale, causal)
             x = x + a
             x = x + mlp(ln(x, p + "ln_2"), w, p, spec)
         else:      # post-LayerNorm
-            a, probs = attention(x, w, p, spec["n_head"], scale)
+            a, probs = attention(x, w, p, spec["n_head"], scale, causal)
             x = ln(x + a, p + "ln_1")
             x = ln(x + mlp(x, w, p, spec), p + "ln_2")
         all_probs.append(probs)
@@ -414,6 +418,8 @@ def make_fixture(name):
                 "greedy": dict(greedy_run, min_margin=rounded(greedy_run["min_margin"]))}
     if spec["sliding_tokens"]:   # drawn last: the other values stay as they were
         expected["sliding"] = pick_sliding(spec, w, gen)
+    bi_logits, bi_probs = forward(spec, w, tokens, causal=False)            # draws nothing
+    expected["bidirectional"] = {"logits": rounded(bi_logits.tolist()), "attention": rounded([p.tolist() for p in bi_probs])}
     out_dir = os.path.join(ROOT, name)
     os.makedirs(out_dir, exist_ok=True)
     write_file(os.path.join(out_dir, "config.json"), json.dumps(config_json(spec), indent=2) + "\n")

@@ -99,6 +99,25 @@ void expect_error(const std::vector<std::string>& args, const std::string& messa
   EXPECT_EQ(r.out, "");
 }
 
+// --mask bidirectional: the same weights with every key visible, as PyTorch's forward(causal=False).
+TEST(Cli, ForwardWithABidirectionalMask) {
+  const auto expected = test::read_json(fixture_dir("gpt2-f32") / "expected.json");
+  std::string ids;
+  for (int id : expected["tokens"]) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const auto r = run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", ids, "--attention", "--mask", "bidirectional"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  const auto& want = expected["bidirectional"];
+  double max_diff = 0;
+  for (std::size_t t = 0; t < expected["tokens"].size(); ++t)
+    for (std::size_t v = 0; v < 96; ++v)
+      max_diff = std::max(max_diff, std::abs(out["logits"][t][v].get<double>() - want["logits"][t][v].get<double>()));
+  EXPECT_LT(max_diff, 1e-4);
+  EXPECT_NEAR(out["attention"][1][0][0][3].get<double>(), want["attention"][1][0][0][3].get<double>(), 1e-5);
+  EXPECT_GT(out["attention"][1][0][0][3].get<double>(), 0.0);   // query 0 sees key 3
+  expect_error({"forward", "-m", model("gpt2-f32"), "--tokens", "1,2", "--mask", "future"}, "--mask must be causal or bidirectional, got future");
+}
+
 // --batch FILE: several sequences in one pass; each sequence's logits are those `forward
 // --tokens` prints for it alone (the same floats, printed the same way).
 TEST(Cli, ForwardBatchPrintsEachSequencesLogits) {

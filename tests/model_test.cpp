@@ -22,7 +22,7 @@ struct FullForward {
   std::vector<float> logits;
   std::vector<float> attention;
 };
-FullForward run_full(const Model& model, const std::vector<std::int32_t>& tokens) {
+FullForward run_full(const Model& model, const std::vector<std::int32_t>& tokens, bool causal = true) {
   FullForward out;
   TensorHook hook = [&](const NamedTensor& t) {
     if (std::string_view(t.name) == "attn_probs")
@@ -31,6 +31,7 @@ FullForward run_full(const Model& model, const std::vector<std::int32_t>& tokens
   ForwardOptions o;
   o.all_logits = true;
   o.hook = &hook;
+  o.causal = causal;
   KVCache cache = model.new_cache();
   out.logits = model.forward(tokens, cache, o);
   return out;
@@ -83,6 +84,34 @@ TEST_P(ReferenceTest, AttentionMatchesPyTorchAndIsCausal) {
       }
   std::cout << "[ fixture  ] " << GetParam() << ": max |attention - PyTorch| = " << max_diff << "\n";
   EXPECT_LT(max_diff, 1e-5);
+}
+
+// The same weights with bidirectional attention (ForwardOptions::causal = false, an encoder's
+// view) against PyTorch's forward(causal=False): every query sees every key, later ones too.
+TEST_P(ReferenceTest, BidirectionalMatchesPyTorch) {
+  const Model model = Model::load(fixture_dir(GetParam()));
+  const auto& c = model.config();
+  const auto& want = expected_["bidirectional"];
+  const int T = static_cast<int>(tokens_.size()), V = c.vocab_size;
+  const auto got = run_full(model, tokens_, false);
+  double logit_diff = 0, att_diff = 0, above_diagonal = 0;
+  for (int t = 0; t < T; ++t)
+    for (int v = 0; v < V; ++v)
+      logit_diff = std::max(logit_diff, std::abs(got.logits[std::size_t(t) * V + v] - want["logits"][t][v].get<double>()));
+  for (int l = 0; l < c.n_layer; ++l)
+    for (int h = 0; h < c.n_head; ++h)
+      for (int q = 0; q < T; ++q)
+        for (int k = 0; k < T; ++k) {
+          const float p = got.attention[((std::size_t(l) * c.n_head + h) * T + q) * T + k];
+          att_diff = std::max(att_diff, std::abs(p - want["attention"][l][h][q][k].get<double>()));
+          if (k > q) above_diagonal += p;
+        }
+  std::cout << "[ fixture  ] " << GetParam() << " bidirectional: max |logit - PyTorch| = " << logit_diff
+            << ", max |attention - PyTorch| = " << att_diff << "\n";
+  EXPECT_LT(logit_diff, 1e-4);
+  EXPECT_LT(att_diff, 1e-5);
+  EXPECT_GT(above_diagonal, 0.1 * c.n_layer * c.n_head);   // later keys really are seen
+  EXPECT_NE(got.logits, run_full(model, tokens_).logits);
 }
 
 TEST_P(ReferenceTest, CachedDecodingEqualsRecomputation) {

@@ -77,7 +77,8 @@ class Engine {
   // {logits: Float32Array(T*V), attention?: Float32Array(L*H*T*T)}
   // {logits?: (T,V) or, without all positions, nothing; attention?}. The page asks for attention
   // only: all T rows of logits would cost T x V x C multiply-adds it never looks at.
-  val forward(const val& ids_js, bool with_logits, bool with_attention) const {
+  // causal false: bidirectional attention with the same weights (ForwardOptions::causal).
+  val forward(const val& ids_js, bool with_logits, bool with_attention, bool causal) const {
     return guarded([&] {
       const auto ids = ids_from_js(ids_js);
       std::vector<float> attention;
@@ -86,7 +87,8 @@ class Engine {
           attention.insert(attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
       };
       KVCache cache = model_.new_cache();
-      const auto logits = model_.forward(ids, cache, {.all_logits = with_logits, .hook = with_attention ? &keep : nullptr});
+      const auto logits = model_.forward(
+          ids, cache, {.all_logits = with_logits, .hook = with_attention ? &keep : nullptr, .causal = causal});
       val out = val::object();
       if (with_logits) out.set("logits", typed_array_copy("Float32Array", logits.data(), logits.size()));
       if (with_attention) out.set("attention", typed_array_copy("Float32Array", attention.data(), attention.size()));

@@ -124,9 +124,11 @@ export class LocalModel {
   }
 
   // {logits (T*V), attention? (L*H*T*T)}; with { logits: false } only the attention is computed
-  // in full (the last position's logits are not returned either).
-  async forward(ids, { attention = false, logits = true } = {}) {
-    return this.#live().forward(checkIds(ids), Boolean(logits), Boolean(attention));
+  // in full (the last position's logits are not returned either). mask 'bidirectional': every
+  // position attends to every other, later ones too, with the same weights (an encoder's view).
+  async forward(ids, { attention = false, logits = true, mask = 'causal' } = {}) {
+    if (mask !== 'causal' && mask !== 'bidirectional') throw new Error(`mask must be 'causal' or 'bidirectional', got ${String(mask)}`);
+    return this.#live().forward(checkIds(ids), Boolean(logits), Boolean(attention), mask === 'causal');
   }
 
   // {logits: [Float32Array(T_b*V), ...]}: several sequences of different lengths in one pass,

@@ -99,7 +99,8 @@ export interface Model {
   tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
   detokenize(ids: ArrayLike<number>): Promise<string>;
   /** logits: false leaves the (T, V) logits out (and their cost: T x V x n_embd multiply-adds). */
-  forward(ids: ArrayLike<number>, options?: { attention?: boolean; logits?: boolean }): Promise<ForwardResult>;
+  /** mask 'bidirectional': every position attends to every other, with the same weights (default 'causal'). */
+  forward(ids: ArrayLike<number>, options?: { attention?: boolean; logits?: boolean; mask?: 'causal' | 'bidirectional' }): Promise<ForwardResult>;
   /**
    * Several sequences of different lengths in one pass (right-padded, with a padding mask):
    * logits[b] is (T_b, V), exactly what forward(batch[b]) gives.

@@ -8,6 +8,7 @@
 import { AttentionView } from './app/attention-view.mjs';
 import { formatInt } from './app/dom.mjs';
 import { Generation } from './app/generation.mjs';
+import { MaskCompare } from './app/mask-compare.mjs';
 import { ModelPicker } from './app/model-picker.mjs';
 import { NextTokenChart } from './app/next-token.mjs';
 import { OutputView, promptSegments } from './app/output-view.mjs';
@@ -54,6 +55,19 @@ const attention = new AttentionView({
     refreshHighlight();
   },
 });
+const masks = new MaskCompare({
+  switchButton: $('mask-switch'), panel: $('mask-compare'), causalCanvas: $('mask-causal'),
+  bidirectionalCanvas: $('mask-bidirectional'), caption: $('mask-caption'),
+  onToggle: (on) => { if (on) refreshMasks(); },
+});
+
+// Both masks' attention for the current text (when the switch is on; not while generating).
+function refreshMasks() {
+  if (!masks.on || state.generation || !state.model || !state.seq) return chain;
+  const { model, config, seq } = state;
+  chain = chain.then(() => masks.compute(model, config, seq.ids)).catch((e) => status.set(`Cannot compare the masks: ${e.message}`, 'error'));
+  return chain;
+}
 
 // --- the selected token's attention, painted on chips and output text
 
@@ -63,6 +77,7 @@ function refreshHighlight() {
   tokens.highlight(q >= 0 ? weights : null);
   output.highlight(weights, q);
   attention.setSelected(q);
+  masks.draw(attention.layer, attention.head);
 }
 
 // --- prompt -> tokens -> attention, as the person types (debounced; only the latest text counts)
@@ -109,12 +124,16 @@ async function analyzePrompt(v) {
     return;
   }
   showPromptError('');
-  if (!ids.length) return;
+  if (!ids.length) {
+    if (masks.on) await masks.compute(model, state.config, ids);
+    return;
+  }
   const { attention: matrix } = await model.forward(ids, { attention: true, logits: false });
   if (v !== wanted || model !== state.model) return;
   seq.setPromptAttention(matrix);
   attention.update({ thumbs: true, force: true });
   refreshHighlight();
+  if (masks.on) await masks.compute(model, state.config, ids);
 }
 
 function showPromptError(message) {
@@ -133,6 +152,7 @@ function setGenerating(on) {
   allowSpecial.disabled = on;
   sampling.setDisabled(on);
   attention.setLive(on);
+  masks.setStale(on);
 }
 
 async function generate() {
@@ -201,6 +221,7 @@ async function generate() {
     if (state.loading !== null) status.set(`Loading ${state.loading}…`, 'busy');
     attention.flush();
     refreshHighlight();
+    refreshMasks();
     finished();
   }
 }

@@ -97,9 +97,9 @@ struct Sequence {
   int T() const { return static_cast<int>(tokens.size()); }
 };
 
-// Causal self-attention of layer l over every sequence: in (rows,C) -> a.branch (rows,C). The
-// projections run on all rows at once (one pass over the weights for a whole batch); each
-// sequence appends its K and V to its cache and attends only within itself.
+// Self-attention of layer l over every sequence (causal unless o.causal is false): in (rows,C) ->
+// a.branch (rows,C). The projections run on all rows at once (one pass over the weights for a
+// whole batch); each sequence appends its K and V to its cache and attends only within itself.
 void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in,
                      std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o) {
   const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), rows = a.rows();
@@ -118,7 +118,7 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
       std::copy(row + C, row + 2 * C, K + std::size_t(pos0 + t) * C);
       std::copy(row + 2 * C, row + 3 * C, V + std::size_t(pos0 + t) * C);
     }
-    const kernels::AttentionMask mask{true, pos0 + seq.valid};   // causal; padding hidden
+    const kernels::AttentionMask mask{o.causal, pos0 + seq.valid};   // padding always hidden
     if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
     float* heads = a.heads.data() + row0 * C;
     const double work = 2.0 * T * S * C;   // scores and weighted sums over every head

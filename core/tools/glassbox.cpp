@@ -2,7 +2,7 @@
 //
 //   glassbox generate   [-m DIR] (-p PROMPT | --tokens 1,2,3) [-n N] [--temperature T] [--top-k K]
 //                       [--top-p P] [--seed S] [--allow-special] [--context-full slide|stop]
-//   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention]
+//   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention] [--mask causal|bidirectional]
 //   glassbox forward    [-m DIR] --batch FILE          FILE: JSON array of id arrays, one pass
 //   glassbox tokenize   [-m DIR] [--allow-special]     text on stdin -> JSON ids on stdout
 //   glassbox detokenize [-m DIR]                       JSON ids on stdin -> text on stdout
@@ -108,7 +108,10 @@ class JsonWriter {
   std::string out_;
 };
 
-int run_forward(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, bool with_attention) {
+int run_forward(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, bool with_attention,
+                const std::string& mask) {
+  if (mask != "causal" && mask != "bidirectional")
+    throw InvalidArgument("--mask must be causal or bidirectional, got " + mask);
   check_model_dir(model_dir);
   std::optional<Tokenizer> tokenizer;
   if (prompt.text) tokenizer = Tokenizer::load(model_dir);
@@ -126,6 +129,7 @@ int run_forward(const std::string& model_dir, const LoadOptions& load, const Pro
   ForwardOptions options;
   options.all_logits = true;
   options.hook = with_attention ? &keep_probs : nullptr;
+  options.causal = mask == "causal";
   KVCache cache = model.new_cache();
   const std::vector<float> logits = model.forward(ids, cache, options);
   for (std::size_t i = 0; i < logits.size(); ++i)   // JSON has no inf or NaN
@@ -342,10 +346,14 @@ int main(int argc, char** argv) {
   add_prompt(fwd);
   bool attention = false;
   auto* attention_flag = fwd->add_flag("--attention", attention, "also print attention probabilities [layer][head][query][key]");
+  std::string mask = "causal";
+  auto* mask_option = fwd->add_option("--mask", mask,
+                                      "causal (the GPT's) or bidirectional: every position sees every other, same weights")
+                          ->capture_default_str();
   std::string batch_file;
   auto* batch_option = fwd->add_option("--batch", batch_file,
                                        "JSON file: an array of token-id arrays, run as one batch -> logits [sequence][position][vocab]");
-  batch_option->excludes("-p")->excludes("--tokens")->excludes(attention_flag);
+  batch_option->excludes("-p")->excludes("--tokens")->excludes(attention_flag)->excludes(mask_option);
 
   auto* tok = app.add_subcommand("tokenize", "text on stdin -> JSON array of token ids");
   add_model(tok);
@@ -397,7 +405,7 @@ int main(int argc, char** argv) {
     set_num_threads(threads);
     if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, context_full);
     if (*fwd && !batch_file.empty()) return run_forward_batch(model_dir, load, batch_file);
-    if (*fwd) return run_forward(model_dir, load, prompt, attention);
+    if (*fwd) return run_forward(model_dir, load, prompt, attention, mask);
     if (*tok) return run_tokenize(model_dir, prompt.allow_special);
     if (*detok) return run_detokenize(model_dir);
     if (app.got_subcommand("train")) return run_train(train);

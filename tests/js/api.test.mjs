@@ -66,6 +66,31 @@ for (const worker of [false, true]) {
     }
   });
 
+  test(`${mode}: mask 'bidirectional': the same weights with every key visible, as PyTorch's`, async () => {
+    for (const name of MODELS) {
+      const want = expected(name);
+      const model = await loadModel(fixture(name), { worker });
+      const V = model.config.vocab_size, T = want.tokens.length, L = model.config.n_layer, H = model.config.n_head;
+      const { logits, attention } = await model.forward(want.tokens, { attention: true, mask: 'bidirectional' });
+      let logitDiff = 0, attDiff = 0, above = 0;
+      for (let t = 0; t < T; ++t)
+        for (let v = 0; v < V; ++v) logitDiff = Math.max(logitDiff, Math.abs(logits[t * V + v] - want.bidirectional.logits[t][v]));
+      for (let l = 0; l < L; ++l)
+        for (let h = 0; h < H; ++h)
+          for (let q = 0; q < T; ++q)
+            for (let k = 0; k < T; ++k) {
+              const p = attention[((l * H + h) * T + q) * T + k];
+              attDiff = Math.max(attDiff, Math.abs(p - want.bidirectional.attention[l][h][q][k]));
+              if (k > q) above += p;
+            }
+      assert.ok(logitDiff < 1e-4, `${name}: max |logit - PyTorch| = ${logitDiff}`);
+      assert.ok(attDiff < 1e-5, `${name}: max |attention - PyTorch| = ${attDiff}`);
+      assert.ok(above > 0.1 * L * H, `${name}: later keys are seen`);
+      await assert.rejects(model.forward(want.tokens, { mask: 'future' }), /mask must be 'causal' or 'bidirectional', got future/);
+      await model.dispose();
+    }
+  });
+
   test(`${mode}: forwardBatch gives each sequence exactly its own forward's logits`, async () => {
     for (const name of ['gpt2-f32', 'openai-gpt', 'gpt2-attn-scaling']) {
       const { tokens } = expected(name);

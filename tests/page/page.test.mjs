@@ -350,6 +350,37 @@ test('the heatmap changes with Layer and Head and as new tokens arrive; values u
   assert.equal(await page.locator('#tokens .chip.weighted').count(), 0);
 });
 
+test('the Mask switch shows the GPT\'s causal attention beside the same weights\' bidirectional attention', async () => {
+  const { page } = main;
+  const attention = page.getByRole('region', { name: 'Attention' });
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said it did find that');
+  await settled(page);
+  const mask = attention.getByRole('switch', { name: /^Mask/ });
+  assert.equal(await mask.getAttribute('aria-checked'), 'false');
+  assert.equal(await page.locator('#mask-compare').isVisible(), false);
+  await mask.click();
+  assert.equal(await mask.getAttribute('aria-checked'), 'true');
+  await page.waitForFunction(() => /^The \d+ tokens/.test(document.getElementById('mask-caption').textContent));
+  // The top right corner is query 0 and the last key: hidden (grey) for the GPT, weighted without the mask.
+  const corner = (id) => page.locator(`#${id}`).evaluate((c) => Array.from(c.getContext('2d').getImageData(c.width - 2, 1, 1, 1).data.slice(0, 3)));
+  assert.deepEqual(await corner('mask-causal'), [244, 245, 247]);
+  assert.notDeepEqual(await corner('mask-bidirectional'), [244, 245, 247]);
+  // Both follow the Layer and Head pickers.
+  const picture = (id) => page.locator(`#${id}`).evaluate((c) => c.toDataURL());
+  const before = [await picture('mask-causal'), await picture('mask-bidirectional')];
+  await attention.getByRole('combobox', { name: 'Head' }).selectOption('3');
+  assert.notEqual(await picture('mask-causal'), before[0]);
+  assert.notEqual(await picture('mask-bidirectional'), before[1]);
+  await page.screenshot({ path: join(root, 'build/page-mask.png') });
+  // A new text is compared as soon as it is read.
+  const caption = await page.locator('#mask-caption').textContent();
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
+  await settled(page);
+  await page.waitForFunction((old) => document.getElementById('mask-caption').textContent !== old && /^The \d+ tokens/.test(document.getElementById('mask-caption').textContent), caption);
+  await mask.click();
+  assert.equal(await page.locator('#mask-compare').isVisible(), false);
+});
+
 test('next token: the ten most probable tokens of the latest step as a bar chart', async () => {
   const { page } = main;
   await setSampling(page, { Temperature: 0, 'Max tokens': 3 });

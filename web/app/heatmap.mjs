@@ -24,8 +24,9 @@ const LUT = (() => {
 
 // An ImageData of size×size pixels for one layer/head of the sequence (a Sequence or a
 // RecentView; nearest sample when the sequence is longer than size). Cells are read one by one
-// (value), so the cost is size² whatever the length of the rows.
-export function matrixImage(seq, layer, head, size) {
+// (value), so the cost is size² whatever the length of the rows. causal false: keys after the
+// query are drawn too (bidirectional attention, mask-compare.mjs), not greyed out.
+export function matrixImage(seq, layer, head, size, { causal = true } = {}) {
   const T = seq.length, image = new ImageData(size, size), px = image.data;
   let row = false, rowQ = -1, start = 0;
   for (let y = 0; y < size; ++y) {
@@ -38,14 +39,14 @@ export function matrixImage(seq, layer, head, size) {
     for (let x = 0; x < size; ++x) {
       const k = Math.floor((x * T) / size), o = (y * size + x) * 4;
       px[o + 3] = 255;
-      if (k <= q && k >= start && row) {
+      if ((k <= q || !causal) && k >= start && row) {
         const v = seq.value(layer, head, q, k);
         const i = Math.round(Math.sqrt(Math.max(0, Math.min(1, v))) * 255) * 3;
         px[o] = LUT[i];
         px[o + 1] = LUT[i + 1];
         px[o + 2] = LUT[i + 2];
       } else {
-        const rgb = k > q || (row && k < start) ? MASKED : NOT_COMPUTED;
+        const rgb = (causal && k > q) || (row && k < start) ? MASKED : NOT_COMPUTED;
         px[o] = rgb[0];
         px[o + 1] = rgb[1];
         px[o + 2] = rgb[2];

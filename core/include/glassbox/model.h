@@ -26,7 +26,7 @@ namespace glassbox {
 //   name        layer  shape
 //   inp_embd    -1     (T, C)        token + position embeddings
 //   attn_probs  l      (H, T, S)     attention probabilities; S = positions in the cache after
-//                                    this call; zero above the causal diagonal
+//                                    this call; zero above the causal diagonal (when causal)
 //   attn_out    l      (T, C)        attention output after the projection
 //   mlp_out     l      (T, C)        MLP output
 //   block_out   l      (T, C)        residual stream leaving block l
@@ -44,6 +44,9 @@ struct ForwardOptions {
   bool all_logits = false;           // logits for every position (T,V), not only the last (1,V)
   const TensorHook* hook = nullptr;  // nullptr: no capture, and attention probabilities are never
                                      // written out (the kernel keeps one row at a time)
+  bool causal = true;                // false: every query sees every key, later ones too (an
+                                     // encoder's bidirectional attention, as BERT's), with the
+                                     // same weights: what a decoder's mask keeps it from seeing
 };
 
 // How the matrices are held in memory (and multiplied).
