@@ -53,6 +53,10 @@ FIXTURES = {
     # GPT2Config's attention-scaling switches, both away from their defaults.
     "gpt2-attn-scaling": dict(seed=10, model_type="gpt2", dtype="F32", act="gelu_new", n_layer=3,
                               scale_attn_weights=False, scale_attn_by_inverse_layer_idx=True),
+    # Fixed sin/cos positions ("position_encoding": "sinusoidal"), and no wpe in the file: the
+    # engine must compute the table itself.
+    "gpt2-sinusoidal": dict(seed=11, model_type="gpt2", dtype="F32", act="gelu_new",
+                            positions="sinusoidal"),
 }
 
 TORCH_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
@@ -67,7 +71,7 @@ def make_spec(name):
     """Merge BASE with the fixture's overrides; fills the defaults of the generation settings."""
     spec = dict(BASE, prefix="", mask_buffers=False, lm_head=False, seq_len=12, prompt_len=5,
                 max_tokens=8, want_stop=None, tokenizer=False, scale_attn_weights=True,
-                scale_attn_by_inverse_layer_idx=False, sliding_tokens=0)
+                scale_attn_by_inverse_layer_idx=False, sliding_tokens=0, positions="learned")
     spec.update(FIXTURES[name])
     spec["name"] = name
     return spec
@@ -82,6 +86,8 @@ def config_json(spec):
         cfg.update(n_inner=spec["n_inner"], layer_norm_epsilon=spec["layer_norm_epsilon"],
                    activation_function=spec["act"], bos_token_id=spec["vocab_size"] - 1,
                    eos_token_id=spec["vocab_size"] - 1)
+        if spec["positions"] == "sinusoidal":
+            cfg.update(position_encoding="sinusoidal")
         if not spec["scale_attn_weights"] or spec["scale_attn_by_inverse_layer_idx"]:
             cfg.update(scale_attn_weights=spec["scale_attn_weights"],
                        scale_attn_by_inverse_layer_idx=spec["scale_attn_by_inverse_layer_idx"])
@@ -140,11 +146,25 @@ def init_tensor(shape, kind, gen):
     return GAINS[kind] / math.sqrt(shape[0]) * noise
 
 
+def sinusoidal_positions(P, C):
+    """[P,C]: column 2i = sin(p / 10000^(2i/C)), column 2i+1 = cos of the same ("Attention Is All
+    You Need", section 3.5)."""
+    angle = torch.arange(P, dtype=torch.float64)[:, None] / 10000 ** (torch.arange(0, C, 2, dtype=torch.float64) / C)
+    table = torch.zeros(P, C, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle[:, : C // 2])
+    return table
+
+
 def make_weights(spec, gen):
-    """{unprefixed name: float64 tensor}, already rounded through the stored dtype."""
+    """{unprefixed name: float64 tensor}, already rounded through the stored dtype. Sinusoidal
+    positions replace the drawn position table (which is still drawn, keeping the RNG's order)."""
     stored = TORCH_DTYPES[spec["dtype"]]
-    return {name: init_tensor(shape, kind, gen).to(stored).to(torch.float64)
-            for name, shape, kind in param_shapes(spec)}
+    w = {name: init_tensor(shape, kind, gen).to(stored).to(torch.float64)
+         for name, shape, kind in param_shapes(spec)}
+    if spec["positions"] == "sinusoidal":
+        w["wpe.weight"] = sinusoidal_positions(spec["n_positions"], spec["n_embd"])
+    return w
 
 
 # ---------------------------------------------------------------------------------------------
@@ -356,7 +376,8 @@ def safetensors_bytes(tensors):
 def stored_tensors(spec, w):
     """The tensors of model.safetensors: [(name, dtype, tensor)], with prefix and extra buffers."""
     dtype, pre, P = spec["dtype"], spec["prefix"], spec["n_positions"]
-    out = [(pre + name, dtype, t) for name, t in w.items()]
+    out = [(pre + name, dtype, t) for name, t in w.items()
+           if not (name == "wpe.weight" and spec["positions"] == "sinusoidal")]   # computed, not stored
     if spec["mask_buffers"]:   # HF's old causal-mask buffers: the loader must ignore them
         mask = torch.tril(torch.ones(P, P, dtype=torch.uint8)).reshape(1, 1, P, P)
         for i in range(spec["n_layer"]):

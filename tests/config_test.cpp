@@ -74,6 +74,9 @@ TEST(Config, Errors) {
   EXPECT_NE(config_error(R"({"model_type":"gpt2","n_head":"4"})").find("\"n_head\" must be an integer"), std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","n_embd":32.5})").find("\"n_embd\" must be an integer"), std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","layer_norm_epsilon":-1})").find("layer_norm_epsilon"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","position_encoding":"rotary"})")
+                .find(R"("position_encoding" must be "learned" or "sinusoidal", got "rotary")"),
+            std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","layer_norm_epsilon":1e39})").find("layer_norm_epsilon"), std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","n_head":18446744073709551615})").find("\"n_head\" is 18446744073709551615"),
             std::string::npos);

@@ -111,6 +111,12 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
     throw ModelFormatError(source, "n_embd " + std::to_string(c.n_embd) + " is not divisible by n_head " +
                                        std::to_string(c.n_head));
 
+  if (auto it = j.find("position_encoding"); it != j.end() && !it->is_null()) {
+    if (*it == "sinusoidal") c.position_encoding = PositionEncoding::Sinusoidal;
+    else if (*it != "learned")
+      throw ModelFormatError(source, "\"position_encoding\" must be \"learned\" or \"sinusoidal\", got " + it->dump());
+  }
+
   if (auto it = j.find("layer_norm_epsilon"); it != j.end() && !it->is_null()) {
     if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() <= FLT_MAX))
       throw ModelFormatError(source, "\"layer_norm_epsilon\" must be a number from 0 to FLT_MAX");
@@ -153,6 +159,7 @@ std::string ModelConfig::to_json() const {
   j["vocab_size"] = vocab_size;
   j["n_positions"] = n_positions;
   j["n_ctx"] = n_positions;   // older Hugging Face versions read the context length from here
+  if (position_encoding == PositionEncoding::Sinusoidal) j["position_encoding"] = "sinusoidal";
   j["n_embd"] = n_embd;
   j["n_layer"] = n_layer;
   j["n_head"] = n_head;
@@ -184,6 +191,14 @@ std::string ModelConfig::to_json() const {
   }
   j["tie_word_embeddings"] = true;
   return j.dump(2) + "\n";
+}
+
+void sinusoidal_positions(float* table, int P, int C) {
+  for (int p = 0; p < P; ++p)
+    for (int j = 0; j < C; ++j) {
+      const double angle = p / std::pow(10000.0, double(j - j % 2) / C);   // columns 2i and 2i+1 share it
+      table[std::size_t(p) * C + j] = static_cast<float>(j % 2 ? std::cos(angle) : std::sin(angle));
+    }
 }
 
 }  // namespace glassbox

@@ -87,9 +87,12 @@ class Loader {
     }
   }
 
- private:
+  bool has(const std::string& name) const { return file_.find(prefix_ + name) != nullptr; }
+
   // n floats the model owns (uninitialised: ModelWeights::owned).
   float* own(std::int64_t n) { return out_.owned.emplace_back(new float[static_cast<std::size_t>(n)]).get(); }
+
+ private:
 
   // The tensor `name`, checked: present, with this shape and a float dtype. Marks it used.
   const TensorInfo& find(const std::string& name, const std::vector<std::int64_t>& shape) {
@@ -132,7 +135,17 @@ ModelWeights load_weights(const ModelConfig& c, const SafeTensors& file, Quantiz
   const std::string wte = gpt2 ? "wte.weight" : "tokens_embed.weight";
   w.lm_head = load.matrix(wte, V, C, /*transpose=*/false, quantize);
   w.wte = load.take(wte, {V, C});
-  w.wpe = load.take(gpt2 ? "wpe.weight" : "positions_embed.weight", {P, C});
+  if (c.position_encoding == PositionEncoding::Sinusoidal) {
+    // Computed. The project's own models also store the table (for other GPT-2 loaders): its
+    // shape is checked, its values are not used.
+    const std::string stored = gpt2 ? "wpe.weight" : "positions_embed.weight";
+    if (load.has(stored)) load.take(stored, {P, C});
+    float* table = load.own(P * C);
+    sinusoidal_positions(table, static_cast<int>(P), static_cast<int>(C));
+    w.wpe = table;
+  } else {
+    w.wpe = load.take(gpt2 ? "wpe.weight" : "positions_embed.weight", {P, C});
+  }
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string h = "h." + std::to_string(l) + ".";
     LayerWeights L;

@@ -124,6 +124,8 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
   t->add_option("--vocab-size", c.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")->capture_default_str();
   t->add_option("--arch", c.arch, "gpt2 (pre-LayerNorm) or openai-gpt (post-LayerNorm)")->capture_default_str();
   t->add_option("--activation", c.activation, "MLP activation as the config names it (default: gelu_new, openai-gpt: gelu)");
+  t->add_option("--positions", c.positions, "position encoding: learned (GPT-2's) or sinusoidal (fixed sin/cos)")
+      ->capture_default_str();
   t->add_option("--n-layer", c.n_layer, "blocks")->capture_default_str();
   t->add_option("--n-embd", c.n_embd, "width of the residual stream")->capture_default_str();
   t->add_option("--n-head", c.n_head, "attention heads")->capture_default_str();
@@ -151,10 +153,13 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
 // The model a new run trains, from the shape options.
 ModelConfig make_config(const TrainCommand& c, int vocab_size) {
   if (c.arch != "gpt2" && c.arch != "openai-gpt") throw InvalidArgument("--arch must be gpt2 or openai-gpt");
+  if (c.positions != "learned" && c.positions != "sinusoidal")
+    throw InvalidArgument("--positions must be learned or sinusoidal, got " + c.positions);
   return ModelConfig::parse(nlohmann::json{{"model_type", c.arch}, {"vocab_size", vocab_size}, {"n_positions", c.n_positions},
                                            {"n_embd", c.n_embd}, {"n_layer", c.n_layer}, {"n_head", c.n_head},
                                            {c.arch == "gpt2" ? "activation_function" : "afn",
-                                            !c.activation.empty() ? c.activation : c.arch == "gpt2" ? "gelu_new" : "gelu"}}
+                                            !c.activation.empty() ? c.activation : c.arch == "gpt2" ? "gelu_new" : "gelu"},
+                                           {"position_encoding", c.positions}}
                                 .dump(),
                             "the model shape options");
 }

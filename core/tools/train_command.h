@@ -18,6 +18,7 @@ struct TrainCommand {
   // model shape
   std::string arch = "gpt2";
   std::string activation;   // empty: gpt2 gelu_new, openai-gpt gelu (both the tanh approximation)
+  std::string positions = "learned";   // or sinusoidal (config.h: PositionEncoding)
   int n_layer = 4, n_embd = 256, n_head = 4, n_positions = 256;
   // optimisation (defaults: TrainingOptions)
   int steps = 2000, batch_size = 16, seq_len = 128, warmup = 100, threads = 2;

@@ -22,6 +22,16 @@ enum class Architecture { GPT2, OpenAIGPT };
 //   both: "relu" -> Relu, "silu" / "swish" -> Silu
 enum class Activation { GeluTanh, GeluErf, Relu, Silu };
 
+// How positions enter the residual stream. Learned: a trained (n_positions, n_embd) table, GPT-2's
+// wpe (the default, and what every Hugging Face checkpoint has). Sinusoidal: the fixed table of
+// "Attention Is All You Need" (sinusoidal_positions below), never trained; a config choice for
+// models this project trains ("position_encoding": "sinusoidal" in config.json). Its models
+// still store the table as wpe.weight, so other GPT-2 loaders run them unchanged.
+enum class PositionEncoding { Learned, Sinusoidal };
+
+// table (P, C): row p, column 2i = sin(p / 10000^(2i/C)), column 2i+1 = cos(p / 10000^(2i/C)).
+void sinusoidal_positions(float* table, int P, int C);
+
 struct ModelConfig {
   Architecture architecture = Architecture::GPT2;
   int vocab_size = 0;
@@ -30,6 +40,7 @@ struct ModelConfig {
   int n_layer = 0;
   int n_head = 0;
   int n_inner = 0;       // MLP width (Hugging Face: null means 4 * n_embd)
+  PositionEncoding position_encoding = PositionEncoding::Learned;
   double layer_norm_epsilon = 1e-5;   // as the config gives it (the forward pass uses it as float)
   Activation activation = Activation::GeluTanh;
   bool scale_attn_weights = true;                 // divide scores by sqrt(head_dim)

@@ -26,6 +26,7 @@ void adamw_update(const ParameterLayout& layout, Real* params, const Real* grads
   const Real bias2_sqrt = Real(std::sqrt(1.0 - std::pow(s.beta2, double(step))));
   const Real eps = Real(s.eps);
   for (const auto& slot : layout.slots()) {
+    if (!slot.trainable) continue;   // fixed: its gradient is zero and it never moves
     const Real decay = slot.decay ? Real(1.0 - s.learning_rate * s.weight_decay) : Real(1);
     for (std::size_t i = slot.offset; i < slot.offset + slot.size; ++i) {
       params[i] *= decay;

@@ -9,15 +9,16 @@ namespace glassbox::training {
 ParameterLayout::ParameterLayout(const ModelConfig& c) : config_(c) {
   const std::int64_t V = c.vocab_size, P = c.n_positions, C = c.n_embd, F = c.n_inner;
   const bool gpt2 = c.architecture == Architecture::GPT2;
-  auto add = [&](std::string name, std::vector<std::int64_t> shape) {
+  auto add = [&](std::string name, std::vector<std::int64_t> shape, bool trainable = true) {
     std::size_t n = 1;
     for (auto d : shape) n *= static_cast<std::size_t>(d);
-    const bool decay = shape.size() == 2;
-    slots_.push_back({std::move(name), std::move(shape), size_, n, decay});
+    const bool decay = shape.size() == 2 && trainable;
+    slots_.push_back({std::move(name), std::move(shape), size_, n, decay, trainable});
     size_ += n;
   };
   add(gpt2 ? "wte.weight" : "tokens_embed.weight", {V, C});
-  add(gpt2 ? "wpe.weight" : "positions_embed.weight", {P, C});
+  // Sinusoidal positions are a fixed table, saved as wpe all the same (config.h).
+  add(gpt2 ? "wpe.weight" : "positions_embed.weight", {P, C}, c.position_encoding == PositionEncoding::Learned);
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string h = "h." + std::to_string(l) + ".";
     add(h + "ln_1.weight", {C});
@@ -79,7 +80,9 @@ std::vector<float> initial_parameters(const ParameterLayout& layout, int n_layer
       const std::string_view n(s.name), x(suffix);
       return n.size() >= x.size() && n.substr(n.size() - x.size()) == x;
     };
-    if (s.shape.size() == 2) {
+    if (!s.trainable) {   // the sinusoidal position table, the only fixed tensor
+      sinusoidal_positions(t, static_cast<int>(s.shape[0]), static_cast<int>(s.shape[1]));
+    } else if (s.shape.size() == 2) {
       const double std = ends_with("c_proj.weight") ? residual_std : 0.02;
       for (std::size_t i = 0; i < s.size; ++i) t[i] = static_cast<float>(std * rng.normal());
     } else {

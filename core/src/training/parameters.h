@@ -23,6 +23,7 @@ struct TensorSlot {
   std::size_t offset;                // in elements
   std::size_t size;                  // elements
   bool decay;                        // AdamW weight decay applies: the 2-D tensors (matrices)
+  bool trainable = true;             // false: fixed (sinusoidal positions): no gradient, no update
 };
 
 // The tensors of one block, as pointers into a flat array (parameters or their gradients).

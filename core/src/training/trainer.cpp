@@ -1,5 +1,6 @@
 #include "glassbox/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -228,6 +229,8 @@ StepResult Trainer::train_step(std::span<const std::int32_t> inputs, std::span<c
   StepResult r;
   r.loss = t.run_shards(inputs.data(), targets.data(), B, T, true) / (double(B) * T);
   float* grads = t.shard_grads[0].data();
+  for (const auto& slot : t.layout.slots())   // fixed tensors take no part in the gradient's norm
+    if (!slot.trainable) std::fill(grads + slot.offset, grads + slot.offset + slot.size, 0.0f);
   r.grad_norm = training::clip_gradients(grads, t.layout.size(), t.options.grad_clip);
   r.learning_rate = learning_rate_at(t.options, t.step);
   const TrainingOptions& o = t.options;
