@@ -57,6 +57,11 @@ FIXTURES = {
     # engine must compute the table itself.
     "gpt2-sinusoidal": dict(seed=11, model_type="gpt2", dtype="F32", act="gelu_new",
                             positions="sinusoidal"),
+    # GPT2Config.add_cross_attention: each block also attends to an encoder's outputs (queries
+    # from the decoder, keys and values from the encoder); expected.json holds 7 random encoder
+    # states and the logits with them. Without encoder states the blocks are skipped (as in HF).
+    "gpt2-cross-attention": dict(seed=12, model_type="gpt2", dtype="F32", act="gelu_new",
+                                 cross_attention=7, scale_attn_by_inverse_layer_idx=True),
 }
 
 TORCH_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
@@ -71,7 +76,8 @@ def make_spec(name):
     """Merge BASE with the fixture's overrides; fills the defaults of the generation settings."""
     spec = dict(BASE, prefix="", mask_buffers=False, lm_head=False, seq_len=12, prompt_len=5,
                 max_tokens=8, want_stop=None, tokenizer=False, scale_attn_weights=True,
-                scale_attn_by_inverse_layer_idx=False, sliding_tokens=0, positions="learned")
+                scale_attn_by_inverse_layer_idx=False, sliding_tokens=0, positions="learned",
+                cross_attention=0)
     spec.update(FIXTURES[name])
     spec["name"] = name
     return spec
@@ -88,6 +94,8 @@ def config_json(spec):
                    eos_token_id=spec["vocab_size"] - 1)
         if spec["positions"] == "sinusoidal":
             cfg.update(position_encoding="sinusoidal")
+        if spec["cross_attention"]:
+            cfg.update(add_cross_attention=True)
         if not spec["scale_attn_weights"] or spec["scale_attn_by_inverse_layer_idx"]:
             cfg.update(scale_attn_weights=spec["scale_attn_weights"],
                        scale_attn_by_inverse_layer_idx=spec["scale_attn_by_inverse_layer_idx"])
@@ -125,6 +133,11 @@ def param_shapes(spec):
                 (h + "ln_2.weight", [C], "ln_w"), (h + "ln_2.bias", [C], "bias"),
                 (h + "mlp.c_fc.weight", [C, F], "fc"), (h + "mlp.c_fc.bias", [F], "bias"),
                 (h + "mlp.c_proj.weight", [F, C], "proj"), (h + "mlp.c_proj.bias", [C], "bias")]
+        if spec["cross_attention"]:   # HF GPT2Block: ln_cross_attn, crossattention (q_attn, c_attn = k|v, c_proj)
+            out += [(h + "ln_cross_attn.weight", [C], "ln_w"), (h + "ln_cross_attn.bias", [C], "bias"),
+                    (h + "crossattention.q_attn.weight", [C, C], "qkv"), (h + "crossattention.q_attn.bias", [C], "bias"),
+                    (h + "crossattention.c_attn.weight", [C, 2 * C], "qkv"), (h + "crossattention.c_attn.bias", [2 * C], "bias"),
+                    (h + "crossattention.c_proj.weight", [C, C], "proj"), (h + "crossattention.c_proj.bias", [C], "bias")]
     if gpt2:
         out += [("ln_f.weight", [C], "ln_w"), ("ln_f.bias", [C], "bias")]
     return out
@@ -205,6 +218,20 @@ def attention(x, w, p, n_head, scale, causal=True):
     return out @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"], probs
 
 
+def cross_attention(x, enc, w, p, n_head, scale):
+    """x [T,C] (decoder), enc [S,C] (encoder outputs) -> (out [T,C], probs [H,T,S]): queries from
+    x, keys and values from enc, no mask (every query sees every encoder position)."""
+    T, C = x.shape
+    S, hd = enc.shape[0], C // n_head
+    q = x @ w[p + "crossattention.q_attn.weight"] + w[p + "crossattention.q_attn.bias"]     # [T,C]
+    kv = enc @ w[p + "crossattention.c_attn.weight"] + w[p + "crossattention.c_attn.bias"]  # [S,2C]
+    k, v = (t.reshape(S, n_head, hd).transpose(0, 1) for t in kv.split(C, dim=-1))         # [H,S,hd]
+    q = q.reshape(T, n_head, hd).transpose(0, 1)                                           # [H,T,hd]
+    probs = torch.softmax(q @ k.transpose(1, 2) * scale, dim=-1)                           # [H,T,S]
+    out = (probs @ v).transpose(0, 1).reshape(T, C)
+    return out @ w[p + "crossattention.c_proj.weight"] + w[p + "crossattention.c_proj.bias"], probs
+
+
 def mlp(x, w, p, spec):
     """x [T,C] -> [T,C]: act(x @ c_fc + b) @ c_proj + b, hidden [T,F]."""
     hidden = activation(x @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"],
@@ -212,7 +239,7 @@ def mlp(x, w, p, spec):
     return hidden @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
 
 
-def forward(spec, w, ids, causal=True):
+def forward(spec, w, ids, causal=True, encoder=None):
     """ids [T] -> (logits [T,V], [probs [H,T,T] per layer]); causal=False: the same weights with
     bidirectional attention (what the page's Mask switch shows next to the GPT's causal one)."""
     eps, T = spec["layer_norm_epsilon"], len(ids)
@@ -232,6 +259,8 @@ def forward(spec, w, ids, causal=True):
         if gpt2:   # pre-LayerNorm
             a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"], scale, causal)
             x = x + a
+            if encoder is not None:   # HF GPT2Block: after self-attention, before the MLP
+                x = x + cross_attention(ln(x, p + "ln_cross_attn"), encoder, w, p, spec["n_head"], scale)[0]
             x = x + mlp(ln(x, p + "ln_2"), w, p, spec)
         else:      # post-LayerNorm
             a, probs = attention(x, w, p, spec["n_head"], scale, causal)
@@ -439,6 +468,11 @@ def make_fixture(name):
                 "greedy": dict(greedy_run, min_margin=rounded(greedy_run["min_margin"]))}
     if spec["sliding_tokens"]:   # drawn last: the other values stay as they were
         expected["sliding"] = pick_sliding(spec, w, gen)
+    if spec["cross_attention"]:   # drawn last: the other values stay as they were
+        enc = torch.randn(spec["cross_attention"], spec["n_embd"], generator=gen, dtype=torch.float64)
+        enc = enc.to(torch.float32).to(torch.float64)                           # exact in float32
+        cross_logits, _ = forward(spec, w, tokens, encoder=enc)
+        expected["cross"] = {"encoder_states": enc.tolist(), "logits": rounded(cross_logits.tolist())}
     bi_logits, bi_probs = forward(spec, w, tokens, causal=False)            # draws nothing
     expected["bidirectional"] = {"logits": rounded(bi_logits.tolist()), "attention": rounded([p.tolist() for p in bi_probs])}
     out_dir = os.path.join(ROOT, name)

@@ -85,7 +85,7 @@ TEST(Config, Errors) {
   EXPECT_NE(config_error(R"({"model_type":"gpt2","vocab_size":10,"eos_token_id":10})").find("\"eos_token_id\" is 10"),
             std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","tie_word_embeddings":false})").find("not supported"), std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","add_cross_attention":true})").find("not supported"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","add_cross_attention":1})").find("\"add_cross_attention\" must be"), std::string::npos);
 }
 
 }  // namespace

@@ -190,6 +190,60 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceTest, ::testing::ValuesIn(test::mode
                            return n;
                          });
 
+// GPT2Config.add_cross_attention with the fixture's encoder states: every block's cross-attention
+// (queries from the decoder, keys and values from the encoder, no mask) against PyTorch's. (The
+// fixture tests above run the same model without encoder states, which skips those blocks.)
+TEST(Model, CrossAttentionMatchesPyTorch) {
+  const auto expected = test::read_json(fixture_dir("gpt2-cross-attention") / "expected.json");
+  const auto tokens = ids_of(expected["tokens"]);
+  std::vector<float> enc;
+  for (const auto& row : expected["cross"]["encoder_states"])
+    for (const auto& v : row) enc.push_back(v.get<float>());
+  for (Quantization q : {Quantization::None, Quantization::Int8}) {
+    const Model model = Model::load(fixture_dir("gpt2-cross-attention"), LoadOptions{q});
+    const int V = model.config().vocab_size;
+    ForwardOptions o;
+    o.all_logits = true;
+    o.encoder_states = enc;
+    KVCache cache = model.new_cache();
+    const auto got = model.forward(tokens, cache, o);
+    double max_diff = 0, lo = 1e30, hi = -1e30;
+    for (std::size_t t = 0; t < tokens.size(); ++t)
+      for (int v = 0; v < V; ++v) {
+        const double want = expected["cross"]["logits"][t][v].get<double>();
+        max_diff = std::max(max_diff, std::abs(got[t * V + v] - want));
+        lo = std::min(lo, want);
+        hi = std::max(hi, want);
+      }
+    std::cout << "[ fixture  ] gpt2-cross-attention, " << quantization_name(q) << ": max |logit - PyTorch| = " << max_diff << "\n";
+    EXPECT_LT(max_diff, q == Quantization::None ? 1e-4 : 0.03 * (hi - lo));
+    // Token by token through the cache, with the same encoder states: the same logits.
+    KVCache one = model.new_cache();
+    o.all_logits = false;
+    double step_diff = 0;
+    for (std::size_t t = 0; t < tokens.size(); ++t) {
+      const auto step = model.forward(std::span(tokens).subspan(t, 1), one, o);
+      for (int v = 0; v < V; ++v) step_diff = std::max(step_diff, double(std::abs(step[v] - got[t * V + v])));
+    }
+    EXPECT_LT(step_diff, 1e-5);
+  }
+  const Model model = Model::load(fixture_dir("gpt2-cross-attention"));
+  KVCache cache = model.new_cache();
+  ForwardOptions bad;
+  bad.encoder_states = std::span(enc).first(enc.size() - 1);
+  EXPECT_THROW(model.forward(tokens, cache, bad), InvalidArgument);
+  const Model plain = Model::load(fixture_dir("gpt2-f32"));
+  KVCache plain_cache = plain.new_cache();
+  ForwardOptions with_enc;
+  with_enc.encoder_states = enc;
+  try {
+    plain.forward(tokens, plain_cache, with_enc);
+    ADD_FAILURE() << "encoder states on a model without cross-attention";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("has no cross-attention"), std::string::npos);
+  }
+}
+
 TEST(Model, ConfigIsHonoured) {
   const auto c = Model::load(fixture_dir("gpt2-prefixed")).config();
   EXPECT_EQ(c.n_inner, 80);

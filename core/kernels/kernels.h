@@ -58,7 +58,9 @@ struct AttentionMask {
 //   k, v (pos0+T, hd)   row stride kv_stride
 //   out  (T, hd)        row stride out_stride
 // probs, if not null, receives the probabilities (T, pos0+T), zero where the mask hides a key.
-// A query that sees no key at all gets zeros. scratch holds pos0+T floats.
+// A query that sees no key at all gets zeros. scratch holds pos0+T floats. Without the causal
+// mask pos0 only sets the number of keys, pos0+T: cross-attention over S keys passes S - T, which
+// may be negative.
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
                int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
                AttentionMask mask = {});

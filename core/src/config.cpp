@@ -134,8 +134,7 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
   if (gpt2) {
     c.scale_attn_weights = bool_field(j, "scale_attn_weights", true, source);
     c.scale_attn_by_inverse_layer_idx = bool_field(j, "scale_attn_by_inverse_layer_idx", false, source);
-    if (bool_field(j, "add_cross_attention", false, source))
-      throw ModelFormatError(source, "\"add_cross_attention\": true is not supported (decoder-only models only)");
+    c.add_cross_attention = bool_field(j, "add_cross_attention", false, source);
   }
   if (!bool_field(j, "tie_word_embeddings", true, source))
     throw ModelFormatError(source, "\"tie_word_embeddings\": false is not supported: the LM head is the token embedding");
@@ -179,6 +178,7 @@ std::string ModelConfig::to_json() const {
     j["activation_function"] = act;
     j["scale_attn_weights"] = scale_attn_weights;
     j["scale_attn_by_inverse_layer_idx"] = scale_attn_by_inverse_layer_idx;
+    if (add_cross_attention) j["add_cross_attention"] = true;
   } else {
     if (n_inner != 4 * n_embd) throw InvalidArgument("openai-gpt's MLP width is always 4 * n_embd");
     j["afn"] = act;

@@ -97,6 +97,13 @@ struct Sequence {
   int T() const { return static_cast<int>(tokens.size()); }
 };
 
+// Hugging Face GPT2Attention: scores / sqrt(head_dim) [/ (layer_idx + 1)], self and cross.
+float attention_scale(const ModelConfig& c, int l) {
+  float scale = c.scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(c.head_dim())) : 1.0f;
+  if (c.scale_attn_by_inverse_layer_idx) scale /= static_cast<float>(l + 1);
+  return scale;
+}
+
 // Self-attention of layer l over every sequence (causal unless o.causal is false): in (rows,C) ->
 // a.branch (rows,C). The projections run on all rows at once (one pass over the weights for a
 // whole batch); each sequence appends its K and V to its cache and attends only within itself.
@@ -104,9 +111,7 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
                      std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o) {
   const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), rows = a.rows();
   linear(a.qkv.data(), in, L.qkv_w, L.qkv_b, rows, a);   // (rows,C) -> (rows,3C) = [q | k | v]
-  // Hugging Face GPT2Attention: scores / sqrt(head_dim) [/ (layer_idx + 1)]
-  float scale = c.scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f;
-  if (c.scale_attn_by_inverse_layer_idx) scale /= static_cast<float>(l + 1);
+  const float scale = attention_scale(c, l);
   std::size_t row0 = 0;
   for (const Sequence& seq : seqs) {
     const int T = seq.T(), pos0 = seq.cache->size(), S = pos0 + T;
@@ -134,6 +139,31 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
   }
   linear(a.branch.data(), a.heads.data(), L.proj_w, L.proj_b, rows, a);   // (rows,C) -> (rows,C)
   emit(o, "attn_out", l, {rows, C}, 2, a.branch.data());
+}
+
+// Cross-attention of layer l (models with add_cross_attention): in (rows,C) -> a.branch (rows,C).
+// Queries from every row, keys and values from the encoder's outputs enc (S,C), all of which every
+// query sees: the same attention kernel, not causal, over S keys.
+void cross_attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in,
+                           std::span<const Sequence> seqs, std::span<const float> enc, Activations& a) {
+  const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), rows = a.rows();
+  const int S = static_cast<int>(enc.size() / std::size_t(C));
+  std::vector<float> q(std::size_t(rows) * C), kv(std::size_t(S) * 2 * C), scratch(std::size_t(H) * S);
+  linear(q.data(), in, L.cross_q_w, L.cross_q_b, rows, a);          // (rows,C) -> (rows,C)
+  linear(kv.data(), enc.data(), L.cross_kv_w, L.cross_kv_b, S, a);   // (S,C) -> (S,2C) = [k | v]
+  const float scale = attention_scale(c, l);
+  std::size_t row0 = 0;
+  for (const Sequence& seq : seqs) {
+    const int T = seq.T();
+    parallel_for(H, 1, 2.0 * T * S * C, [&](int h0, int h1) {
+      for (int h = h0; h < h1; ++h)
+        kernels::attention(a.heads.data() + row0 * C + h * hd, C, q.data() + row0 * C + h * hd, C, kv.data() + h * hd,
+                           kv.data() + C + h * hd, 2 * C, T, S - T, hd, scale, nullptr,
+                           scratch.data() + std::size_t(h) * S, {false, -1});
+    });
+    row0 += std::size_t(T);
+  }
+  linear(a.branch.data(), a.heads.data(), L.cross_proj_w, L.cross_proj_b, rows, a);   // (rows,C) -> (rows,C)
 }
 
 // MLP of a block: in (T,C) -> (T,F) -> activation -> a.branch (T,C).
@@ -183,6 +213,11 @@ void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const Seq
       kernels::layernorm(a.h.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T, C, eps);
       attention_block(c, L, l, a.h.data(), seqs, a, o);
       kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      if (c.add_cross_attention && !o.encoder_states.empty()) {   // x = x + cross(ln_cross(x), encoder)
+        kernels::layernorm(a.h.data(), a.x.data(), L.ln_cross_w, L.ln_cross_b, T, C, eps);
+        cross_attention_block(c, L, l, a.h.data(), seqs, o.encoder_states, a);
+        kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      }
       kernels::layernorm(a.h.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
       mlp_block(c, L, l, a.h.data(), T, a, o);
       kernels::add(a.x.data(), a.branch.data(), a.x.size());
@@ -253,6 +288,13 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
   if (cache.capacity() != c.n_positions || cache.n_embd() != c.n_embd || cache.n_layer() != c.n_layer)
     throw InvalidArgument("the KV cache was made for another model (use this model's new_cache())");
   check_tokens(c, tokens, cache.size(), "");
+  if (!o.encoder_states.empty()) {
+    if (!c.add_cross_attention)
+      throw InvalidArgument("this model has no cross-attention (config.json: add_cross_attention), so it takes no encoder states");
+    if (o.encoder_states.size() % std::size_t(c.n_embd) != 0)
+      throw InvalidArgument("encoder states must be (S, n_embd) floats: " + std::to_string(o.encoder_states.size()) +
+                            " is not a multiple of n_embd " + std::to_string(c.n_embd));
+  }
   const int T = static_cast<int>(tokens.size());
   const Sequence seq{tokens, T, &cache};
   Activations a(c, T, cache.size() + T);

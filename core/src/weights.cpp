@@ -161,6 +161,16 @@ ModelWeights load_weights(const ModelConfig& c, const SafeTensors& file, Quantiz
     L.fc_b = load.take(h + "mlp.c_fc.bias", {F});
     L.fc_proj_w = load.matrix(h + "mlp.c_proj.weight", C, F, true, quantize);
     L.fc_proj_b = load.take(h + "mlp.c_proj.bias", {C});
+    if (c.add_cross_attention) {
+      L.ln_cross_w = load.take(h + "ln_cross_attn.weight", {C});
+      L.ln_cross_b = load.take(h + "ln_cross_attn.bias", {C});
+      L.cross_q_w = load.matrix(h + "crossattention.q_attn.weight", C, C, true, quantize);
+      L.cross_q_b = load.take(h + "crossattention.q_attn.bias", {C});
+      L.cross_kv_w = load.matrix(h + "crossattention.c_attn.weight", 2 * C, C, true, quantize);
+      L.cross_kv_b = load.take(h + "crossattention.c_attn.bias", {2 * C});
+      L.cross_proj_w = load.matrix(h + "crossattention.c_proj.weight", C, C, true, quantize);
+      L.cross_proj_b = load.take(h + "crossattention.c_proj.bias", {C});
+    }
     w.layers.push_back(L);
   }
   if (gpt2) {

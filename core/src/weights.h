@@ -37,6 +37,16 @@ struct LayerWeights {
   const float* fc_b;     // (F)
   Matrix fc_proj_w;        // (C, F)  mlp.c_proj
   const float* fc_proj_b;  // (C)
+  // Cross-attention (config add_cross_attention; otherwise null/empty): queries from this block's
+  // stream, keys and values from an encoder's outputs.
+  const float* ln_cross_w = nullptr;   // (C)       ln_cross_attn
+  const float* ln_cross_b = nullptr;
+  Matrix cross_q_w;                    // (C, C)    crossattention.q_attn
+  const float* cross_q_b = nullptr;
+  Matrix cross_kv_w;                   // (2C, C)   crossattention.c_attn: [k | v]
+  const float* cross_kv_b = nullptr;
+  Matrix cross_proj_w;                 // (C, C)    crossattention.c_proj
+  const float* cross_proj_b = nullptr;
 };
 
 struct ModelWeights {

@@ -45,6 +45,8 @@ struct ModelConfig {
   Activation activation = Activation::GeluTanh;
   bool scale_attn_weights = true;                 // divide scores by sqrt(head_dim)
   bool scale_attn_by_inverse_layer_idx = false;   // gpt2 option: also divide by (layer + 1)
+  bool add_cross_attention = false;   // gpt2 option: each block also attends to an encoder's outputs
+                                      // (ForwardOptions::encoder_states), between attention and MLP
   std::vector<std::int32_t> eos_token_ids;        // generation stops when one is sampled
 
   int head_dim() const { return n_embd / n_head; }

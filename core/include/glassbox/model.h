@@ -47,6 +47,10 @@ struct ForwardOptions {
   bool causal = true;                // false: every query sees every key, later ones too (an
                                      // encoder's bidirectional attention, as BERT's), with the
                                      // same weights: what a decoder's mask keeps it from seeing
+  // (S, C): an encoder's outputs, which the blocks of a model with add_cross_attention attend to
+  // (queries from the decoder, keys and values from these); empty: those blocks are skipped, as
+  // Hugging Face does.
+  std::span<const float> encoder_states = {};
 };
 
 // How the matrices are held in memory (and multiplied).
