@@ -142,6 +142,33 @@ TEST_F(BadInputOnAModel, B8_TokenIdOutsideTheVocabulary) {
   });
 }
 
+TEST_F(BadInputOnAModel, B17_BatchFileThatIsNotArraysOfIds) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "batch.json", "[[5, 17], 3]");
+  expect_cli("B17", {"forward", "-m", dir_, "--batch", (dir.path() / "batch.json").string()});
+}
+
+TEST_F(BadInputOnAModel, B18_BatchWithATokenIdOutsideTheVocabulary) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "batch.json", "[[5, 17], [3, 96]]");
+  expect_cli("B18", {"forward", "-m", dir_, "--batch", (dir.path() / "batch.json").string()});
+  expect_cpp<InvalidArgument>("B18", [&] { model_.forward_batch(std::vector<std::vector<std::int32_t>>{{5, 17}, {3, 96}}); });
+}
+
+TEST_F(BadInputOnAModel, B19_AMaskThatIsNeitherCausalNorBidirectional) {
+  expect_cli("B19", {"forward", "-m", dir_, "--tokens", "1,2", "--mask", "future"});
+}
+
+TEST_F(BadInputOnAModel, B20_EncoderStatesForAModelWithoutCrossAttention) {
+  const std::vector<float> encoder(32 * 3, 0.5f);   // 3 positions of n_embd 32
+  expect_cpp<InvalidArgument>("B20", [&] {
+    KVCache cache = model_.new_cache();
+    ForwardOptions o;
+    o.encoder_states = encoder;
+    model_.forward(std::vector<std::int32_t>{1, 2}, cache, o);
+  });
+}
+
 TEST_F(BadInputOnAModel, B9_TemperatureNaNOrNegative) {
   for (const std::string t : {"nan", "-1"}) expect_cli("B9", {"generate", "-m", dir_, "--tokens", "1", "--temperature", t});
   for (const float t : {NAN, -1.0f}) {

@@ -70,6 +70,9 @@ for (const worker of [false, true]) {
     const drain = async (steps) => { for await (const _ of steps); };   // eslint-disable-line no-unused-vars
     await expectReject('B5', drain(model.generate(new Array(33).fill(1))));
     await expectReject('B8', model.forward([1, 96]));
+    await expectReject('B17', model.forwardBatch([[5, 17], 3]));
+    await expectReject('B18', model.forwardBatch([[5, 17], [3, 96]]));
+    await expectReject('B19', model.forward([1, 2], { mask: 'future' }));
     for (const temperature of [NaN, -1]) await expectReject('B9', drain(model.generate([1], { temperature })));
     await expectReject('B10', drain(model.generate([1], { topP: 1.5 })));
     await expectReject('B11', drain(model.generate([1], { topK: -2 })));
