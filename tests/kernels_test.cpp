@@ -148,6 +148,20 @@ TEST(Kernels, AttentionMaskHidesPaddingAndOptionallyTheFuture) {
     }
 }
 
+// A value's GELU has the same bits wherever it falls in the buffer (a whole vector or the last
+// n % 8): the rows of a batch and a token decoded alone must match their prompt's rows exactly.
+TEST(Kernels, GeluTanhBitsDoNotDependOnPosition) {
+  std::mt19937 rng(6);
+  const auto x = random_vector(21, rng);
+  std::vector<float> whole = x;
+  gelu_tanh(whole.data(), whole.size());
+  for (std::size_t start : {1u, 5u, 13u, 20u}) {
+    std::vector<float> part(x.begin() + std::ptrdiff_t(start), x.end());
+    gelu_tanh(part.data(), part.size());
+    for (std::size_t i = 0; i < part.size(); ++i) ASSERT_EQ(part[i], whole[start + i]) << "start " << start << " i " << i;
+  }
+}
+
 TEST(Kernels, GeluTanhMatchesReference) {
   // Every 1/64 from -20 to 20 (the tails, where tanh saturates, included), a ragged length so the
   // scalar tail runs too, and values beyond exp's range.

@@ -65,7 +65,9 @@ const masks = new MaskCompare({
 function refreshMasks() {
   if (!masks.on || state.generation || !state.model || !state.seq) return chain;
   const { model, config, seq } = state;
-  chain = chain.then(() => masks.compute(model, config, seq.ids)).catch((e) => status.set(`Cannot compare the masks: ${e.message}`, 'error'));
+  chain = chain.then(() => masks.compute(model, config, seq.ids)).catch((e) => {
+    if (model === state.model) status.set(`Cannot compare the masks: ${e.message}`, 'error');
+  });
   return chain;
 }
 
@@ -121,6 +123,7 @@ async function analyzePrompt(v) {
   tokenCount.textContent = `${formatInt(ids.length)} token${ids.length === 1 ? '' : 's'} of ${formatInt(limit)}.`;
   if (ids.length > limit) {
     showPromptError(`The prompt has ${formatInt(ids.length)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`);
+    masks.clear(masks.on ? 'The prompt is longer than the model reads: nothing to compare.' : '');
     return;
   }
   showPromptError('');
@@ -231,6 +234,7 @@ async function generate() {
 const picker = new ModelPicker({
   onLoading(name) {
     state.loading = name;
+    masks.clear(masks.on ? `Loading ${name}…` : '');
     state.generation?.stop();
     state.loadStarted = performance.now();
     generateButton.disabled = true;

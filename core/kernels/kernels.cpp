@@ -370,17 +370,25 @@ GLASSBOX_CLONES void layernorm(float* out, const float* x, const float* weight, 
   }
 }
 // GELU's tanh form, 8 lanes at a time with tanh(u) = 1 - 2 / (e^2u + 1): libm's tanhf was ~10% of
-// a GPT-2 prompt's time (scripts/bench, perf). Within 3e-7 * max(1, |x|) of the reference.
-GLASSBOX_CLONES void gelu_tanh(float* x, std::size_t n) {
+// a GPT-2 prompt's time (scripts/bench, perf). Within 3e-7 * max(1, |x|) of the reference. The
+// last n % 8 values go through the same formula (in a zero-padded vector), so that a value's bits
+// never depend on where it falls in the buffer (a batch's rows, a token decoded alone or in its
+// prompt) nor on the platform's libm.
+GLASSBOX_INLINE Vec8 gelu_tanh8(Vec8 v) {
   const float s = 0.7978845608028654f;   // sqrt(2 / pi)
+  const Vec8 u = s * (v + 0.044715f * v * v * v);
+  const Vec8 t = 1.0f - 2.0f / (exp8(2.0f * u) + 1.0f);
+  return 0.5f * v * (1.0f + t);
+}
+GLASSBOX_CLONES void gelu_tanh(float* x, std::size_t n) {
   std::size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    const Vec8 v = load(x + i);
-    const Vec8 u = s * (v + 0.044715f * v * v * v);
-    const Vec8 t = 1.0f - 2.0f / (exp8(2.0f * u) + 1.0f);
-    store(x + i, 0.5f * v * (1.0f + t));
+  for (; i + kLanes <= n; i += kLanes) store(x + i, gelu_tanh8(load(x + i)));
+  if (i < n) {
+    float tail[kLanes] = {};
+    std::memcpy(tail, x + i, sizeof(float) * (n - i));
+    store(tail, gelu_tanh8(load(tail)));
+    std::memcpy(x + i, tail, sizeof(float) * (n - i));
   }
-  reference::gelu_tanh(x + i, n - i);
 }
 void gelu_erf(float* x, std::size_t n) { reference::gelu_erf(x, n); }
 void relu(float* x, std::size_t n) { reference::relu(x, n); }

@@ -6,6 +6,7 @@
 // define what each operation computes; tests compare the two. The model calls these.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 namespace glassbox::kernels {
@@ -67,7 +68,7 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
 
 // The keys query i (0 .. T-1) of attention sees: keys 0 .. visible_keys(..) - 1.
 inline int visible_keys(const AttentionMask& mask, int i, int T, int pos0) {
-  const int n = mask.causal ? pos0 + i + 1 : pos0 + T;
+  const int n = std::max(0, mask.causal ? pos0 + i + 1 : pos0 + T);
   return mask.keys >= 0 && mask.keys < n ? mask.keys : n;
 }
 

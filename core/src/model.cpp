@@ -288,6 +288,9 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
   if (cache.capacity() != c.n_positions || cache.n_embd() != c.n_embd || cache.n_layer() != c.n_layer)
     throw InvalidArgument("the KV cache was made for another model (use this model's new_cache())");
   check_tokens(c, tokens, cache.size(), "");
+  if (!o.causal && cache.size() > 0)   // the cached positions never saw these tokens
+    throw InvalidArgument("bidirectional attention needs the whole sequence in one call, from an empty cache (this one holds " +
+                          std::to_string(cache.size()) + " positions)");
   if (!o.encoder_states.empty()) {
     if (!c.add_cross_attention)
       throw InvalidArgument("this model has no cross-attention (config.json: add_cross_attention), so it takes no encoder states");

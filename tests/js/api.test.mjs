@@ -101,7 +101,7 @@ for (const worker of [false, true]) {
       assert.equal(logits.length, batch.length);
       for (let b = 0; b < batch.length; ++b) {
         const alone = await model.forward(batch[b]);
-        assert.deepEqual(logits[b], alone.logits, `${name}: sequence ${b}`);
+        assert.deepStrictEqual(logits[b], alone.logits, `${name}: sequence ${b}`);
       }
       // The first sequence is the fixture's: PyTorch's logits.
       const V = model.config.vocab_size;

@@ -46,7 +46,17 @@ export class MaskCompare {
     return this.#switch.getAttribute('aria-checked') === 'true';
   }
 
+  // Forgets the maps (a new model, or a text that cannot be read): a computation under way is
+  // dropped when it returns.
+  clear(message = '') {
+    ++this.#version;
+    this.#maps = null;
+    this.#caption.textContent = message;
+    for (const canvas of Object.values(this.#canvases)) canvas.getContext('2d').clearRect(0, 0, canvas.width, canvas.height);
+  }
+
   // Computes both maps for `ids` (the last n_positions of them: what the model sees at once).
+  // Errors of a computation that was replaced meanwhile (a new model, a new text) are dropped.
   async compute(model, config, ids) {
     const version = ++this.#version;
     const window = ids.slice(-config.n_positions);
@@ -57,7 +67,14 @@ export class MaskCompare {
     }
     this.#caption.textContent = `Computing both masks for ${window.length} token${window.length === 1 ? '' : 's'}…`;
     const run = (mask) => model.forward(window, { attention: true, logits: false, mask });
-    const [causal, bidirectional] = [await run('causal'), await run('bidirectional')];
+    let causal, bidirectional;
+    try {
+      [causal, bidirectional] = [await run('causal'), await run('bidirectional')];
+    } catch (e) {
+      if (version !== this.#version) return;
+      this.clear();
+      throw e;
+    }
     if (version !== this.#version) return;
     const T = window.length, L = config.n_layer, H = config.n_head;
     this.#maps = { causal: new Matrix(causal.attention, L, H, T), bidirectional: new Matrix(bidirectional.attention, L, H, T) };

@@ -46,7 +46,8 @@ struct ForwardOptions {
                                      // written out (the kernel keeps one row at a time)
   bool causal = true;                // false: every query sees every key, later ones too (an
                                      // encoder's bidirectional attention, as BERT's), with the
-                                     // same weights: what a decoder's mask keeps it from seeing
+                                     // same weights: what a decoder's mask keeps it from seeing;
+                                     // the whole sequence in one call, from an empty cache
   // (S, C): an encoder's outputs, which the blocks of a model with add_cross_attention attend to
   // (queries from the decoder, keys and values from these); empty: those blocks are skipped, as
   // Hugging Face does.
