@@ -144,9 +144,12 @@ GLASSBOX_INLINE void softmax_row(float* x, int n) {
     vsum += e;
   }
   float sum = hsum(vsum);
-  for (; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
+  if (i < n) {   // the last n % 8 through exp8 too (a zero-padded vector), not libm's expf, whose
+                 // bits may differ between the native libc and WebAssembly's
+    float tail[kLanes] = {};
+    std::memcpy(tail, x + i, sizeof(float) * (n - i));
+    store(tail, exp8(load(tail) - max));
+    for (int j = 0; i < n; ++i, ++j) sum += (x[i] = tail[j]);
   }
   const float inv = 1.0f / sum;   // sum >= 1: the max element contributes e^0
   for (i = 0; i + kLanes <= n; i += kLanes) store(x + i, load(x + i) * inv);

@@ -143,7 +143,9 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
 
 // Cross-attention of layer l (models with add_cross_attention): in (rows,C) -> a.branch (rows,C).
 // Queries from every row, keys and values from the encoder's outputs enc (S,C), all of which every
-// query sees: the same attention kernel, not causal, over S keys.
+// query sees: the same attention kernel, not causal, over S keys. Cost: the encoder's keys and
+// values (S x C x 2C multiply-adds per layer) are recomputed on every call, also when decoding
+// token by token; a model that decodes long outputs against one encoder would keep them instead.
 void cross_attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in,
                            std::span<const Sequence> seqs, std::span<const float> enc, Activations& a) {
   const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), rows = a.rows();
