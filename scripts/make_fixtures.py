@@ -10,6 +10,14 @@ original GPT (openai-gpt) family, stored in the Hugging Face layout, and its exp
                                            gpt2-full-context one that runs past the end of the
                                            context by sliding the window (greedy_sliding)
 
+gpt2-classifier is a Hugging Face GPT2ForSequenceClassification: config.json names that
+architecture and carries id2label {"0": "red", "1": "green", "2": "blue"}, label2id (the inverse)
+and pad_token_id (= eos = V-1); model.safetensors holds every transformer tensor with the
+"transformer." prefix plus an unprefixed "score.weight" [num_labels, C] (no bias, no lm_head). Its
+expected.json has the usual keys (the LM logits use the tied wte, as for the other fixtures) and
+"classify": [{"ids": a prefix of tokens (lengths 1, 5 and all of them), "logits": [num_labels]}],
+the class logits = (final hidden state after ln_f at the last id) @ score.weight^T.
+
 The reference math is implemented here in plain PyTorch, in float64; no `transformers` or
 `safetensors` package is used. For F16/BF16 fixtures the reference is computed from the weights
 after rounding to the stored dtype, so an engine that upcasts to float32 must match it to ~1e-4.
@@ -62,6 +70,10 @@ FIXTURES = {
     # states and the logits with them. Without encoder states the blocks are skipped (as in HF).
     "gpt2-cross-attention": dict(seed=12, model_type="gpt2", dtype="F32", act="gelu_new",
                                  cross_attention=7, scale_attn_by_inverse_layer_idx=True),
+    # GPT2ForSequenceClassification: a score.weight head [3, C] on the final hidden state of the
+    # last token (drawn after all the other weights); the HF file layout ("transformer." + score).
+    "gpt2-classifier": dict(seed=13, model_type="gpt2", dtype="F32", act="gelu_new",
+                            prefix="transformer.", labels=["red", "green", "blue"]),
 }
 
 TORCH_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
@@ -72,12 +84,18 @@ MIN_DISTINCT = 4     # tiny random models love repeating one token; such a run t
 # Configuration
 
 
+# Every spec field BASE does not set, with its default (make_training_fixtures uses them too).
+# labels: the class names of a GPT2ForSequenceClassification (empty: a language model);
+# bidirectional / mask_token_id: an encoder (no causal mask) trained as a masked LM.
+SPEC_DEFAULTS = dict(prefix="", mask_buffers=False, lm_head=False, seq_len=12, prompt_len=5,
+                     max_tokens=8, want_stop=None, tokenizer=False, scale_attn_weights=True,
+                     scale_attn_by_inverse_layer_idx=False, sliding_tokens=0, positions="learned",
+                     cross_attention=0, labels=(), bidirectional=False, mask_token_id=None)
+
+
 def make_spec(name):
     """Merge BASE with the fixture's overrides; fills the defaults of the generation settings."""
-    spec = dict(BASE, prefix="", mask_buffers=False, lm_head=False, seq_len=12, prompt_len=5,
-                max_tokens=8, want_stop=None, tokenizer=False, scale_attn_weights=True,
-                scale_attn_by_inverse_layer_idx=False, sliding_tokens=0, positions="learned",
-                cross_attention=0)
+    spec = dict(BASE, **SPEC_DEFAULTS)
     spec.update(FIXTURES[name])
     spec["name"] = name
     return spec
@@ -99,6 +117,13 @@ def config_json(spec):
         if not spec["scale_attn_weights"] or spec["scale_attn_by_inverse_layer_idx"]:
             cfg.update(scale_attn_weights=spec["scale_attn_weights"],
                        scale_attn_by_inverse_layer_idx=spec["scale_attn_by_inverse_layer_idx"])
+        if spec["bidirectional"]:     # glassbox's own keys: an encoder, trained as a masked LM
+            cfg.update(bidirectional=True, mask_token_id=spec["mask_token_id"])
+        if spec["labels"]:            # HF GPT2ForSequenceClassification; pad = eos marks the end
+            cfg["architectures"] = ["GPT2ForSequenceClassification"]
+            cfg.update(id2label={str(i): name for i, name in enumerate(spec["labels"])},
+                       label2id={name: i for i, name in enumerate(spec["labels"])},
+                       pad_token_id=spec["vocab_size"] - 1)
     else:
         cfg = {"model_type": "openai-gpt", "architectures": ["OpenAIGPTLMHeadModel"]}
         cfg.update({k: spec[k] for k in keys})
@@ -140,11 +165,14 @@ def param_shapes(spec):
                     (h + "crossattention.c_proj.weight", [C, C], "proj"), (h + "crossattention.c_proj.bias", [C], "bias")]
     if gpt2:
         out += [("ln_f.weight", [C], "ln_w"), ("ln_f.bias", [C], "bias")]
+    if spec["labels"]:   # GPT2ForSequenceClassification's head, an nn.Linear [out, in]: drawn last
+        out += [("score.weight", [len(spec["labels"]), C], "score")]
     return out
 
 
 # Standard deviation per init kind. Conv1D matrices [in, out] use gain / sqrt(fan_in); the gain of
-# c_attn (1.5) makes q.k large enough that attention rows are clearly peaked.
+# c_attn (1.5) makes q.k large enough that attention rows are clearly peaked. The classifier's
+# score.weight (nn.Linear, [out, in]) uses 1 / sqrt(fan_in = C): class logits of order 1.
 GAINS = {"qkv": 1.5, "fc": 1.5, "proj": 1.0}
 FIXED_STD = {"embed": 0.5, "pos": 0.3, "bias": 0.1}
 
@@ -156,6 +184,8 @@ def init_tensor(shape, kind, gen):
         return 1.0 + 0.1 * noise
     if kind in FIXED_STD:
         return FIXED_STD[kind] * noise
+    if kind == "score":
+        return noise / math.sqrt(shape[1])
     return GAINS[kind] / math.sqrt(shape[0]) * noise
 
 
@@ -239,9 +269,10 @@ def mlp(x, w, p, spec):
     return hidden @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
 
 
-def forward(spec, w, ids, causal=True, encoder=None):
-    """ids [T] -> (logits [T,V], [probs [H,T,T] per layer]); causal=False: the same weights with
-    bidirectional attention (what the page's Mask switch shows next to the GPT's causal one)."""
+def hidden_states(spec, w, ids, causal=True, encoder=None):
+    """ids [T] -> (final hidden states [T,C] (after ln_f for gpt2), [probs [H,T,T] per layer]);
+    causal=False: the same weights with bidirectional attention (what the page's Mask switch shows
+    next to the GPT's causal one)."""
     eps, T = spec["layer_norm_epsilon"], len(ids)
     ln = lambda x, name: layer_norm(x, w[name + ".weight"], w[name + ".bias"], eps)
     gpt2 = spec["model_type"] == "gpt2"
@@ -269,7 +300,19 @@ def forward(spec, w, ids, causal=True, encoder=None):
         all_probs.append(probs)
     if gpt2:
         x = ln(x, "ln_f")
+    return x, all_probs
+
+
+def forward(spec, w, ids, causal=True, encoder=None):
+    """ids [T] -> (logits [T,V], [probs [H,T,T] per layer]); see hidden_states."""
+    x, all_probs = hidden_states(spec, w, ids, causal, encoder)
+    wte = w["wte.weight" if spec["model_type"] == "gpt2" else "tokens_embed.weight"]
     return x @ wte.T, all_probs                                             # tied LM head
+
+
+def classify(spec, w, ids):
+    """ids [T] -> class logits [num_labels]: the final hidden state of the last id @ score^T."""
+    return hidden_states(spec, w, ids)[0][-1] @ w["score.weight"].T
 
 
 def greedy(spec, w, prompt, max_tokens):
@@ -405,7 +448,7 @@ def safetensors_bytes(tensors):
 def stored_tensors(spec, w):
     """The tensors of model.safetensors: [(name, dtype, tensor)], with prefix and extra buffers."""
     dtype, pre, P = spec["dtype"], spec["prefix"], spec["n_positions"]
-    out = [(pre + name, dtype, t) for name, t in w.items()
+    out = [(name if name == "score.weight" else pre + name, dtype, t) for name, t in w.items()
            if not (name == "wpe.weight" and spec["positions"] == "sinusoidal")]   # computed, not stored
     if spec["mask_buffers"]:   # HF's old causal-mask buffers: the loader must ignore them
         mask = torch.tril(torch.ones(P, P, dtype=torch.uint8)).reshape(1, 1, P, P)
@@ -475,6 +518,9 @@ def make_fixture(name):
         expected["cross"] = {"encoder_states": enc.tolist(), "logits": rounded(cross_logits.tolist())}
     bi_logits, bi_probs = forward(spec, w, tokens, causal=False)            # draws nothing
     expected["bidirectional"] = {"logits": rounded(bi_logits.tolist()), "attention": rounded([p.tolist() for p in bi_probs])}
+    if spec["labels"]:   # draws nothing: class logits of three prefixes of tokens
+        expected["classify"] = [{"ids": tokens[:n], "logits": rounded(classify(spec, w, tokens[:n]).tolist())}
+                                for n in (1, 5, len(tokens))]
     out_dir = os.path.join(ROOT, name)
     os.makedirs(out_dir, exist_ok=True)
     write_file(os.path.join(out_dir, "config.json"), json.dumps(config_json(spec), indent=2) + "\n")
@@ -484,7 +530,11 @@ def make_fixture(name):
         vocab, merges = tokenizer_files()
         write_file(os.path.join(out_dir, "vocab.json"), vocab + "\n")
         write_file(os.path.join(out_dir, "merges.txt"), merges)
-    print(summary(spec, logits, probs, greedy_run))
+    line = summary(spec, logits, probs, greedy_run)
+    if spec["labels"]:
+        line += "  classify " + " ".join(
+            "[" + ", ".join(f"{v:.3f}" for v in c["logits"]) + "]" for c in expected["classify"])
+    print(line)
 
 
 def main():

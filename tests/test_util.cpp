@@ -18,7 +18,8 @@ const std::vector<std::string>& model_fixtures() {
   static const std::vector<std::string> names = {
       "gpt2-f32",       "gpt2-f16",          "gpt2-bf16",  "gpt2-prefixed",
       "gpt2-single-head", "gpt2-full-context", "openai-gpt", "openai-gpt-relu-f16",
-      "gpt2-bytes",     "gpt2-attn-scaling", "gpt2-sinusoidal", "gpt2-cross-attention"};
+      "gpt2-bytes",     "gpt2-attn-scaling", "gpt2-sinusoidal", "gpt2-cross-attention",
+      "gpt2-classifier"};
   return names;
 }
 

@@ -42,8 +42,14 @@ Tensors read_doubles(const std::filesystem::path& file) {
 }
 
 struct Batch {
-  std::vector<std::int32_t> inputs, targets;
+  std::vector<std::int32_t> inputs, targets;   // targets: kIgnoreTarget where nothing is predicted
   int B = 0, T = 0;
+  std::vector<std::int32_t> labels, label_positions;   // classifier fixtures only
+  TrainingBatch view() const { return {inputs, targets, B, T, labels, label_positions}; }
+  training::Batch raw() const {
+    return {inputs.data(), targets.data(), B, T, labels.empty() ? nullptr : labels.data(),
+            labels.empty() ? nullptr : label_positions.data()};
+  }
 };
 
 struct Fixture {
@@ -65,6 +71,10 @@ struct Fixture {
       batch.T = static_cast<int>(b["inputs"][0].size());
       for (const auto& row : b["inputs"]) for (int id : row) batch.inputs.push_back(id);
       for (const auto& row : b["targets"]) for (int id : row) batch.targets.push_back(id);
+      if (b.contains("labels")) {
+        batch.labels = b["labels"].get<std::vector<std::int32_t>>();
+        batch.label_positions = b["label_positions"].get<std::vector<std::int32_t>>();
+      }
       batches.push_back(batch);
     }
   }
@@ -79,8 +89,29 @@ struct Fixture {
     for (int r = 0; r < s.B; ++r) {
       s.inputs.insert(s.inputs.end(), b.inputs.begin() + r * b.T, b.inputs.begin() + r * b.T + s.T);
       s.targets.insert(s.targets.end(), b.targets.begin() + r * b.T, b.targets.begin() + r * b.T + s.T);
+      if (!b.labels.empty()) {   // the label read at the last of the 7 tokens, which predicts nothing
+        s.labels.push_back(b.labels[r]);
+        s.label_positions.push_back(s.T - 1);
+        s.targets.back() = kIgnoreTarget;
+      }
     }
     return s;
+  }
+
+  // The fixture's loss: the mean over predicted tokens (times lm_weight for a classifier) plus
+  // the mean label loss.
+  training::LossWeights weights(const Batch& b) const {
+    std::int64_t predicted = 0;
+    for (auto t : b.targets) predicted += t != kIgnoreTarget;
+    const double lm = training.at("options").value("lm_weight", 1.0);
+    return {predicted ? lm / double(predicted) : 0.0, b.labels.empty() ? 0.0 : 1.0 / b.B};
+  }
+  template <class Real>
+  double loss(const Batch& b, const training::ParameterLayout& layout, const Real* params, Real* grads,
+              training::Workspace<Real>& ws, const training::Dropout& dropout = {}) const {
+    const training::LossWeights w = weights(b);
+    const training::Losses l = training::loss_and_gradients(config, layout, params, grads, b.raw(), w, ws, dropout);
+    return w.lm * l.lm_sum + w.label * l.label_sum;
   }
 
   TrainingOptions options(int threads = 2) const {
@@ -97,6 +128,7 @@ struct Fixture {
     t.beta2 = o["beta2"];
     t.eps = o["eps"];
     t.grad_clip = o["grad_clip"];
+    t.lm_weight = o.value("lm_weight", 0.5);
     t.threads = threads;
     return t;
   }
@@ -159,9 +191,8 @@ TEST_P(TrainingFixtureTest, GradientsInDoubleMatchPyTorchAutograd) {
   std::vector<double> grads(layout.size(), 0.0);
   training::Workspace<double> ws;
   const Batch& b = f.batches[0];
-  const double sum = training::loss_and_gradients(f.config, layout, params.data(), grads.data(), b.inputs.data(),
-                                                  b.targets.data(), b.B, b.T, double(b.B) * b.T, ws);
-  EXPECT_NEAR(sum / (b.B * b.T), f.training["steps"][0]["loss"].get<double>(), 1e-12);
+  const double loss = f.loss(b, layout, params.data(), grads.data(), ws);
+  EXPECT_NEAR(loss, f.training["steps"][0]["loss"].get<double>(), 1e-12);
   for (const auto& s : layout.slots()) {
     const auto& ref = f.grads.at(s.name);
     double worst = 0;
@@ -174,7 +205,7 @@ TEST_P(TrainingFixtureTest, GradientsInFloatMatchPyTorchAutograd) {
   const Fixture f(GetParam());
   const Trainer trainer = f.trainer();
   const Batch& b = f.batches[0];
-  const auto grads = trainer.gradients(b.inputs, b.targets, b.B, b.T);
+  const auto grads = trainer.gradients(b.view());
   for (const auto& [name, ref] : f.grads) {
     double worst = 0;
     for (std::size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(double(grads.at(name)[i]) - ref[i]));
@@ -190,13 +221,8 @@ TEST_P(TrainingFixtureTest, GradientsMatchFiniteDifferencesForEveryParameter) {
   std::vector<double> grads(layout.size(), 0.0);
   training::Workspace<double> ws;
   const Batch b = f.small_batch();
-  const double n = double(b.B) * b.T;
-  auto loss = [&] {
-    return training::loss_and_gradients<double>(f.config, layout, params.data(), nullptr, b.inputs.data(),
-                                                b.targets.data(), b.B, b.T, n, ws) / n;
-  };
-  training::loss_and_gradients(f.config, layout, params.data(), grads.data(), b.inputs.data(), b.targets.data(), b.B,
-                               b.T, n, ws);
+  auto loss = [&] { return f.loss<double>(b, layout, params.data(), nullptr, ws); };
+  f.loss(b, layout, params.data(), grads.data(), ws);
   expect_finite_differences(layout, params, grads, loss, 1);
 }
 
@@ -209,20 +235,14 @@ TEST_P(TrainingFixtureTest, GradientsWithDropoutMatchFiniteDifferences) {
   std::vector<double> grads(layout.size(), 0.0);
   training::Workspace<double> ws;
   const Batch b = f.small_batch();
-  const double n = double(b.B) * b.T;
   training::Dropout dropout;
   dropout.p = 0.3;
   dropout.seed = 12345;
-  auto loss = [&] {
-    return training::loss_and_gradients<double>(f.config, layout, params.data(), nullptr, b.inputs.data(),
-                                                b.targets.data(), b.B, b.T, n, ws, dropout) / n;
-  };
-  const double clean = training::loss_and_gradients<double>(f.config, layout, params.data(), nullptr, b.inputs.data(),
-                                                            b.targets.data(), b.B, b.T, n, ws) / n;
+  auto loss = [&] { return f.loss<double>(b, layout, params.data(), nullptr, ws, dropout); };
+  const double clean = f.loss<double>(b, layout, params.data(), nullptr, ws);
   EXPECT_GT(std::abs(loss() - clean), 1e-3);   // the masks change the loss
   EXPECT_EQ(loss(), loss());                   // and are the same every time
-  training::loss_and_gradients(f.config, layout, params.data(), grads.data(), b.inputs.data(), b.targets.data(), b.B,
-                               b.T, n, ws, dropout);
+  f.loss(b, layout, params.data(), grads.data(), ws, dropout);
   expect_finite_differences(layout, params, grads, loss, 3);   // every third entry: quicker
 }
 
@@ -233,14 +253,16 @@ TEST_P(TrainingFixtureTest, TenAdamWStepsMatchPyTorch) {
   for (int k = 0; k < 10; ++k) {
     const Batch& b = f.batches[k];
     const auto& ref = f.training["steps"][k];
-    const StepResult r = trainer.train_step(b.inputs, b.targets, b.B, b.T);
+    const StepResult r = trainer.train_step(b.view());
     EXPECT_NEAR(r.learning_rate, ref["lr"].get<double>(), 1e-12) << "step " << k;
     EXPECT_NEAR(r.loss, ref["loss"].get<double>(), 2e-5) << "step " << k;
     EXPECT_NEAR(r.grad_norm, ref["grad_norm"].get<double>(), 1e-5 * ref["grad_norm"].get<double>()) << "step " << k;
   }
   EXPECT_EQ(trainer.step(), 10);
   const Batch& b0 = f.batches[0];
-  EXPECT_NEAR(trainer.evaluate(b0.inputs, b0.targets, b0.B, b0.T).loss(), f.training["final_loss"].get<double>(), 2e-5);
+  const EvalResult e = trainer.evaluate(b0.view());
+  const training::LossWeights w = f.weights(b0);
+  EXPECT_NEAR(w.lm * e.loss_sum + w.label * e.label_loss_sum, f.training["final_loss"].get<double>(), 2e-5);
   EXPECT_LT(f.training["final_loss"].get<double>(), f.training["steps"][0]["loss"].get<double>() - 0.5);   // it learned
   for (const auto& [name, ref] : f.final) {
     const auto ours = trainer.parameter(name);
@@ -264,8 +286,7 @@ TEST_P(TrainingFixtureTest, TenAdamWStepsInDoubleMatchPyTorchClosely) {
   for (int k = 0; k < 10; ++k) {
     const Batch& b = f.batches[k];
     std::fill(grads.begin(), grads.end(), 0.0);
-    training::loss_and_gradients(f.config, layout, params.data(), grads.data(), b.inputs.data(), b.targets.data(), b.B,
-                                 b.T, double(b.B) * b.T, ws);
+    f.loss(b, layout, params.data(), grads.data(), ws);
     const double norm = training::clip_gradients(grads.data(), grads.size(), o.grad_clip);
     EXPECT_NEAR(norm, f.training["steps"][k]["grad_norm"].get<double>(), 1e-11);
     training::adamw_update(layout, params.data(), grads.data(), m.data(), v.data(), k + 1,
@@ -278,7 +299,8 @@ TEST_P(TrainingFixtureTest, TenAdamWStepsInDoubleMatchPyTorchClosely) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, TrainingFixtureTest, testing::Values("train-gpt2", "train-openai-gpt", "train-gpt2-erf"),
+INSTANTIATE_TEST_SUITE_P(Fixtures, TrainingFixtureTest,
+                         testing::Values("train-gpt2", "train-openai-gpt", "train-gpt2-erf", "train-mlm", "train-classify"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& ch : n) if (ch == '-') ch = '_';
@@ -312,6 +334,71 @@ TEST(Training, SavedModelGivesTheTrainersLoss) {
     }
     EXPECT_NEAR(sum / (b.B * b.T), trainer.evaluate(b.inputs, b.targets, b.B, b.T).loss(), 1e-5) << name;
     EXPECT_EQ(ModelConfig::load(dir.path() / "config.json").to_json(), f.config.to_json()) << name;
+  }
+}
+
+// The relatives, saved and loaded by the inference engine: a masked LM's bidirectional logits at
+// the masked positions and a classifier's label logits give the trainer's losses, and the
+// classifier's file has Hugging Face's GPT2ForSequenceClassification names.
+TEST(Training, SavedMaskedLMAndClassifierGiveTheTrainersLosses) {
+  {
+    const Fixture f("train-mlm");
+    const Trainer trainer = f.trainer();
+    test::TempDir dir;
+    trainer.save_model(dir.path());
+    const Model model = Model::load(dir.path());
+    EXPECT_TRUE(model.config().bidirectional);
+    EXPECT_EQ(model.config().mask_token_id, 63);
+    const Batch& b = f.batches[0];
+    const int V = f.config.vocab_size;
+    double sum = 0;
+    int predicted = 0;
+    for (int s = 0; s < b.B; ++s) {
+      KVCache cache = model.new_cache();
+      ForwardOptions options;
+      options.all_logits = true;   // bidirectional because the config says so, not because asked
+      const auto logits = model.forward(std::span(b.inputs).subspan(std::size_t(s) * b.T, b.T), cache, options);
+      for (int t = 0; t < b.T; ++t) {
+        const int target = b.targets[std::size_t(s) * b.T + t];
+        if (target == kIgnoreTarget) continue;
+        const float* row = logits.data() + std::size_t(t) * V;
+        double max = row[0], z = 0;
+        for (int v = 0; v < V; ++v) max = std::max(max, double(row[v]));
+        for (int v = 0; v < V; ++v) z += std::exp(row[v] - max);
+        sum += std::log(z) + max - row[target];
+        ++predicted;
+      }
+    }
+    const EvalResult e = trainer.evaluate(b.view());
+    EXPECT_EQ(e.tokens, predicted);
+    EXPECT_NEAR(sum / predicted, e.loss(), 1e-5);
+    EXPECT_NEAR(e.loss(), f.training["steps"][0]["loss"].get<double>(), 1e-5);   // PyTorch's
+  }
+  {
+    const Fixture f("train-classify");
+    const Trainer trainer = f.trainer();
+    test::TempDir dir;
+    trainer.save_model(dir.path());
+    const SafeTensors st = SafeTensors::open(dir.path() / "model.safetensors");
+    EXPECT_NE(st.find("score.weight"), nullptr);
+    EXPECT_NE(st.find("transformer.h.0.attn.c_attn.weight"), nullptr);
+    EXPECT_EQ(st.find("h.0.attn.c_attn.weight"), nullptr);
+    const Model model = Model::load(dir.path());
+    EXPECT_EQ(model.config().labels, (std::vector<std::string>{"red", "green", "blue"}));
+    const Batch& b = f.batches[0];
+    double sum = 0;
+    for (int s = 0; s < b.B; ++s) {
+      const auto ids = std::span(b.inputs).subspan(std::size_t(s) * b.T, b.label_positions[s] + 1);
+      const auto z = model.classify(ids);
+      ASSERT_EQ(z.size(), 3u);
+      double max = z[0], total = 0;
+      for (float v : z) max = std::max(max, double(v));
+      for (float v : z) total += std::exp(v - max);
+      sum += std::log(total) + max - z[b.labels[s]];
+    }
+    const EvalResult e = trainer.evaluate(b.view());
+    EXPECT_EQ(e.labels, b.B);
+    EXPECT_NEAR(sum / b.B, e.label_loss(), 1e-5);
   }
 }
 
@@ -351,8 +438,7 @@ TEST(Training, DropoutKeepsTheExpectedShareAndNeverAppliesToEvaluation) {
   training::Dropout d;
   d.p = 0.5;
   d.seed = 99;
-  training::loss_and_gradients<float>(f.config, layout, params.data(), nullptr, b.inputs.data(), b.targets.data(), b.B,
-                                      b.T, 1.0, ws, d);
+  training::loss_and_gradients<float>(f.config, layout, params.data(), nullptr, b.raw(), {}, ws, d);
   const std::size_t n = std::size_t(b.B) * b.T * f.config.n_embd;
   double kept = 0, sum = 0;
   for (std::size_t i = 0; i < n; ++i) {

@@ -69,6 +69,43 @@ Activation activation_of(Architecture arch, const std::string& name, const std::
   throw ModelFormatError(source, "unsupported activation \"" + name + "\"");
 }
 
+// The label names of a classifier ("architectures": [...ForSequenceClassification]), by id:
+// id2label {"0": name, ...} with ids 0..n-1, or LABEL_0.. for num_labels alone (Hugging Face's
+// defaults). Any other model has none, whatever id2label says: every Hugging Face config carries
+// the default {"0": "LABEL_0", "1": "LABEL_1"}.
+std::vector<std::string> labels_of(const json& j, const std::string& source) {
+  auto arch = j.find("architectures");
+  const bool classifier = arch != j.end() && arch->is_array() && !arch->empty() && (*arch)[0].is_string() &&
+                          (*arch)[0].get<std::string>().ends_with("ForSequenceClassification");
+  if (!classifier) return {};
+  std::vector<std::string> labels;
+  auto id2label = j.find("id2label");
+  if (id2label != j.end() && !id2label->is_null()) {
+    if (!id2label->is_object() || id2label->empty() || id2label->size() > 100'000)
+      throw ModelFormatError(source, "\"id2label\" must be an object of 1 to 100000 labels, {\"0\": \"name\", ...}");
+    labels.resize(id2label->size());
+    std::vector<bool> seen(labels.size());
+    for (const auto& [key, name] : id2label->items()) {
+      std::size_t id = labels.size();
+      if (!key.empty() && key.size() < 7 && key.find_first_not_of("0123456789") == std::string::npos) id = std::stoul(key);
+      if (id >= labels.size() || seen[id] || !name.is_string())
+        throw ModelFormatError(source, "\"id2label\" must map the ids 0.." + std::to_string(labels.size() - 1) +
+                                           " to names, each once; got \"" + key + "\": " + name.dump());
+      seen[id] = true;
+      labels[id] = name.get<std::string>();
+    }
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      for (std::size_t k = 0; k < i; ++k)
+        if (labels[i] == labels[k])
+          throw ModelFormatError(source, "\"id2label\" names \"" + labels[i] + "\" twice (ids " + std::to_string(k) +
+                                             " and " + std::to_string(i) + ")");
+  } else {
+    const int n = int_field(j, "num_labels", 2, 1, 100'000, source);
+    for (int i = 0; i < n; ++i) labels.push_back("LABEL_" + std::to_string(i));
+  }
+  return labels;
+}
+
 }  // namespace
 
 std::string_view ModelConfig::architecture_name() const {
@@ -139,6 +176,11 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
   if (!bool_field(j, "tie_word_embeddings", true, source))
     throw ModelFormatError(source, "\"tie_word_embeddings\": false is not supported: the LM head is the token embedding");
 
+  c.bidirectional = bool_field(j, "bidirectional", false, source);
+  if (auto it = j.find("mask_token_id"); it != j.end() && !it->is_null())
+    c.mask_token_id = int_field(j, "mask_token_id", -1, 0, c.vocab_size - 1, source);
+  c.labels = labels_of(j, source);
+
   // GPT2Config defaults eos_token_id to 50256 (<|endoftext|>); a list means any of them ends the text.
   auto eos = j.find("eos_token_id");
   if (eos == j.end() || eos->is_null()) {
@@ -154,7 +196,8 @@ std::string ModelConfig::to_json() const {
   const bool gpt2 = architecture == Architecture::GPT2;
   json j;
   j["model_type"] = gpt2 ? "gpt2" : "openai-gpt";
-  j["architectures"] = {gpt2 ? "GPT2LMHeadModel" : "OpenAIGPTLMHeadModel"};
+  const bool classifier = !labels.empty();
+  j["architectures"] = {std::string(gpt2 ? "GPT2" : "OpenAIGPT") + (classifier ? "ForSequenceClassification" : "LMHeadModel")};
   j["vocab_size"] = vocab_size;
   j["n_positions"] = n_positions;
   j["n_ctx"] = n_positions;   // older Hugging Face versions read the context length from here
@@ -190,6 +233,19 @@ std::string ModelConfig::to_json() const {
     j["eos_token_id"] = eos_token_ids;
   }
   j["tie_word_embeddings"] = true;
+  if (bidirectional) j["bidirectional"] = true;
+  if (mask_token_id >= 0) j["mask_token_id"] = mask_token_id;
+  if (classifier) {
+    json id2label = json::object(), label2id = json::object();
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      id2label[std::to_string(i)] = labels[i];
+      label2id[labels[i]] = i;
+    }
+    j["id2label"] = id2label;
+    j["label2id"] = label2id;
+    // Hugging Face's classifier finds each sequence's last token by the first pad_token_id in it
+    if (!eos_token_ids.empty()) j["pad_token_id"] = eos_token_ids[0];
+  }
   return j.dump(2) + "\n";
 }
 

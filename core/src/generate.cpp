@@ -27,6 +27,9 @@ Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, c
     : model_(model), options_(options), sampler_(options.sampling), cache_(model.new_cache()) {
   const ModelConfig& c = model.config();
   if (options.max_tokens < 0) throw InvalidArgument("max tokens must be >= 0, got " + std::to_string(options.max_tokens));
+  if (model.config().bidirectional)   // each token would change what every earlier one saw
+    throw InvalidArgument("this model is bidirectional (a masked-LM encoder): it predicts masked tokens "
+                          "(forward), it does not generate text");
   if (prompt.empty()) throw InvalidArgument("the prompt is empty: give at least one token");
   if (prompt.size() > static_cast<std::size_t>(c.n_positions))
     throw InvalidArgument("the prompt is " + std::to_string(prompt.size()) + " tokens, longer than the context of " +

@@ -285,13 +285,16 @@ KVCache Model::new_cache() const {
 }
 
 std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache& cache,
-                                  const ForwardOptions& o) const {
+                                  const ForwardOptions& options) const {
   const ModelConfig& c = impl_->config;
+  ForwardOptions o = options;
+  o.causal = options.causal && !c.bidirectional;   // an encoder's attention is never causal
   if (cache.capacity() != c.n_positions || cache.n_embd() != c.n_embd || cache.n_layer() != c.n_layer)
     throw InvalidArgument("the KV cache was made for another model (use this model's new_cache())");
   check_tokens(c, tokens, cache.size(), "");
   if (!o.causal && cache.size() > 0)   // the cached positions never saw these tokens
-    throw InvalidArgument("bidirectional attention needs the whole sequence in one call, from an empty cache (this one holds " +
+    throw InvalidArgument(std::string(c.bidirectional ? "this model is bidirectional (an encoder): its attention needs" : "bidirectional attention needs") +
+                          " the whole sequence in one call, from an empty cache (this one holds " +
                           std::to_string(cache.size()) + " positions)");
   if (!o.encoder_states.empty()) {
     if (!c.add_cross_attention)
@@ -334,7 +337,9 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
     seqs.push_back({ids, valid, &caches.back()});
   }
   Activations a(c, B * T, T);
-  run_blocks(c, impl_->w, seqs, a, {});
+  ForwardOptions o;
+  o.causal = !c.bidirectional;
+  run_blocks(c, impl_->w, seqs, a, o);
   // The real rows only, gathered, through the final norm and the LM head.
   std::vector<float> real;
   for (int b = 0; b < B; ++b) {
@@ -342,7 +347,7 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
     real.insert(real.end(), first, first + std::size_t(seqs[b].valid) * C);
   }
   const int R = static_cast<int>(real.size() / std::size_t(C));
-  const std::vector<float> logits = lm_logits(c, impl_->w, real.data(), R, a, {});
+  const std::vector<float> logits = lm_logits(c, impl_->w, real.data(), R, a, o);
   std::vector<std::vector<float>> out;
   std::size_t row = 0;
   for (const Sequence& seq : seqs) {
@@ -350,6 +355,36 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
     row += std::size_t(seq.valid);
   }
   return out;
+}
+
+std::vector<float> Model::classify(std::span<const std::int32_t> tokens) const {
+  const ModelConfig& c = impl_->config;
+  const int C = c.n_embd;
+  if (c.labels.empty())
+    throw InvalidArgument("this model has no classification head (a classifier's config.json names "
+                          "GPT2ForSequenceClassification in \"architectures\")");
+  check_tokens(c, tokens, 0, "");
+  const int T = static_cast<int>(tokens.size());
+  KVCache cache = new_cache();
+  cache.reserve(T);
+  const Sequence seq{tokens, T, &cache};
+  Activations a(c, T, T);
+  ForwardOptions o;
+  o.causal = !c.bidirectional;
+  run_blocks(c, impl_->w, std::span(&seq, 1), a, o);
+  const float* last = a.x.data() + std::size_t(T - 1) * C;   // (1,C) -> [final norm] -> (1,C)
+  if (c.architecture == Architecture::GPT2) {
+    kernels::layernorm(a.h.data(), last, impl_->w.ln_f_w, impl_->w.ln_f_b, 1, C, static_cast<float>(c.layer_norm_epsilon));
+    last = a.h.data();
+  }
+  std::vector<float> logits(c.labels.size());   // (1,C) @ score^T -> (n_labels): a few dot products
+  for (std::size_t k = 0; k < logits.size(); ++k) {
+    const float* row = impl_->w.score + k * std::size_t(C);
+    float sum = 0;
+    for (int i = 0; i < C; ++i) sum += row[i] * last[i];
+    logits[k] = sum;
+  }
+  return logits;
 }
 
 }  // namespace glassbox

@@ -26,8 +26,10 @@ class Loader {
 
   // The tensor `name` as F32 with the given shape: the file's bytes in place when they already
   // are F32 (and aligned), else a converted copy.
-  const float* take(const std::string& name, const std::vector<std::int64_t>& shape) {
-    const TensorInfo& t = find(name, shape);
+  // top_level: a tensor of the task head beside the transformer ("score.weight"), which has no
+  // prefix even when the transformer's tensors have one.
+  const float* take(const std::string& name, const std::vector<std::int64_t>& shape, bool top_level = false) {
+    const TensorInfo& t = find(name, shape, top_level);
     if (const float* in_place = f32_in_place(t)) return in_place;
     float* copy = own(t.numel);
     to_f32(t, copy);
@@ -95,9 +97,10 @@ class Loader {
  private:
 
   // The tensor `name`, checked: present, with this shape and a float dtype. Marks it used.
-  const TensorInfo& find(const std::string& name, const std::vector<std::int64_t>& shape) {
-    const TensorInfo* t = file_.find(prefix_ + name);
-    if (!t) throw ModelFormatError(file_.source(), "missing tensor '" + prefix_ + name + "'");
+  const TensorInfo& find(const std::string& name, const std::vector<std::int64_t>& shape, bool top_level = false) {
+    const std::string full = (top_level ? "" : prefix_) + name;
+    const TensorInfo* t = file_.find(full);
+    if (!t) throw ModelFormatError(file_.source(), "missing tensor '" + full + "'");
     used_.insert(t->name);
     if (t->shape != shape)
       throw ModelFormatError(file_.source(), "tensor '" + t->name + "' has shape " + shape_str(t->shape) +
@@ -177,6 +180,7 @@ ModelWeights load_weights(const ModelConfig& c, const SafeTensors& file, Quantiz
     w.ln_f_w = load.take("ln_f.weight", {C});
     w.ln_f_b = load.take("ln_f.bias", {C});
   }
+  if (!c.labels.empty()) w.score = load.take("score.weight", {std::int64_t(c.labels.size()), C}, /*top_level=*/true);
   load.check_all_used(c);
   return w;
 }

@@ -56,6 +56,7 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   const float* ln_f_w = nullptr;   // (C) gpt2 only
   const float* ln_f_b = nullptr;
+  const float* score = nullptr;    // (n_labels, C) classifiers only: score.weight, F32 rows
 
   SafeTensors file;                    // keeps mapped F32 tensors alive (used in place)
   // Converted or transposed tensors. Uninitialised on allocation (every element is written once):

@@ -16,7 +16,7 @@ const fixture = (name) => new URL(`${name}/`, fixtures);
 const expected = (name) => JSON.parse(readFileSync(new URL('expected.json', fixture(name)), 'utf8'));
 const MODELS = ['gpt2-f32', 'gpt2-f16', 'gpt2-bf16', 'gpt2-prefixed', 'gpt2-single-head', 'gpt2-full-context',
                 'openai-gpt', 'openai-gpt-relu-f16', 'gpt2-bytes', 'gpt2-attn-scaling', 'gpt2-sinusoidal',
-                'gpt2-cross-attention'];
+                'gpt2-cross-attention', 'gpt2-classifier'];
 
 async function collect(iterator) {
   const steps = [];

@@ -49,6 +49,18 @@ struct ModelConfig {
                                       // (ForwardOptions::encoder_states), between attention and MLP
   std::vector<std::int32_t> eos_token_ids;        // generation stops when one is sampled
 
+  // The relatives of the GPT, as config choices for models this project trains (glassbox's own
+  // keys: other GPT-2 loaders ignore them and would run such a model as a causal LM):
+  //   "bidirectional": true   an encoder: attention without the causal mask, every position sees
+  //                           every other (BERT); trained with the masked-LM objective, it predicts
+  //                           the tokens at mask_token_id positions, and cannot generate text
+  bool bidirectional = false;
+  std::int32_t mask_token_id = -1;   // "mask_token_id": the [MASK] of a masked-LM model, or -1
+  // A classification head (Hugging Face's GPT2ForSequenceClassification, named so in
+  // "architectures"): score.weight (n_labels, C) reads the final hidden state at the last token.
+  // Label names by id, from id2label; empty for a language model.
+  std::vector<std::string> labels;
+
   int head_dim() const { return n_embd / n_head; }
   std::string_view architecture_name() const;
 

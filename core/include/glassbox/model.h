@@ -44,7 +44,7 @@ struct ForwardOptions {
   bool all_logits = false;           // logits for every position (T,V), not only the last (1,V)
   const TensorHook* hook = nullptr;  // nullptr: no capture, and attention probabilities are never
                                      // written out (the kernel keeps one row at a time)
-  bool causal = true;                // false: every query sees every key, later ones too (an
+  bool causal = true;                // false (or a "bidirectional" model): every query sees every key, later ones too (an
                                      // encoder's bidirectional attention, as BERT's), with the
                                      // same weights: what a decoder's mask keeps it from seeing;
                                      // the whole sequence in one call, from an empty cache
@@ -103,6 +103,13 @@ class Model {
   // logits (T_b,V) for every position of sequence b. Throws InvalidArgument for an empty batch,
   // or naming the sequence, for what forward() refuses.
   std::vector<std::vector<float>> forward_batch(std::span<const std::vector<std::int32_t>> batch) const;
+
+  // A classifier's logits over its labels (config().labels names them): the final hidden state at
+  // the last token through score.weight, after one forward pass from position 0 (no cache kept;
+  // the LM head is not computed). Models trained by `glassbox train --task classify` end every
+  // text with <|endoftext|>, the token they classify at: pass the ids with it. Throws
+  // InvalidArgument for a model without a classification head, or for what forward() refuses.
+  std::vector<float> classify(std::span<const std::int32_t> tokens) const;
 
  private:
   struct Impl;

@@ -11,7 +11,11 @@
 // options.threads shards computed in parallel, their gradients summed in a fixed order), clipping
 // of the global gradient norm, the learning rate of the step from the schedule (linear warmup,
 // then cosine decay to min_learning_rate), and an AdamW update with weight decay on the matrices.
-// The loss is the mean cross-entropy of predicting each next token, in nats.
+// The loss is the mean cross-entropy of predicting each next token, in nats. The relatives of the
+// GPT train with the same step: a masked LM (config.bidirectional) predicts only the masked
+// positions (the others' targets are kIgnoreTarget, see mask_tokens), and a classifier
+// (config.labels) adds the cross-entropy of each sequence's label to lm_weight times the LM loss,
+// as GPT-1's fine-tuning did (L = L_label + lambda L_lm).
 //
 // Everything is deterministic for the same options (threads included) and the same build on the
 // same CPU (Eigen's kernels depend on the instruction set): a run that is stopped, saved with
@@ -50,6 +54,7 @@ struct TrainingOptions {
                                     // resid_pdrop) while training; never when evaluating
   std::uint64_t seed = 1;           // initialisation and batch sampling
   int threads = 2;                  // the batch is computed as this many shards, in parallel
+  double lm_weight = 0.5;           // classifiers: the LM loss's weight beside the label loss (GPT-1's lambda)
 
   // Throws InvalidArgument naming the first bad setting (NaN, negative, zero where not allowed,
   // seq_len above the context, ...).
@@ -69,8 +74,48 @@ double learning_rate_at(const TrainingOptions& options, int step);
 void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint64_t seed, int step,
                   std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets);
 
+// A target that is not predicted (no loss, no gradient).
+inline constexpr std::int32_t kIgnoreTarget = -1;
+
+// The masked-LM objective of BERT on a batch of windows, in place: about 15% of each sequence's
+// positions (at least one), drawn from (seed, step) alone, become targets (the original token);
+// of those, 80% of inputs are replaced by mask_id, 10% by a random token and 10% kept. Every
+// other target becomes kIgnoreTarget. inputs and targets are (B,T); targets' values are replaced.
+void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets, int B, int T,
+                 std::int32_t mask_id, int vocab_size, std::uint64_t seed, int step);
+
+// One step's data, as spans (B,T) of ids; labels and label_positions (B) for a classifier only.
+struct TrainingBatch {
+  std::span<const std::int32_t> inputs;    // (B,T)
+  std::span<const std::int32_t> targets;   // (B,T) the token each position predicts, or kIgnoreTarget
+  int B = 0, T = 0;
+  std::span<const std::int32_t> labels;            // (B) each sequence's class, in [0, n_labels)
+  std::span<const std::int32_t> label_positions;   // (B) where it is read: the sequence's last token
+};
+
+// A classifier's example: the ids of a text ending with the token it is classified at.
+struct LabelledIds {
+  std::vector<std::int32_t> ids;
+  std::int32_t label;
+};
+
+// Labelled examples as one batch, right-padded with pad_id to the longest: each example's targets
+// are its next tokens, kIgnoreTarget at its last token and on padding; its label is read at its
+// last token (causal attention: the padding after it changes nothing).
+struct LabelledBatch {
+  std::vector<std::int32_t> inputs, targets, labels, label_positions;
+  int B = 0, T = 0;
+  LabelledBatch(std::span<const LabelledIds* const> examples, std::int32_t pad_id);
+  TrainingBatch view() const { return {inputs, targets, B, T, labels, label_positions}; }
+};
+
+// B examples for step `step`, drawn from (seed, step) alone (as sample_batch), batched.
+LabelledBatch sample_labelled_batch(std::span<const LabelledIds> examples, int B, std::uint64_t seed, int step,
+                                    std::int32_t pad_id);
+
 struct StepResult {
-  double loss;            // mean cross-entropy of the batch before the update, nats per token
+  double loss;            // the batch's loss before the update: mean cross-entropy per token (nats),
+                          // a classifier's label loss + lm_weight * that
   double grad_norm;       // global L2 norm of the gradient before clipping
   double learning_rate;   // used for this step
 };
@@ -78,7 +123,13 @@ struct StepResult {
 struct EvalResult {
   double loss_sum = 0;     // nats, summed over the predicted tokens
   std::int64_t tokens = 0; // tokens predicted
+  double label_loss_sum = 0;          // classifiers: nats, summed over the sequences
+  std::int64_t labels = 0;            // sequences classified
+  std::int64_t labels_correct = 0;    // ... whose largest logit was their label
   double loss() const { return tokens ? loss_sum / double(tokens) : NAN; }   // NaN: nothing predicted
+  double label_loss() const { return labels ? label_loss_sum / double(labels) : NAN; }
+  double accuracy() const { return labels ? double(labels_correct) / double(labels) : NAN; }
+  EvalResult& operator+=(const EvalResult& r);
 };
 
 // Not thread-safe: one Trainer is used from one thread at a time (it runs its own threads inside
@@ -101,9 +152,13 @@ class Trainer {
   // One optimisation step on inputs and targets, each (B,T) row-major ids in [0, vocab_size).
   // Throws InvalidArgument for bad shapes or ids (nothing is changed then).
   StepResult train_step(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B, int T);
+  // The same for any batch: targets may be kIgnoreTarget; labels are required for a classifier
+  // (and refused otherwise).
+  StepResult train_step(const TrainingBatch& batch);
 
   // Cross-entropy of a batch under the current parameters, without any update.
   EvalResult evaluate(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B, int T) const;
+  EvalResult evaluate(const TrainingBatch& batch) const;
   // Every token of a stream after the first predicted once: windows of T+1 tokens, T apart,
   // B windows per forward pass; at most max_tokens predictions (0: all).
   EvalResult evaluate_stream(std::span<const std::int32_t> stream, int T, int B, std::int64_t max_tokens = 0) const;
@@ -112,6 +167,7 @@ class Trainer {
   // the next train_step would use, without clipping or update, by tensor name (tests and tools).
   std::map<std::string, std::vector<float>> gradients(std::span<const std::int32_t> inputs,
                                                       std::span<const std::int32_t> targets, int B, int T) const;
+  std::map<std::string, std::vector<float>> gradients(const TrainingBatch& batch) const;
 
   // Parameters by Hugging Face name ("h.0.attn.c_attn.weight", Conv1D layout (in, out)).
   std::vector<std::string> parameter_names() const;
@@ -119,7 +175,9 @@ class Trainer {
   void set_parameter(const std::string& name, std::span<const float> values);
   std::size_t parameter_count() const;
 
-  // config.json and model.safetensors (F32, F16 or BF16) into dir, each written atomically.
+  // config.json and model.safetensors (F32, F16 or BF16) into dir, each written atomically. A
+  // classifier's tensors are named as Hugging Face's GPT2ForSequenceClassification saves them:
+  // "transformer." before the transformer's, and score.weight.
   void save_model(const std::filesystem::path& dir, DType dtype = DType::F32) const;
   // An inference model with the current parameters (F32), e.g. to sample from during training.
   Model to_model() const;

@@ -169,11 +169,12 @@ void activation_backward(Activation a, Real* d, const Real* pre, std::size_t n) 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Causal self-attention of b sequences: qkv (N,3C) = [q | k | v] -> heads (N,C), probs (b,H,T,T).
+// Self-attention of b sequences: qkv (N,3C) = [q | k | v] -> heads (N,C), probs (b,H,T,T).
 // Head h uses columns h*hd .. (h+1)*hd of each of q, k, v, read in place with a row stride.
+// Causal: query i sees keys 0..i (the rest of its row is 0); else every key (an encoder's).
 
 template <class Real>
-void attention_forward(Real* heads, Real* probs, const Real* qkv, int b, int T, int C, int H, Real scale) {
+void attention_forward(Real* heads, Real* probs, const Real* qkv, int b, int T, int C, int H, Real scale, bool causal) {
   const int hd = C / H;
   for (int s = 0; s < b; ++s) {
     const Real* seq = qkv + std::size_t(s) * T * 3 * C;
@@ -183,13 +184,14 @@ void attention_forward(Real* heads, Real* probs, const Real* qkv, int b, int T, 
       ConstColumnsMap<Real> v(seq + 2 * C + h * hd, T, hd, Eigen::OuterStride<>(3 * C));
       MatrixMap<Real> p(probs + (std::size_t(s) * H + h) * T * T, T, T);
       p.noalias() = (q * k.transpose()) * scale;   // (T,T) scores
-      for (int i = 0; i < T; ++i) {                // softmax over keys 0..i; the future gets 0
+      for (int i = 0; i < T; ++i) {                // softmax over the keys seen; the future gets 0
         Real* row = p.data() + std::size_t(i) * T;
-        const Real max = *std::max_element(row, row + i + 1);
+        const int seen = causal ? i + 1 : T;
+        const Real max = *std::max_element(row, row + seen);
         Real sum = 0;
-        for (int j = 0; j <= i; ++j) sum += (row[j] = std::exp(row[j] - max));
-        for (int j = 0; j <= i; ++j) row[j] /= sum;
-        std::fill(row + i + 1, row + T, Real(0));
+        for (int j = 0; j < seen; ++j) sum += (row[j] = std::exp(row[j] - max));
+        for (int j = 0; j < seen; ++j) row[j] /= sum;
+        std::fill(row + seen, row + T, Real(0));
       }
       ColumnsMap<Real>(heads + std::size_t(s) * T * C + h * hd, T, hd, Eigen::OuterStride<>(C)).noalias() = p * v;
     }
@@ -199,7 +201,7 @@ void attention_forward(Real* heads, Real* probs, const Real* qkv, int b, int T, 
 // dqkv (N,3C) = gradient of q, k and v (overwritten), from dheads (N,C).
 template <class Real>
 void attention_backward(Real* dqkv, Real* dprobs, const Real* dheads, const Real* probs, const Real* qkv, int b, int T,
-                        int C, int H, Real scale) {
+                        int C, int H, Real scale, bool causal) {
   const int hd = C / H;
   const Eigen::OuterStride<> s3(3 * C), s1(C);
   for (int s = 0; s < b; ++s) {
@@ -216,10 +218,11 @@ void attention_backward(Real* dqkv, Real* dprobs, const Real* dheads, const Real
       for (int i = 0; i < T; ++i) {
         const Real* pr = p.data() + std::size_t(i) * T;
         Real* dr = dp.data() + std::size_t(i) * T;
+        const int seen = causal ? i + 1 : T;
         Real dot = 0;
-        for (int j = 0; j <= i; ++j) dot += pr[j] * dr[j];
-        for (int j = 0; j <= i; ++j) dr[j] = pr[j] * (dr[j] - dot) * scale;   // d (q.k), scale folded in
-        std::fill(dr + i + 1, dr + T, Real(0));
+        for (int j = 0; j < seen; ++j) dot += pr[j] * dr[j];
+        for (int j = 0; j < seen; ++j) dr[j] = pr[j] * (dr[j] - dot) * scale;   // d (q.k), scale folded in
+        std::fill(dr + seen, dr + T, Real(0));
       }
       ColumnsMap<Real>(dseq + h * hd, T, hd, s3).noalias() = dp * k;               // dq
       ColumnsMap<Real>(dseq + C + h * hd, T, hd, s3).noalias() = dp.transpose() * q;   // dk
@@ -228,29 +231,61 @@ void attention_backward(Real* dqkv, Real* dprobs, const Real* dheads, const Real
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tied LM head and cross-entropy: logits (N,V) = x (N,C) @ wte^T; returns the summed loss and,
-// when asked, leaves d(loss sum / normalizer)/d logits in `logits`.
-
+// Cross-entropy of one row of logits (n) against `target`: returns -log softmax(row)[target] and,
+// when asked, leaves weight * d(it)/d row = weight * (softmax(row) - one_hot(target)) in row.
 template <class Real>
-double lm_head_loss(Real* logits, const Real* x, const Real* wte, const std::int32_t* targets, int N, int C, int V,
-                    bool want_gradient, double normalizer) {
-  MatrixMap<Real> l(logits, N, V);
-  l.noalias() = ConstMatrixMap<Real>(x, N, C) * ConstMatrixMap<Real>(wte, V, C).transpose();
-  double loss = 0;
-  for (int n = 0; n < N; ++n) {
-    Real* row = logits + std::size_t(n) * V;
-    const Real max = *std::max_element(row, row + V);
-    Real sum = 0;
-    for (int v = 0; v < V; ++v) sum += std::exp(row[v] - max);
-    const Real log_sum = std::log(sum) + max;
-    loss += static_cast<double>(log_sum - row[targets[n]]);   // -log softmax(row)[target]
-    if (want_gradient) {   // softmax - one_hot(target), scaled
-      const Real inv = Real(1.0 / normalizer);
-      for (int v = 0; v < V; ++v) row[v] = std::exp(row[v] - log_sum) * inv;
-      row[targets[n]] -= inv;
-    }
+double cross_entropy(Real* row, int n, int target, bool want_gradient, Real weight) {
+  const Real max = *std::max_element(row, row + n);
+  Real sum = 0;
+  for (int v = 0; v < n; ++v) sum += std::exp(row[v] - max);
+  const Real log_sum = std::log(sum) + max;
+  const double loss = static_cast<double>(log_sum - row[target]);
+  if (want_gradient) {
+    for (int v = 0; v < n; ++v) row[v] = std::exp(row[v] - log_sum) * weight;
+    row[target] -= weight;
   }
   return loss;
+}
+
+// Tied LM head and cross-entropy: logits (N,V) = x (N,C) @ wte^T; adds the loss of every row
+// with a target to `losses` and, when asked, leaves weight * d(loss sum)/d logits in `logits`
+// (0 in the rows without a target).
+template <class Real>
+void lm_head_loss(Real* logits, const Real* x, const Real* wte, const std::int32_t* targets, int N, int C, int V,
+                  bool want_gradient, Real weight, Losses& losses) {
+  MatrixMap<Real> l(logits, N, V);
+  l.noalias() = ConstMatrixMap<Real>(x, N, C) * ConstMatrixMap<Real>(wte, V, C).transpose();
+  for (int n = 0; n < N; ++n) {
+    Real* row = logits + std::size_t(n) * V;
+    if (targets[n] == kIgnore) {
+      std::fill(row, row + V, Real(0));
+      continue;
+    }
+    losses.lm_sum += cross_entropy(row, V, targets[n], want_gradient, weight);
+    ++losses.lm_count;
+  }
+}
+
+// A classifier's head (HF GPT2ForSequenceClassification's score, no bias): for each sequence s,
+// label logits (K) = x[s, position_s] (C) @ score^T (K,C); adds the label losses to `losses`
+// and, with gradients, weight * d(their sum) to dscore (K,C) and to the rows dx (N,C) read.
+template <class Real>
+void label_head_loss(const Real* x, const Real* score, const Batch& batch, int C, int K, Real* dx, Real* dscore,
+                     Real weight, std::vector<Real>& logits, Losses& losses) {
+  grow(logits, std::size_t(K));
+  for (int s = 0; s < batch.b; ++s) {
+    const Real* row = x + (std::size_t(s) * batch.T + batch.label_positions[s]) * C;
+    ConstMatrixMap<Real> W(score, K, C);
+    MatrixMap<Real> z(logits.data(), 1, K);
+    z.noalias() = ConstMatrixMap<Real>(row, 1, C) * W.transpose();
+    const int label = batch.labels[s];
+    const int best = int(std::max_element(logits.begin(), logits.begin() + K) - logits.begin());
+    losses.label_correct += best == label;
+    losses.label_sum += cross_entropy(logits.data(), K, label, dx != nullptr, weight);
+    if (!dx) continue;
+    MatrixMap<Real>(dscore, K, C).noalias() += z.transpose() * ConstMatrixMap<Real>(row, 1, C);
+    MatrixMap<Real>(dx + (std::size_t(s) * batch.T + batch.label_positions[s]) * C, 1, C).noalias() += z * W;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -278,12 +313,15 @@ void multiply(Real* x, const Real* mask, std::size_t n) {
 //   gpt2 (pre-LN):        a_in = ln_1(x_in);  s1 = x_in + attn(a_in);  m_in = ln_2(s1);  s2 = s1 + mlp(m_in);  out = s2
 //   openai-gpt (post-LN): a_in = x_in;        s1 = x_in + attn(a_in);  m_in = ln_1(s1);  s2 = m_in + mlp(m_in); out = ln_2(s2)
 // With dropout, the embeddings and the attn(...) and mlp(...) branches are multiplied by masks.
+// The final hidden states (after ln_f for gpt2) feed the tied LM head and, for a classifier, the
+// label head at each sequence's label position.
 template <class Real>
-double loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, const Real* params, Real* grads,
-                          const std::int32_t* inputs, const std::int32_t* targets, int b, int T, double normalizer,
-                          Workspace<Real>& ws, const Dropout& dropout) {
+Losses loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, const Real* params, Real* grads,
+                          const Batch& batch, const LossWeights& weights, Workspace<Real>& ws, const Dropout& dropout) {
   const int C = c.n_embd, H = c.n_head, F = c.n_inner, V = c.vocab_size, L = c.n_layer;
-  const int N = b * T;
+  const int b = batch.b, T = batch.T, N = b * T;
+  const std::int32_t* inputs = batch.inputs;
+  const bool causal = !c.bidirectional;
   const std::size_t NC = std::size_t(N) * C, NF = std::size_t(N) * F;
   const bool gpt2 = c.architecture == Architecture::GPT2;
   const Real eps = static_cast<Real>(c.layer_norm_epsilon);
@@ -326,7 +364,7 @@ double loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
     if (gpt2) layernorm_forward(a.a_in.data(), a.ln1_mean.data(), a.ln1_rstd.data(), a.x_in.data(), w.ln_1_w, w.ln_1_b, N, C, eps);
     else std::copy_n(a.x_in.data(), NC, a.a_in.data());
     matmul_forward(a.qkv.data(), a.a_in.data(), w.qkv_w, w.qkv_b, N, C, 3 * C);
-    attention_forward(a.heads.data(), a.probs.data(), a.qkv.data(), b, T, C, H, scale);
+    attention_forward(a.heads.data(), a.probs.data(), a.qkv.data(), b, T, C, H, scale, causal);
     matmul_forward(a.s1.data(), a.heads.data(), w.proj_w, w.proj_b, N, C, C);
     if (drop) {
       dropout_mask(a.attn_mask.data(), dropout, 1 + 2 * l, b, T, C);
@@ -353,8 +391,13 @@ double loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
     layernorm_forward(ws.lnf.data(), ws.lnf_mean.data(), ws.lnf_rstd.data(), ws.x_final.data(), p.ln_f_w, p.ln_f_b, N, C, eps);
     head_in = ws.lnf.data();
   }
-  const double loss = lm_head_loss(ws.logits.data(), head_in, p.wte, targets, N, C, V, grads != nullptr, normalizer);
-  if (!grads) return loss;
+  Losses losses;
+  lm_head_loss(ws.logits.data(), head_in, p.wte, batch.targets, N, C, V, grads != nullptr, Real(weights.lm), losses);
+  const bool classifier = batch.labels != nullptr;
+  if (!grads) {
+    if (classifier) label_head_loss<Real>(head_in, p.score, batch, C, int(c.labels.size()), nullptr, nullptr, 0, ws.label_logits, losses);
+    return losses;
+  }
 
   // ---- backward; ws.logits holds d loss / d logits
   const ModelView<Real> g = layout.view(grads);
@@ -367,6 +410,9 @@ double loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
       ConstMatrixMap<Real>(ws.logits.data(), N, V).transpose() * ConstMatrixMap<Real>(head_in, N, C);
   MatrixMap<Real> dhead(gpt2 ? dtmp : dx, N, C);
   dhead.noalias() = ConstMatrixMap<Real>(ws.logits.data(), N, V) * ConstMatrixMap<Real>(p.wte, V, C);
+  if (classifier)
+    label_head_loss(head_in, p.score, batch, C, int(c.labels.size()), dhead.data(), g.score, Real(weights.label),
+                    ws.label_logits, losses);
   if (gpt2) {
     std::fill_n(dx, NC, Real(0));
     layernorm_backward(dx, g.ln_f_w, g.ln_f_b, dtmp, ws.x_final.data(), p.ln_f_w, ws.lnf_mean.data(), ws.lnf_rstd.data(), N, C);
@@ -392,7 +438,8 @@ double loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
       layernorm_backward(dx, gw.ln_2_w, gw.ln_2_b, dtmp, a.s1.data(), w.ln_2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N, C);
       // s1 = x_in + attn(ln_1(x_in))  ->  d x_in = d s1 + ln_1'(attn'(d s1))
       matmul_backward(ws.dheads.data(), gw.proj_w, gw.proj_b, branch_grad(dx, a.attn_mask), a.heads.data(), w.proj_w, N, C, C);
-      attention_backward(ws.dqkv.data(), ws.dprobs.data(), ws.dheads.data(), a.probs.data(), a.qkv.data(), b, T, C, H, scale);
+      attention_backward(ws.dqkv.data(), ws.dprobs.data(), ws.dheads.data(), a.probs.data(), a.qkv.data(), b, T, C, H, scale,
+                         causal);
       matmul_backward(dtmp, gw.qkv_w, gw.qkv_b, ws.dqkv.data(), a.a_in.data(), w.qkv_w, N, C, 3 * C);
       layernorm_backward(dx, gw.ln_1_w, gw.ln_1_b, dtmp, a.x_in.data(), w.ln_1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C);
     } else {
@@ -411,21 +458,20 @@ double loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
       // s1 = x_in + attn(x_in)  ->  d x_in = d s1 + attn'(d s1)   (in dx)
       matmul_backward(ws.dheads.data(), gw.proj_w, gw.proj_b, branch_grad(dtmp, a.attn_mask), a.heads.data(), w.proj_w, N,
                       C, C);
-      attention_backward(ws.dqkv.data(), ws.dprobs.data(), ws.dheads.data(), a.probs.data(), a.qkv.data(), b, T, C, H, scale);
+      attention_backward(ws.dqkv.data(), ws.dprobs.data(), ws.dheads.data(), a.probs.data(), a.qkv.data(), b, T, C, H, scale,
+                         causal);
       matmul_backward(dx, gw.qkv_w, gw.qkv_b, ws.dqkv.data(), a.x_in.data(), w.qkv_w, N, C, 3 * C);
       for (std::size_t i = 0; i < NC; ++i) dx[i] += dtmp[i];
     }
   }
   if (drop) multiply(dx, ws.emb_mask.data(), NC);
   embedding_backward(g.wte, g.wpe, dx, inputs, N, T, C);
-  return loss;
+  return losses;
 }
 
-template double loss_and_gradients<float>(const ModelConfig&, const ParameterLayout&, const float*, float*,
-                                          const std::int32_t*, const std::int32_t*, int, int, double, Workspace<float>&,
-                                          const Dropout&);
-template double loss_and_gradients<double>(const ModelConfig&, const ParameterLayout&, const double*, double*,
-                                           const std::int32_t*, const std::int32_t*, int, int, double, Workspace<double>&,
-                                           const Dropout&);
+template Losses loss_and_gradients<float>(const ModelConfig&, const ParameterLayout&, const float*, float*, const Batch&,
+                                          const LossWeights&, Workspace<float>&, const Dropout&);
+template Losses loss_and_gradients<double>(const ModelConfig&, const ParameterLayout&, const double*, double*,
+                                           const Batch&, const LossWeights&, Workspace<double>&, const Dropout&);
 
 }  // namespace glassbox::training

@@ -43,6 +43,7 @@ struct Workspace {
   std::vector<Real> x_final;               // (N,C)    output of the last block
   std::vector<Real> lnf, lnf_mean, lnf_rstd;   // (N,C), (N), (N)   gpt2's final LayerNorm
   std::vector<Real> logits;                // (N,V)    logits, then d loss / d logits
+  std::vector<Real> label_logits;          // (n_labels) one sequence's, then d loss / d them
   // backward scratch
   std::vector<Real> dx, dtmp, dheads, dbranch;   // (N,C)
   std::vector<Real> dqkv;                  // (N,3C)
@@ -60,13 +61,42 @@ struct Dropout {
   int first_sequence = 0;        // index of this call's first sequence in the whole batch
 };
 
-// Cross-entropy of predicting targets from inputs, both (b, T) ids, summed over the b*T positions
-// (not averaged: callers that split a batch add the sums). If grads is not null, adds the
-// gradient of (sum / normalizer) with respect to every parameter to grads (laid out as params).
-// Ids must be in [0, V) and T <= n_positions (the caller checks).
+// A target that is not predicted: no loss, no gradient (a masked LM's unmasked positions, a
+// classifier's padding).
+inline constexpr std::int32_t kIgnore = -1;
+
+// What one call scores: b sequences of T tokens.
+struct Batch {
+  const std::int32_t* inputs;    // (b,T) ids
+  const std::int32_t* targets;   // (b,T) the token each position predicts, or kIgnore
+  int b, T;
+  const std::int32_t* labels = nullptr;            // (b) classifiers: each sequence's class
+  const std::int32_t* label_positions = nullptr;   // (b) the position whose final hidden state is classified
+};
+
+// The gradient computed is that of  lm * (sum of the LM losses) + label * (sum of the label
+// losses): callers that split a batch pass the whole batch's normalisers (lm = 1 / predicted
+// tokens, label = 1 / sequences) and add the sums.
+struct LossWeights {
+  double lm = 1;
+  double label = 0;
+};
+
+struct Losses {
+  double lm_sum = 0;                // cross-entropy of the targets that are not kIgnore, summed (nats)
+  std::int64_t lm_count = 0;        // how many
+  double label_sum = 0;             // cross-entropy of the labels, summed (classifiers)
+  std::int64_t label_correct = 0;   // labels whose logit is the largest
+};
+
+// The losses of a batch: next-token (or masked-token) cross-entropy through the tied LM head at
+// every position with a target, and for a classifier the cross-entropy of each sequence's label.
+// Attention is causal unless config.bidirectional. If grads is not null, adds the gradient
+// (weighted as LossWeights says) with respect to every parameter to grads (laid out as params).
+// Ids and labels must be in range and T <= n_positions (the caller checks).
 template <class Real>
-double loss_and_gradients(const ModelConfig& config, const ParameterLayout& layout, const Real* params, Real* grads,
-                          const std::int32_t* inputs, const std::int32_t* targets, int b, int T, double normalizer,
-                          Workspace<Real>& ws, const Dropout& dropout = {});
+Losses loss_and_gradients(const ModelConfig& config, const ParameterLayout& layout, const Real* params, Real* grads,
+                          const Batch& batch, const LossWeights& weights, Workspace<Real>& ws,
+                          const Dropout& dropout = {});
 
 }  // namespace glassbox::training

@@ -35,8 +35,13 @@ ParameterLayout::ParameterLayout(const ModelConfig& c) : config_(c) {
     add(h + "mlp.c_proj.bias", {C});
   }
   if (gpt2) {
+    ln_f_slot_ = static_cast<int>(slots_.size());
     add("ln_f.weight", {C});
     add("ln_f.bias", {C});
+  }
+  if (!c.labels.empty()) {
+    score_slot_ = static_cast<int>(slots_.size());
+    add("score.weight", {static_cast<std::int64_t>(c.labels.size()), C});
   }
 }
 
@@ -48,7 +53,7 @@ const TensorSlot* ParameterLayout::find(const std::string& name) const {
 
 template <class Real>
 ModelView<Real> ParameterLayout::view(Real* base) const {
-  // The slots are in the order the constructor added them: 2 embeddings, 12 per layer, [ln_f].
+  // The slots are in the order the constructor added them: 2 embeddings, 12 per layer, [ln_f], [score].
   ModelView<Real> v;
   auto at = [&](std::size_t i) { return base + slots_[i].offset; };
   v.wte = at(0);
@@ -58,10 +63,11 @@ ModelView<Real> ParameterLayout::view(Real* base) const {
     v.layers.push_back({at(i), at(i + 1), at(i + 2), at(i + 3), at(i + 4), at(i + 5), at(i + 6), at(i + 7),
                         at(i + 8), at(i + 9), at(i + 10), at(i + 11)});
   }
-  if (config_.architecture == Architecture::GPT2) {
-    v.ln_f_w = at(slots_.size() - 2);
-    v.ln_f_b = at(slots_.size() - 1);
+  if (ln_f_slot_ >= 0) {
+    v.ln_f_w = at(std::size_t(ln_f_slot_));
+    v.ln_f_b = at(std::size_t(ln_f_slot_) + 1);
   }
+  if (score_slot_ >= 0) v.score = at(std::size_t(score_slot_));
   return v;
 }
 

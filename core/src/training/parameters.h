@@ -5,6 +5,7 @@
 // Matrices keep Hugging Face's storage order, which is what a saved model must contain anyway:
 //   gpt2 / openai-gpt Conv1D weights are (in, out): y (N,out) = x (N,in) @ W (in,out) + b
 //   wte (V,C), wpe (P,C): one row per token / position; the LM head is wte (tied)
+//   score.weight (n_labels, C): a classifier's head (nn.Linear layout, no bias), last
 #pragma once
 
 #include <cstddef>
@@ -50,6 +51,7 @@ struct ModelView {
   std::vector<LayerView<Real>> layers;
   Real* ln_f_w = nullptr;      // (C) gpt2 only
   Real* ln_f_b = nullptr;
+  Real* score = nullptr;       // (n_labels, C) classifiers only: score.weight
 };
 
 // The list of tensors a config implies, in a fixed order (the order of the flat array).
@@ -69,6 +71,7 @@ class ParameterLayout {
   ModelConfig config_;
   std::vector<TensorSlot> slots_;
   std::size_t size_ = 0;
+  int ln_f_slot_ = -1, score_slot_ = -1;
 };
 
 // GPT-2's initialisation (as in OpenAI's and nanoGPT's code): weights ~ N(0, 0.02); the two

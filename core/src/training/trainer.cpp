@@ -42,6 +42,7 @@ void TrainingOptions::validate(const ModelConfig& c) const {
   if (!finite(grad_clip) || grad_clip < 0) fail("gradient clip must be a number >= 0 (0: off)");
   if (!finite(dropout) || dropout < 0 || dropout >= 1) fail("dropout must be in [0, 1)");
   if (threads < 1 || threads > 256) fail("threads must be 1..256, got " + std::to_string(threads));
+  if (!finite(lm_weight) || lm_weight < 0) fail("LM loss weight must be a number >= 0");
   if (double(batch_size) * seq_len > (1 << 24)) fail("batch size x sequence length must be at most 16M tokens");
 }
 
@@ -49,7 +50,8 @@ std::string TrainingOptions::to_json() const {
   nlohmann::json j = {{"batch_size", batch_size}, {"seq_len", seq_len}, {"steps", steps},
                       {"learning_rate", learning_rate}, {"min_learning_rate", min_learning_rate},
                       {"warmup_steps", warmup_steps}, {"weight_decay", weight_decay}, {"beta1", beta1},
-                      {"beta2", beta2}, {"eps", eps}, {"grad_clip", grad_clip}, {"dropout", dropout}, {"seed", seed}, {"threads", threads}};
+                      {"beta2", beta2}, {"eps", eps}, {"grad_clip", grad_clip}, {"dropout", dropout}, {"seed", seed}, {"threads", threads},
+                      {"lm_weight", lm_weight}};
   return j.dump();
 }
 
@@ -71,6 +73,7 @@ TrainingOptions TrainingOptions::from_json(const std::string& text) {
     o.dropout = j.value("dropout", 0.0);
     o.seed = j.at("seed");
     o.threads = j.at("threads");
+    o.lm_weight = j.value("lm_weight", 0.5);
   } catch (const nlohmann::json::exception& e) {
     throw InvalidArgument(std::string("training options: ") + e.what());
   }
@@ -103,6 +106,70 @@ void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint6
   }
 }
 
+void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets, int B, int T, std::int32_t mask_id,
+                 int vocab_size, std::uint64_t seed, int step) {
+  if (B < 1 || T < 1 || inputs.size() != std::size_t(B) * T) throw InvalidArgument("mask_tokens: inputs must be (B,T)");
+  if (mask_id < 0 || mask_id >= vocab_size) throw InvalidArgument("mask_tokens: the mask id is not in the vocabulary");
+  // Its own stream: the same (seed, step) also draws the batch's windows (sample_batch).
+  training::Random rng(training::Random(seed ^ 0x6D61736B6D61736Bull).next() ^ training::Random(~std::uint64_t(step)).next());
+  targets.assign(inputs.size(), kIgnoreTarget);
+  for (int b = 0; b < B; ++b) {
+    std::int32_t* in = inputs.data() + std::size_t(b) * T;
+    std::int32_t* out = targets.data() + std::size_t(b) * T;
+    for (int t = 0; t < T; ++t)
+      if (rng.uniform() < 0.15) out[t] = in[t];
+    int chosen = 0;
+    for (int t = 0; t < T; ++t) chosen += out[t] != kIgnoreTarget;
+    if (chosen == 0) {   // every sequence teaches something
+      const int t = static_cast<int>(rng.below(std::uint64_t(T)));
+      out[t] = in[t];
+    }
+    for (int t = 0; t < T; ++t) {
+      if (out[t] == kIgnoreTarget) continue;
+      const double u = rng.uniform();
+      if (u < 0.8) in[t] = mask_id;
+      else if (u < 0.9) in[t] = static_cast<std::int32_t>(rng.below(std::uint64_t(vocab_size)));
+    }
+  }
+}
+
+LabelledBatch::LabelledBatch(std::span<const LabelledIds* const> examples, std::int32_t pad_id) {
+  B = static_cast<int>(examples.size());
+  T = 0;
+  for (const LabelledIds* e : examples) {
+    if (e->ids.empty()) throw InvalidArgument("a labelled example has no tokens");
+    T = std::max(T, static_cast<int>(e->ids.size()));
+  }
+  inputs.assign(std::size_t(B) * T, pad_id);
+  targets.assign(inputs.size(), kIgnoreTarget);
+  for (int b = 0; b < B; ++b) {
+    const auto& ids = examples[b]->ids;
+    const int n = static_cast<int>(ids.size());
+    std::copy(ids.begin(), ids.end(), inputs.begin() + std::size_t(b) * T);
+    std::copy(ids.begin() + 1, ids.end(), targets.begin() + std::size_t(b) * T);   // next tokens; the last has none
+    labels.push_back(examples[b]->label);
+    label_positions.push_back(n - 1);
+  }
+}
+
+LabelledBatch sample_labelled_batch(std::span<const LabelledIds> examples, int B, std::uint64_t seed, int step,
+                                    std::int32_t pad_id) {
+  if (B < 1 || examples.empty()) throw InvalidArgument("sample_labelled_batch: no examples, or B < 1");
+  training::Random rng(training::Random(seed).next() ^ training::Random(~static_cast<std::uint64_t>(step)).next());
+  std::vector<const LabelledIds*> picked;
+  for (int b = 0; b < B; ++b) picked.push_back(&examples[rng.below(examples.size())]);
+  return LabelledBatch(picked, pad_id);
+}
+
+EvalResult& EvalResult::operator+=(const EvalResult& r) {
+  loss_sum += r.loss_sum;
+  tokens += r.tokens;
+  label_loss_sum += r.label_loss_sum;
+  labels += r.labels;
+  labels_correct += r.labels_correct;
+  return *this;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Trainer
 
@@ -119,7 +186,8 @@ struct Trainer::Impl {
 
   Impl(const ModelConfig& c, const TrainingOptions& o) : config(c), options(o), layout(c) {}
 
-  void check_batch(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B, int T) const {
+  void check_batch(const TrainingBatch& batch) const {
+    const auto [inputs, targets, B, T, labels, positions] = batch;
     if (B < 1 || T < 1) throw InvalidArgument("a batch needs B >= 1 sequences of T >= 1 tokens");
     if (T > config.n_positions)
       throw InvalidArgument("sequences of " + std::to_string(T) + " tokens do not fit in the context of " +
@@ -130,14 +198,42 @@ struct Trainer::Impl {
                             std::to_string(n) + " inputs and targets");
     for (auto span : {inputs, targets})
       for (std::int32_t id : span)
-        if (id < 0 || id >= config.vocab_size)
+        if ((id < 0 && !(id == kIgnoreTarget && span.data() == targets.data())) || id >= config.vocab_size)
           throw InvalidArgument("token id " + std::to_string(id) + " is out of range: the vocabulary has ids 0.." +
                                 std::to_string(config.vocab_size - 1));
+    const int K = static_cast<int>(config.labels.size());
+    if (K == 0 && !labels.empty()) throw InvalidArgument("labels given for a model without a classification head");
+    if (K > 0 && (labels.size() != std::size_t(B) || positions.size() != std::size_t(B)))
+      throw InvalidArgument("a classifier's batch needs a label and a label position for each of its " +
+                            std::to_string(B) + " sequences");
+    for (std::size_t b = 0; b < labels.size(); ++b) {
+      if (labels[b] < 0 || labels[b] >= K)
+        throw InvalidArgument("label " + std::to_string(labels[b]) + " is out of range: the model has labels 0.." +
+                              std::to_string(K - 1));
+      if (positions[b] < 0 || positions[b] >= T)
+        throw InvalidArgument("label position " + std::to_string(positions[b]) + " is outside the sequence of " +
+                              std::to_string(T) + " tokens");
+    }
+  }
+
+  // What a batch's loss is made of: the per-token mean of the LM (or masked-LM) loss, plus for a
+  // classifier the per-sequence mean of the label loss, the LM part weighed by lm_weight.
+  training::LossWeights loss_weights(const TrainingBatch& batch) const {
+    std::int64_t predicted = 0;
+    for (std::int32_t t : batch.targets) predicted += t != kIgnoreTarget;
+    const bool classifier = !config.labels.empty();
+    training::LossWeights w;
+    w.lm = predicted ? (classifier ? options.lm_weight : 1.0) / double(predicted) : 0.0;
+    w.label = classifier ? 1.0 / batch.B : 0.0;
+    return w;
   }
 
   // Runs the batch as min(threads, B) shards of consecutive sequences, in parallel; shard s
-  // adds its gradients into shard_grads[s] when `with_grads`. Returns the summed loss.
-  double run_shards(const std::int32_t* inputs, const std::int32_t* targets, int B, int T, bool with_grads) const {
+  // adds its gradients into shard_grads[0] (summed in shard order) when `with_grads`. Returns the
+  // summed losses.
+  training::Losses run_shards(const TrainingBatch& batch, bool with_grads) const {
+    const int B = batch.B, T = batch.T;
+    const training::LossWeights weights = loss_weights(batch);
     // training (with_grads) drops out with masks of this step's own; evaluation never does
     training::Dropout dropout;
     if (with_grads) {
@@ -147,7 +243,7 @@ struct Trainer::Impl {
     const int S = std::min(options.threads, B);
     if (int(workspaces.size()) < S) workspaces.resize(S);
     if (with_grads && int(shard_grads.size()) < S) shard_grads.resize(S);
-    std::vector<double> losses(S);
+    std::vector<training::Losses> losses(S);
     std::vector<std::exception_ptr> errors(S);
     auto run = [&](int s) {
       try {
@@ -160,8 +256,12 @@ struct Trainer::Impl {
         const std::size_t off = std::size_t(b0) * T;
         training::Dropout shard_dropout = dropout;
         shard_dropout.first_sequence = b0;
-        losses[s] = training::loss_and_gradients(config, layout, params.data(), g, inputs + off, targets + off, b1 - b0, T,
-                                                 double(B) * T, workspaces[s], shard_dropout);
+        const bool labelled = !batch.labels.empty();
+        const training::Batch shard{batch.inputs.data() + off, batch.targets.data() + off, b1 - b0, T,
+                                    labelled ? batch.labels.data() + b0 : nullptr,
+                                    labelled ? batch.label_positions.data() + b0 : nullptr};
+        losses[s] = training::loss_and_gradients(config, layout, params.data(), g, shard, weights, workspaces[s],
+                                                 shard_dropout);
       } catch (...) {
         errors[s] = std::current_exception();
       }
@@ -172,8 +272,13 @@ struct Trainer::Impl {
     for (auto& t : threads) t.join();
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
-    double loss = 0;
-    for (double l : losses) loss += l;   // in shard order: the same sum on every run
+    training::Losses loss;
+    for (const auto& l : losses) {   // in shard order: the same sums on every run
+      loss.lm_sum += l.lm_sum;
+      loss.lm_count += l.lm_count;
+      loss.label_sum += l.label_sum;
+      loss.label_correct += l.label_correct;
+    }
     if (with_grads)
       for (int s = 1; s < S; ++s)
         for (std::size_t i = 0; i < layout.size(); ++i) shard_grads[0][i] += shard_grads[s][i];
@@ -198,8 +303,10 @@ struct Trainer::Impl {
     }
     const std::byte* base = dtype == DType::F32 ? reinterpret_cast<const std::byte*>(params.data()) : converted.data();
     std::vector<TensorData> tensors;
+    const bool classifier = !config.labels.empty();   // named as GPT2ForSequenceClassification's state
     for (const auto& s : layout.slots())
-      tensors.push_back({s.name, dtype, s.shape, {base + s.offset * width, s.size * width}});
+      tensors.push_back({(classifier && s.name != "score.weight" ? "transformer." : "") + s.name, dtype, s.shape,
+                         {base + s.offset * width, s.size * width}});
     return safetensors_bytes(tensors, {{"format", "pt"}});
   }
 };
@@ -224,10 +331,16 @@ std::size_t Trainer::parameter_count() const { return impl_->layout.size(); }
 const std::map<std::string, std::string>& Trainer::checkpoint_extra() const { return impl_->extra; }
 
 StepResult Trainer::train_step(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B, int T) {
+  return train_step(TrainingBatch{inputs, targets, B, T, {}, {}});
+}
+
+StepResult Trainer::train_step(const TrainingBatch& batch) {
   Impl& t = *impl_;
-  t.check_batch(inputs, targets, B, T);
+  t.check_batch(batch);
   StepResult r;
-  r.loss = t.run_shards(inputs.data(), targets.data(), B, T, true) / (double(B) * T);
+  const training::LossWeights w = t.loss_weights(batch);
+  const training::Losses l = t.run_shards(batch, true);
+  r.loss = w.lm * l.lm_sum + w.label * l.label_sum;   // the loss whose gradient the step follows
   float* grads = t.shard_grads[0].data();
   for (const auto& slot : t.layout.slots())   // fixed tensors take no part in the gradient's norm
     if (!slot.trainable) std::fill(grads + slot.offset, grads + slot.offset + slot.size, 0.0f);
@@ -241,8 +354,13 @@ StepResult Trainer::train_step(std::span<const std::int32_t> inputs, std::span<c
 }
 
 EvalResult Trainer::evaluate(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B, int T) const {
-  impl_->check_batch(inputs, targets, B, T);
-  return {impl_->run_shards(inputs.data(), targets.data(), B, T, false), std::int64_t(B) * T};
+  return evaluate(TrainingBatch{inputs, targets, B, T, {}, {}});
+}
+
+EvalResult Trainer::evaluate(const TrainingBatch& batch) const {
+  impl_->check_batch(batch);
+  const training::Losses l = impl_->run_shards(batch, false);
+  return {l.lm_sum, l.lm_count, l.label_sum, std::int64_t(batch.labels.size()), l.label_correct};
 }
 
 EvalResult Trainer::evaluate_stream(std::span<const std::int32_t> stream, int T, int B, std::int64_t max_tokens) const {
@@ -264,9 +382,7 @@ EvalResult Trainer::evaluate_stream(std::span<const std::int32_t> stream, int T,
       inputs.insert(inputs.end(), first, first + len);
       targets.insert(targets.end(), first + 1, first + 1 + len);
     }
-    const EvalResult r = evaluate(inputs, targets, b, len);
-    total.loss_sum += r.loss_sum;
-    total.tokens += r.tokens;
+    total += evaluate(inputs, targets, b, len);
     start += std::int64_t(b) * len;
   }
   return total;
@@ -274,8 +390,12 @@ EvalResult Trainer::evaluate_stream(std::span<const std::int32_t> stream, int T,
 
 std::map<std::string, std::vector<float>> Trainer::gradients(std::span<const std::int32_t> inputs,
                                                              std::span<const std::int32_t> targets, int B, int T) const {
-  impl_->check_batch(inputs, targets, B, T);
-  impl_->run_shards(inputs.data(), targets.data(), B, T, true);
+  return gradients(TrainingBatch{inputs, targets, B, T, {}, {}});
+}
+
+std::map<std::string, std::vector<float>> Trainer::gradients(const TrainingBatch& batch) const {
+  impl_->check_batch(batch);
+  impl_->run_shards(batch, true);
   std::map<std::string, std::vector<float>> out;
   for (const auto& s : impl_->layout.slots()) {
     const float* g = impl_->shard_grads[0].data() + s.offset;

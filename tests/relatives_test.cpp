@@ -1,0 +1,134 @@
+// The GPT's relatives at inference: a classifier (score head, Hugging Face's
+// GPT2ForSequenceClassification) against PyTorch (tests/fixtures/gpt2-classifier, made by
+// scripts/make_fixtures.py), and the config keys that make a model a classifier or a
+// bidirectional encoder. Their training is checked in training_test.cpp and cli_train_test.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "glassbox/error.h"
+#include "glassbox/generate.h"
+#include "glassbox/model.h"
+#include "test_util.h"
+
+namespace glassbox {
+namespace {
+
+using test::fixture_dir;
+
+TEST(Classifier, LabelLogitsMatchPyTorch) {
+  const auto expected = test::read_json(fixture_dir("gpt2-classifier") / "expected.json");
+  ASSERT_EQ(expected["classify"].size(), 3u);
+  for (Quantization q : {Quantization::None, Quantization::Int8}) {
+    const Model model = Model::load(fixture_dir("gpt2-classifier"), LoadOptions{q});
+    EXPECT_EQ(model.config().labels, (std::vector<std::string>{"red", "green", "blue"}));
+    double max_diff = 0, lo = 1e30, hi = -1e30;
+    for (const auto& item : expected["classify"]) {
+      const auto ids = item["ids"].get<std::vector<std::int32_t>>();
+      const auto got = model.classify(ids);
+      ASSERT_EQ(got.size(), 3u);
+      int best_got = 0, best_want = 0;
+      for (int k = 0; k < 3; ++k) {
+        const double want = item["logits"][k].get<double>();
+        max_diff = std::max(max_diff, std::abs(got[k] - want));
+        lo = std::min(lo, want);
+        hi = std::max(hi, want);
+        if (got[k] > got[best_got]) best_got = k;
+        if (want > item["logits"][best_want].get<double>()) best_want = k;
+      }
+      EXPECT_EQ(best_got, best_want) << quantization_name(q) << ", " << ids.size() << " ids";
+    }
+    std::cout << "[ fixture  ] gpt2-classifier, " << quantization_name(q) << ": max |label logit - PyTorch| = " << max_diff
+              << "\n";
+    EXPECT_LT(max_diff, q == Quantization::None ? 1e-4 : 0.03 * (hi - lo));   // int8: the bound of the LM logits
+  }
+}
+
+TEST(Classifier, ClassifyReadsTheLastTokensHiddenState) {
+  // The same ids through forward: the label logits do not depend on how many ids came before in
+  // other calls, and a longer text gives other logits (the head reads the last token).
+  const Model model = Model::load(fixture_dir("gpt2-classifier"));
+  const std::vector<std::int32_t> ids = {5, 17, 42, 8};
+  EXPECT_EQ(model.classify(ids), model.classify(ids));
+  EXPECT_NE(model.classify(ids), model.classify(std::span(ids).first(3)));
+}
+
+TEST(Classifier, ModelsWithoutAHeadAndBadIdsAreRefused) {
+  const Model lm = Model::load(fixture_dir("gpt2-f32"));
+  try {
+    lm.classify(std::vector<std::int32_t>{1, 2});
+    ADD_FAILURE() << "classify on a language model";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("no classification head"), std::string::npos) << e.what();
+  }
+  const Model classifier = Model::load(fixture_dir("gpt2-classifier"));
+  EXPECT_THROW(classifier.classify(std::vector<std::int32_t>{}), InvalidArgument);
+  EXPECT_THROW(classifier.classify(std::vector<std::int32_t>{1, 96}), InvalidArgument);
+}
+
+std::string classifier_config(const std::string& extra) {
+  return R"({"model_type": "gpt2", "architectures": ["GPT2ForSequenceClassification"], "vocab_size": 10,
+             "n_positions": 8, "n_embd": 8, "n_layer": 1, "n_head": 2)" + extra + "}";
+}
+
+TEST(Classifier, LabelsComeFromId2LabelOfAClassifierOnly) {
+  EXPECT_EQ(ModelConfig::parse(classifier_config(R"(, "id2label": {"1": "yes", "0": "no"})")).labels,
+            (std::vector<std::string>{"no", "yes"}));
+  EXPECT_EQ(ModelConfig::parse(classifier_config(R"(, "num_labels": 3)")).labels,
+            (std::vector<std::string>{"LABEL_0", "LABEL_1", "LABEL_2"}));
+  // Every Hugging Face config carries a default id2label: a language model's is not a head.
+  const auto lm = ModelConfig::parse(R"({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
+                                         "id2label": {"0": "LABEL_0", "1": "LABEL_1"}})");
+  EXPECT_TRUE(lm.labels.empty());
+  for (const char* bad : {R"(, "id2label": {"0": "a", "2": "b"})", R"(, "id2label": {"0": "a", "1": "a"})",
+                          R"(, "id2label": {"0": 5})", R"(, "id2label": [])", R"(, "id2label": {"x": "a"})"}) {
+    EXPECT_THROW(ModelConfig::parse(classifier_config(bad)), ModelFormatError) << bad;
+  }
+  // What to_json writes, parse reads back.
+  ModelConfig c = ModelConfig::parse(classifier_config(R"(, "id2label": {"0": "cold", "1": "warm"})"));
+  c.eos_token_ids = {9};
+  const auto back = ModelConfig::parse(c.to_json());
+  EXPECT_EQ(back.labels, c.labels);
+  const auto j = nlohmann::json::parse(c.to_json());
+  EXPECT_EQ(j["architectures"][0], "GPT2ForSequenceClassification");
+  EXPECT_EQ(j["label2id"]["warm"], 1);
+  EXPECT_EQ(j["pad_token_id"], 9);
+}
+
+TEST(Bidirectional, ConfigMakesAttentionBidirectionalAndGenerationIsRefused) {
+  // gpt2-f32's weights with "bidirectional": true give what forward(..., mask bidirectional) gives.
+  const auto dir = fixture_dir("gpt2-f32");
+  auto j = test::read_json(dir / "config.json");
+  j["bidirectional"] = true;
+  j["mask_token_id"] = 95;
+  const Model encoder = Model::from_parts(j.dump(), SafeTensors::open(dir / "model.safetensors"));
+  EXPECT_TRUE(encoder.config().bidirectional);
+  EXPECT_EQ(encoder.config().mask_token_id, 95);
+  const auto expected = test::read_json(dir / "expected.json");
+  const auto tokens = expected["tokens"].get<std::vector<std::int32_t>>();
+  ForwardOptions o;
+  o.all_logits = true;
+  KVCache cache = encoder.new_cache();
+  const auto got = encoder.forward(tokens, cache, o);
+  const int V = encoder.config().vocab_size;
+  double max_diff = 0;
+  for (std::size_t t = 0; t < tokens.size(); ++t)
+    for (int v = 0; v < V; ++v)
+      max_diff = std::max(max_diff, std::abs(got[t * V + v] - expected["bidirectional"]["logits"][t][v].get<double>()));
+  EXPECT_LT(max_diff, 1e-4);   // PyTorch's forward(causal=False)
+  EXPECT_EQ(encoder.forward_batch(std::vector<std::vector<std::int32_t>>{tokens})[0], got);
+  // Appending to a used cache would leave the earlier positions blind to the new tokens.
+  EXPECT_THROW(encoder.forward(std::span(tokens).first(1), cache), InvalidArgument);
+  try {
+    generate(encoder, tokens, GenerateOptions{}, [](const GeneratedToken&) { return true; });
+    ADD_FAILURE() << "generation from a bidirectional model";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("does not generate text"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ModelConfig::parse(R"({"model_type": "gpt2", "vocab_size": 10, "mask_token_id": 10})"), ModelFormatError);
+  EXPECT_THROW(ModelConfig::parse(R"({"model_type": "gpt2", "bidirectional": "yes"})"), ModelFormatError);
+}
+
+}  // namespace
+}  // namespace glassbox
