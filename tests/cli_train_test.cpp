@@ -196,6 +196,119 @@ TEST(CliTrain, EvaluateAgreesWithTheTrainersFinalValidation) {
 }
 
 
+// Labelled lines of a task that needs attention: the label is the colour word hidden at a
+// random place among filler words, and the classifier reads the last token.
+std::string colour_lines(int n, std::uint64_t seed) {
+  const char* colours[] = {"red", "green", "blue"};
+  const char* filler[] = {"the", "a", "cat", "dog", "sat", "on", "mat", "ran", "to", "house",
+                          "big", "small", "old", "new", "quick", "slow", "over", "under"};
+  std::uint64_t x = seed;
+  auto next = [&](std::uint64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % m;
+  };
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    const int label = int(next(3));
+    const int words = 3 + int(next(7));
+    const int at = int(next(std::uint64_t(words) + 1));
+    std::string line;
+    for (int w = 0; w <= words; ++w) {
+      line += w ? " " : "";
+      line += w == at ? colours[label] : filler[next(18)];
+    }
+    text += std::string(colours[label]) + "\t" + line + "\n";
+  }
+  return text;
+}
+
+std::vector<std::string> classify_args(const std::filesystem::path& text, const std::filesystem::path& out) {
+  return {"train", "--task", "classify", text.string(), "-o", out.string(), "--vocab-size", "300", "--n-layer", "2",
+          "--n-embd", "32", "--n-head", "2", "--n-positions", "32", "--seq-len", "32", "--batch-size", "16",
+          "--steps", "150", "--warmup", "10", "--lr", "3e-3", "--eval-every", "50", "--checkpoint-every", "50"};
+}
+
+// --task classify learns the synthetic task to high accuracy on lines it never saw; `classify`
+// gives each line's label and the accuracy; the run pauses and resumes like a language model's.
+TEST(CliTrain, ClassifierLearnsASyntheticTaskToHighAccuracy) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "train.txt", colour_lines(600, 1));
+  test::write_file(dir.path() / "unseen.txt", colour_lines(100, 2));
+  const auto out = dir.path() / "model";
+  const auto r = run_cli(classify_args(dir.path() / "train.txt", out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("3 labels: blue, green, red"), std::string::npos) << r.err;
+  nlohmann::json final;
+  std::istringstream log(test::read_file(out / "training_log.jsonl"));
+  for (std::string line; std::getline(log, line);)
+    if (auto j = nlohmann::json::parse(line); j.contains("final")) final = j;
+  ASSERT_TRUE(final.contains("val_accuracy")) << final.dump();
+  EXPECT_EQ(final["val_examples"], 60);   // every 10th of the 600 lines held out
+  EXPECT_GE(final["val_accuracy"].get<double>(), 0.95) << final.dump();
+  std::cout << "[ classify ] held-out accuracy " << final["val_accuracy"] << ", label loss " << final["val_loss"] << "\n";
+
+  const auto c = run_cli({"classify", "-m", out.string(), "--input", (dir.path() / "unseen.txt").string()});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::istringstream lines(c.out);
+  int n = 0, correct = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    const auto j = nlohmann::json::parse(line);
+    double total = 0;
+    for (const auto& [name, p] : j["probabilities"].items()) total += p.get<double>();
+    EXPECT_NEAR(total, 1.0, 1e-9);
+    correct += j["label"] == j["expected"];
+  }
+  EXPECT_EQ(n, 100);
+  EXPECT_GE(correct, 95) << c.err;
+  EXPECT_NE(c.err.find("accuracy"), std::string::npos);
+  const auto one = run_cli({"classify", "-m", out.string(), "-p", "the quick dog sat under a green house"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(nlohmann::json::parse(one.out)["label"], "green") << one.out;
+
+  // paused at 70 and resumed: the same model as the uninterrupted run
+  auto paused = classify_args(dir.path() / "train.txt", dir.path() / "paused");
+  paused.insert(paused.end(), {"--pause-at", "70"});
+  ASSERT_EQ(run_cli(paused).exit_code, 0);
+  auto resumed = classify_args(dir.path() / "train.txt", dir.path() / "paused");
+  resumed.push_back("--resume");
+  const auto again = run_cli(resumed);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(test::read_file(dir.path() / "paused" / "model.safetensors"), test::read_file(out / "model.safetensors"));
+}
+
+// --task mlm: a bidirectional model with <|mask|> as its [MASK] that learns (its held-out masked
+// loss falls), fills masks, and refuses to generate.
+TEST(CliTrain, MaskedLanguageModelLearnsAndFillsMasks) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "a.txt", corpus(400));
+  const auto out = dir.path() / "model";
+  auto args = with(with(train_args(dir.path() / "a.txt", out), "--steps", "60"), "--eval-every", "20");
+  args.insert(args.end(), {"--task", "mlm"});
+  const auto r = run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("nats per masked token"), std::string::npos) << r.err;
+  const auto config = test::read_json(out / "config.json");
+  EXPECT_EQ(config["bidirectional"], true);
+  const auto vocab = test::read_json(out / "vocab.json");
+  EXPECT_EQ(config["mask_token_id"], vocab["<|mask|>"]);
+  std::vector<double> val;
+  std::istringstream log(test::read_file(out / "training_log.jsonl"));
+  for (std::string line; std::getline(log, line);)
+    if (auto j = nlohmann::json::parse(line); j.contains("val_loss")) val.push_back(j["val_loss"]);
+  ASSERT_EQ(val.size(), 3u);
+  std::cout << "[ mlm      ] held-out masked loss at steps 20, 40, 60: " << val[0] << " " << val[1] << " " << val[2] << "\n";
+  EXPECT_LT(val.back(), val.front() - 0.3) << "held-out masked loss at steps 20, 40, 60: " << val[0] << " " << val[1] << " " << val[2];
+
+  const auto fill = run_cli({"fill-mask", "-m", out.string(), "-p", "The jury <|mask|> the river.", "--top", "3"});
+  ASSERT_EQ(fill.exit_code, 0) << fill.err;
+  const auto guesses = nlohmann::json::parse(fill.out);
+  ASSERT_EQ(guesses.size(), 1u);
+  EXPECT_EQ(guesses[0]["candidates"].size(), 3u);
+  const auto g = run_cli({"generate", "-m", out.string(), "-p", "The jury"});
+  EXPECT_NE(g.exit_code, 0);
+  EXPECT_NE(g.err.find("does not generate text"), std::string::npos) << g.err;
+}
+
 TEST(CliTrain, MistakesAreOneLineErrors) {
   test::TempDir dir;
   test::write_file(dir.path() / "text.txt", corpus(200));
@@ -230,6 +343,16 @@ TEST(CliTrain, MistakesAreOneLineErrors) {
   args = train_args(dir.path() / "bad.txt", dir.path() / "m4");
   args.insert(args.end(), {"--tokenizer", (dir.path() / "m3").string()});
   fails(args, "bad.txt");
+  // the relatives
+  auto task = train_args(text, dir.path() / "m7");
+  task.insert(task.end(), {"--task", "translate"});
+  fails(task, "--task must be lm, mlm or classify, got translate");
+  test::write_file(dir.path() / "labelled.txt", "red\ta red house\nno tab on this line\n");
+  fails(classify_args(dir.path() / "labelled.txt", dir.path() / "m8"), "labelled.txt:2: expected a label, a tab");
+  test::write_file(dir.path() / "one-label.txt", "red\ta red house\nred\tthe red dog\n");
+  fails(classify_args(dir.path() / "one-label.txt", dir.path() / "m8"), "at least two labels");
+  fails({"classify", "-m", (dir.path() / "m3").string(), "-p", "hello"}, "is not a classifier");
+  fails({"fill-mask", "-m", (dir.path() / "m3").string(), "-p", "hello"}, "is not a masked LM");
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 //                       [--top-p P] [--seed S] [--allow-special] [--context-full slide|stop]
 //   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention] [--mask causal|bidirectional]
 //   glassbox forward    [-m DIR] --batch FILE          FILE: JSON array of id arrays, one pass
+//   glassbox classify   [-m DIR] (-p TEXT | --tokens IDS | --input FILE)   a classifier's label, as JSON
+//   glassbox fill-mask  [-m DIR] -p "TEXT WITH <|mask|>" [--top K]     a masked LM's guesses, as JSON
 //   glassbox tokenize   [-m DIR] [--allow-special]     text on stdin -> JSON ids on stdout
 //   glassbox detokenize [-m DIR]                       JSON ids on stdin -> text on stdout
 //   glassbox train-tokenizer --vocab-size N -o DIR FILE...
@@ -33,6 +35,7 @@
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
 #include "evaluate_command.h"
+#include "relatives_commands.h"
 #include "train_command.h"
 
 #ifndef GLASSBOX_DEFAULT_MODEL_DIR
@@ -355,6 +358,22 @@ int main(int argc, char** argv) {
                                        "JSON file: an array of token-id arrays, run as one batch -> logits [sequence][position][vocab]");
   batch_option->excludes("-p")->excludes("--tokens")->excludes(attention_flag)->excludes(mask_option);
 
+  auto* cls = app.add_subcommand("classify", "a classifier's label for a text, or for each line of a file (JSON)");
+  add_model(cls);
+  add_quantize(cls);
+  add_prompt(cls);
+  std::string classify_input;
+  cls->add_option("--input", classify_input, "one text per line, or \"label<TAB>text\" lines (prints the accuracy)")
+      ->excludes("-p")
+      ->excludes("--tokens");
+
+  auto* fill = app.add_subcommand("fill-mask", "a masked LM's most likely tokens where the text has <|mask|> (JSON)");
+  add_model(fill);
+  add_quantize(fill);
+  add_prompt(fill);
+  int fill_top = 5;
+  fill->add_option("--top", fill_top, "candidates per mask")->capture_default_str();
+
   auto* tok = app.add_subcommand("tokenize", "text on stdin -> JSON array of token ids");
   add_model(tok);
   tok->add_flag("--allow-special", prompt.allow_special, "map <|endoftext|> in the text to its id");
@@ -386,7 +405,7 @@ int main(int argc, char** argv) {
     bool known = false;
     for (const auto* cmd : app.get_subcommands([](const CLI::App*) { return true; })) known |= cmd->get_name() == argv[1];
     if (!known) {
-      std::fprintf(stderr, "glassbox: error: unknown command '%s' (commands: generate, forward, tokenize, detokenize, "
+      std::fprintf(stderr, "glassbox: error: unknown command '%s' (commands: generate, forward, classify, fill-mask, tokenize, detokenize, "
                            "train-tokenizer, train, evaluate; see --help)\n", argv[1]);
       return 2;
     }
@@ -399,13 +418,23 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if ((*gen || (*fwd && batch_file.empty())) && !prompt.text && prompt.ids.empty())
-      throw InvalidArgument(*fwd ? "give a prompt: -p TEXT, --tokens IDS or --batch FILE" : "give a prompt: -p TEXT or --tokens IDS");
+    if ((*gen || *fill || (*fwd && batch_file.empty()) || (*cls && classify_input.empty())) && !prompt.text &&
+        prompt.ids.empty())
+      throw InvalidArgument(*fwd   ? "give a prompt: -p TEXT, --tokens IDS or --batch FILE"
+                            : *cls ? "give a text: -p TEXT, --tokens IDS or --input FILE"
+                                   : "give a prompt: -p TEXT or --tokens IDS");
     const LoadOptions load{parse_quantization(quantize)};
     set_num_threads(threads);
     if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, context_full);
     if (*fwd && !batch_file.empty()) return run_forward_batch(model_dir, load, batch_file);
     if (*fwd) return run_forward(model_dir, load, prompt, attention, mask);
+    if (*cls || *fill) {
+      check_model_dir(model_dir);
+      const std::optional<std::vector<std::int32_t>> ids =
+          prompt.text || !classify_input.empty() ? std::nullopt : std::optional(parse_ids(prompt.ids));
+      if (*cls) return run_classify(model_dir, load, prompt.text, ids, classify_input);
+      return run_fill_mask(model_dir, load, prompt.text, ids, fill_top);
+    }
     if (*tok) return run_tokenize(model_dir, prompt.allow_special);
     if (*detok) return run_detokenize(model_dir);
     if (app.got_subcommand("train")) return run_train(train);

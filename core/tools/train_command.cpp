@@ -1,5 +1,7 @@
 // `glassbox train`: learns (or reuses) a BPE vocabulary, then trains a model of the chosen shape
-// from scratch, with periodic evaluation on held-out text, atomic checkpoints and --resume.
+// from scratch, with periodic evaluation on held-out text, atomic checkpoints and --resume. The
+// task (--task) decides what the model learns: a GPT, a masked-LM encoder or a classifier of
+// labelled lines (train_tasks.h).
 //
 // Nothing is written until every setting and the text have been checked; from the first checkpoint
 // on, the output directory is a loadable model (config.json, model.safetensors, vocab.json,
@@ -9,6 +11,7 @@
 #include "train_command.h"
 
 #include "text_files.h"
+#include "train_tasks.h"
 
 #include <atomic>
 #include <chrono>
@@ -39,40 +42,12 @@ extern "C" void on_interrupt(int) {
   std::signal(SIGINT, SIG_DFL);   // a second Ctrl-C kills at once (the files stay whole: atomic writes)
 }
 
-std::uint64_t fingerprint(std::span<const std::int32_t> ids) {   // FNV-1a over the ids
-  std::uint64_t h = 1469598103934665603ull;
-  for (std::int32_t id : ids) {
-    h ^= static_cast<std::uint32_t>(id);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 std::string duration(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
   char buf[32];
   if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
   else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
   return buf;
-}
-
-// Validation loss of the current parameters in nats per token and bits per byte of text.
-struct Validation {
-  double loss = 0, bits_per_byte = 0;
-  std::int64_t tokens = 0, bytes = 0;
-};
-
-Validation validate(const Trainer& trainer, const Tokenizer& tok, std::span<const std::int32_t> valid, long max_tokens) {
-  const auto& o = trainer.options();
-  const EvalResult r = trainer.evaluate_stream(valid, o.seq_len, o.batch_size, max_tokens);
-  Validation v;
-  v.loss = r.loss();
-  v.tokens = r.tokens;
-  const auto eot = tok.special_token("<|endoftext|>");   // a marker between texts, not text: no bytes
-  for (std::int64_t i = 1; i <= r.tokens; ++i)
-    if (valid[i] != eot) v.bytes += std::int64_t(tok.token_bytes(valid[i]).size());
-  v.bits_per_byte = v.bytes ? r.loss_sum / (double(v.bytes) * std::log(2.0)) : 0.0;
-  return v;
 }
 
 class Log {   // training_log.jsonl, kept consistent with the checkpoint on resume
@@ -112,13 +87,21 @@ DType dtype_of(const std::string& name) {
 }  // namespace
 
 void add_train_command(CLI::App& app, TrainCommand& c) {
-  auto* t = app.add_subcommand("train", "train a GPT from scratch on text files (Hugging Face model directory out)");
+  auto* t = app.add_subcommand(
+      "train", "train a GPT (or an encoder, or a classifier: --task) from scratch on text files (Hugging Face model directory out)");
   c.command = t;
   t->add_option("text", c.inputs, "training text: UTF-8 files, or folders of them")->required();
   t->add_option("-o,--output", c.output, "model directory to write (and checkpoint to)")->required();
   t->add_flag("--resume", c.resume, "continue from OUTPUT/checkpoint.safetensors (same text; options from the checkpoint)");
+  t->add_option("--task", c.task,
+                 "lm (next token: a GPT), mlm (masked tokens, bidirectional attention: an encoder) or classify "
+                 "(labelled lines \"label<TAB>text\": a classifier)")
+      ->capture_default_str();
+  t->add_option("--lm-weight", c.lm_weight, "classify: weight of the LM loss beside the label loss (GPT-1's 0.5)")
+      ->capture_default_str();
   t->add_option("--valid", c.valid, "held-out text files or folders for evaluation");
-  t->add_option("--valid-fraction", c.valid_fraction, "without --valid: hold out this fraction of the end of the text")
+  t->add_option("--valid-fraction", c.valid_fraction,
+                 "without --valid: hold out this fraction of the end of the text (classify: every k-th line)")
       ->capture_default_str();
   t->add_option("--tokenizer", c.tokenizer_dir, "reuse vocab.json + merges.txt from this directory");
   t->add_option("--vocab-size", c.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")->capture_default_str();
@@ -153,6 +136,8 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
 // The model a new run trains, from the shape options.
 ModelConfig make_config(const TrainCommand& c, int vocab_size) {
   if (c.arch != "gpt2" && c.arch != "openai-gpt") throw InvalidArgument("--arch must be gpt2 or openai-gpt");
+  if (c.task != "lm" && c.task != "mlm" && c.task != "classify")
+    throw InvalidArgument("--task must be lm, mlm or classify, got " + c.task);
   if (c.positions != "learned" && c.positions != "sinusoidal")
     throw InvalidArgument("--positions must be learned or sinusoidal, got " + c.positions);
   return ModelConfig::parse(nlohmann::json{{"model_type", c.arch}, {"vocab_size", vocab_size}, {"n_positions", c.n_positions},
@@ -177,8 +162,12 @@ TrainingOptions make_options(const TrainCommand& c) {
   o.dropout = c.dropout;
   o.seed = c.seed;
   o.threads = c.threads;
+  o.lm_weight = c.lm_weight;
   return o;
 }
+
+// The task a model was made for, from its config.
+std::string task_of(const ModelConfig& m) { return !m.labels.empty() ? "classify" : m.bidirectional ? "mlm" : "lm"; }
 
 // On --resume the run's settings come from its checkpoint: the same command line with --resume
 // added is fine, but an option given with another value than the run's is an error, not ignored.
@@ -195,6 +184,7 @@ void check_unchanged(const TrainCommand& c, const Trainer& t) {
       {"--warmup", given.warmup_steps == o.warmup_steps}, {"--weight-decay", given.weight_decay == o.weight_decay},
       {"--grad-clip", given.grad_clip == o.grad_clip}, {"--dropout", given.dropout == o.dropout},
       {"--seed", given.seed == o.seed}, {"--threads", given.threads == o.threads},
+      {"--task", c.task == task_of(m)}, {"--lm-weight", given.lm_weight == o.lm_weight},
       {"--valid-fraction", !t.checkpoint_extra().count("valid_fraction") ||
                                std::atof(t.checkpoint_extra().at("valid_fraction").c_str()) == c.valid_fraction}};
   for (const auto& [name, equal] : same)
@@ -286,7 +276,32 @@ int run_train(const TrainCommand& c) {
   const DType save_dtype = dtype_of(dtype_name);
   const double valid_fraction = c.resume && extra.count("valid_fraction") ? std::atof(extra.at("valid_fraction").c_str())
                                                                           : c.valid_fraction;
-  if (valid_docs.empty() && valid_fraction > 0) valid_docs.push_back(hold_out(train_docs, valid_fraction));
+  const std::string task = c.resume ? task_of(trainer->config()) : c.task;
+  // classify: labelled lines, held out line by line (every k-th: a file sorted by label still
+  // leaves every label in both parts); the others: text, held out at its end.
+  std::vector<LabelledLine> train_lines, valid_lines;
+  if (task == "classify") {
+    for (const auto& d : train_docs) {
+      auto lines = parse_labelled_lines(d.text, d.file.string(), true);
+      train_lines.insert(train_lines.end(), lines.begin(), lines.end());
+    }
+    for (const auto& d : valid_docs) {
+      auto lines = parse_labelled_lines(d.text, d.file.string(), true);
+      valid_lines.insert(valid_lines.end(), lines.begin(), lines.end());
+    }
+    if (valid_docs.empty() && valid_fraction > 0) {
+      const std::size_t every = std::max<std::size_t>(2, std::size_t(std::lround(1.0 / valid_fraction)));
+      std::vector<LabelledLine> kept;
+      for (std::size_t i = 0; i < train_lines.size(); ++i) (i % every == every - 1 ? valid_lines : kept).push_back(train_lines[i]);
+      train_lines = std::move(kept);
+    }
+    train_docs.clear();   // the tokenizer learns from the texts alone, not the labels
+    std::string texts;
+    for (const auto& l : train_lines) texts += l.text + "\n";
+    train_docs.push_back({"(the texts of the labelled lines)", texts});
+  } else if (valid_docs.empty() && valid_fraction > 0) {
+    valid_docs.push_back(hold_out(train_docs, valid_fraction));
+  }
 
   // 2. The tokenizer: the run's own, reused, or learned from the training text (never the held-out text).
   TokenizerFiles files;
@@ -305,20 +320,24 @@ int run_train(const TrainCommand& c) {
     }
     TokenizerTrainingOptions options;
     options.vocab_size = c.vocab_size;
+    if (task == "mlm") options.special_tokens.push_back("<|mask|>");   // the [MASK] of the inputs
     std::fprintf(stderr, "glassbox: learning a vocabulary of %d tokens from %zu bytes\n", c.vocab_size, text.size());
     files = train_tokenizer(text, options);
   }
   const Tokenizer tok = Tokenizer::from_strings(files.vocab_json, files.merges_txt);
 
-  // 3. The token streams, checked before anything is written.
-  const std::vector<std::int32_t> train = encode_documents(tok, train_docs);
-  const std::vector<std::int32_t> valid = encode_documents(tok, valid_docs);
-  const std::string data_id = std::to_string(fingerprint(train)) + "/" + std::to_string(fingerprint(valid));
+  // 3. The task's data, checked before anything is written.
   const int seq_len = c.resume ? trainer->options().seq_len : c.seq_len;
-  if (train.size() < static_cast<std::size_t>(seq_len) + 1)
-    throw Error("the training text has " + std::to_string(train.size()) + " tokens, too few for sequences of " +
-                std::to_string(seq_len) + " (give more text or a smaller --seq-len)");
-  if (valid.size() == 1) throw Error("the validation text has a single token: nothing to predict");
+  const std::vector<std::string> labels = task == "classify" ? (c.resume ? trainer->config().labels : label_names(train_lines))
+                                                             : std::vector<std::string>{};
+  // mlm's [MASK]: <|mask|> where the tokenizer has one (those it learns for --task mlm do), else <|endoftext|>
+  const auto mask_id = tok.special_token("<|mask|>") ? tok.special_token("<|mask|>") : tok.special_token("<|endoftext|>");
+  if (task == "mlm" && !mask_id) throw Error("--task mlm needs a tokenizer with <|mask|> or <|endoftext|> to mask tokens with");
+  std::unique_ptr<TrainingTask> data;
+  if (task == "classify") data = classify_task(tok, train_lines, valid_lines, labels, seq_len);
+  else if (task == "mlm") data = masked_lm_task(encode_documents(tok, train_docs), encode_documents(tok, valid_docs), seq_len, *mask_id, tok.vocab_size());
+  else data = language_model_task(tok, encode_documents(tok, train_docs), encode_documents(tok, valid_docs), seq_len);
+  const std::string data_id = data->data_id();
   double elapsed_before = 0;   // training seconds of earlier sessions of this run
   if (c.resume) {
     if (extra.count("data") && extra.at("data") != data_id)
@@ -327,6 +346,11 @@ int run_train(const TrainCommand& c) {
   } else {
     ModelConfig config = make_config(c, tok.vocab_size());   // the learned vocabulary may be smaller than asked
     if (auto eot = tok.special_token("<|endoftext|>")) config.eos_token_ids = {*eot};
+    config.labels = labels;
+    if (task == "mlm") {
+      config.bidirectional = true;
+      config.mask_token_id = *mask_id;
+    }
     trainer.emplace(config, make_options(c));
     fs::create_directories(out);
     save_tokenizer(files, out);
@@ -336,9 +360,14 @@ int run_train(const TrainCommand& c) {
   std::fprintf(stderr, "glassbox: %s, %d layers, %d wide, %d heads, context %d, vocabulary %d: %.2fM parameters\n",
                std::string(cfg.architecture_name()).c_str(), cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_positions,
                cfg.vocab_size, trainer->parameter_count() / 1e6);
-  std::fprintf(stderr, "glassbox: %zu training tokens, %zu validation tokens; %d steps of %d x %d tokens%s\n",
-               train.size(), valid.size(), o.steps, o.batch_size, o.seq_len,
+  std::fprintf(stderr, "glassbox: task %s: %s; %d steps of %d x %s%d tokens%s\n", task.c_str(), data->describe().c_str(),
+               o.steps, o.batch_size, task == "classify" ? "up to " : "", o.seq_len,
                c.resume ? (", resuming at step " + std::to_string(trainer->step())).c_str() : "");
+  if (task == "classify") {
+    std::string names;
+    for (const auto& l : labels) names += (names.empty() ? "" : ", ") + l;
+    std::fprintf(stderr, "glassbox: %zu labels: %s\n", labels.size(), names.c_str());
+  }
 
   // 4. The loop.
   Log log(out / "training_log.jsonl", trainer->step());
@@ -354,13 +383,15 @@ int run_train(const TrainCommand& c) {
                                           {"save_dtype", dtype_name},
                                           {"valid_fraction", std::to_string(valid_fraction)}});
   };
-  auto evaluate = [&](long max_tokens) {
-    const Validation v = validate(*trainer, tok, valid, max_tokens);
-    log.write({{"step", trainer->step()}, {"val_loss", v.loss}, {"val_bits_per_byte", v.bits_per_byte},
-               {"val_tokens", v.tokens}, {"elapsed", elapsed_before + seconds()}});
+  auto evaluate = [&](long limit) {
+    const Validation v = data->validate(*trainer, limit);
+    nlohmann::json j = {{"step", trainer->step()}};
+    j.update(v.to_json());
+    j["elapsed"] = elapsed_before + seconds();
+    log.write(j);
     return v;
   };
-  std::vector<std::int32_t> inputs, targets;
+  double tokens_seen = 0;   // in this session, for tokens/s
   double smooth_loss = NAN, last_val = NAN;
   double last_line = -1e9;
   auto paused = [&] {
@@ -368,15 +399,16 @@ int run_train(const TrainCommand& c) {
   };
   while (trainer->step() < o.steps && !g_interrupted && !paused()) {
     const int s = trainer->step();
-    sample_batch(train, o.batch_size, o.seq_len, o.seed, s, inputs, targets);
-    const StepResult r = trainer->train_step(inputs, targets, o.batch_size, o.seq_len);
+    const TrainingBatch batch = data->batch(o, s);
+    const StepResult r = trainer->train_step(batch);
+    tokens_seen += double(batch.B) * batch.T;
     if (!std::isfinite(r.loss)) throw Error("the loss became " + std::to_string(r.loss) + " at step " + std::to_string(s) + "; try a lower --lr");
     smooth_loss = std::isnan(smooth_loss) ? r.loss : 0.95 * smooth_loss + 0.05 * r.loss;
     const double t = seconds();
-    const double tok_per_s = double(trainer->step() - first_step) * o.batch_size * o.seq_len / t;
+    const double tok_per_s = tokens_seen / t;
     log.write({{"step", s + 1}, {"loss", r.loss}, {"lr", r.learning_rate}, {"grad_norm", r.grad_norm},
                {"tokens", double(s + 1) * o.batch_size * o.seq_len}, {"elapsed", elapsed_before + t}});
-    const bool eval_now = !valid.empty() && c.eval_every > 0 && (s + 1) % c.eval_every == 0 && s + 1 < o.steps;
+    const bool eval_now = data->has_validation() && c.eval_every > 0 && (s + 1) % c.eval_every == 0 && s + 1 < o.steps;
     if (eval_now) last_val = evaluate(c.eval_tokens).loss;
     if ((s + 1) % c.checkpoint_every == 0) save();
     const double eta = double(o.steps - s - 1) * t / double(trainer->step() - first_step);
@@ -407,12 +439,13 @@ int run_train(const TrainCommand& c) {
                  o.steps, checkpoint.string().c_str());
     return 0;
   }
-  if (!valid.empty()) {
-    const Validation v = validate(*trainer, tok, valid, 0);
-    log.write({{"final", true}, {"step", trainer->step()}, {"val_loss", v.loss}, {"val_bits_per_byte", v.bits_per_byte},
-               {"val_tokens", v.tokens}, {"val_bytes", v.bytes}, {"elapsed", elapsed_before + seconds()}});
-    std::fprintf(stderr, "glassbox: validation loss %.4f nats/token, %.4f bits/byte (%lld tokens)\n", v.loss,
-                 v.bits_per_byte, static_cast<long long>(v.tokens));
+  if (data->has_validation()) {
+    const Validation v = data->validate(*trainer, 0);
+    nlohmann::json j = {{"final", true}, {"step", trainer->step()}};
+    j.update(v.to_json());
+    j["elapsed"] = elapsed_before + seconds();
+    log.write(j);
+    std::fprintf(stderr, "glassbox: %s\n", v.describe().c_str());
   }
   std::fprintf(stderr, "glassbox: trained %d steps in %s; model in %s\n", trainer->step(),
                duration(elapsed_before + seconds()).c_str(), out.string().c_str());

@@ -12,6 +12,8 @@ struct TrainCommand {
   double valid_fraction = 0.1;
   std::string output;
   bool resume = false;
+  std::string task = "lm";   // lm, mlm or classify (train_tasks.h)
+  double lm_weight = 0.5;    // classify: weight of the LM loss beside the label loss
   // tokenizer: reuse one, or learn one of this size from the training text
   std::string tokenizer_dir;
   int vocab_size = 4096;

@@ -1,0 +1,45 @@
+#include "labelled_text.h"
+
+#include "glassbox/error.h"
+
+namespace glassbox {
+
+std::vector<LabelledLine> parse_labelled_lines(std::string_view text, const std::string& file, bool require_labels) {
+  std::vector<LabelledLine> out;
+  std::size_t start = 0;
+  for (int line = 1; start < text.size(); ++line) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view row = text.substr(start, end - start);
+    start = end + 1;
+    if (!row.empty() && row.back() == '\r') row.remove_suffix(1);   // files written on Windows
+    if (row.find_first_not_of(" \t") == std::string_view::npos) continue;
+    const std::string where = file + ":" + std::to_string(line);
+    const std::size_t tab = row.find('\t');
+    if (tab == std::string_view::npos) {
+      if (require_labels) throw Error(where + ": expected a label, a tab, then the text (\"positive<TAB>What a day\")");
+      out.push_back({"", std::string(row), where});
+      continue;
+    }
+    LabelledLine l{std::string(row.substr(0, tab)), std::string(row.substr(tab + 1)), where};
+    if (l.label.empty() || l.text.empty())
+      throw Error(where + ": " + (l.label.empty() ? "the label" : "the text") + " before or after the tab is empty");
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::vector<std::int32_t> classifier_ids(const Tokenizer& tokenizer, std::string_view text, int max_tokens,
+                                         const std::string& where, bool* truncated) {
+  const auto eot = tokenizer.special_token("<|endoftext|>");
+  if (!eot) throw InvalidArgument("the tokenizer has no <|endoftext|> token, which a classifier reads its label at");
+  if (auto bad = first_invalid_utf8(text)) throw Error(where + ": not valid UTF-8 at byte " + std::to_string(*bad));
+  std::vector<std::int32_t> ids = tokenizer.encode(text);
+  const std::size_t keep = static_cast<std::size_t>(std::max(1, max_tokens - 1));
+  if (truncated) *truncated = ids.size() > keep;
+  if (ids.size() > keep) ids.resize(keep);
+  ids.push_back(*eot);
+  return ids;
+}
+
+}  // namespace glassbox
