@@ -169,6 +169,27 @@ TEST_F(BadInputOnAModel, B20_EncoderStatesForAModelWithoutCrossAttention) {
   });
 }
 
+TEST_F(BadInputOnAModel, B21_ClassifyOnAModelWithoutAClassificationHead) {
+  expect_cli("B21", {"classify", "-m", dir_, "--tokens", "1,2"});
+  expect_cpp<InvalidArgument>("B21", [&] { model_.classify(std::vector<std::int32_t>{1, 2}); });
+}
+
+TEST(BadInput, B22_LabelledLineWithoutATab) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "labelled.txt", "red\ta red house\nblue house\n");
+  expect_cli("B22", {"train", "--task", "classify", (dir.path() / "labelled.txt").string(), "-o",
+                     (dir.path() / "out").string()});
+}
+
+TEST(BadInput, B23_GenerationFromABidirectionalModel) {
+  test::TempDir dir;
+  test::copy_fixture("gpt2-f32", dir.path());
+  edit_config(dir.path(), "bidirectional", true);
+  expect_cli("B23", {"generate", "-m", dir.path().string(), "--tokens", "1,2"});
+  const Model model = Model::load(dir.path());
+  expect_cpp<InvalidArgument>("B23", [&] { Generator g(model, std::vector<std::int32_t>{1, 2}, GenerateOptions{}); });
+}
+
 TEST_F(BadInputOnAModel, B9_TemperatureNaNOrNegative) {
   for (const std::string t : {"nan", "-1"}) expect_cli("B9", {"generate", "-m", dir_, "--tokens", "1", "--temperature", t});
   for (const float t : {NAN, -1.0f}) {
