@@ -307,6 +307,9 @@ TEST(CliTrain, MaskedLanguageModelLearnsAndFillsMasks) {
   const auto g = run_cli({"generate", "-m", out.string(), "-p", "The jury"});
   EXPECT_NE(g.exit_code, 0);
   EXPECT_NE(g.err.find("does not generate text"), std::string::npos) << g.err;
+  const auto e = run_cli({"evaluate", "-m", out.string(), (dir.path() / "a.txt").string()});
+  EXPECT_NE(e.exit_code, 0);
+  EXPECT_NE(e.err.find("evaluate measures next-token prediction"), std::string::npos) << e.err;
 }
 
 TEST(CliTrain, MistakesAreOneLineErrors) {
