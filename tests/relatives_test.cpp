@@ -10,6 +10,7 @@
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
+#include "glassbox/tokenizer.h"
 #include "test_util.h"
 
 namespace glassbox {
@@ -65,6 +66,20 @@ TEST(Classifier, ModelsWithoutAHeadAndBadIdsAreRefused) {
   const Model classifier = Model::load(fixture_dir("gpt2-classifier"));
   EXPECT_THROW(classifier.classify(std::vector<std::int32_t>{}), InvalidArgument);
   EXPECT_THROW(classifier.classify(std::vector<std::int32_t>{1, 96}), InvalidArgument);
+}
+
+TEST(Classifier, TextEndsWithEndOfTextAndIsCutToFit) {
+  const Tokenizer tok = Tokenizer::load(fixture_dir("gpt2-bytes"));   // one token per byte, <|endoftext|> = 256
+  std::vector<std::int32_t> abc = tok.encode("abc");
+  ASSERT_EQ(abc.size(), 3u);
+  abc.push_back(256);
+  EXPECT_EQ(tok.encode_for_classifier("abc", 32), abc);
+  EXPECT_EQ(tok.encode_for_classifier("abcdef", 4), abc);   // the end of the text goes
+  // "<|endoftext|>" written in the text is text: only the appended one is the special token
+  const auto ids = tok.encode_for_classifier("<|endoftext|>", 100);
+  EXPECT_EQ(ids.size(), 14u);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 256), 1);
+  EXPECT_THROW(tok.encode_for_classifier("abc", 0), InvalidArgument);
 }
 
 std::string classifier_config(const std::string& extra) {

@@ -110,6 +110,38 @@ class Engine {
     });
   }
 
+  // Float32Array(n_labels): a classifier's logits over its labels at the last of the ids
+  // (Model::classify); throws for a model without a classification head.
+  val classify(const val& ids_js) const {
+    return guarded([&] {
+      const auto logits = model_.classify(ids_from_js(ids_js));
+      return typed_array_copy("Float32Array", logits.data(), logits.size());
+    });
+  }
+
+  // The ids classify() reads for a text, as `glassbox train --task classify` makes them
+  // (Tokenizer::encode_for_classifier): its tokens, then <|endoftext|> if the vocabulary has it,
+  // cut to the context.
+  val classifier_ids(const std::string& text) const {
+    return guarded([&] {
+      const auto ids = tokenizer().encode_for_classifier(text, model_.config().n_positions);
+      return typed_array_copy("Int32Array", ids.data(), ids.size());
+    });
+  }
+
+  // What the parsed config says beyond config.json's own fields: {labels, bidirectional, maskTokenId}
+  // (labels: id2label's names by id, or LABEL_0.. from num_labels; [] for a language model).
+  val info() const {
+    const ModelConfig& c = model_.config();
+    val labels = val::array();
+    for (const auto& name : c.labels) labels.call<void>("push", name);
+    val out = val::object();
+    out.set("labels", labels);
+    out.set("bidirectional", c.bidirectional);
+    out.set("maskTokenId", c.mask_token_id);
+    return out;
+  }
+
   // Starts a generation (replacing any unfinished one). Options as the JS API names them.
   void start(const val& prompt_ids, int max_tokens, double temperature, int top_k, double top_p, double seed,
              bool attention, int top, const std::string& context_full) {
@@ -205,6 +237,9 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("detokenize", &Engine::detokenize)
       .function("forward", &Engine::forward)
       .function("forwardBatch", &Engine::forward_batch)
+      .function("classify", &Engine::classify)
+      .function("classifierIds", &Engine::classifier_ids)
+      .function("info", &Engine::info)
       .function("start", &Engine::start)
       .function("next", &Engine::next);
 }

@@ -105,6 +105,10 @@ export class LocalModel {
     model.#engine = core.Engine.create(files.config, ptr, weights.length, files.vocab ?? '', files.merges ?? '', quantize);
     model.config = JSON.parse(files.config);
     model.quantize = quantize;
+    const { labels, bidirectional, maskTokenId } = model.#engine.info();
+    model.labels = Object.freeze(labels);
+    model.bidirectional = bidirectional;
+    model.maskTokenId = maskTokenId;
     model.threads = core.threads();
     return model;
   }
@@ -137,6 +141,26 @@ export class LocalModel {
     if (!Array.isArray(batch)) throw new TypeError('batch must be an array of token-id arrays');
     const checked = batch.map((ids, b) => checkIds(ids, `sequence ${b}`));
     return { logits: this.#live().forwardBatch(checked) };
+  }
+
+  // {label, labels, logits, probabilities}: a classifier's verdict at the last token. A string is
+  // encoded and ends with <|endoftext|> (if the vocabulary has it), as the trainer's examples do;
+  // ids are used as given. probabilities: the softmax of the logits, computed here in doubles.
+  async classify(input) {
+    const engine = this.#live();
+    let ids;
+    if (typeof input === 'string') {
+      checkText(input, 'text');
+      ids = engine.classifierIds(input);
+    } else {
+      ids = checkIds(input, 'ids');
+    }
+    const logits = engine.classify(ids);
+    const labels = [...this.labels];
+    const probabilities = softmax(logits);
+    let best = 0;
+    for (let i = 1; i < logits.length; ++i) if (logits[i] > logits[best]) best = i;
+    return { label: labels[best], labels, logits, probabilities };
   }
 
   // Yields {id, text, position, windowStart, attention?, top?} per token; returns {stopReason, text}, where text holds
@@ -176,6 +200,15 @@ export class LocalModel {
     this.#engine?.delete();
     this.#engine = null;
   }
+}
+
+// Float32Array of exp(x - max) / sum, in doubles: the probabilities sum to 1 within float rounding.
+function softmax(logits) {
+  let max = -Infinity;
+  for (const x of logits) max = Math.max(max, x);   // (not Math.max(...logits): up to 100,000 labels)
+  const e = Array.from(logits, (x) => Math.exp(x - max));
+  const sum = e.reduce((a, b) => a + b, 0);
+  return Float32Array.from(e, (x) => x / sum);
 }
 
 // A macrotask turn that is not clamped to 4 ms like nested setTimeout(0).

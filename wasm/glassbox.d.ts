@@ -47,6 +47,17 @@ export interface ForwardResult {
   attention?: Float32Array;
 }
 
+export interface ClassifyResult {
+  /** The name of the label with the largest logit (the first of equal ones). */
+  label: string;
+  /** Every label's name, by id (a copy of Model.labels). */
+  labels: string[];
+  /** (n_labels): the classification head's logits at the last token. */
+  logits: Float32Array;
+  /** (n_labels): softmax of the logits (computed in JS, in doubles, then stored as float32). */
+  probabilities: Float32Array;
+}
+
 export interface GenerateOptions {
   maxTokens?: number;      // default 64
   temperature?: number;    // default 1; 0 is greedy
@@ -92,6 +103,14 @@ export interface Model {
   /** Threads the engine computes with: one per core (up to 8) where the page is cross-origin isolated
    *  (the threaded WebAssembly module, on Web Workers), else 1. */
   readonly threads: number;
+  /** A classifier's label names by id (config.json's id2label, or LABEL_0.. from num_labels, for an
+   *  architectures *ForSequenceClassification); [] for a language model. */
+  readonly labels: readonly string[];
+  /** true for an encoder (config.json "bidirectional": every position sees every other); such a
+   *  model cannot generate text. */
+  readonly bidirectional: boolean;
+  /** The [MASK] token id of a masked-LM model (config.json "mask_token_id"), or -1. */
+  readonly maskTokenId: number;
   /** With { cache }: true when the files came from the cache instead of the network. */
   readonly fromCache?: boolean;
   /** With { cache }: why the downloaded files could not be stored (e.g. the quota); the model works. */
@@ -106,6 +125,13 @@ export interface Model {
    * logits[b] is (T_b, V), exactly what forward(batch[b]) gives.
    */
   forwardBatch(batch: ArrayLike<number>[]): Promise<{ logits: Float32Array[] }>;
+  /**
+   * A classifier's verdict on a text or ids, read at the last token. A string is tokenized and ends
+   * with <|endoftext|> (if the vocabulary has it), as `glassbox train --task classify` made the
+   * examples; ids are used as given. Rejects for a model without a classification head (labels []),
+   * or without a tokenizer for a string.
+   */
+  classify(input: string | ArrayLike<number>): Promise<ClassifyResult>;
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<GenerateStep, GenerateResult, void>;
   dispose(): Promise<void>;
 }

@@ -90,6 +90,9 @@ class WorkerModel {
       model.config = result.config;
       model.quantize = quantize;
       model.threads = result.threads;
+      model.labels = Object.freeze(result.labels);
+      model.bidirectional = result.bidirectional;
+      model.maskTokenId = result.maskTokenId;
       if (result.fromCache) model.fromCache = true;
       if (result.cacheError) model.cacheError = result.cacheError;
     } catch (e) {
@@ -159,6 +162,11 @@ class WorkerModel {
   async forwardBatch(batch) {
     this.#live();
     return this.#call('forwardBatch', { batch: Array.isArray(batch) ? batch.map((ids) => (ArrayBuffer.isView(ids) ? Array.from(ids) : ids)) : batch });
+  }
+
+  async classify(input) {
+    this.#live();
+    return this.#call('classify', { input: ArrayBuffer.isView(input) ? Array.from(input) : input });
   }
 
   // Steps arrive as messages; the worker waits for a "pull" before computing the next token,

@@ -30,12 +30,14 @@ async function run({ id, method, args }) {
         loading = null;
       }
       model = await LocalModel.load(files, { quantize: args.quantize });
-      return { config: model.config, threads: model.threads, fromCache: files.fromCache, cacheError: files.cacheError };
+      return { config: model.config, threads: model.threads, fromCache: files.fromCache, cacheError: files.cacheError,
+               labels: model.labels, bidirectional: model.bidirectional, maskTokenId: model.maskTokenId };
     }
     case 'tokenize': return model.tokenize(args.text, args.options);
     case 'detokenize': return model.detokenize(args.ids);
     case 'forward': return model.forward(args.ids, args.options);
     case 'forwardBatch': return model.forwardBatch(args.batch);
+    case 'classify': return model.classify(args.input);
     case 'generate': {
       aborted = false;
       const steps = model.generate(args.prompt, args.options);

@@ -134,6 +134,16 @@ void Tokenizer::Impl::encode_ordinary(std::string_view text, std::vector<std::in
   });
 }
 
+std::vector<std::int32_t> Tokenizer::encode_for_classifier(std::string_view text, int max_tokens) const {
+  if (max_tokens < 1) throw InvalidArgument("a classifier's input needs room for at least one token");
+  std::vector<std::int32_t> ids = encode(text);
+  const auto eot = special_token("<|endoftext|>");
+  const std::size_t room = static_cast<std::size_t>(max_tokens) - (eot ? 1 : 0);
+  if (ids.size() > room) ids.resize(room);
+  if (eot) ids.push_back(*eot);
+  return ids;
+}
+
 std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool allow_special) const {
   if (const std::size_t bad = unicode::valid_utf8_prefix(text); bad != text.size())
     throw InvalidArgument("text is not valid UTF-8 at byte " + std::to_string(bad));

@@ -31,14 +31,11 @@ std::vector<LabelledLine> parse_labelled_lines(std::string_view text, const std:
 
 std::vector<std::int32_t> classifier_ids(const Tokenizer& tokenizer, std::string_view text, int max_tokens,
                                          const std::string& where, bool* truncated) {
-  const auto eot = tokenizer.special_token("<|endoftext|>");
-  if (!eot) throw InvalidArgument("the tokenizer has no <|endoftext|> token, which a classifier reads its label at");
   if (auto bad = first_invalid_utf8(text)) throw Error(where + ": not valid UTF-8 at byte " + std::to_string(*bad));
-  std::vector<std::int32_t> ids = tokenizer.encode(text);
-  const std::size_t keep = static_cast<std::size_t>(std::max(1, max_tokens - 1));
-  if (truncated) *truncated = ids.size() > keep;
-  if (ids.size() > keep) ids.resize(keep);
-  ids.push_back(*eot);
+  std::vector<std::int32_t> ids = tokenizer.encode_for_classifier(text, max_tokens);
+  if (truncated)   // a second encoding, for a note: training data is encoded once
+    *truncated = tokenizer.encode(text).size() + (tokenizer.special_token("<|endoftext|>") ? 1 : 0) >
+                 static_cast<std::size_t>(max_tokens);
   return ids;
 }
 

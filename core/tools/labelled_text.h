@@ -27,10 +27,9 @@ struct LabelledLine {
 // label or text, is an Error naming file:line.
 std::vector<LabelledLine> parse_labelled_lines(std::string_view text, const std::string& file, bool require_labels);
 
-// The ids a classifier reads for a text: its tokens, then <|endoftext|> (the token whose final
-// hidden state is classified, as GPT-1 appended an extract token), truncated to max_tokens by
-// dropping text tokens from the end (max_tokens >= 2). Throws Error naming `where` for text that
-// is not UTF-8, and InvalidArgument if the tokenizer has no <|endoftext|>.
+// The ids a classifier reads for a text (Tokenizer::encode_for_classifier, max_tokens of them at
+// most), with a note in *truncated when text tokens had to be dropped. Throws Error naming
+// `where` for text that is not UTF-8.
 std::vector<std::int32_t> classifier_ids(const Tokenizer& tokenizer, std::string_view text, int max_tokens,
                                          const std::string& where, bool* truncated = nullptr);
 

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../../scripts/serve.mjs';
+import { checkClassifyReport } from '../js/classify.mjs';
 
 let servers, browser;
 
@@ -40,7 +41,9 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
   assert.ok(!results.error, results.error);
   const fromFiles = results.pop();
   assert.deepEqual(fromFiles.ids, [71, 68, 75, 75, 78], 'loaded from File objects');
-  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent } = results.pop();
+  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent, classify } = results.pop();
+  assert.equal(classify.length, 2);
+  for (const r of classify) checkClassifyReport(assert, r, `${r.worker ? 'worker' : 'page thread'}: classify`);   // tests/js/classify.mjs
   for (const r of concurrent) {   // tests/js/concurrency.mjs
     const where = r.worker ? 'worker' : 'page thread';
     assert.equal(r.second, 'a generation is already running on this model: finish or abort it first', where);

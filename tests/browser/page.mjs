@@ -1,7 +1,8 @@
 // The JS API in a real browser, with the engine in a Web Worker and in the page's thread:
-// URL source with progress, the Cache API, cancelling a load, greedy tokens against the PyTorch fixture, abort, errors, and whether
-// the page kept running timers while the engine worked.
+// URL source with progress, the Cache API, cancelling a load, greedy tokens against the PyTorch fixture, abort, errors,
+// classifiers (tests/js/classify.mjs), and whether the page kept running timers while the engine worked.
 import { listCachedModels, loadModel, removeCachedModels } from '/web/dist/glassbox.mjs';
+import { classifyScenario } from '/tests/js/classify.mjs';
 import { concurrency } from '/tests/js/concurrency.mjs';
 
 async function scenario(worker) {
@@ -130,6 +131,12 @@ async function concurrent(worker) {
   return concurrency(loadModel, await model('gpt2-bytes'), await model('gpt2-f32'), { worker });
 }
 
+// The classifier scenario (tests/js/classify.mjs), its fixture files fetched from the server.
+async function classified(worker) {
+  const read = async (name, file) => (await fetch(`/tests/fixtures/${name}/${file}`)).arrayBuffer();
+  return classifyScenario(loadModel, read, { worker });
+}
+
 window.results = (async () => {
   const inWorker = await scenario(true);
   const files = await fromFiles();
@@ -139,6 +146,7 @@ window.results = (async () => {
   const engineLoadedByPageRun = engineInPage();
   const cacheInPage = await cached(false);
   const concurrent_ = [await concurrent(true), await concurrent(false)];
-  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_ }, files];
+  const classify = [await classified(true), await classified(false)];
+  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify }, files];
 })()
   .catch((e) => ({ error: String(e?.stack ?? e) }));

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 import { loadModel } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
+import { checkClassifyReport, classifyScenario } from './classify.mjs';
 import { concurrency } from './concurrency.mjs';
 
 const fixtures = new URL('../fixtures/', import.meta.url);
@@ -116,6 +117,11 @@ for (const worker of [false, true]) {
       await assert.rejects(model.forwardBatch([1, 2]), /sequence 0 must be an array of token ids/);
       await model.dispose();
     }
+  });
+
+  test(`${mode}: classify: PyTorch's logits and label, text input, labels and bidirectional, errors`, async () => {
+    // tests/js/classify.mjs, shared with the browser tests
+    checkClassifyReport(assert, await classifyScenario(loadModel, async (name, file) => readFileSync(new URL(file, fixture(name))), { worker }));
   });
 
   test(`${mode}: int8 weights: logits near PyTorch's on every fixture, the shipped model's greedy text`, async () => {

@@ -65,6 +65,9 @@ for (const worker of [false, true]) {
     await expectReject('B2', loadModel({ ...f32, weights: hostile }, { worker }));
     await expectReject('B3', loadModel(withConfig({ n_embd: 64 }), { worker }));
     await expectReject('B4', loadModel(withConfig({ model_type: 'llama' }), { worker }));
+    const encoder = await loadModel(withConfig({ bidirectional: true }), { worker });
+    await expectReject('B23', (async () => { for await (const _ of encoder.generate([1, 2])); })());   // eslint-disable-line no-unused-vars
+    await encoder.dispose();
 
     const model = await loadModel(fixture('gpt2-f32'), { worker });
     const drain = async (steps) => { for await (const _ of steps); };   // eslint-disable-line no-unused-vars
@@ -73,6 +76,7 @@ for (const worker of [false, true]) {
     await expectReject('B17', model.forwardBatch([[5, 17], 3]));
     await expectReject('B18', model.forwardBatch([[5, 17], [3, 96]]));
     await expectReject('B19', model.forward([1, 2], { mask: 'future' }));
+    await expectReject('B21', model.classify([1, 2]));
     for (const temperature of [NaN, -1]) await expectReject('B9', drain(model.generate([1], { temperature })));
     await expectReject('B10', drain(model.generate([1], { topP: 1.5 })));
     await expectReject('B11', drain(model.generate([1], { topK: -2 })));

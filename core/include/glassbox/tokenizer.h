@@ -37,6 +37,12 @@ class Tokenizer {
   // tiktoken's encode_ordinary; ordinary text never produces a special token's id.
   std::vector<std::int32_t> encode(std::string_view text, bool allow_special = false) const;
 
+  // The ids a classifier reads for a text: its tokens (special tokens as text), then <|endoftext|>
+  // if the vocabulary has it: the token whose final hidden state `glassbox train --task classify`
+  // teaches the score head to read (as GPT-1 appended an extract token). At most max_tokens ids:
+  // text tokens are dropped from the end to fit. Throws as encode does.
+  std::vector<std::int32_t> encode_for_classifier(std::string_view text, int max_tokens) const;
+
   // Ids -> text. Byte sequences that are not valid UTF-8 (possible for arbitrary ids) become
   // U+FFFD, as tiktoken's decode does. Throws InvalidArgument for an id outside the vocabulary.
   std::string decode(std::span<const std::int32_t> ids) const;
