@@ -178,7 +178,7 @@ TEST(BadInput, B22_LabelledLineWithoutATab) {
   test::TempDir dir;
   test::write_file(dir.path() / "labelled.txt", "red\ta red house\nblue house\n");
   expect_cli("B22", {"train", "--task", "classify", (dir.path() / "labelled.txt").string(), "-o",
-                     (dir.path() / "out").string()});
+                     (dir.path() / "out").string(), "--n-positions", "128"});
 }
 
 TEST(BadInput, B23_GenerationFromABidirectionalModel) {

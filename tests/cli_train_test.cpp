@@ -2,6 +2,7 @@
 // resume giving the same model as one run, and clear errors.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <cstring>
 #include <iostream>
 
@@ -225,7 +226,7 @@ std::string colour_lines(int n, std::uint64_t seed) {
 std::vector<std::string> classify_args(const std::filesystem::path& text, const std::filesystem::path& out) {
   return {"train", "--task", "classify", text.string(), "-o", out.string(), "--vocab-size", "300", "--n-layer", "2",
           "--n-embd", "32", "--n-head", "2", "--n-positions", "32", "--seq-len", "32", "--batch-size", "16",
-          "--steps", "150", "--warmup", "10", "--lr", "3e-3", "--eval-every", "50", "--checkpoint-every", "50"};
+          "--steps", "300", "--warmup", "10", "--lr", "3e-3", "--eval-every", "100", "--checkpoint-every", "50"};
 }
 
 // --task classify learns the synthetic task to high accuracy on lines it never saw; `classify`
@@ -243,7 +244,12 @@ TEST(CliTrain, ClassifierLearnsASyntheticTaskToHighAccuracy) {
   for (std::string line; std::getline(log, line);)
     if (auto j = nlohmann::json::parse(line); j.contains("final")) final = j;
   ASSERT_TRUE(final.contains("val_accuracy")) << final.dump();
-  EXPECT_EQ(final["val_examples"], 60);   // every 10th of the 600 lines held out
+  std::map<std::string, int> per_label;   // every 10th line of each label is held out
+  std::istringstream all(colour_lines(600, 1));
+  for (std::string line; std::getline(all, line);) ++per_label[line.substr(0, line.find('\t'))];
+  int held = 0;
+  for (const auto& [label, n] : per_label) held += n / 10;
+  EXPECT_EQ(final["val_examples"], held);
   EXPECT_GE(final["val_accuracy"].get<double>(), 0.95) << final.dump();
   std::cout << "[ classify ] held-out accuracy " << final["val_accuracy"] << ", label loss " << final["val_loss"] << "\n";
 
@@ -355,6 +361,13 @@ TEST(CliTrain, MistakesAreOneLineErrors) {
   test::write_file(dir.path() / "one-label.txt", "red\ta red house\nred\tthe red dog\n");
   fails(classify_args(dir.path() / "one-label.txt", dir.path() / "m8"), "at least two labels");
   fails({"classify", "-m", (dir.path() / "m3").string(), "-p", "hello"}, "is not a classifier");
+  fails(with(classify_args(dir.path() / "labelled.txt", dir.path() / "m9"), "--seq-len", "16"),
+        "give --seq-len equal to --n-positions");
+  auto weight = train_args(text, dir.path() / "m9");
+  weight.insert(weight.end(), {"--lm-weight", "0.3"});
+  fails(weight, "--lm-weight weighs the LM loss beside a classifier's label loss");
+  test::write_file(dir.path() / "latin1.txt", "caf\xe9\ta caf\xe9\nred\tthe red dog\n");
+  fails(classify_args(dir.path() / "latin1.txt", dir.path() / "m9"), "latin1.txt:1: not valid UTF-8");
   fails({"fill-mask", "-m", (dir.path() / "m3").string(), "-p", "hello"}, "is not a masked LM");
 }
 

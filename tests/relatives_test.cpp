@@ -47,11 +47,10 @@ TEST(Classifier, LabelLogitsMatchPyTorch) {
 }
 
 TEST(Classifier, ClassifyReadsTheLastTokensHiddenState) {
-  // The same ids through forward: the label logits do not depend on how many ids came before in
-  // other calls, and a longer text gives other logits (the head reads the last token).
+  // The label logits of a prefix are those of a longer text's classification read earlier: the
+  // head reads the last token's state, which causal attention makes independent of what follows.
   const Model model = Model::load(fixture_dir("gpt2-classifier"));
   const std::vector<std::int32_t> ids = {5, 17, 42, 8};
-  EXPECT_EQ(model.classify(ids), model.classify(ids));
   EXPECT_NE(model.classify(ids), model.classify(std::span(ids).first(3)));
 }
 
@@ -108,7 +107,7 @@ TEST(Classifier, LabelsComeFromId2LabelOfAClassifierOnly) {
   const auto j = nlohmann::json::parse(c.to_json());
   EXPECT_EQ(j["architectures"][0], "GPT2ForSequenceClassification");
   EXPECT_EQ(j["label2id"]["warm"], 1);
-  EXPECT_EQ(j["pad_token_id"], 9);
+  EXPECT_FALSE(j.contains("pad_token_id"));   // HF would read the token before it (relatives_test's note)
 }
 
 TEST(Bidirectional, ConfigMakesAttentionBidirectionalAndGenerationIsRefused) {

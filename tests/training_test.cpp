@@ -402,6 +402,79 @@ TEST(Training, SavedMaskedLMAndClassifierGiveTheTrainersLosses) {
   }
 }
 
+// BERT's masking, counted over many positions: ~15% chosen (at least one per sequence), their
+// targets the original ids and the rest ignored; of the chosen inputs ~80% masked, ~10% random,
+// ~10% kept; the same (seed, step) gives the same masks, another step others.
+TEST(Training, MaskTokensChoosesFifteenPercentAsBertDoes) {
+  const int B = 50, T = 200, V = 1000, mask = 999;
+  std::vector<std::int32_t> original(std::size_t(B) * T);
+  for (std::size_t i = 0; i < original.size(); ++i) original[i] = std::int32_t(i % 997);   // never the mask id
+  std::vector<std::int32_t> inputs = original, targets;
+  mask_tokens(inputs, targets, B, T, mask, V, 7, 3);
+  int chosen = 0, masked = 0, kept = 0, random = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (targets[i] == kIgnoreTarget) {
+      ASSERT_EQ(inputs[i], original[i]) << i;   // unchosen positions are untouched
+      continue;
+    }
+    ASSERT_EQ(targets[i], original[i]) << i;
+    ++chosen;
+    masked += inputs[i] == mask;
+    kept += inputs[i] == original[i];
+    random += inputs[i] != mask && inputs[i] != original[i];
+  }
+  const double n = double(B) * T;
+  EXPECT_NEAR(chosen / n, 0.15, 0.01);
+  EXPECT_NEAR(masked / double(chosen), 0.8, 0.03);
+  EXPECT_NEAR(kept / double(chosen), 0.1, 0.03);   // a random token may also equal the original: ~0.1%
+  EXPECT_NEAR(random / double(chosen), 0.1, 0.03);
+  std::vector<std::int32_t> again = original, again_targets;
+  mask_tokens(again, again_targets, B, T, mask, V, 7, 3);
+  EXPECT_EQ(again, inputs);
+  EXPECT_EQ(again_targets, targets);
+  mask_tokens(again = original, again_targets, B, T, mask, V, 7, 4);
+  EXPECT_NE(again_targets, targets);
+  // One token per sequence: it is always the one chosen.
+  std::vector<std::int32_t> one = {5, 6, 7}, one_targets;
+  mask_tokens(one, one_targets, 3, 1, mask, V, 1, 0);
+  EXPECT_EQ(one_targets, (std::vector<std::int32_t>{5, 6, 7}));
+  EXPECT_THROW(mask_tokens(one, one_targets, 3, 1, V, V, 1, 0), InvalidArgument);   // mask id outside
+}
+
+// A classifier's batch from examples of lengths 1, 2 and 4: right-padded, next-token targets
+// inside each text, ignored at its last token and on padding, the label read at its last token.
+TEST(Training, LabelledBatchPadsAndReadsEachLabelAtItsLastToken) {
+  const LabelledIds a{{7}, 1}, b{{3, 4}, 0}, c{{1, 2, 5, 6}, 2};
+  const std::vector<const LabelledIds*> examples = {&a, &b, &c};
+  const LabelledBatch batch(examples, 9);
+  const int I = kIgnoreTarget;
+  EXPECT_EQ(batch.B, 3);
+  EXPECT_EQ(batch.T, 4);
+  EXPECT_EQ(batch.inputs, (std::vector<std::int32_t>{7, 9, 9, 9, 3, 4, 9, 9, 1, 2, 5, 6}));
+  EXPECT_EQ(batch.targets, (std::vector<std::int32_t>{I, I, I, I, 4, I, I, I, 2, 5, 6, I}));
+  EXPECT_EQ(batch.labels, (std::vector<std::int32_t>{1, 0, 2}));
+  EXPECT_EQ(batch.label_positions, (std::vector<std::int32_t>{0, 1, 3}));
+  // sample_labelled_batch: a function of (seed, step)
+  const std::vector<LabelledIds> pool = {a, b, c};
+  const auto s1 = sample_labelled_batch(pool, 8, 5, 2, 9), s2 = sample_labelled_batch(pool, 8, 5, 2, 9);
+  EXPECT_EQ(s1.inputs, s2.inputs);
+  EXPECT_EQ(s1.labels, s2.labels);
+  EXPECT_NE(sample_labelled_batch(pool, 8, 5, 3, 9).labels, s1.labels);
+}
+
+// A language model's batch in which nothing is predicted is refused rather than taken as a step.
+TEST(Training, ABatchThatPredictsNothingIsRefused) {
+  const Fixture f("train-gpt2");
+  Trainer trainer = f.trainer();
+  const Batch& b = f.batches[0];
+  const std::vector<std::int32_t> none(b.targets.size(), kIgnoreTarget);
+  EXPECT_THROW(trainer.train_step(b.inputs, none, b.B, b.T), InvalidArgument);
+  EXPECT_EQ(trainer.step(), 0);
+  ModelConfig both = Fixture("train-classify").config;
+  both.bidirectional = true;
+  EXPECT_THROW(Trainer(both, f.options()), InvalidArgument);
+}
+
 TEST(Training, ShardsOnThreadsGiveTheGradientOfTheWholeBatch) {
   const Fixture f("train-gpt2");
   const Batch& b = f.batches[0];

@@ -243,8 +243,10 @@ std::string ModelConfig::to_json() const {
     }
     j["id2label"] = id2label;
     j["label2id"] = label2id;
-    // Hugging Face's classifier finds each sequence's last token by the first pad_token_id in it
-    if (!eos_token_ids.empty()) j["pad_token_id"] = eos_token_ids[0];
+    // No pad_token_id: Hugging Face's classifier would then read the token before the first pad
+    // (the last token that is not one), and glassbox's classifiers read <|endoftext|>, which
+    // would be that pad. Without it, Hugging Face reads the last token of one unpadded text, as
+    // glassbox does.
   }
   return j.dump(2) + "\n";
 }

@@ -7,6 +7,7 @@ namespace glassbox {
 std::vector<LabelledLine> parse_labelled_lines(std::string_view text, const std::string& file, bool require_labels) {
   std::vector<LabelledLine> out;
   std::size_t start = 0;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") start = 3;   // a UTF-8 byte-order mark, as some editors write
   for (int line = 1; start < text.size(); ++line) {
     std::size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
@@ -15,6 +16,8 @@ std::vector<LabelledLine> parse_labelled_lines(std::string_view text, const std:
     if (!row.empty() && row.back() == '\r') row.remove_suffix(1);   // files written on Windows
     if (row.find_first_not_of(" \t") == std::string_view::npos) continue;
     const std::string where = file + ":" + std::to_string(line);
+    if (auto bad = first_invalid_utf8(row))   // labels too: they end up in config.json
+      throw Error(where + ": not valid UTF-8 at byte " + std::to_string(*bad) + " of the line");
     const std::size_t tab = row.find('\t');
     if (tab == std::string_view::npos) {
       if (require_labels) throw Error(where + ": expected a label, a tab, then the text (\"positive<TAB>What a day\")");

@@ -23,8 +23,8 @@ struct LabelledLine {
   std::string where;   // "file:line", for messages
 };
 
-// The examples of one file's text. With require_labels, a line without a tab, or with an empty
-// label or text, is an Error naming file:line.
+// The examples of one file's text. A line that is not UTF-8, and with require_labels a line
+// without a tab or with an empty label or text, is an Error naming file:line.
 std::vector<LabelledLine> parse_labelled_lines(std::string_view text, const std::string& file, bool require_labels);
 
 // The ids a classifier reads for a text (Tokenizer::encode_for_classifier, max_tokens of them at

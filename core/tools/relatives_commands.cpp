@@ -51,7 +51,13 @@ int run_classify(const std::string& model_dir, const LoadOptions& load, const st
     return 0;
   }
   int labelled = 0, correct = 0;
-  for (const LabelledLine& line : parse_labelled_lines(read_text(input), input, false)) {
+  const std::vector<LabelledLine> lines = parse_labelled_lines(read_text(input), input, false);
+  if (lines.empty()) throw InvalidArgument(input + " has no lines to classify");
+  const auto& labels = model.config().labels;
+  for (const LabelledLine& line : lines) {
+    if (!line.label.empty() && std::find(labels.begin(), labels.end(), line.label) == labels.end())
+      std::fprintf(stderr, "glassbox: note: %s: the label \"%s\" is not one of the model's; counted as wrong\n",
+                   line.where.c_str(), line.label.c_str());
     nlohmann::json out = classification(model, classifier_ids(tokenizer, line.text, context, line.where));
     out["text"] = line.text;
     if (!line.label.empty()) {

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <unistd.h>
@@ -101,7 +102,7 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
       ->capture_default_str();
   t->add_option("--valid", c.valid, "held-out text files or folders for evaluation");
   t->add_option("--valid-fraction", c.valid_fraction,
-                 "without --valid: hold out this fraction of the end of the text (classify: every k-th line)")
+                 "without --valid: hold out this fraction of the end of the text (classify: of each label's lines)")
       ->capture_default_str();
   t->add_option("--tokenizer", c.tokenizer_dir, "reuse vocab.json + merges.txt from this directory");
   t->add_option("--vocab-size", c.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")->capture_default_str();
@@ -125,7 +126,8 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
   t->add_option("--seed", c.seed, "initialisation and batch order")->capture_default_str();
   t->add_option("--threads", c.threads, "threads (the batch is split into this many shards)")->capture_default_str();
   t->add_option("--eval-every", c.eval_every, "evaluate every N steps (0: only at the end)")->capture_default_str();
-  t->add_option("--eval-tokens", c.eval_tokens, "tokens per periodic evaluation (0: all; the final one uses all)")
+  t->add_option("--eval-tokens", c.eval_tokens,
+                 "tokens (mlm: masked tokens; classify: lines) per periodic evaluation (0: all; the final one uses all)")
       ->capture_default_str();
   t->add_option("--checkpoint-every", c.checkpoint_every, "save a checkpoint every N steps")->capture_default_str();
   t->add_option("--save-dtype", c.save_dtype, "dtype of model.safetensors: f32, f16 or bf16 (default: f32, or the run's on --resume)");
@@ -138,6 +140,11 @@ ModelConfig make_config(const TrainCommand& c, int vocab_size) {
   if (c.arch != "gpt2" && c.arch != "openai-gpt") throw InvalidArgument("--arch must be gpt2 or openai-gpt");
   if (c.task != "lm" && c.task != "mlm" && c.task != "classify")
     throw InvalidArgument("--task must be lm, mlm or classify, got " + c.task);
+  if (c.command && c.command->count("--lm-weight") && c.task != "classify")
+    throw InvalidArgument("--lm-weight weighs the LM loss beside a classifier's label loss: it needs --task classify");
+  if (c.task == "classify" && c.seq_len != c.n_positions)   // the positions it predicts at are those it learned
+    throw InvalidArgument("--task classify cuts texts to the context: give --seq-len equal to --n-positions (" +
+                          std::to_string(c.seq_len) + " and " + std::to_string(c.n_positions) + ")");
   if (c.positions != "learned" && c.positions != "sinusoidal")
     throw InvalidArgument("--positions must be learned or sinusoidal, got " + c.positions);
   return ModelConfig::parse(nlohmann::json{{"model_type", c.arch}, {"vocab_size", vocab_size}, {"n_positions", c.n_positions},
@@ -289,10 +296,16 @@ int run_train(const TrainCommand& c) {
       auto lines = parse_labelled_lines(d.text, d.file.string(), true);
       valid_lines.insert(valid_lines.end(), lines.begin(), lines.end());
     }
-    if (valid_docs.empty() && valid_fraction > 0) {
-      const std::size_t every = std::max<std::size_t>(2, std::size_t(std::lround(1.0 / valid_fraction)));
+    if (valid_docs.empty() && valid_fraction > 0) {   // per label: the k-th, 2k-th, ... line of each
+      std::map<std::string, std::pair<int, double>> seen;   // label -> (lines, lines held out)
       std::vector<LabelledLine> kept;
-      for (std::size_t i = 0; i < train_lines.size(); ++i) (i % every == every - 1 ? valid_lines : kept).push_back(train_lines[i]);
+      for (auto& line : train_lines) {
+        auto& [n, held] = seen[line.label];
+        ++n;
+        const bool hold = std::floor(n * valid_fraction) > held;
+        held += hold;
+        (hold ? valid_lines : kept).push_back(std::move(line));
+      }
       train_lines = std::move(kept);
     }
     train_docs.clear();   // the tokenizer learns from the texts alone, not the labels
@@ -331,7 +344,9 @@ int run_train(const TrainCommand& c) {
   const std::vector<std::string> labels = task == "classify" ? (c.resume ? trainer->config().labels : label_names(train_lines))
                                                              : std::vector<std::string>{};
   // mlm's [MASK]: <|mask|> where the tokenizer has one (those it learns for --task mlm do), else <|endoftext|>
-  const auto mask_id = tok.special_token("<|mask|>") ? tok.special_token("<|mask|>") : tok.special_token("<|endoftext|>");
+  const auto mask_id = c.resume ? std::optional(trainer->config().mask_token_id)
+                       : tok.special_token("<|mask|>") ? tok.special_token("<|mask|>")
+                                                       : tok.special_token("<|endoftext|>");
   if (task == "mlm" && !mask_id) throw Error("--task mlm needs a tokenizer with <|mask|> or <|endoftext|> to mask tokens with");
   std::unique_ptr<TrainingTask> data;
   if (task == "classify") data = classify_task(tok, train_lines, valid_lines, labels, seq_len);

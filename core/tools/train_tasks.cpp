@@ -123,7 +123,7 @@ class ClassifyTask : public TrainingTask {
         const auto it = std::find(labels.begin(), labels.end(), line.label);
         if (it == labels.end())
           throw Error(line.where + ": the label \"" + line.label + "\" of the " + what +
-                      " lines is not among the training lines' labels");
+                      " lines is not among the training lines' labels (each label needs training lines)");
         bool truncated = false;
         out.push_back({classifier_ids(tok, line.text, seq_len, line.where, &truncated), std::int32_t(it - labels.begin())});
         cut += truncated;
@@ -225,6 +225,9 @@ std::vector<std::string> label_names(const std::vector<LabelledLine>& lines) {
   if (names.size() < 2)
     throw Error("--task classify needs lines of at least two labels; the training lines have " +
                 std::to_string(names.size()));
+  if (names.size() > 10'000)   // a column of ids or texts, not labels
+    throw Error("the training lines have " + std::to_string(names.size()) +
+                " different labels (at most 10000): is the first column of the file the label?");
   return {names.begin(), names.end()};
 }
 

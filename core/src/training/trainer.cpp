@@ -318,6 +318,8 @@ Trainer::~Trainer() = default;
 
 Trainer::Trainer(const ModelConfig& config, const TrainingOptions& options) {
   options.validate(config);
+  if (config.bidirectional && !config.labels.empty())   // its batches' padding would be seen
+    throw InvalidArgument("a classifier is trained causal: a bidirectional one would see the padding of its batches");
   impl_ = std::make_unique<Impl>(config, options);
   impl_->params = training::initial_parameters(impl_->layout, config.n_layer, options.seed);
   impl_->m.assign(impl_->params.size(), 0.0f);
@@ -339,6 +341,7 @@ StepResult Trainer::train_step(const TrainingBatch& batch) {
   t.check_batch(batch);
   StepResult r;
   const training::LossWeights w = t.loss_weights(batch);
+  if (w.lm == 0 && w.label == 0) throw InvalidArgument("the batch predicts nothing: every target is kIgnoreTarget");
   const training::Losses l = t.run_shards(batch, true);
   r.loss = w.lm * l.lm_sum + w.label * l.label_sum;   // the loss whose gradient the step follows
   float* grads = t.shard_grads[0].data();
