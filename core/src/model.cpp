@@ -104,7 +104,10 @@ float attention_scale(const ModelConfig& c, int l) {
   return scale;
 }
 
-// Self-attention of layer l over every sequence (causal unless o.causal is false): in (rows,C) ->
+// Whether self-attention hides later positions: unless asked not to, or the model is an encoder.
+bool is_causal(const ModelConfig& c, const ForwardOptions& o) { return o.causal && !c.bidirectional; }
+
+// Self-attention of layer l over every sequence (causal unless is_causal says not): in (rows,C) ->
 // a.branch (rows,C). The projections run on all rows at once (one pass over the weights for a
 // whole batch); each sequence appends its K and V to its cache and attends only within itself.
 void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in,
@@ -123,7 +126,7 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
       std::copy(row + C, row + 2 * C, K + std::size_t(pos0 + t) * C);
       std::copy(row + 2 * C, row + 3 * C, V + std::size_t(pos0 + t) * C);
     }
-    const kernels::AttentionMask mask{o.causal, pos0 + seq.valid};   // padding always hidden
+    const kernels::AttentionMask mask{is_causal(c, o), pos0 + seq.valid};   // padding always hidden
     if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
     float* heads = a.heads.data() + row0 * C;
     const double work = 2.0 * T * S * C;   // scores and weighted sums over every head
@@ -236,14 +239,19 @@ void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const Seq
   }
 }
 
+// rows (R,C) of the residual stream -> the final hidden states (R,C) the heads read: gpt2's final
+// LayerNorm into a.h, or the rows themselves (openai-gpt has none).
+const float* final_norm(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, Activations& a) {
+  if (c.architecture != Architecture::GPT2) return rows;
+  kernels::layernorm(a.h.data(), rows, w.ln_f_w, w.ln_f_b, R, c.n_embd, static_cast<float>(c.layer_norm_epsilon));
+  return a.h.data();
+}
+
 // rows (R,C) of the residual stream -> [final norm] -> logits (R,V) through the tied LM head,
 // the largest matmul: only the rows asked for go through it.
 std::vector<float> lm_logits(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, Activations& a,
                              const ForwardOptions& o) {
-  if (c.architecture == Architecture::GPT2) {
-    kernels::layernorm(a.h.data(), rows, w.ln_f_w, w.ln_f_b, R, c.n_embd, static_cast<float>(c.layer_norm_epsilon));
-    rows = a.h.data();
-  }
+  rows = final_norm(c, w, rows, R, a);
   std::vector<float> logits(std::size_t(R) * c.vocab_size);
   linear(logits.data(), rows, w.lm_head, nullptr, R, a);   // (R,C) @ wte^T -> (R,V)
   emit(o, "logits", -1, {R, c.vocab_size}, 2, logits.data());
@@ -285,14 +293,12 @@ KVCache Model::new_cache() const {
 }
 
 std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache& cache,
-                                  const ForwardOptions& options) const {
+                                  const ForwardOptions& o) const {
   const ModelConfig& c = impl_->config;
-  ForwardOptions o = options;
-  o.causal = options.causal && !c.bidirectional;   // an encoder's attention is never causal
   if (cache.capacity() != c.n_positions || cache.n_embd() != c.n_embd || cache.n_layer() != c.n_layer)
     throw InvalidArgument("the KV cache was made for another model (use this model's new_cache())");
   check_tokens(c, tokens, cache.size(), "");
-  if (!o.causal && cache.size() > 0)   // the cached positions never saw these tokens
+  if (!is_causal(c, o) && cache.size() > 0)   // the cached positions never saw these tokens
     throw InvalidArgument(std::string(c.bidirectional ? "this model is bidirectional (an encoder): its attention needs" : "bidirectional attention needs") +
                           " the whole sequence in one call, from an empty cache (this one holds " +
                           std::to_string(cache.size()) + " positions)");
@@ -337,8 +343,7 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
     seqs.push_back({ids, valid, &caches.back()});
   }
   Activations a(c, B * T, T);
-  ForwardOptions o;
-  o.causal = !c.bidirectional;
+  const ForwardOptions o;
   run_blocks(c, impl_->w, seqs, a, o);
   // The real rows only, gathered, through the final norm and the LM head.
   std::vector<float> real;
@@ -369,14 +374,8 @@ std::vector<float> Model::classify(std::span<const std::int32_t> tokens) const {
   cache.reserve(T);
   const Sequence seq{tokens, T, &cache};
   Activations a(c, T, T);
-  ForwardOptions o;
-  o.causal = !c.bidirectional;
-  run_blocks(c, impl_->w, std::span(&seq, 1), a, o);
-  const float* last = a.x.data() + std::size_t(T - 1) * C;   // (1,C) -> [final norm] -> (1,C)
-  if (c.architecture == Architecture::GPT2) {
-    kernels::layernorm(a.h.data(), last, impl_->w.ln_f_w, impl_->w.ln_f_b, 1, C, static_cast<float>(c.layer_norm_epsilon));
-    last = a.h.data();
-  }
+  run_blocks(c, impl_->w, std::span(&seq, 1), a, {});
+  const float* last = final_norm(c, impl_->w, a.x.data() + std::size_t(T - 1) * C, 1, a);   // (1,C)
   std::vector<float> logits(c.labels.size());   // (1,C) @ score^T -> (n_labels): a few dot products
   for (std::size_t k = 0; k < logits.size(); ++k) {
     const float* row = impl_->w.score + k * std::size_t(C);

@@ -17,6 +17,13 @@ std::uint64_t fingerprint(std::span<const std::int32_t> ids, std::uint64_t h = 1
   return h;
 }
 
+// Both token-stream tasks cut windows of seq_len + 1 tokens (sample_batch).
+void check_windows(const std::vector<std::int32_t>& train, int seq_len) {
+  if (train.size() < static_cast<std::size_t>(seq_len) + 1)
+    throw Error("the training text has " + std::to_string(train.size()) + " tokens, too few for sequences of " +
+                std::to_string(seq_len) + " (give more text or a smaller --seq-len)");
+}
+
 // ---------------------------------------------------------------------------------------------
 // lm: windows of seq_len + 1 tokens; the loss per token and per byte of the held-out text.
 
@@ -24,9 +31,7 @@ class LanguageModelTask : public TrainingTask {
  public:
   LanguageModelTask(const Tokenizer& tok, std::vector<std::int32_t> train, std::vector<std::int32_t> valid, int seq_len)
       : tok_(tok), train_(std::move(train)), valid_(std::move(valid)) {
-    if (train_.size() < static_cast<std::size_t>(seq_len) + 1)
-      throw Error("the training text has " + std::to_string(train_.size()) + " tokens, too few for sequences of " +
-                  std::to_string(seq_len) + " (give more text or a smaller --seq-len)");
+    check_windows(train_, seq_len);
     if (valid_.size() == 1) throw Error("the validation text has a single token: nothing to predict");
   }
   TrainingBatch batch(const TrainingOptions& o, int step) override {
@@ -65,9 +70,7 @@ class MaskedLanguageModelTask : public TrainingTask {
   MaskedLanguageModelTask(std::vector<std::int32_t> train, std::vector<std::int32_t> valid, int seq_len,
                           std::int32_t mask_id, int vocab_size)
       : train_(std::move(train)), valid_(std::move(valid)), mask_id_(mask_id), vocab_size_(vocab_size) {
-    if (train_.size() < static_cast<std::size_t>(seq_len) + 1)
-      throw Error("the training text has " + std::to_string(train_.size()) + " tokens, too few for sequences of " +
-                  std::to_string(seq_len) + " (give more text or a smaller --seq-len)");
+    check_windows(train_, seq_len);
   }
   TrainingBatch batch(const TrainingOptions& o, int step) override {
     sample_batch(train_, o.batch_size, o.seq_len, o.seed, step, inputs_, targets_);   // targets: replaced

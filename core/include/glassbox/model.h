@@ -44,7 +44,7 @@ struct ForwardOptions {
   bool all_logits = false;           // logits for every position (T,V), not only the last (1,V)
   const TensorHook* hook = nullptr;  // nullptr: no capture, and attention probabilities are never
                                      // written out (the kernel keeps one row at a time)
-  bool causal = true;                // false (or a "bidirectional" model): every query sees every key, later ones too (an
+  bool causal = true;                // false (and always for a "bidirectional" model): every query sees every key, later ones too (an
                                      // encoder's bidirectional attention, as BERT's), with the
                                      // same weights: what a decoder's mask keeps it from seeing;
                                      // the whole sequence in one call, from an empty cache

@@ -196,11 +196,14 @@ struct Trainer::Impl {
     if (inputs.size() != n || targets.size() != n)
       throw InvalidArgument("a batch of " + std::to_string(B) + " x " + std::to_string(T) + " needs " +
                             std::to_string(n) + " inputs and targets");
-    for (auto span : {inputs, targets})
-      for (std::int32_t id : span)
-        if ((id < 0 && !(id == kIgnoreTarget && span.data() == targets.data())) || id >= config.vocab_size)
-          throw InvalidArgument("token id " + std::to_string(id) + " is out of range: the vocabulary has ids 0.." +
-                                std::to_string(config.vocab_size - 1));
+    auto check_id = [&](std::int32_t id) {
+      if (id < 0 || id >= config.vocab_size)
+        throw InvalidArgument("token id " + std::to_string(id) + " is out of range: the vocabulary has ids 0.." +
+                              std::to_string(config.vocab_size - 1));
+    };
+    for (std::int32_t id : inputs) check_id(id);
+    for (std::int32_t id : targets)
+      if (id != kIgnoreTarget) check_id(id);
     const int K = static_cast<int>(config.labels.size());
     if (K == 0 && !labels.empty()) throw InvalidArgument("labels given for a model without a classification head");
     if (K > 0 && (labels.size() != std::size_t(B) || positions.size() != std::size_t(B)))
@@ -229,11 +232,10 @@ struct Trainer::Impl {
   }
 
   // Runs the batch as min(threads, B) shards of consecutive sequences, in parallel; shard s
-  // adds its gradients into shard_grads[0] (summed in shard order) when `with_grads`. Returns the
-  // summed losses.
-  training::Losses run_shards(const TrainingBatch& batch, bool with_grads) const {
+  // adds the gradient of the loss `weights` defines into shard_grads[0] (summed in shard order)
+  // when `with_grads`. Returns the summed losses.
+  training::Losses run_shards(const TrainingBatch& batch, const training::LossWeights& weights, bool with_grads) const {
     const int B = batch.B, T = batch.T;
-    const training::LossWeights weights = loss_weights(batch);
     // training (with_grads) drops out with masks of this step's own; evaluation never does
     training::Dropout dropout;
     if (with_grads) {
@@ -342,7 +344,7 @@ StepResult Trainer::train_step(const TrainingBatch& batch) {
   StepResult r;
   const training::LossWeights w = t.loss_weights(batch);
   if (w.lm == 0 && w.label == 0) throw InvalidArgument("the batch predicts nothing: every target is kIgnoreTarget");
-  const training::Losses l = t.run_shards(batch, true);
+  const training::Losses l = t.run_shards(batch, w, true);
   r.loss = w.lm * l.lm_sum + w.label * l.label_sum;   // the loss whose gradient the step follows
   float* grads = t.shard_grads[0].data();
   for (const auto& slot : t.layout.slots())   // fixed tensors take no part in the gradient's norm
@@ -362,7 +364,7 @@ EvalResult Trainer::evaluate(std::span<const std::int32_t> inputs, std::span<con
 
 EvalResult Trainer::evaluate(const TrainingBatch& batch) const {
   impl_->check_batch(batch);
-  const training::Losses l = impl_->run_shards(batch, false);
+  const training::Losses l = impl_->run_shards(batch, impl_->loss_weights(batch), false);
   return {l.lm_sum, l.lm_count, l.label_sum, std::int64_t(batch.labels.size()), l.label_correct};
 }
 
@@ -398,7 +400,7 @@ std::map<std::string, std::vector<float>> Trainer::gradients(std::span<const std
 
 std::map<std::string, std::vector<float>> Trainer::gradients(const TrainingBatch& batch) const {
   impl_->check_batch(batch);
-  impl_->run_shards(batch, true);
+  impl_->run_shards(batch, impl_->loss_weights(batch), true);
   std::map<std::string, std::vector<float>> out;
   for (const auto& s : impl_->layout.slots()) {
     const float* g = impl_->shard_grads[0].data() + s.offset;
