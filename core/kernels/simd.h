@@ -40,6 +40,11 @@ GLASSBOX_INLINE Vec8 load(const float* p) { return load<Vec8>(p); }
 template <typename V, typename T>
 GLASSBOX_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
 
+// Asks for the cache line at p to be fetched for reading ahead of its use, with the lowest
+// locality (prefetchnta: a streamed weight is read once). A hint, never a fault; WebAssembly has
+// no such instruction, and there it compiles to nothing.
+GLASSBOX_INLINE void prefetch(const void* p) { __builtin_prefetch(p, 0, 0); }
+
 GLASSBOX_INLINE Vec8 splat(float x) { return Vec8{} + x; }
 
 // Lanes summed left to right.

@@ -64,7 +64,7 @@ class Loader {
         m.f32 = packed;
       } else {
         const kernels::Q8Shape s(n, k);
-        std::int8_t* q = out_.owned_q.emplace_back(new std::int8_t[s.q_size()]).get();
+        std::int8_t* q = out_.owned.allocate<std::int8_t>(s.q_size());
         float* d = own(static_cast<std::int64_t>(s.d_size()));
         kernels::quantize_weights_q8(q, d, f32, n, k);
         m.q = q;
@@ -92,7 +92,7 @@ class Loader {
   bool has(const std::string& name) const { return file_.find(prefix_ + name) != nullptr; }
 
   // n floats the model owns (uninitialised: ModelWeights::owned).
-  float* own(std::int64_t n) { return out_.owned.emplace_back(new float[static_cast<std::size_t>(n)]).get(); }
+  float* own(std::int64_t n) { return out_.owned.allocate<float>(static_cast<std::size_t>(n)); }
 
  private:
 

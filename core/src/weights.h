@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "arena.h"
 #include "glassbox/config.h"
 #include "glassbox/model.h"
 #include "glassbox/safetensors.h"
@@ -59,10 +60,10 @@ struct ModelWeights {
   const float* score = nullptr;    // (n_labels, C) classifiers only: score.weight, F32 rows
 
   SafeTensors file;                    // keeps mapped F32 tensors alive (used in place)
-  // Converted or transposed tensors. Uninitialised on allocation (every element is written once):
-  // zero-filling GPT-2 small's 500 MB first would cost a pass over fresh memory for nothing.
-  std::vector<std::unique_ptr<float[]>> owned;
-  std::vector<std::unique_ptr<std::int8_t[]>> owned_q;   // int8 blocks
+  // Converted, packed or quantized tensors, on huge pages where there are (arena.h says why).
+  // Uninitialised on allocation (every element is written once): zero-filling GPT-2 small's
+  // 500 MB first would cost a pass over fresh memory for nothing.
+  Arena owned;
 };
 
 // Finds, checks (dtype, shape against the config, no unexpected tensors) and converts every

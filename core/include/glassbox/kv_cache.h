@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
+#include <memory>
 
 namespace glassbox {
 
@@ -13,15 +13,18 @@ class KVCache {
   // Memory grows with the sequence (doubling, up to 2 * n_layer * n_ctx * n_embd floats: 75 MB
   // for GPT-2 small), so a short prompt on a long-context model costs little.
   KVCache(int n_layer, int n_ctx, int n_embd);
+  KVCache(KVCache&&) noexcept;
+  KVCache& operator=(KVCache&&) noexcept;
+  ~KVCache();
 
   int size() const { return size_; }       // positions filled
   int capacity() const { return n_ctx_; }  // the model's context length
-  int n_layer() const { return static_cast<int>(k_.size()); }
+  int n_layer() const { return n_layer_; }
   int n_embd() const { return n_embd_; }
 
   // (size, n_embd) matrices of one layer; row p holds position p, heads side by side.
-  float* keys(int layer) { return k_[layer].data(); }
-  float* values(int layer) { return v_[layer].data(); }
+  float* keys(int layer) { return matrix(2 * layer); }
+  float* values(int layer) { return matrix(2 * layer + 1); }
 
   void clear() { size_ = 0; }   // forget every position (keeps the memory)
 
@@ -29,11 +32,13 @@ class KVCache {
   friend class Model;   // only the forward pass adds positions
   void reserve(int positions);   // room for this many positions; positions <= capacity()
   void advance(int n) { size_ += n; }
+  float* matrix(int i);          // i = 2 * layer (+1 for values): (allocated_, n_embd)
 
-  int n_ctx_, n_embd_;
+  int n_layer_, n_ctx_, n_embd_;
   int size_ = 0;
   int allocated_ = 0;   // positions with memory behind them
-  std::vector<std::vector<float>> k_, v_;   // per layer: (allocated_, n_embd)
+  struct Storage;       // one block for every layer's keys and values (huge pages: arena.h)
+  std::unique_ptr<Storage> storage_;
 };
 
 }  // namespace glassbox
