@@ -5,7 +5,7 @@
 // tables. On 2 MB pages (Linux's transparent huge pages, asked for with madvise: the default
 // setting gives them only to memory that asks) it is 250, and first touching the memory takes
 // 1/512 of the page faults (each ~12 us in this project's VMs: 32 ms to first touch 10 MB on
-// 4 KB pages, 1 ms on 2 MB pages). Measured with scripts/bench's model in docs/performance.md.
+// 4 KB pages, 1 ms on 2 MB pages). What it gained on scripts/bench's model: README, Benchmarks.
 #pragma once
 
 #include <cstddef>
