@@ -71,21 +71,19 @@ void LargeBlock::release() {
 
 Arena::Arena(Arena&& other) noexcept
     : blocks_(std::move(other.blocks_)), cursor_(std::exchange(other.cursor_, nullptr)),
-      end_(std::exchange(other.end_, nullptr)), used_total_(std::exchange(other.used_total_, 0)) {}
+      end_(std::exchange(other.end_, nullptr)) {}
 
 Arena& Arena::operator=(Arena&& other) noexcept {
   if (this != &other) {
     blocks_ = std::move(other.blocks_);
     cursor_ = std::exchange(other.cursor_, nullptr);
     end_ = std::exchange(other.end_, nullptr);
-    used_total_ = std::exchange(other.used_total_, 0);
   }
   return *this;
 }
 
 std::byte* Arena::allocate_bytes(std::size_t bytes) {
   bytes = round_up(bytes ? bytes : 1, kAlign);
-  used_total_ += bytes;
   // A block of its own: without huge pages every array (nothing to share), and with them an array
   // as large as a block (GPT-2's LM head), which leaves the current block to the small ones.
   if (!kHugePages || bytes >= kBlockBytes) return blocks_.emplace_back(bytes).data();

@@ -76,14 +76,11 @@ class Arena {
     return reinterpret_cast<T*>(allocate_bytes(n * sizeof(T)));
   }
 
-  std::size_t bytes_used() const { return used_total_; }
-
  private:
   std::byte* allocate_bytes(std::size_t bytes);
   std::vector<LargeBlock> blocks_;
   std::byte* cursor_ = nullptr;   // the free part of the block small arrays are carved from
   std::byte* end_ = nullptr;
-  std::size_t used_total_ = 0;
 };
 
 }  // namespace glassbox
