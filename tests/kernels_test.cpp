@@ -59,7 +59,8 @@ TEST(Kernels, PackMatrixEqualsReference) {
 TEST(Kernels, MatmulMatchesReference) {
   std::mt19937 rng(1);
   const int shapes[][3] = {{1, 1, 1}, {1, 7, 3}, {3, 8, 4}, {5, 33, 17}, {2, 64, 96}, {1, 768, 13}, {7, 129, 31}, {4, 3072, 6},
-                           {1, 33, 17}, {9, 40, 12}, {1, 16, 8}, {1, 21, 40}, {1, 9, 56}};
+                           {1, 33, 17}, {9, 40, 12}, {1, 16, 8}, {1, 21, 40}, {1, 9, 56},
+                           {5, 1603, 19}, {6, 1536, 16}};   // the last two: K in several of the prompt's column blocks
   for (const auto& s : shapes) {
     const int T = s[0], K = s[1], N = s[2];
     const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
@@ -75,16 +76,20 @@ TEST(Kernels, MatmulMatchesReference) {
 
 // The tiles (several weight rows x several input rows) change the speed, not the bits: each row of
 // a T-row product equals the same row computed alone (the decoding path), exactly.
+// K = 1603 also cuts a prompt's columns into blocks (kernels.cpp's kKBlock, 768), which decoding
+// does not.
 TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) {
   std::mt19937 rng(3);
-  const int T = 11, K = 77, N = 45;   // 5 groups of 8 (decoding pairs 4 of them) and 5 rows
-  const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
-  const auto p = packed(w, N, K);
-  std::vector<float> all(std::size_t(T) * N), one(N);
-  matmul(all.data(), x.data(), p.data(), b.data(), T, K, N);
-  for (int t = 0; t < T; ++t) {
-    matmul(one.data(), x.data() + std::size_t(t) * K, p.data(), b.data(), 1, K, N);
-    for (int n = 0; n < N; ++n) ASSERT_EQ(all[std::size_t(t) * N + n], one[n]) << "t=" << t << " n=" << n;
+  for (const int K : {77, 1603}) {
+    const int T = 11, N = 45;   // 5 groups of 8 (decoding pairs 4 of them) and 5 rows
+    const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
+    const auto p = packed(w, N, K);
+    std::vector<float> all(std::size_t(T) * N), one(N);
+    matmul(all.data(), x.data(), p.data(), b.data(), T, K, N);
+    for (int t = 0; t < T; ++t) {
+      matmul(one.data(), x.data() + std::size_t(t) * K, p.data(), b.data(), 1, K, N);
+      for (int n = 0; n < N; ++n) ASSERT_EQ(all[std::size_t(t) * N + n], one[n]) << "K=" << K << " t=" << t << " n=" << n;
+    }
   }
 }
 
