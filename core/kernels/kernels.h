@@ -72,4 +72,14 @@ inline int visible_keys(const AttentionMask& mask, int i, int T, int pos0) {
   return mask.keys >= 0 && mask.keys < n ? mask.keys : n;
 }
 
+// Runs every kernel of a forward pass (F32 and int8) on small made-up inputs, for a JIT. V8 runs
+// WebAssembly first as its baseline compiler's code and compiles a function with its optimising
+// compiler, in the background, once the function has run a while; a call that is already running
+// stays on the slow code. So without this the first prompt after loading ran its first layers'
+// products unoptimised: in WebAssembly, GPT-2 small's first 128-token forward took ~50 ms more
+// than the later ones for this reason (and as much again for first touching fresh memory).
+// Model::from_parts calls it in WebAssembly before converting the weights, so that the compiler
+// works on another core meanwhile. Natively it would only cost time. See warm_up.cpp.
+void warm_up();
+
 }  // namespace glassbox::kernels

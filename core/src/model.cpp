@@ -275,6 +275,9 @@ Model Model::load(const std::filesystem::path& dir, const LoadOptions& options) 
 
 Model Model::from_parts(const std::string& config_json, const SafeTensors& weights, const std::string& config_source,
                         const LoadOptions& options) {
+#ifdef __EMSCRIPTEN__
+  kernels::warm_up();   // V8 optimises the kernels while the weights are converted (kernels.h)
+#endif
   auto impl = std::make_unique<Impl>();
   impl->config = ModelConfig::parse(config_json, config_source);
   impl->config_json = config_json;
