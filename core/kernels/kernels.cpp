@@ -203,10 +203,12 @@ GLASSBOX_INLINE float finish_row(Vec4 acc, const float* x, int K, const float* g
   return s + (bias ? bias[n0 + r] : 0.0f);
 }
 
-// Row 2p + half's 4 lanes of a two-row accumulator [row 2p | row 2p+1]. The tiles' loops are
-// unrolled, so `half` is a constant and this is one shuffle, and the accumulators stay in
-// registers: indexing a vector's lanes by a variable had kept them in memory (in WebAssembly on
-// the stack, zeroed by a call to memset per tile: ~2% of a GPT-2 prompt, node --cpu-prof).
+// Row 2p + half's 4 lanes of a two-row accumulator [row 2p | row 2p+1]. The loops over a tile's
+// rows have constant bounds and are unrolled (-O3; decode_tile's 8 rows by a pragma, which clang
+// had not unrolled alone), so `half` is a constant, this is one shuffle, and the accumulators
+// stay in registers: indexing a vector's lanes by a variable had kept them in memory (in
+// WebAssembly on the stack, zeroed by a call to memset per tile: ~2% of a GPT-2 prompt,
+// node --cpu-prof).
 GLASSBOX_INLINE Vec4 row_lanes(Vec8 acc, int half) {
   return half ? __builtin_shufflevector(acc, acc, 4, 5, 6, 7) : __builtin_shufflevector(acc, acc, 0, 1, 2, 3);
 }

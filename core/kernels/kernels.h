@@ -72,7 +72,8 @@ inline int visible_keys(const AttentionMask& mask, int i, int T, int pos0) {
   return mask.keys >= 0 && mask.keys < n ? mask.keys : n;
 }
 
-// Runs every kernel of a forward pass (F32 and int8) on small made-up inputs, for a JIT. V8 runs
+// Runs the kernels a forward pass spends its time in (the F32 and int8 products, layernorm, GELU,
+// softmax, attention) on small made-up inputs, for a JIT. V8 runs
 // WebAssembly first as its baseline compiler's code and compiles a function with its optimising
 // compiler, in the background, once the function has run a while; a call that is already running
 // stays on the slow code. So without this the first prompt after loading ran its first layers'

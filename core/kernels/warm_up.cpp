@@ -1,11 +1,11 @@
-// warm_up: every kernel of a forward pass, run on small made-up inputs (see kernels.h for why).
+// warm_up: the kernels of a forward pass, run on small made-up inputs (see kernels.h for why).
 //
 // The inputs are a few KB; the whole call takes ~13 ms in WebAssembly as baseline code (1.6 ms
 // once optimised; 0.5 ms natively). What matters is that each kernel runs long enough for V8 to
-// decide it is hot (its tiering budget counts the loop iterations a function runs). Measured on GPT-2 small, WebAssembly under Node,
-// time of the first 128-token forward pass beyond the later ones (pages pre-touched, so that only
-// the compiler differs; 2 runs each): no warm-up 50-53 ms, 10 rounds 17-51 ms, 100 rounds 11-20 ms,
-// 1000 rounds 13-27 ms.
+// decide it is hot (its tiering budget counts the loop iterations a function runs). Measured on
+// GPT-2 small, WebAssembly under Node, the time of the first 128-token forward pass beyond the
+// later ones (pages pre-touched, so that only the compiler differs; 2 runs each): no warm-up
+// 50-53 ms, 10 rounds 17-51 ms, 100 rounds 11-20 ms, 1000 rounds 13-27 ms.
 #include <cstdint>
 #include <vector>
 
@@ -30,7 +30,7 @@ void warm_up() {
     quantize_activations_q8(xq.data(), xd.data(), x.data(), T, K);
     matmul_q8(out.data(), xq.data(), xd.data(), wq.data(), wd.data(), bias.data(), T, s.Kp, N);
     matmul_q8(out.data(), xq.data(), xd.data(), wq.data(), wd.data(), bias.data(), 1, s.Kp, N);
-    layernorm(out.data(), x.data(), w.data(), bias.data(), T, K, 1e-5f);
+    layernorm(out.data(), x.data(), w.data(), bias.data(), T, K, 1e-5f);   // weight: w's first K (N = K)
     gelu_tanh(out.data(), out.size());
     softmax(out.data(), N);
     attention(out.data(), K, x.data(), K, x.data(), x.data(), K, T, 0, hd, 0.25f, nullptr, scratch.data());
