@@ -30,24 +30,17 @@ TEST(Arena, ArraysAreAlignedWritableAndApart) {
     arrays.emplace_back(p, n);
   }
   // Each array filled with its own value, then all checked: overlapping arrays would overwrite.
-  // (The large one only at its ends and middle, to keep the test's memory small.)
-  auto touched = [](std::size_t n) {
-    return n > 100000 ? std::vector<std::size_t>{0, n / 2, n - 1} : std::vector<std::size_t>{};
+  // (The large ones only at their ends and middle, to keep the test's memory small.)
+  auto indices = [](std::size_t n) {
+    if (n > 100000) return std::vector<std::size_t>{0, n / 2, n - 1};
+    std::vector<std::size_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = i;
+    return all;
   };
-  for (std::size_t a = 0; a < arrays.size(); ++a) {
-    auto [p, n] = arrays[a];
-    if (n > 100000)
-      for (std::size_t i : touched(n)) p[i] = float(a);
-    else
-      for (std::size_t i = 0; i < n; ++i) p[i] = float(a);
-  }
-  for (std::size_t a = 0; a < arrays.size(); ++a) {
-    auto [p, n] = arrays[a];
-    if (n > 100000)
-      for (std::size_t i : touched(n)) ASSERT_EQ(p[i], float(a)) << "array " << a << " index " << i;
-    else
-      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(p[i], float(a)) << "array " << a << " index " << i;
-  }
+  for (std::size_t a = 0; a < arrays.size(); ++a)
+    for (std::size_t i : indices(arrays[a].second)) arrays[a].first[i] = float(a);
+  for (std::size_t a = 0; a < arrays.size(); ++a)
+    for (std::size_t i : indices(arrays[a].second)) ASSERT_EQ(arrays[a].first[i], float(a)) << "array " << a << " index " << i;
   // Every array is distinct, and no two share a byte (they are ordered by address, then compared).
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
   for (auto [p, n] : arrays) ranges.emplace_back(reinterpret_cast<std::uintptr_t>(p), reinterpret_cast<std::uintptr_t>(p + n));
