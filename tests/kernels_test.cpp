@@ -153,31 +153,48 @@ TEST(Kernels, AttentionMaskHidesPaddingAndOptionallyTheFuture) {
     }
 }
 
-// A value's GELU has the same bits wherever it falls in the buffer (a whole vector or the last
-// n % 8): the rows of a batch and a token decoded alone must match their prompt's rows exactly.
-TEST(Kernels, GeluTanhBitsDoNotDependOnPosition) {
+// The vector activations and their scalar references (libm), by name.
+struct ActivationCase {
+  const char* name;
+  void (*fast)(float*, std::size_t);
+  void (*ref)(float*, std::size_t);
+};
+const ActivationCase kActivations[] = {
+    {"gelu_tanh", gelu_tanh, reference::gelu_tanh},
+    {"gelu_erf", gelu_erf, reference::gelu_erf},
+    {"silu", silu, reference::silu},
+};
+
+// A value's activation has the same bits wherever it falls in the buffer (a whole vector or the
+// last n % 8): the rows of a batch and a token decoded alone must match their prompt's rows exactly.
+TEST(Kernels, ActivationBitsDoNotDependOnPosition) {
   std::mt19937 rng(6);
   const auto x = random_vector(21, rng);
-  std::vector<float> whole = x;
-  gelu_tanh(whole.data(), whole.size());
-  for (std::size_t start : {1u, 5u, 13u, 20u}) {
-    std::vector<float> part(x.begin() + std::ptrdiff_t(start), x.end());
-    gelu_tanh(part.data(), part.size());
-    for (std::size_t i = 0; i < part.size(); ++i) ASSERT_EQ(part[i], whole[start + i]) << "start " << start << " i " << i;
+  for (const auto& a : kActivations) {
+    std::vector<float> whole = x;
+    a.fast(whole.data(), whole.size());
+    for (std::size_t start : {1u, 5u, 13u, 20u}) {
+      std::vector<float> part(x.begin() + std::ptrdiff_t(start), x.end());
+      a.fast(part.data(), part.size());
+      for (std::size_t i = 0; i < part.size(); ++i)
+        ASSERT_EQ(part[i], whole[start + i]) << a.name << " start " << start << " i " << i;
+    }
   }
 }
 
-TEST(Kernels, GeluTanhMatchesReference) {
-  // Every 1/64 from -20 to 20 (the tails, where tanh saturates, included), a ragged length so the
-  // scalar tail runs too, and values beyond exp's range.
+TEST(Kernels, ActivationsMatchReference) {
+  // Every 1/64 from -20 to 20 (the tails, where tanh and erf saturate, included), a ragged length so
+  // the padded tail runs too, and values beyond exp's range.
   std::vector<float> x;
   for (int i = -20 * 64; i <= 20 * 64; ++i) x.push_back(static_cast<float>(i) / 64.0f);
   for (float v : {-1e4f, -200.0f, -88.5f, 88.5f, 200.0f, 1e4f, 1e-7f, -1e-7f}) x.push_back(v);
-  std::vector<float> fast = x, ref = x;
-  gelu_tanh(fast.data(), fast.size());
-  reference::gelu_tanh(ref.data(), ref.size());
-  for (std::size_t i = 0; i < x.size(); ++i)
-    ASSERT_NEAR(fast[i], ref[i], 3e-7f * std::max(1.0f, std::abs(x[i]))) << "x=" << x[i];
+  for (const auto& a : kActivations) {
+    std::vector<float> fast = x, ref = x;
+    a.fast(fast.data(), fast.size());
+    a.ref(ref.data(), ref.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+      ASSERT_NEAR(fast[i], ref[i], 3e-7f * std::max(1.0f, std::abs(x[i]))) << a.name << " x=" << x[i];
+  }
 }
 
 // The vector LayerNorm and softmax against the reference loops, on ragged sizes; LayerNorm also

@@ -95,7 +95,7 @@ GLASSBOX_INLINE void weighted_sum(float* out, const float* p, const float* v, in
 
 }  // namespace
 
-// e^x per lane, for GELU's tanh and softmax: Cephes' expf (x = n ln2 + r, |r| <= ln2 / 2, a
+// e^x per lane, for the activations and softmax: Cephes' expf (x = n ln2 + r, |r| <= ln2 / 2, a
 // degree-5 polynomial for e^r, 2^n built in the exponent bits); relative error below 2e-7. Below
 // -87 the result is 0 (e^x would no longer be a normal float; softmax's -inf must give 0); above
 // 88, x is clamped.
@@ -432,30 +432,65 @@ GLASSBOX_CLONES void layernorm(float* out, const float* x, const float* weight, 
     for (int c = cv; c < C; ++c) o[c] = (row[c] - mean) * rstd * weight[c] + bias[c];
   }
 }
-// GELU's tanh form, 8 lanes at a time with tanh(u) = 1 - 2 / (e^2u + 1): libm's tanhf was ~10% of
-// a GPT-2 prompt's time (scripts/bench, perf). Within 3e-7 * max(1, |x|) of the reference. The
-// last n % 8 values go through the same formula (in a zero-padded vector), so that a value's bits
-// never depend on where it falls in the buffer (a batch's rows, a token decoded alone or in its
-// prompt) nor on the platform's libm.
+// The activations, 8 lanes at a time, from exp8 and arithmetic only: libm's tanhf, erff and expf
+// are scalar calls (tanhf alone showed as a tenth of a GPT-2 prompt's time), and the native libc
+// and WebAssembly's may round them differently, which would break native = WebAssembly. Each stays
+// within a few 1e-7 * max(1, |x|) of the reference (tests/kernels_test.cpp).
+
+// Hugging Face NewGELUActivation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), with
+// tanh(u) = 1 - 2 / (e^2u + 1).
 GLASSBOX_INLINE Vec8 gelu_tanh8(Vec8 v) {
   const float s = 0.7978845608028654f;   // sqrt(2 / pi)
   const Vec8 u = s * (v + 0.044715f * v * v * v);
   const Vec8 t = 1.0f - 2.0f / (exp8(2.0f * u) + 1.0f);
   return 0.5f * v * (1.0f + t);
 }
-GLASSBOX_CLONES void gelu_tanh(float* x, std::size_t n) {
+
+// erf(x): a rational interpolant, x p(x^2) / q(x^2) with p of degree 6 and q of degree 4 (the one
+// XLA and Eigen's generic_fast_erf_float use), accurate to a few ulp on [-4, 4]; beyond, erf(x)
+// rounds to +-1 in single precision.
+GLASSBOX_INLINE Vec8 erf8(Vec8 x) {
+  x = x < -4.0f ? Vec8{} - 4.0f : x;
+  x = x > 4.0f ? Vec8{} + 4.0f : x;
+  const Vec8 x2 = x * x;
+  Vec8 p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = x2 * p + -2.10102402082508e-06f;
+  p = x2 * p + -5.69250639462346e-05f;
+  p = x2 * p + -7.34990630326855e-04f;
+  p = x2 * p + -2.95459980854025e-03f;
+  p = x2 * p + -1.60960333262415e-02f;
+  Vec8 q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+  q = x2 * q + -1.68282697438203e-03f;
+  q = x2 * q + -7.37332916720468e-03f;
+  q = x2 * q + -1.42647390514189e-02f;
+  return x * p / q;
+}
+
+// torch.nn.functional.gelu (GELUActivation): 0.5 x (1 + erf(x / sqrt(2))).
+GLASSBOX_INLINE Vec8 gelu_erf8(Vec8 v) { return 0.5f * v * (1.0f + erf8(v * 0.7071067811865476f)); }
+
+// SiLU: x / (1 + e^-x); exp8 saturates, so the result is 0 or x far out.
+GLASSBOX_INLINE Vec8 silu8(Vec8 v) { return v / (1.0f + exp8(-v)); }
+
+// x[i] = f(x[i]). The last n % 8 values go through f too (in a zero-padded vector), so that a
+// value's bits never depend on where it falls in the buffer (a batch's rows, a token decoded
+// alone or in its prompt).
+template <Vec8 (*f)(Vec8)>
+GLASSBOX_INLINE void map8(float* x, std::size_t n) {
   std::size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) store(x + i, gelu_tanh8(load(x + i)));
+  for (; i + kLanes <= n; i += kLanes) store(x + i, f(load(x + i)));
   if (i < n) {
     float tail[kLanes] = {};
     std::memcpy(tail, x + i, sizeof(float) * (n - i));
-    store(tail, gelu_tanh8(load(tail)));
+    store(tail, f(load(tail)));
     std::memcpy(x + i, tail, sizeof(float) * (n - i));
   }
 }
-void gelu_erf(float* x, std::size_t n) { reference::gelu_erf(x, n); }
+
+GLASSBOX_CLONES void gelu_tanh(float* x, std::size_t n) { map8<gelu_tanh8>(x, n); }
+GLASSBOX_CLONES void gelu_erf(float* x, std::size_t n) { map8<gelu_erf8>(x, n); }
+GLASSBOX_CLONES void silu(float* x, std::size_t n) { map8<silu8>(x, n); }
 void relu(float* x, std::size_t n) { reference::relu(x, n); }
-void silu(float* x, std::size_t n) { reference::silu(x, n); }
 void add(float* x, const float* y, std::size_t n) { reference::add(x, y, n); }
 GLASSBOX_CLONES void softmax(float* x, int n) { softmax_row(x, n); }
 
