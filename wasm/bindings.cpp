@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <malloc.h>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,14 +26,26 @@ namespace {
 using emscripten::val;
 using namespace glassbox;
 
-// Runs f; a C++ exception becomes a JS Error carrying the library's message (a rejected promise
-// once it reaches the async API).
+// Throws the JS API's error class `name` (wasm/errors.mjs; engine.mjs hands the classes to the
+// module as Module.errors), so a caller sees the same class and name as from the JS checks.
+[[noreturn]] void throw_js(const char* name, const std::string& message) {
+  val::module_property("errors")[name].new_(message).throw_();
+}
+
+// Runs f; a C++ exception becomes the JS error of its kind, with the library's message (a rejected
+// promise once it reaches the async API).
 template <typename F>
 auto guarded(F&& f) -> decltype(f()) {
   try {
     return f();
+  } catch (const ModelFormatError& e) {
+    throw_js("ModelFormatError", e.what());
+  } catch (const InvalidArgument& e) {
+    throw_js("InvalidArgumentError", e.what());
+  } catch (const std::bad_alloc&) {
+    throw_js("OutOfMemoryError", "out of WebAssembly memory (a thread's heap holds at most 4 GB)");
   } catch (const std::exception& e) {
-    val::global("Error").new_(std::string(e.what())).throw_();
+    throw_js("GlassboxError", e.what());
   }
 }
 
@@ -45,23 +58,36 @@ val typed_array_copy(const char* type, const T* data, std::size_t n) {
   return val::global(type).new_(val(emscripten::typed_memory_view(n, data)));
 }
 
+// A JS string of UTF-8 text, decoded with its byte order mark kept: Embind's own std::string
+// conversion decodes long strings with a TextDecoder that drops a leading U+FEFF.
+val js_text(const std::string& utf8) {
+  static const val decoder = [] {
+    val options = val::object();
+    options.set("ignoreBOM", true);
+    return val::global("TextDecoder").new_(std::string("utf-8"), options);
+  }();
+  // A copy: TextDecoder refuses views of the threaded module's shared memory.
+  return decoder.call<val>("decode", typed_array_copy("Uint8Array", reinterpret_cast<const std::uint8_t*>(utf8.data()), utf8.size()));
+}
+
 class Engine {
  public:
-  // Takes ownership of `weights` (malloc'ed by JS), also when it throws. quantize: "none" or "int8".
-  static Engine* create(const std::string& config_json, std::uintptr_t weights, std::size_t size,
-                        const std::string& vocab_json, const std::string& merges_txt, const std::string& quantize) {
+  // Takes ownership of `weights` (malloc'ed by JS, `size` bytes of model.safetensors), also when it
+  // throws. files: {config, vocab, merges} (strings; vocab and merges empty for no tokenizer) and
+  // quantize ("none" or "int8").
+  static Engine* create(std::uintptr_t weights, std::size_t size, const val& files) {
     std::shared_ptr<std::byte> owner(reinterpret_cast<std::byte*>(weights), std::free);
     return guarded([&] {
-      const LoadOptions options{parse_quantization(quantize)};
+      const LoadOptions options{parse_quantization(files["quantize"].as<std::string>())};
       auto st = SafeTensors::parse(std::span<const std::byte>(owner.get(), size), "model.safetensors", owner);
-      auto engine = std::make_unique<Engine>(Model::from_parts(config_json, st, "config.json", options));
-      if (!vocab_json.empty()) engine->tokenizer_.emplace(Tokenizer::from_strings(vocab_json, merges_txt));
+      auto engine = std::make_unique<Engine>(
+          Model::from_parts(files["config"].as<std::string>(), st, "config.json", options));
+      const auto vocab = files["vocab"].as<std::string>();
+      if (!vocab.empty()) engine->tokenizer_.emplace(Tokenizer::from_strings(vocab, files["merges"].as<std::string>()));
       return engine.release();
     });
   }
   explicit Engine(Model model) : model_(std::move(model)) {}
-
-  std::string config_json() const { return model_.config_json(); }
 
   val tokenize(const std::string& text, bool allow_special) const {
     return guarded([&] {
@@ -70,16 +96,17 @@ class Engine {
     });
   }
 
-  std::string detokenize(const val& ids) const {
-    return guarded([&] { return tokenizer().decode(ids_from_js(ids)); });
+  val detokenize(const val& ids) const {
+    return guarded([&] { return js_text(tokenizer().decode(ids_from_js(ids))); });
   }
 
-  // {logits: Float32Array(T*V), attention?: Float32Array(L*H*T*T)}
-  // {logits?: (T,V) or, without all positions, nothing; attention?}. The page asks for attention
-  // only: all T rows of logits would cost T x V x C multiply-adds it never looks at.
-  // causal false: bidirectional attention with the same weights (ForwardOptions::causal).
-  val forward(const val& ids_js, bool with_logits, bool with_attention, bool causal) const {
+  // options {logits, attention, causal} (booleans) -> {logits?: Float32Array(T*V), attention?:
+  // Float32Array(L*H*T*T)}. The page asks for attention only: all T rows of logits would cost
+  // T x V x C multiply-adds it never looks at. causal false: bidirectional attention with the same
+  // weights (ForwardOptions::causal).
+  val forward(const val& ids_js, const val& options) const {
     return guarded([&] {
+      const bool with_logits = options["logits"].as<bool>(), with_attention = options["attention"].as<bool>();
       const auto ids = ids_from_js(ids_js);
       std::vector<float> attention;
       TensorHook keep = [&](const NamedTensor& t) {
@@ -88,7 +115,7 @@ class Engine {
       };
       KVCache cache = model_.new_cache();
       const auto logits = model_.forward(
-          ids, cache, {.all_logits = with_logits, .hook = with_attention ? &keep : nullptr, .causal = causal});
+          ids, cache, {.all_logits = with_logits, .hook = with_attention ? &keep : nullptr, .causal = options["causal"].as<bool>()});
       val out = val::object();
       if (with_logits) out.set("logits", typed_array_copy("Float32Array", logits.data(), logits.size()));
       if (with_attention) out.set("attention", typed_array_copy("Float32Array", attention.data(), attention.size()));
@@ -134,7 +161,7 @@ class Engine {
   val info() const {
     const ModelConfig& c = model_.config();
     val labels = val::array();
-    for (const auto& name : c.labels) labels.call<void>("push", name);
+    for (const auto& name : c.labels) labels.call<void>("push", js_text(name));
     val out = val::object();
     out.set("labels", labels);
     out.set("bidirectional", c.bidirectional);
@@ -142,23 +169,23 @@ class Engine {
     return out;
   }
 
-  // Starts a generation (replacing any unfinished one). Options as the JS API names them.
-  void start(const val& prompt_ids, int max_tokens, double temperature, int top_k, double top_p, double seed,
-             bool attention, int top, const std::string& context_full) {
+  // Starts a generation (replacing any unfinished one). options: the JS API's names, checked and
+  // given defaults by engine.mjs: {maxTokens, temperature, topK, topP, seed, attention, top, contextFull}.
+  void start(const val& prompt_ids, const val& options) {
     guarded([&] {
-      generator_.reset();
+      stop();
       GenerateOptions o;
-      o.max_tokens = max_tokens;
-      o.sampling.temperature = static_cast<float>(temperature);
-      o.sampling.top_k = top_k;
-      o.sampling.top_p = static_cast<float>(top_p);
-      o.sampling.seed = static_cast<std::uint64_t>(seed);
-      o.attention = attention;
-      o.context_full = parse_context_full(context_full);
+      o.max_tokens = options["maxTokens"].as<int>();
+      o.sampling.temperature = options["temperature"].as<float>();
+      o.sampling.top_k = options["topK"].as<int>();
+      o.sampling.top_p = options["topP"].as<float>();
+      o.sampling.seed = static_cast<std::uint64_t>(options["seed"].as<double>());
+      o.attention = options["attention"].as<bool>();
+      o.context_full = parse_context_full(options["contextFull"].as<std::string>());
+      const int top = options["top"].as<int>();
       if (top < 0) throw InvalidArgument("top must be an integer >= 0, got " + std::to_string(top));
       top_ = top;
-      prompt_ = ids_from_js(prompt_ids);
-      generator_.emplace(model_, prompt_, o);
+      generator_.emplace(model_, ids_from_js(prompt_ids), o);   // runs the prompt
       if (tokenizer_) decoder_.emplace(*tokenizer_);
       return 0;
     });
@@ -174,14 +201,14 @@ class Engine {
       if (!token) {
         out.set("done", true);
         out.set("stopReason", std::string(stop_reason_name(*generator_->stop_reason())));
-        out.set("text", decoder_ ? decoder_->finish() : std::string());
+        out.set("text", js_text(decoder_ ? decoder_->finish() : std::string()));
         generator_.reset();
         return out;
       }
       out.set("id", token->id);
       out.set("position", token->position);
       out.set("windowStart", token->window_start);
-      out.set("text", decoder_ ? decoder_->push(token->id) : std::string());
+      out.set("text", js_text(decoder_ ? decoder_->push(token->id) : std::string()));
       if (!token->attention.empty())
         out.set("attention", typed_array_copy("Float32Array", token->attention.data(), token->attention.size()));
       if (top_ > 0) {   // [{id, probability}], most probable first
@@ -198,6 +225,13 @@ class Engine {
     });
   }
 
+  // Ends the generation, if one runs, and frees its cache and decoder at once (engine.mjs calls it
+  // when a generation is aborted or its loop is left early).
+  void stop() {
+    generator_.reset();
+    decoder_.reset();
+  }
+
  private:
   const Tokenizer& tokenizer() const {
     if (!tokenizer_) throw InvalidArgument("this model was loaded without vocab.json and merges.txt: no tokenizer");
@@ -206,7 +240,6 @@ class Engine {
 
   Model model_;
   std::optional<Tokenizer> tokenizer_;
-  std::vector<std::int32_t> prompt_;
   int top_ = 0;   // most probable next tokens to report per step
   std::optional<Generator> generator_;   // refers to model_: declared after it
   std::optional<StreamingDecoder> decoder_;
@@ -232,7 +265,6 @@ EMSCRIPTEN_BINDINGS(glassbox) {
   emscripten::function("threads", &num_threads);
   emscripten::class_<Engine>("Engine")
       .class_function("create", &Engine::create, emscripten::allow_raw_pointers())
-      .function("configJson", &Engine::config_json)
       .function("tokenize", &Engine::tokenize)
       .function("detokenize", &Engine::detokenize)
       .function("forward", &Engine::forward)
@@ -241,5 +273,6 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("classifierIds", &Engine::classifier_ids)
       .function("info", &Engine::info)
       .function("start", &Engine::start)
-      .function("next", &Engine::next);
+      .function("next", &Engine::next)
+      .function("stop", &Engine::stop);
 }

@@ -1,6 +1,8 @@
 // The engine in the current thread: the Embind module (glassbox-core.mjs/.wasm, or with threads
 // glassbox-core-mt.*) behind async methods. glassbox.mjs uses it directly, or from worker.mjs
 // inside a Web Worker / worker thread.
+import { errorClasses, InvalidArgumentError, OutOfMemoryError, StateError } from './errors.mjs';
+
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
 let corePromise = null;   // one WASM instance per thread, shared by every model loaded in it
@@ -25,12 +27,12 @@ export function loadCore() {
     }
     if (threads > 1) {
       const { default: create } = await import('./glassbox-core-mt.mjs');
-      const core = await create({ ...options, glassboxPoolSize: threads - 1 });
+      const core = await create({ ...options, errors: errorClasses, glassboxPoolSize: threads - 1 });
       core.setThreads(threads);
       return core;
     }
     const { default: create } = await import('./glassbox-core.mjs');
-    return create(options);
+    return create({ ...options, errors: errorClasses });   // the classes the C++ side throws
   })();
   return corePromise;
 }
@@ -42,14 +44,14 @@ const HEAP_LIMIT = 4294901760;
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export function checkText(text, what) {
-  if (typeof text !== 'string') throw new TypeError(`${what} must be a string, got ${typeof text}`);
-  if (loneSurrogate.test(text)) throw new Error(`${what} contains a lone UTF-16 surrogate, which is not valid text`);
+  if (typeof text !== 'string') throw new InvalidArgumentError(`${what} must be a string, got ${typeof text}`);
+  if (loneSurrogate.test(text)) throw new InvalidArgumentError(`${what} contains a lone UTF-16 surrogate, which is not valid text`);
 }
 
 export function checkIds(ids, what = 'ids') {
-  if (!Array.isArray(ids) && !ArrayBuffer.isView(ids)) throw new TypeError(`${what} must be an array of token ids`);
+  if (!Array.isArray(ids) && !ArrayBuffer.isView(ids)) throw new InvalidArgumentError(`${what} must be an array of token ids`);
   for (const id of ids) {
-    if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new Error(`${what}: ${id} is not a token id (an integer >= 0)`);
+    if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new InvalidArgumentError(`${what}: ${id} is not a token id (an integer >= 0)`);
   }
   return Array.from(ids);
 }
@@ -95,14 +97,15 @@ export class LocalModel {
       : new Uint8Array(files.weights);
     const needed = heapNeeded(weights, quantize);
     if (needed > HEAP_LIMIT - core.HEAPU8.length)
-      throw new Error(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +
+      throw new OutOfMemoryError(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +
                       `at most ${Math.floor((HEAP_LIMIT - core.HEAPU8.length) / 2 ** 20)} MB are left in this thread's 4 GB heap`);
     const ptr = core._malloc(weights.length);
-    if (!ptr) throw new Error(`cannot allocate ${Math.ceil(weights.length / 2 ** 20)} MB for the weights in the WebAssembly heap`);
+    if (!ptr) throw new OutOfMemoryError(`cannot allocate ${Math.ceil(weights.length / 2 ** 20)} MB for the weights in the WebAssembly heap`);
     core.HEAPU8.set(weights, ptr);   // the one copy into the heap; the engine owns ptr from here
     const model = new LocalModel();
     model.#core = core;
-    model.#engine = core.Engine.create(files.config, ptr, weights.length, files.vocab ?? '', files.merges ?? '', quantize);
+    model.#engine = core.Engine.create(ptr, weights.length,
+                                       { config: files.config, vocab: files.vocab ?? '', merges: files.merges ?? '', quantize });
     model.config = JSON.parse(files.config);
     model.quantize = quantize;
     const { labels, bidirectional, maskTokenId } = model.#engine.info();
@@ -114,7 +117,7 @@ export class LocalModel {
   }
 
   #live() {
-    if (!this.#engine) throw new Error('this model has been disposed');
+    if (!this.#engine) throw new StateError('this model has been disposed');
     return this.#engine;
   }
 
@@ -131,14 +134,14 @@ export class LocalModel {
   // in full (the last position's logits are not returned either). mask 'bidirectional': every
   // position attends to every other, later ones too, with the same weights (an encoder's view).
   async forward(ids, { attention = false, logits = true, mask = 'causal' } = {}) {
-    if (mask !== 'causal' && mask !== 'bidirectional') throw new Error(`mask must be 'causal' or 'bidirectional', got ${String(mask)}`);
-    return this.#live().forward(checkIds(ids), Boolean(logits), Boolean(attention), mask === 'causal');
+    if (mask !== 'causal' && mask !== 'bidirectional') throw new InvalidArgumentError(`mask must be 'causal' or 'bidirectional', got ${String(mask)}`);
+    return this.#live().forward(checkIds(ids), { logits: Boolean(logits), attention: Boolean(attention), causal: mask === 'causal' });
   }
 
   // {logits: [Float32Array(T_b*V), ...]}: several sequences of different lengths in one pass,
   // right-padded with a padding mask, so each gets exactly the logits forward() gives it alone.
   async forwardBatch(batch) {
-    if (!Array.isArray(batch)) throw new TypeError('batch must be an array of token-id arrays');
+    if (!Array.isArray(batch)) throw new InvalidArgumentError('batch must be an array of token-id arrays');
     const checked = batch.map((ids, b) => checkIds(ids, `sequence ${b}`));
     return { logits: this.#live().forwardBatch(checked) };
   }
@@ -168,22 +171,24 @@ export class LocalModel {
   async *generate(prompt, options = {}) {
     const { maxTokens = 64, temperature = 1, topK = 0, topP = 1, seed, signal, attention = false, allowSpecial = false,
             top = 0, contextFull = 'slide' } = options;
-    const engine = this.#live();
-    if (this.#generating) throw new Error('a generation is already running on this model: finish or abort it first');
-    const ids = typeof prompt === 'string' ? await this.tokenize(prompt, { allowSpecial }) : checkIds(prompt, 'prompt');
-    if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new Error(`maxTokens must be an integer >= 0, got ${maxTokens}`);
-    if (!Number.isInteger(topK)) throw new Error(`topK must be an integer >= 0, got ${topK}`);
-    if (!Number.isInteger(top) || top < 0) throw new Error(`top must be an integer >= 0, got ${top}`);
-    if (contextFull !== 'slide' && contextFull !== 'stop')
-      throw new Error(`contextFull must be 'slide' or 'stop', got ${JSON.stringify(contextFull)}`);
-    const seedValue = seed ?? Math.floor(Math.random() * 2 ** 32);
-    if (!Number.isInteger(seedValue) || seedValue < 0 || seedValue > Number.MAX_SAFE_INTEGER)
-      throw new Error(`seed must be a non-negative integer, got ${seed}`);
-    signal?.throwIfAborted?.();
+    this.#live();
+    // Claimed before the first await: a second generate() whose first next() runs in the same tick
+    // must see this one running.
+    if (this.#generating) throw new StateError('a generation is already running on this model: finish or abort it first');
     this.#generating = true;
     try {
-      engine.start(ids, maxTokens, Number(temperature), topK, Number(topP), seedValue, Boolean(attention), top,
-                   contextFull);
+      const ids = typeof prompt === 'string' ? await this.tokenize(prompt, { allowSpecial }) : checkIds(prompt, 'prompt');
+      if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new InvalidArgumentError(`maxTokens must be an integer >= 0, got ${maxTokens}`);
+      if (!Number.isInteger(topK)) throw new InvalidArgumentError(`topK must be an integer >= 0, got ${topK}`);
+      if (!Number.isInteger(top) || top < 0) throw new InvalidArgumentError(`top must be an integer >= 0, got ${top}`);
+      if (contextFull !== 'slide' && contextFull !== 'stop')
+        throw new InvalidArgumentError(`contextFull must be 'slide' or 'stop', got ${JSON.stringify(contextFull)}`);
+      const seedValue = seed ?? Math.floor(Math.random() * 2 ** 32);
+      if (!Number.isInteger(seedValue) || seedValue < 0 || seedValue > Number.MAX_SAFE_INTEGER)
+        throw new InvalidArgumentError(`seed must be a non-negative integer, got ${seed}`);
+      signal?.throwIfAborted?.();
+      this.#live().start(ids, { maxTokens, temperature: Number(temperature), topK, topP: Number(topP), seed: seedValue,
+                                attention: Boolean(attention), top, contextFull });
       for (;;) {
         if (signal?.aborted) return { stopReason: 'cancelled' };
         const step = this.#live().next();   // the model may have been disposed meanwhile
@@ -192,6 +197,9 @@ export class LocalModel {
         await yieldToEventLoop();   // let the page paint and the signal fire between tokens
       }
     } finally {
+      // Aborted, left early or failed: the generator and its KV cache are freed now, not at the
+      // next start or dispose.
+      this.#engine?.stop();
       this.#generating = false;
     }
   }

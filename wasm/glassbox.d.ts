@@ -147,3 +147,39 @@ export function listCachedModels(cache?: true | string): Promise<{ url: string; 
 
 /** Removes one directory's files from the cache (url as listCachedModels gives it), or everything. */
 export function removeCachedModels(url?: string | null, cache?: true | string): Promise<void>;
+
+/**
+ * Every error the API rejects with is one of these classes, with a stable `name` that is the same
+ * whether the engine runs in this thread or in a worker: branch on `error.name` or `instanceof`.
+ * A cancelled load or generation rejects with the AbortSignal's reason instead (a DOMException
+ * named "AbortError" unless another reason was given).
+ */
+export class GlassboxError extends Error {
+  readonly name: 'GlassboxError' | 'InvalidArgumentError' | 'ModelFormatError' | 'NetworkError' | 'OutOfMemoryError' |
+    'StateError' | 'NotSupportedError';
+}
+/** An argument is wrong: its type, a setting out of range, an id outside the vocabulary, a prompt
+ *  longer than the context, text that is not valid Unicode. */
+export class InvalidArgumentError extends GlassboxError {
+  readonly name: 'InvalidArgumentError';
+}
+/** A model's files are missing, malformed, or not the expected ones (sha256). */
+export class ModelFormatError extends GlassboxError {
+  readonly name: 'ModelFormatError';
+}
+/** A download failed: an HTTP error status (404 included), a broken connection, a refused request. */
+export class NetworkError extends GlassboxError {
+  readonly name: 'NetworkError';
+}
+/** The WebAssembly heap (at most 4 GB per thread) cannot hold what was asked for. */
+export class OutOfMemoryError extends GlassboxError {
+  readonly name: 'OutOfMemoryError';
+}
+/** The model cannot do this now: it was disposed, its worker is gone, or a generation is running. */
+export class StateError extends GlassboxError {
+  readonly name: 'StateError';
+}
+/** This environment lacks what the call needs (the Cache API outside a secure browser context). */
+export class NotSupportedError extends GlassboxError {
+  readonly name: 'NotSupportedError';
+}

@@ -5,10 +5,15 @@
 //   for await (const step of model.generate('The jury', { maxTokens: 20, attention: true })) ...
 //
 // Every method is async, so the same code works with the engine in this thread or in a worker.
-// Errors are rejected promises with an Error whose message says what to fix.
+// Errors are rejected promises with an Error whose message says what to fix, of one of the classes
+// of errors.mjs (a stable `name`, the same with or without a worker).
+import { errorFromWire, InvalidArgumentError, StateError } from './errors.mjs';
 import { cacheName, checkSha256, checkSource, readModelFiles } from './model-source.mjs';
 
 export { listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
+export {
+  GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError, OutOfMemoryError, StateError,
+} from './errors.mjs';
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
@@ -42,7 +47,7 @@ export async function loadModel(source, { onProgress, worker = false, signal, ca
 
 function checkQuantize(quantize) {
   if (quantize === undefined) return 'none';
-  if (quantize !== 'none' && quantize !== 'int8') throw new Error(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);
+  if (quantize !== 'none' && quantize !== 'int8') throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);
   return quantize;
 }
 
@@ -65,11 +70,11 @@ class WorkerModel {
       model.#worker = new Worker(url);
       model.#worker.on('message', (m) => model.#receive(m));
       model.#worker.on('error', (e) => model.#die(e));
-      model.#worker.on('exit', (code) => model.#die(new Error(`the glassbox worker ended (exit code ${code})`)));
+      model.#worker.on('exit', (code) => model.#die(new StateError(`the glassbox worker ended (exit code ${code})`)));
     } else {
       model.#worker = new Worker(url, { type: 'module' });
       model.#worker.onmessage = (e) => model.#receive(e.data);
-      model.#worker.onerror = (e) => model.#die(new Error(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
+      model.#worker.onerror = (e) => model.#die(new StateError(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
     }
     if (!isNode && (typeof source === 'string' || source instanceof URL)) source = new URL(source, globalThis.location?.href).href;
     if (source instanceof URL) source = source.href;
@@ -128,7 +133,7 @@ class WorkerModel {
     if (step) return call.onStep(step);
     if (progress) return call.onStep?.(progress);
     this.#calls.delete(id);
-    if (error !== undefined) call.reject(new Error(error));
+    if (error !== undefined) call.reject(errorFromWire(error));
     else call.resolve(result);
   }
 
@@ -140,7 +145,7 @@ class WorkerModel {
   }
 
   #live() {
-    if (!this.#worker) throw new Error('this model has been disposed');
+    if (!this.#worker) throw new StateError('this model has been disposed');
     if (this.#dead) throw this.#dead;
   }
 
@@ -175,7 +180,7 @@ class WorkerModel {
   async *generate(prompt, options = {}) {
     this.#live();
     const { signal, ...rest } = options;
-    if (this.#generating) throw new Error('a generation is already running on this model: finish or abort it first');
+    if (this.#generating) throw new StateError('a generation is already running on this model: finish or abort it first');
     signal?.throwIfAborted?.();
     this.#generating = true;
     const steps = [];
@@ -215,7 +220,7 @@ class WorkerModel {
     const worker = this.#worker;
     if (!this.#dead) await this.#call('dispose', {}).catch(() => {});
     this.#worker = null;
-    this.#die(new Error('this model has been disposed'));
+    this.#die(new StateError('this model has been disposed'));
     await worker.terminate();
   }
 }

@@ -6,6 +6,8 @@
 // assembly into one buffer and its copy into the WebAssembly heap never touch the page's thread, and
 // Blobs/Files cross to the worker by reference (structured clone), not as bytes.
 
+import { InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError } from './errors.mjs';
+
 export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
 export const DEFAULT_CACHE = 'glassbox-models';
 
@@ -13,19 +15,19 @@ const isNode = typeof process === 'object' && typeof process.versions?.node === 
 const KEYS = ['config', 'weights', 'vocab', 'merges'];   // in MODEL_FILES order
 const OPTIONAL = new Set(['vocab.json', 'merges.txt']);  // a model without them runs on ids only
 
-// Throws a TypeError for a source loadModel cannot read (checked before any work is started).
+// Throws an InvalidArgumentError for a source loadModel cannot read (checked before any work is started).
 export function checkSource(source) {
-  if (source === null || source === undefined) throw new TypeError('loadModel needs a model directory or {config, weights, vocab, merges}');
+  if (source === null || source === undefined) throw new InvalidArgumentError('loadModel needs a model directory or {config, weights, vocab, merges}');
   if (typeof source === 'string' || source instanceof URL) return;
   if (typeof source !== 'object' || !('config' in source) || !('weights' in source))
-    throw new TypeError('loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)');
+    throw new InvalidArgumentError('loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)');
 }
 
 // The `sha256` option: 64 hex digits (any case), returned in lower case; undefined: no check.
 export function checkSha256(sha256) {
   if (sha256 === undefined || sha256 === null || sha256 === '') return undefined;
   if (typeof sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(sha256.trim()))
-    throw new TypeError(`loadModel: sha256 must be 64 hexadecimal digits (the SHA-256 of model.safetensors), got ${JSON.stringify(sha256)}`);
+    throw new InvalidArgumentError(`loadModel: sha256 must be 64 hexadecimal digits (the SHA-256 of model.safetensors), got ${JSON.stringify(sha256)}`);
   return sha256.trim().toLowerCase();
 }
 
@@ -34,7 +36,7 @@ async function verifySha256(bytes, want, what) {
   if (!want) return;
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
   const got = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
-  if (got !== want) throw new Error(`${what} has SHA-256 ${got}, not the ${want} that was asked for: it is not the expected file (nothing was cached)`);
+  if (got !== want) throw new ModelFormatError(`${what} has SHA-256 ${got}, not the ${want} that was asked for: it is not the expected file (nothing was cached)`);
 }
 
 // The Cache Storage name of the `cache` option (true: the default name), or null for no caching.
@@ -42,7 +44,7 @@ export function cacheName(cache) {
   if (cache === undefined || cache === false || cache === null) return null;
   if (cache === true) return DEFAULT_CACHE;
   if (typeof cache === 'string' && cache) return cache;
-  throw new TypeError(`loadModel: cache must be true or the name of a cache, got ${JSON.stringify(cache)}`);
+  throw new InvalidArgumentError(`loadModel: cache must be true or the name of a cache, got ${JSON.stringify(cache)}`);
 }
 
 // -> {config: string, weights: Uint8Array, vocab?: string, merges?: string, fromCache?: true, cacheError?: string}
@@ -80,7 +82,7 @@ async function asBytes(x, what) {
   if (x instanceof ArrayBuffer) return new Uint8Array(x);
   if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
   if (typeof Blob !== 'undefined' && x instanceof Blob) return new Uint8Array(await x.arrayBuffer());
-  throw new TypeError(`loadModel: "${what}" must be an ArrayBuffer, a typed array or a Blob/File`);
+  throw new InvalidArgumentError(`loadModel: "${what}" must be an ArrayBuffer, a typed array or a Blob/File`);
 }
 
 async function asText(x, what) {
@@ -99,11 +101,11 @@ async function readDirectoryNode(dir, onProgress, signal) {
     } catch (e) {
       if (signal?.aborted) throw signal.reason;
       if (OPTIONAL.has(name) && e.code === 'ENOENT') return undefined;
-      throw new Error(`cannot read ${path.join(base, name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+      throw new ModelFormatError(`cannot read ${path.join(base, name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
     }
   };
   const info = await stat(base).catch(() => null);
-  if (!info?.isDirectory()) throw new Error(`${base} is not a model directory (${MODEL_FILES.join(', ')})`);
+  if (!info?.isDirectory()) throw new ModelFormatError(`${base} is not a model directory (${MODEL_FILES.join(', ')})`);
   const [config, weights, vocab, merges] = await Promise.all(MODEL_FILES.map(read));
   onProgress?.({ loaded: weights.length, total: weights.length });
   return { config: config.toString('utf8'), weights, vocab: vocab?.toString('utf8'), merges: merges?.toString('utf8') };
@@ -116,7 +118,7 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256) {
   let store = null, cacheError;
   if (cache) {
     if (typeof caches !== 'object') {
-      throw new Error('the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost); load without { cache }');
+      throw new NotSupportedError('the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost); load without { cache }');
     }
     try {
       store = await caches.open(cache);
@@ -149,7 +151,7 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256) {
       const url = new URL(name, base);
       const response = await download(url, downloads.signal, signal);
       if (!response) {
-        if (!OPTIONAL.has(name)) throw new Error(`cannot download ${url}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
+        if (!OPTIONAL.has(name)) throw new NetworkError(`cannot download ${url}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
         continue;
       }
       if (name !== 'model.safetensors') {
@@ -198,12 +200,12 @@ async function download(url, signal, cancelled) {
     response = await fetch(url, { signal });
   } catch (e) {
     if (cancelled?.aborted) throw cancelled.reason;
-    throw new Error(`cannot download ${url}: ${e.message} (is the address right, and does the server allow this page to read it?)`);
+    throw new NetworkError(`cannot download ${url}: ${e.message} (is the address right, and does the server allow this page to read it?)`);
   }
   if (response.status === 404) return null;
   if (!response.ok) {
     const hint = response.status === 401 || response.status === 403 ? ' (the repository may be private or gated)' : '';
-    throw new Error(`cannot download ${url}: HTTP ${response.status}${hint}`);
+    throw new NetworkError(`cannot download ${url}: HTTP ${response.status}${hint}`);
   }
   return response;
 }
@@ -227,7 +229,7 @@ async function readWithProgress(response, onProgress, signal, url) {
       chunk = await reader.read();
     } catch (e) {
       if (signal?.aborted) throw signal.reason;
-      throw new Error(`cannot download ${url}: the connection broke after ${loaded} of ${announced || 'an unknown number of'} bytes (${e.message}); nothing was cached`);
+      throw new NetworkError(`cannot download ${url}: the connection broke after ${loaded} of ${announced || 'an unknown number of'} bytes (${e.message}); nothing was cached`);
     }
     const { done, value } = chunk;
     if (done) break;
@@ -245,7 +247,7 @@ async function readWithProgress(response, onProgress, signal, url) {
     }
   }
   if (announced && loaded !== announced)
-    throw new Error(`cannot download ${url}: received ${loaded} bytes, the server announced ${announced}; nothing was cached`);
+    throw new NetworkError(`cannot download ${url}: received ${loaded} bytes, the server announced ${announced}; nothing was cached`);
   onProgress?.({ loaded, total: Math.max(total, loaded) });
   return loaded === bytes.length ? bytes : bytes.slice(0, loaded);
 }
@@ -299,7 +301,7 @@ export async function removeCachedModels(url = null, cache = true) {
 
 async function openExisting(cache) {
   const name = cacheName(cache);
-  if (!name) throw new TypeError('a cache name is needed');
-  if (typeof caches !== 'object') throw new Error('the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost)');
+  if (!name) throw new InvalidArgumentError('a cache name is needed');
+  if (typeof caches !== 'object') throw new NotSupportedError('the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost)');
   return (await caches.has(name)) ? caches.open(name) : null;
 }

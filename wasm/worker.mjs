@@ -1,8 +1,9 @@
 // The engine inside a worker: a Web Worker (module worker) or a Node worker thread. glassbox.mjs
-// posts {id, method, args}; results come back as {id, result} or {id, error}, load progress as
+// posts {id, method, args}; results come back as {id, result} or {id, error: {name, message}}, load progress as
 // {id, progress}, generation steps as {id, step}, one per "pull" so that the page decides the pace
 // and can abort between tokens.
 import { LocalModel } from './engine.mjs';
+import { errorToWire, StateError } from './errors.mjs';
 import { readModelFiles } from './model-source.mjs';
 
 const port = typeof self === 'object' && typeof self.postMessage === 'function'
@@ -60,7 +61,7 @@ async function run({ id, method, args }) {
       model = null;
       return null;
     default:
-      throw new Error(`unknown worker method ${method}`);
+      throw new StateError(`unknown worker method ${method}`);
   }
 }
 
@@ -78,6 +79,6 @@ port.listen(async (message) => {
     const result = await run(message);
     port.send({ id: message.id, result }, buffersOf(result));
   } catch (e) {
-    port.send({ id: message.id, error: e?.message ?? String(e) });
+    port.send({ id: message.id, error: errorToWire(e) });
   }
 });

@@ -11,6 +11,7 @@ import { chromium } from 'playwright-core';
 
 import { startServer } from '../../scripts/serve.mjs';
 import { checkClassifyReport } from '../js/classify.mjs';
+import { BOM_TOKEN_TEXT } from '../js/text-roundtrip.mjs';
 
 let servers, browser;
 
@@ -41,7 +42,14 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
   assert.ok(!results.error, results.error);
   const fromFiles = results.pop();
   assert.deepEqual(fromFiles.ids, [71, 68, 75, 75, 78], 'loaded from File objects');
-  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent, classify } = results.pop();
+  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent, classify, text } = results.pop();
+  assert.equal(text.length, 2);
+  for (const r of text) {   // tests/js/text-roundtrip.mjs
+    const where = r.worker ? 'worker' : 'page thread';
+    assert.deepEqual(r.mismatches, [], `${where}: detokenize(tokenize(text)) keeps every character`);
+    assert.equal(r.bomDetokenized, BOM_TOKEN_TEXT + BOM_TOKEN_TEXT, where);
+    assert.deepEqual(r.streamed, [BOM_TOKEN_TEXT, BOM_TOKEN_TEXT, BOM_TOKEN_TEXT], `${where}: streamed steps keep a leading BOM`);
+  }
   assert.equal(classify.length, 2);
   for (const r of classify) checkClassifyReport(assert, r, `${r.worker ? 'worker' : 'page thread'}: classify`);   // tests/js/classify.mjs
   for (const r of concurrent) {   // tests/js/concurrency.mjs
@@ -49,6 +57,10 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
     assert.equal(r.second, 'a generation is already running on this model: finish or abort it first', where);
     assert.ok(r.forwardMaxDiff < 1e-4, `${where}: forward during a generation: max |logit - PyTorch| = ${r.forwardMaxDiff}`);
     assert.ok(r.firstIdsMatch && r.againIdsMatch, `${where}: the running generation went on unharmed, and generate works after it`);
+    assert.equal(r.secondName, 'StateError', where);
+    assert.ok(r.textPromptRoundTrips, where);
+    assert.equal(r.sameTickSecond, 'StateError: a generation is already running on this model: finish or abort it first', `${where}: same tick`);
+    assert.ok(r.sameTickFirstIdsMatch, `${where}: the first of two same-tick generations yields its own greedy tokens`);
     assert.ok(r.sideBySide, `${where}: two models interleaved give each its own greedy tokens`);
   }
   assert.equal(engineLoadedByWorkerRuns, false, 'with { worker: true } the page does not load the engine itself');
@@ -80,9 +92,9 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
     assert.ok(r.textMatch, `${where}: streamed text equals the reference`);
     assert.equal(r.stopReason, 'max_tokens', where);
     assert.deepEqual(r.abort, { tokens: 2, stopReason: 'cancelled' }, where);
-    assert.match(r.errors[0], /^Error: token id 999 is out of range/, where);
-    assert.match(r.errors[1], /lone UTF-16 surrogate/, where);
-    assert.match(r.errors[2], /cannot download .*no-such-model\/config\.json: HTTP 404/, where);
+    assert.match(r.errors[0], /^InvalidArgumentError: token id 999 is out of range/, where);
+    assert.match(r.errors[1], /^InvalidArgumentError: .*lone UTF-16 surrogate/, where);
+    assert.match(r.errors[2], /^NetworkError: cannot download .*no-such-model\/config\.json: HTTP 404/, where);
     assert.ok(r.ticks > 0 && r.longestGap < 1000, `${where}: page timers ran throughout the generation (${r.ticks} ticks, longest gap ${r.longestGap.toFixed(0)} ms)`);
   }
   // Only the expected 404 of the bad-source check may show up as a console error.

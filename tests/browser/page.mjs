@@ -4,6 +4,7 @@
 import { listCachedModels, loadModel, removeCachedModels } from '/web/dist/glassbox.mjs';
 import { classifyScenario } from '/tests/js/classify.mjs';
 import { concurrency } from '/tests/js/concurrency.mjs';
+import { textRoundTrip } from '/tests/js/text-roundtrip.mjs';
 
 async function scenario(worker) {
   const out = { worker, progress: [] };
@@ -56,13 +57,13 @@ async function scenario(worker) {
       await bad();
       out.errors.push('(no error)');
     } catch (e) {
-      out.errors.push(`${e.constructor.name}: ${e.message}`);
+      out.errors.push(`${e.name}: ${e.message}`);
     }
   }
   try {
     await loadModel('/tests/fixtures/no-such-model/', { worker });
   } catch (e) {
-    out.errors.push(e.message);
+    out.errors.push(`${e.name}: ${e.message}`);
   }
   await model.dispose();
   return out;
@@ -131,6 +132,15 @@ async function concurrent(worker) {
   return concurrency(loadModel, await model('gpt2-bytes'), await model('gpt2-f32'), { worker });
 }
 
+// detokenize(tokenize(text)) over the tokenizer cases and a streamed BOM (tests/js/text-roundtrip.mjs).
+async function roundTrip(worker) {
+  const read = async (path) => (await fetch(path)).arrayBuffer();
+  const files = { config: await read('/tests/fixtures/gpt2-f32/config.json'), weights: await read('/tests/fixtures/gpt2-f32/model.safetensors'),
+                  vocab: await read('/tests/fixtures/tokenizer/gpt2/vocab.json'), merges: await read('/tests/fixtures/tokenizer/gpt2/merges.txt') };
+  const cases = (await (await fetch('/tests/fixtures/tokenizer/cases.json')).json()).ordinary;
+  return textRoundTrip(loadModel, files, cases, { worker });
+}
+
 // The classifier scenario (tests/js/classify.mjs), its fixture files fetched from the server.
 async function classified(worker) {
   const read = async (name, file) => (await fetch(`/tests/fixtures/${name}/${file}`)).arrayBuffer();
@@ -147,6 +157,7 @@ window.results = (async () => {
   const cacheInPage = await cached(false);
   const concurrent_ = [await concurrent(true), await concurrent(false)];
   const classify = [await classified(true), await classified(false)];
-  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify }, files];
+  const text = [await roundTrip(true), await roundTrip(false)];
+  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify, text }, files];
 })()
   .catch((e) => ({ error: String(e?.stack ?? e) }));

@@ -7,10 +7,11 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { loadModel } from '../../web/dist/glassbox.mjs';
+import { GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
 import { checkClassifyReport, classifyScenario } from './classify.mjs';
 import { concurrency } from './concurrency.mjs';
+import { BOM_TOKEN_TEXT, textRoundTrip } from './text-roundtrip.mjs';
 
 const fixtures = new URL('../fixtures/', import.meta.url);
 const fixture = (name) => new URL(`${name}/`, fixtures);
@@ -174,6 +175,22 @@ for (const worker of [false, true]) {
     await model.dispose();
   });
 
+  test(`${mode}: text comes back whole: a leading byte order mark survives detokenize and streamed steps`, async () => {
+    const cases = JSON.parse(readFileSync(new URL('tokenizer/cases.json', fixtures), 'utf8')).ordinary;
+    const gpt2 = new URL('tokenizer/gpt2/', fixtures);
+    const files = {
+      config: readFileSync(new URL('config.json', fixture('gpt2-f32'))),
+      weights: readFileSync(new URL('model.safetensors', fixture('gpt2-f32'))),
+      vocab: readFileSync(new URL('vocab.json', gpt2)),
+      merges: readFileSync(new URL('merges.txt', gpt2)),
+    };
+    assert.ok(cases.some((c) => c.text.startsWith('\ufeff') && new TextEncoder().encode(c.text).length > 16));
+    const r = await textRoundTrip(loadModel, files, cases, { worker });
+    assert.deepEqual(r.mismatches, []);
+    assert.equal(r.bomDetokenized, BOM_TOKEN_TEXT + BOM_TOKEN_TEXT);
+    assert.deepEqual(r.streamed, [BOM_TOKEN_TEXT, BOM_TOKEN_TEXT, BOM_TOKEN_TEXT]);
+  });
+
   test(`${mode}: streaming yields whole characters; attention rows; abort within one token`, async () => {
     const model = await loadModel(fixture('gpt2-bytes'), { worker });
     const { steps, result } = await collect(model.generate('hello', { maxTokens: 20, temperature: 1.5, seed: 3, attention: true }));
@@ -260,24 +277,38 @@ for (const worker of [false, true]) {
     await assert.rejects(model.tokenize('x'), /disposed/);
   });
 
-  test(`${mode}: bad sources and bad arguments reject with clear messages`, async () => {
-    await assert.rejects(loadModel('/nonexistent/model', { worker }), /is not a model directory/);
-    await assert.rejects(loadModel({ config: '{"model_type":"gpt2"}', weights: new Uint8Array(3) }, { worker }),
-                         /model\.safetensors: file is 3 bytes, too short/);
-    await assert.rejects(loadModel({ config: '{"model_type":"llama"}', weights: readFileSync(new URL('model.safetensors', fixture('gpt2-f32'))) }, { worker }),
-                         /unknown architecture "llama"/);
+  test(`${mode}: bad sources and bad arguments reject with clear messages and a stable error name`, async () => {
+    // The same class and name in this thread and from the worker (errors.mjs).
+    const rejects = (promise, name, message) => assert.rejects(promise, (e) => {
+      assert.ok(e instanceof GlassboxError, `${e.name}: ${e.message} is a GlassboxError`);
+      assert.equal(e.name, name, e.message);
+      assert.match(e.message, message);
+      return true;
+    });
+    await rejects(loadModel('/nonexistent/model', { worker }), 'ModelFormatError', /is not a model directory/);
+    await rejects(loadModel({ config: '{"model_type":"gpt2"}', weights: new Uint8Array(3) }, { worker }),
+                  'ModelFormatError', /model\.safetensors: file is 3 bytes, too short/);
+    await rejects(loadModel({ config: '{"model_type":"llama"}', weights: readFileSync(new URL('model.safetensors', fixture('gpt2-f32'))) }, { worker }),
+                  'ModelFormatError', /unknown architecture "llama"/);
+    await rejects(loadModel(null, { worker }), 'InvalidArgumentError', /loadModel needs a model directory/);
     const model = await loadModel(fixture('gpt2-bytes'), { worker });
-    await assert.rejects(model.forward([1, 999]), /token id 999 is out of range/);
-    await assert.rejects(model.forward([1.5]), /1\.5 is not a token id/);
-    await assert.rejects(model.tokenize('a\ud800b'), /lone UTF-16 surrogate/);
-    await assert.rejects(collect(model.generate('hi', { temperature: -1 })), /temperature must be a finite number >= 0/);
-    await assert.rejects(collect(model.generate('hi', { topP: 0 })), /top-p must be in \(0, 1\]/);
-    await assert.rejects(collect(model.generate('', {})), /the prompt is empty/);
+    await rejects(model.forward([1, 999]), 'InvalidArgumentError', /token id 999 is out of range/);
+    await rejects(model.forward([1.5]), 'InvalidArgumentError', /1\.5 is not a token id/);
+    await rejects(model.forward('abc'), 'InvalidArgumentError', /ids must be an array of token ids/);
+    await rejects(model.tokenize('a\ud800b'), 'InvalidArgumentError', /lone UTF-16 surrogate/);
+    await rejects(model.tokenize(42), 'InvalidArgumentError', /text must be a string, got number/);
+    await rejects(collect(model.generate('hi', { temperature: -1 })), 'InvalidArgumentError', /temperature must be a finite number >= 0/);
+    await rejects(collect(model.generate('hi', { topP: 0 })), 'InvalidArgumentError', /top-p must be in \(0, 1\]/);
+    await rejects(collect(model.generate('', {})), 'InvalidArgumentError', /the prompt is empty/);
+    const running = model.generate('hi', { maxTokens: 3 });
+    await running.next();
+    await rejects(model.generate('hi').next(), 'StateError', /a generation is already running/);
+    await running.return();
     const noTokenizer = await loadModel(fixture('gpt2-f32'), { worker });
-    await assert.rejects(noTokenizer.tokenize('x'), /no tokenizer/);
+    await rejects(noTokenizer.tokenize('x'), 'InvalidArgumentError', /no tokenizer/);
     await noTokenizer.dispose();
     await model.dispose();
-    await assert.rejects(model.forward([1]), /disposed/);
+    await rejects(model.forward([1]), 'StateError', /disposed/);
     // Load options.
     await assert.rejects(loadModel(fixture('gpt2-bytes'), { worker, cache: 3 }), /cache must be true or the name of a cache, got 3/);
     await assert.rejects(loadModel(fixture('gpt2-bytes'), { worker, quantize: 'int4' }), /quantize must be 'none' or 'int8', got "int4"/);
@@ -319,6 +350,10 @@ for (const worker of [false, true]) {
     const r = await concurrency(loadModel, { source: fixture('gpt2-bytes'), expected: expected('gpt2-bytes') },
                                 { source: fixture('gpt2-f32'), expected: expected('gpt2-f32') }, { worker });
     assert.equal(r.second, 'a generation is already running on this model: finish or abort it first');
+    assert.equal(r.secondName, 'StateError');
+    assert.ok(r.textPromptRoundTrips, 'the text prompt tokenizes to the fixture prompt');
+    assert.equal(r.sameTickSecond, 'StateError: a generation is already running on this model: finish or abort it first');
+    assert.ok(r.sameTickFirstIdsMatch, 'the first generation yields its own greedy tokens');
     assert.ok(r.forwardMaxDiff < 1e-4, `forward during a generation: max |logit - PyTorch| = ${r.forwardMaxDiff}`);
     assert.ok(r.firstIdsMatch, 'the running generation went on unharmed');
     assert.ok(r.againIdsMatch, 'generate works again once it finished');
@@ -353,6 +388,29 @@ test('native and WebAssembly generate the same tokens for the same seed', async 
     assert.deepEqual(wasm, native, `${fileURLToPath(c.source)} temperature ${c.temperature} seed ${c.seed}`);
     assert.ok(wasm.length > 0);
   }
+});
+
+// Natively and in WebAssembly, forward gives the same logits, bit for bit, on every fixture: the
+// activations (GELU erf and tanh, ReLU), LayerNorm, softmax and the products compute in one order
+// from arithmetic alone, with no libm call whose rounding could differ between the two libcs.
+test('native and WebAssembly logits are the same bits on every fixture (the "gelu" erf ones included)', async () => {
+  const cli = process.env.GLASSBOX_CLI ?? fileURLToPath(new URL('../../build/native/glassbox', import.meta.url));
+  const activations = new Set();
+  for (const name of MODELS) {
+    const want = expected(name);
+    const config = JSON.parse(readFileSync(new URL('config.json', fixture(name)), 'utf8'));
+    activations.add(config.activation_function ?? config.afn);
+    const model = await loadModel(fixture(name));
+    const { logits } = await model.forward(want.tokens);
+    await model.dispose();
+    const out = execFileSync(cli, ['forward', '-m', fileURLToPath(fixture(name)), '--tokens', want.tokens.join(',')],
+                             { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'] });
+    const native = Float32Array.from(JSON.parse(out).logits.flat());   // printed with enough digits to round-trip
+    assert.equal(native.length, logits.length, name);
+    const differ = logits.findIndex((x, i) => !Object.is(x, native[i]));
+    assert.equal(differ, -1, `${name}: logit ${differ}: WebAssembly ${logits[differ]}, native ${native[differ]}`);
+  }
+  assert.ok(activations.has('gelu') && activations.has('gelu_new') && activations.has('relu'), [...activations].join(', '));
 });
 
 test('sha256: the weights must have the SHA-256 given, else the load fails', async () => {
@@ -392,6 +450,31 @@ test('past the end of the context: 5,000 tokens on the shipped model slide the w
   const stopped = await collect(model.generate('The jury said', { maxTokens: 5000, seed: 11, contextFull: 'stop' }));
   assert.equal(stopped.result.stopReason, 'context_full');
   assert.equal(stopped.steps.length, P - 3 + 1);   // the prompt is 3 tokens; the last has no position
+  await model.dispose();
+});
+
+// A generation that is aborted, left early or ended by an error frees its KV cache and decoder at
+// once: the heap goes back to what it was before it started.
+test('memory: a generation left early or aborted releases its cache at once', async () => {
+  const core = await loadCore();
+  const model = await loadModel(new URL('../../web/models/brown-small/', import.meta.url));
+  const idle = core.heapBytesInUse();
+  const tokenBytes = 2 * model.config.n_layer * model.config.n_embd * 4;   // keys and values of one position
+  let n = 0;
+  for await (const step of model.generate('The jury said', { maxTokens: 50, seed: 1 })) {
+    assert.ok(core.heapBytesInUse() - idle >= 4 * tokenBytes, 'while it runs, the cache is held');
+    if (++n === 2) break;
+  }
+  assert.ok(core.heapBytesInUse() - idle < 4096, `left early: ${idle} -> ${core.heapBytesInUse()} bytes in use`);
+  const controller = new AbortController();
+  n = 0;
+  for await (const step of model.generate('The jury said', { maxTokens: 50, seed: 1, signal: controller.signal })) {
+    if (++n === 2) controller.abort();
+  }
+  assert.equal(n, 2);
+  assert.ok(core.heapBytesInUse() - idle < 4096, `aborted: ${idle} -> ${core.heapBytesInUse()} bytes in use`);
+  await assert.rejects(collect(model.generate('The jury said', { maxTokens: 4, topP: 2 })), /top-p must be in/);
+  assert.ok(core.heapBytesInUse() - idle < 4096, `failed: ${idle} -> ${core.heapBytesInUse()} bytes in use`);
   await model.dispose();
 });
 

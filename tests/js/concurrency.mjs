@@ -1,6 +1,7 @@
 // Concurrent use of the JS API, shared by the Node tests (tests/js) and the browser tests
 // (tests/browser/page.mjs): a second generate on a model whose generation is running is refused
-// with a clear message and the running one goes on unharmed; forward and tokenize in between
+// with a clear message (a StateError) and the running one goes on unharmed, also when both start in
+// the same tick with text prompts (the first is still tokenizing when the second asks); forward and tokenize in between
 // answer correctly; two models loaded side by side generate independently, step by step
 // interleaved. Greedy tokens are checked against the PyTorch fixtures (expected.json).
 //
@@ -16,6 +17,7 @@ export async function concurrency(loadModel, a, b, { worker }) {
   const first = ma.generate(ga.prompt, opts(ga));
   const ids = [(await first.next()).value.id];
   out.second = await ma.generate(ga.prompt, opts(ga)).next().then(() => '(no error)', (e) => e.message);
+  out.secondName = await ma.generate(ga.prompt, opts(ga)).next().then(() => '(no error)', (e) => e.name);
   // forward and tokenize between two steps of the generation
   const { logits } = await ma.forward(a.expected.tokens);
   const V = ma.config.vocab_size, T = a.expected.tokens.length;
@@ -28,6 +30,17 @@ export async function concurrency(loadModel, a, b, { worker }) {
   const again = [];
   for await (const s of ma.generate(ga.prompt, opts(ga))) again.push(s.id);
   out.againIdsMatch = JSON.stringify(again) === JSON.stringify(ga.tokens);
+
+  // Two generations with text prompts whose first steps are asked for in the same tick: the second
+  // is refused; the first yields its own prompt's greedy tokens, not the second's.
+  const text = await ma.detokenize(ga.prompt);
+  out.textPromptRoundTrips = JSON.stringify(await ma.tokenize(text)) === JSON.stringify(ga.prompt);
+  const one = ma.generate(text, opts(ga)), two = ma.generate('another prompt', opts(ga));
+  const [r1, r2] = await Promise.allSettled([one.next(), two.next()]);
+  out.sameTickSecond = r2.status === 'rejected' ? `${r2.reason.name}: ${r2.reason.message}` : '(no error)';
+  const sameTick = r1.status === 'fulfilled' && !r1.value.done ? [r1.value.value.id] : [];
+  for (let r = await one.next(); !r.done; r = await one.next()) sameTick.push(r.value.id);
+  out.sameTickFirstIdsMatch = JSON.stringify(sameTick) === JSON.stringify(ga.tokens);
 
   // Two models, their generations interleaved token by token.
   const sa = ma.generate(ga.prompt, opts(ga)), sb = mb.generate(gb.prompt, opts(gb));

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../../scripts/serve.mjs';
+import { BOM_TOKEN_TEXT, bomModelFiles } from '../js/text-roundtrip.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // The CLI's tokens are the reference for the chips: ctest passes the native build's path (scripts/test
@@ -518,6 +519,26 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   assert.deepEqual(await chipIds(page), [71, 68, 75, 75, 78]);
   await setSampling(page, { 'Max tokens': 5 });
   assert.match(await generate(page), /^Done: reached Max tokens\. 5 tokens/);
+
+  // A model whose one long token starts with a byte order mark (tests/js/text-roundtrip.mjs): the
+  // streamed Output keeps the BOM.
+  const bom = bomModelFiles();
+  await model.selectOption({ label: 'Open files on this device…' });
+  await page.locator('#files-panel').waitFor();
+  await arm(page);
+  await page.getByLabel('The four files').setInputFiles([
+    { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(bom.config) },
+    { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bom.weights) },
+    { name: 'vocab.json', mimeType: 'application/json', buffer: Buffer.from(bom.vocab) },
+    { name: 'merges.txt', mimeType: 'text/plain', buffer: Buffer.from(bom.merges) }]);
+  await waitReady(page);
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('AB');
+  await settled(page);
+  const temperature = await page.getByRole('spinbutton', { name: 'Temperature', exact: true }).inputValue();
+  await setSampling(page, { 'Max tokens': 2, Temperature: 0 });
+  assert.match(await generate(page), /^Done: reached Max tokens\. 2 tokens/);
+  assert.equal(await page.locator('#output').textContent(), `AB${BOM_TOKEN_TEXT}${BOM_TOKEN_TEXT}`);
+  await setSampling(page, { Temperature: temperature });
 
   // Back to the shipped model, chosen while a long generation runs: the generation stops, nothing
   // can be generated until the new model is there, and then it is the one that runs.

@@ -1,0 +1,61 @@
+// The errors the JS API rejects with. Each class has a stable `name`, the same whether the engine
+// runs in this thread or in a worker (errors cross the worker boundary as {name, message} and are
+// made again on this side), so callers can branch on `error.name` or on `instanceof`.
+//
+// An abort is not one of these: a cancelled load or call rejects with the AbortSignal's reason
+// (a DOMException named "AbortError" unless the caller gave another reason).
+
+// Base of every error the API throws on purpose.
+export class GlassboxError extends Error {
+  name = 'GlassboxError';
+}
+
+// An argument is wrong: its type, a setting out of range, an id outside the vocabulary, a prompt
+// longer than the context, text that is not valid Unicode. (C++: glassbox::InvalidArgument.)
+export class InvalidArgumentError extends GlassboxError {
+  name = 'InvalidArgumentError';
+}
+
+// A model's files are missing, malformed, or not the expected ones (C++: glassbox::ModelFormatError).
+export class ModelFormatError extends GlassboxError {
+  name = 'ModelFormatError';
+}
+
+// A download failed: an HTTP error status, a broken connection, a server that refused the page.
+export class NetworkError extends GlassboxError {
+  name = 'NetworkError';
+}
+
+// The WebAssembly heap (at most 4 GB per thread) cannot hold what was asked for.
+export class OutOfMemoryError extends GlassboxError {
+  name = 'OutOfMemoryError';
+}
+
+// The model cannot do this now: it was disposed, its worker is gone, or a generation is running.
+export class StateError extends GlassboxError {
+  name = 'StateError';
+}
+
+// This environment lacks what the call needs (the Cache API outside a secure browser context).
+export class NotSupportedError extends GlassboxError {
+  name = 'NotSupportedError';
+}
+
+export const errorClasses = {
+  GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, OutOfMemoryError, StateError, NotSupportedError,
+};
+
+// An error as a worker message can carry it (structured clone keeps neither class nor name).
+export function errorToWire(e) {
+  return { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
+}
+
+// The error a worker reported, made again with its class: the API's own classes by name; other
+// errors (a DOMException's AbortError, an engine bug's TypeError) as an Error with the same name.
+export function errorFromWire({ name, message }) {
+  const Class = Object.hasOwn(errorClasses, name) ? errorClasses[name] : null;
+  if (Class) return new Class(message);
+  const e = new Error(message);
+  e.name = name;
+  return e;
+}
