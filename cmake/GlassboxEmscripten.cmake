@@ -7,13 +7,12 @@
 add_compile_options(-msimd128 -fexceptions)
 add_link_options(-msimd128 -fexceptions)
 
-# Header-only Debian packages (nlohmann-json, Eigen) live in /usr, outside the Emscripten sysroot
+# Header-only Debian packages (nlohmann-json) live in /usr, outside the Emscripten sysroot
 # where the toolchain confines find_package. Their CMake configs are architecture-independent
 # (/usr/share/...), and CMAKE_LIBRARY_ARCHITECTURE is wasm32-emscripten, so letting find_package
 # look outside the sysroot cannot pick up a host (x86) library.
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 find_package(nlohmann_json 3.10 REQUIRED)
-find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 
 # nlohmann_json's target puts /usr/include itself on the include path: there the host's glibc
 # headers (stdio.h, wchar.h, ...) would shadow the sysroot's and break libc++. Give each package an
@@ -39,7 +38,6 @@ function(glassbox_own_include_dir target)
   set_target_properties(${target} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES ${own})
 endfunction()
 glassbox_own_include_dir(nlohmann_json::nlohmann_json nlohmann)
-glassbox_own_include_dir(Eigen3::Eigen Eigen unsupported)
 
 # ctest and gtest_discover_tests run the test .js under Node. emcmake's default emulator passes
 # --experimental-wasm-threads, which Node 20 rejects; and Node >= 18 has a global fetch, which the
