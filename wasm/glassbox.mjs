@@ -51,7 +51,8 @@ function checkQuantize(quantize) {
   return quantize;
 }
 
-// --- the same API with the engine in a worker (a Web Worker, or a worker thread in Node)
+// --- the same API with the engine in a worker (a Web Worker, or a worker thread in Node); the
+// messages between the two are listed at the top of worker.mjs
 
 class WorkerModel {
   #worker;
