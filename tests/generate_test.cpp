@@ -73,7 +73,7 @@ TEST_F(Generate, StopsAtEndOfText) {
 
 TEST_F(Generate, StopsWhenTheContextIsFullIfAskedTo) {
   GenerateOptions o = greedy(10);
-  o.context_full = ContextFull::Stop;
+  o.when_context_full = WhenContextFull::Stop;
   const std::vector<std::int32_t> prompt(30, 5);   // context 32: positions 30 and 31 remain
   const Generation r = run(model_, prompt, o);
   EXPECT_EQ(r.reason, StopReason::ContextFull);

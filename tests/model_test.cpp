@@ -153,7 +153,7 @@ TEST_P(ReferenceTest, GreedyGenerationMatchesPyTorch) {
   GenerateOptions o;
   o.max_tokens = g["max_tokens"].get<int>();
   o.sampling.temperature = 0;
-  o.context_full = ContextFull::Stop;   // the reference's greedy() (sliding: generate_test.cpp)
+  o.when_context_full = WhenContextFull::Stop;   // the reference's greedy() (sliding: generate_test.cpp)
   std::vector<std::int32_t> got;
   const StopReason reason = generate(model, ids_of(g["prompt"]), o, [&](const GeneratedToken& t) {
     EXPECT_EQ(t.position, static_cast<int>(g["prompt"].size() + got.size()));

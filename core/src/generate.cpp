@@ -17,9 +17,9 @@ std::string_view stop_reason_name(StopReason reason) {
   return "?";
 }
 
-ContextFull parse_context_full(std::string_view name) {
-  if (name == "slide") return ContextFull::Slide;
-  if (name == "stop") return ContextFull::Stop;
+WhenContextFull parse_when_context_full(std::string_view name) {
+  if (name == "slide") return WhenContextFull::Slide;
+  if (name == "stop") return WhenContextFull::Stop;
   throw InvalidArgument("context-full policy must be \"slide\" or \"stop\", got \"" + std::string(name) + "\"");
 }
 
@@ -63,7 +63,7 @@ std::optional<GeneratedToken> Generator::next() {
   if (pending_) {
     // The previous token has a position only if the context has room for it.
     const bool full = cache_.size() == c.n_positions;
-    if (full && options_.context_full == ContextFull::Stop) return stop(StopReason::ContextFull);
+    if (full && options_.when_context_full == WhenContextFull::Stop) return stop(StopReason::ContextFull);
     if (produced_ == options_.max_tokens) return stop(StopReason::MaxTokens);
     const std::int32_t id[1] = {*pending_};
     pending_.reset();

@@ -223,13 +223,13 @@ int run_forward_batch(const std::string& model_dir, const LoadOptions& load, con
 }
 
 int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, int max_tokens,
-                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed, const std::string& context_full) {
+                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed, const std::string& when_context_full) {
   sampling.seed = seed ? *seed : std::random_device{}();
   sampling.validate();   // before the (possibly slow) model load
   GenerateOptions options;
   options.max_tokens = max_tokens;
   options.sampling = sampling;
-  options.context_full = parse_context_full(context_full);
+  options.when_context_full = parse_when_context_full(when_context_full);
   check_model_dir(model_dir);
   std::optional<Tokenizer> tokenizer;
   if (prompt.text) tokenizer = Tokenizer::load(model_dir);
@@ -338,8 +338,8 @@ int main(int argc, char** argv) {
   gen->add_option("--top-k", sampling.top_k, "keep the k most probable tokens (0: all)")->capture_default_str();
   gen->add_option("--top-p", sampling.top_p, "nucleus: keep the most probable tokens up to this mass")->capture_default_str();
   gen->add_option("--seed", seed, "random seed (default: random, printed at the end)");
-  std::string context_full = "slide";
-  gen->add_option("--context-full", context_full,
+  std::string when_context_full = "slide";
+  gen->add_option("--context-full", when_context_full,
                   "when the context is full: slide (keep its most recent half and go on) or stop")
       ->capture_default_str();
 
@@ -425,7 +425,7 @@ int main(int argc, char** argv) {
                                    : "give a prompt: -p TEXT or --tokens IDS");
     const LoadOptions load{parse_quantization(quantize)};
     set_num_threads(threads);
-    if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, context_full);
+    if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, when_context_full);
     if (*fwd && !batch_file.empty()) return run_forward_batch(model_dir, load, batch_file);
     if (*fwd) return run_forward(model_dir, load, prompt, attention, mask);
     if (*cls || *fill) {

@@ -16,13 +16,13 @@ namespace glassbox {
 enum class StopReason {
   MaxTokens,    // produced max_tokens tokens
   EndOfText,    // sampled the config's eos_token_id (not passed to the callback)
-  ContextFull,  // ContextFull::Stop, and the last token produced has no position left to run at
+  ContextFull,  // WhenContextFull::Stop, and the last token produced has no position left to run at
   Cancelled,    // the callback returned false
 };
 std::string_view stop_reason_name(StopReason reason);   // "max_tokens", "end_of_text", ...
 
 // What generation does when the context (n_positions) is full.
-enum class ContextFull {
+enum class WhenContextFull {
   // Keep going: keep the most recent half of the context (n_positions / 2 tokens), run them again
   // from position 0 into a fresh cache, and continue from there. Each slide costs one prompt pass
   // over n_positions / 2 tokens, i.e. at most one prefill token per token generated; memory stays
@@ -30,20 +30,20 @@ enum class ContextFull {
   Slide,
   Stop,   // stop with StopReason::ContextFull
 };
-ContextFull parse_context_full(std::string_view name);   // "slide" or "stop"; else InvalidArgument
+WhenContextFull parse_when_context_full(std::string_view name);   // "slide" or "stop"; else InvalidArgument
 
 struct GenerateOptions {
   int max_tokens = 64;
   SamplingSettings sampling;
   bool attention = false;   // fill GeneratedToken::attention (costs a copy of L*H*S floats per token)
-  ContextFull context_full = ContextFull::Slide;
+  WhenContextFull when_context_full = WhenContextFull::Slide;
 };
 
 struct GeneratedToken {
   std::int32_t id;
   int position;   // where the token stands in the sequence: prompt length + index
   // The position of the first token the model still sees (the window's start): 0 until the
-  // context has been full and slid (ContextFull::Slide), then later.
+  // context has been full and slid (WhenContextFull::Slide), then later.
   int window_start;
   // With GenerateOptions::attention: the attention row of the query that produced this token
   // (the previous position) over the keys window_start .. position - 1,

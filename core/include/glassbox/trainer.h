@@ -74,7 +74,8 @@ double learning_rate_at(const TrainingOptions& options, int step);
 void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint64_t seed, int step,
                   std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets);
 
-// A target that is not predicted (no loss, no gradient).
+// A target that is not predicted: no loss, no gradient (a masked LM's unmasked positions, a
+// classifier's padding).
 inline constexpr std::int32_t kIgnoreTarget = -1;
 
 // The masked-LM objective of BERT on a batch of windows, in place: about 15% of each sequence's

@@ -257,7 +257,7 @@ void lm_head_loss(Real* logits, const Real* x, const Real* wte, const std::int32
   l.noalias() = ConstMatrixMap<Real>(x, N, C) * ConstMatrixMap<Real>(wte, V, C).transpose();
   for (int n = 0; n < N; ++n) {
     Real* row = logits + std::size_t(n) * V;
-    if (targets[n] == kIgnore) {
+    if (targets[n] == kIgnoreTarget) {
       std::fill(row, row + V, Real(0));
       continue;
     }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "glassbox/config.h"
+#include "glassbox/trainer.h"   // kIgnoreTarget
 #include "parameters.h"
 
 namespace glassbox::training {
@@ -61,14 +62,10 @@ struct Dropout {
   int first_sequence = 0;        // index of this call's first sequence in the whole batch
 };
 
-// A target that is not predicted: no loss, no gradient (a masked LM's unmasked positions, a
-// classifier's padding).
-inline constexpr std::int32_t kIgnore = -1;
-
 // What one call scores: b sequences of T tokens.
 struct Batch {
   const std::int32_t* inputs;    // (b,T) ids
-  const std::int32_t* targets;   // (b,T) the token each position predicts, or kIgnore
+  const std::int32_t* targets;   // (b,T) the token each position predicts, or kIgnoreTarget
   int b, T;
   const std::int32_t* labels = nullptr;            // (b) classifiers: each sequence's class
   const std::int32_t* label_positions = nullptr;   // (b) the position whose final hidden state is classified
@@ -83,7 +80,7 @@ struct LossWeights {
 };
 
 struct Losses {
-  double lm_sum = 0;                // cross-entropy of the targets that are not kIgnore, summed (nats)
+  double lm_sum = 0;                // cross-entropy of the targets that are not kIgnoreTarget, summed (nats)
   std::int64_t lm_count = 0;        // how many
   double label_sum = 0;             // cross-entropy of the labels, summed (classifiers)
   std::int64_t label_correct = 0;   // labels whose logit is the largest
