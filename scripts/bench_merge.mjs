@@ -3,9 +3,10 @@
 //   node scripts/bench_merge.mjs ROUND1.json ROUND2.json ...   -> JSON on stdout
 //
 // Why rounds: this machine shares its cores and memory with others, and its speed moves in phases
-// (measured: the same prefill product ran at 29 or 42 GFLOP/s, and a decode pass at 19 or 35
-// GB/s, from one process to the next). Figures measured one after another, glassbox's runs then
-// the peers', would each see different phases, and their ratios would measure the phases.
+// (the same product can run up to nearly twice as fast in one process as in the next:
+// docs/performance.md, How figures are measured). Figures measured one after another, glassbox's
+// runs then the peers', would each see different phases, and their ratios would measure the
+// phases.
 // scripts/bench therefore runs every engine once per round, round after round, and this script
 // pools the rounds: each figure's median, min and max over all its runs.
 //

@@ -1,5 +1,5 @@
 // Embind bindings: the C++ core as one JS class, `Engine`. wasm/glassbox.mjs wraps it in the
-// promise-based API of shared/DESIGN.md; nothing here is meant to be called by users directly.
+// promise-based API of docs/js-api.md; nothing here is meant to be called by users directly.
 //
 // Costs: weights are copied once, by JS, from the download into a malloc'ed heap block that the
 // Engine then owns (F32 tensors are used in place). Arrays cross the boundary as typed-array copies,
@@ -181,7 +181,7 @@ class Engine {
       o.sampling.top_p = options["topP"].as<float>();
       o.sampling.seed = static_cast<std::uint64_t>(options["seed"].as<double>());
       o.attention = options["attention"].as<bool>();
-      o.context_full = parse_context_full(options["contextFull"].as<std::string>());
+      o.when_context_full = parse_when_context_full(options["contextFull"].as<std::string>());
       const int top = options["top"].as<int>();
       if (top < 0) throw InvalidArgument("top must be an integer >= 0, got " + std::to_string(top));
       top_ = top;

@@ -32,7 +32,7 @@ export interface LoadOptions {
   cache?: boolean | string;
   /** How the weights are held: 'none' (F32, the default) or 'int8' (blocks of 32 values with a scale,
    *  quantized at load: ~3.6x fewer bytes to read per token, so decoding is faster; the logits move by
-   *  a few hundredths, and the shipped model's validation loss by 0.003%). */
+   *  a few hundredths, and the shipped model's validation loss by 0.002%). */
   quantize?: 'none' | 'int8';
   /** The SHA-256 of model.safetensors, 64 hex digits: the load fails unless the file has it (a copy
    *  in the cache that does not is removed). A download is also held to the size the server

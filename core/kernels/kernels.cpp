@@ -5,7 +5,7 @@
 // native and WebAssembly give bit-identical results, and whatever the tile a row's result has the
 // same bits (decoding a token equals its row in a prompt).
 //
-// By far the most time is spent in matmul (scripts/bench: ~90% of decoding GPT-2 small). Decoding
+// By far the most time is spent in matmul (docs/performance.md, Where the time goes). Decoding
 // one token reads every weight once, so it is bound by memory bandwidth: the weights are packed
 // (kernels.h) so that 8 rows at a time are one contiguous stream against one x. A prompt is bound
 // by arithmetic: tiles of weight rows x prompt rows reuse every load. See matmul below.
@@ -47,8 +47,8 @@ GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
 }
 
 // s[j] = scale * (q . k_j) for n keys k_j (hd) kv_stride apart: four keys at a time, four
-// independent sums (one sum's adds wait on each other; decoding GPT-2 small spent ~6% of its time
-// here, scripts/bench + perf), each key in dot()'s order, so the bits are dot()'s.
+// independent sums (one sum's adds wait on each other, which made this a visible share of
+// decoding), each key in dot()'s order, so the bits are dot()'s.
 GLASSBOX_INLINE void scores(float* s, const float* q, const float* k, int kv_stride, int n, int hd, float scale) {
   const int kv = hd - hd % kAccLanes;
   int j = 0;
@@ -206,9 +206,8 @@ GLASSBOX_INLINE float finish_row(Vec4 acc, const float* x, int K, const float* g
 // Row 2p + half's 4 lanes of a two-row accumulator [row 2p | row 2p+1]. The loops over a tile's
 // rows have constant bounds and are unrolled (-O3; decode_tile's 8 rows by a pragma, which clang
 // had not unrolled alone), so `half` is a constant, this is one shuffle, and the accumulators
-// stay in registers: indexing a vector's lanes by a variable had kept them in memory (in
-// WebAssembly on the stack, zeroed by a call to memset per tile: ~2% of a GPT-2 prompt,
-// node --cpu-prof).
+// stay in registers: indexing a vector's lanes by a variable would keep them in memory (in
+// WebAssembly on the stack, zeroed by a call to memset per tile).
 GLASSBOX_INLINE Vec4 row_lanes(Vec8 acc, int half) {
   return half ? __builtin_shufflevector(acc, acc, 4, 5, 6, 7) : __builtin_shufflevector(acc, acc, 0, 1, 2, 3);
 }
@@ -263,14 +262,11 @@ GLASSBOX_INLINE void tile_block(float* out, int ld, const float* x, int K, const
 
 // Decoding (one input row) reads S packed groups of 8 rows in one pass, S streams far apart in
 // memory (the groups at `groups`, rows n0s[s] ..): the whole matrix is read once per token, so
-// this is bound by memory bandwidth, and natively two streams read faster than one: GPT-2 small
-// decoded at 56.8 tokens/s against 49.2 (glassbox_perf, medians of 8 runs taken alternately; the
-// products alone: 32.6 against 26.7 GB/s), while three or four streams fell to ~24 GB/s. Each
-// stream also asks for its weights kPrefetchBytes ahead: the hardware prefetchers stop at 4 KB
-// pages, and with the weights on 2 MB pages (core/src/arena.h) the hint keeps the next page's
-// lines coming. GPT-2 small decoding, share of the triad's bandwidth, medians of 8 runs taken
-// alternately: 81% without the hint, 92% 2 KB ahead, 88% 3 KB ahead (the products alone: 33.6
-// against 37.3 GB/s at 2 KB). Each output accumulates as in tile, so the bits are the same.
+// this is bound by memory bandwidth, and natively two streams read faster than one, while three
+// or four were slower than one. Each stream also asks for its weights kPrefetchBytes ahead: the
+// hardware prefetchers stop at 4 KB pages, and with the weights on 2 MB pages (core/src/arena.h)
+// the hint keeps the next page's lines coming; 2 KB ahead beat both no hint and 3 KB (see
+// docs/performance.md, Decoding). Each output accumulates as in tile, so the bits are the same.
 constexpr int kPrefetchBytes = 2048;   // 16 steps of k ahead (each step reads 128 bytes a stream)
 
 template <int S>
@@ -305,10 +301,9 @@ constexpr int kDecodeStreams = 2;
 // load reused TX times and each input load R times; the last T % TX rows one at a time. The tiles
 // go down all T rows with the same R weight rows, which should stay in the L1 cache: R rows of
 // GPT-2's MLP projection (K = 3072) are 48 KB, more than this machine's 32 KB, so K is cut into
-// blocks of kKBlock columns and the accumulators wait in `partial` between blocks. WebAssembly
-// (4 x 2 tiles), GPT-2 small's 128-token prompt, that product alone, medians of 5 runs taken
-// alternately: 33 GFLOP/s whole, 40 in blocks of 768 (the other products, K = 768: 43); natively
-// no change (67-71 either way, the 8 x 4 tile of AVX-512).
+// blocks of kKBlock columns and the accumulators wait in `partial` between blocks. That made this
+// product clearly faster in WebAssembly (4 x 2 tiles), nearly as fast as the products with
+// K = 768, and changed nothing natively (docs/performance.md, Prompts).
 constexpr int kKBlock = 768;
 
 template <int R, int TX>
@@ -348,12 +343,11 @@ static bool has_32_vector_registers() {
 
 // Decoding (T = 1) streams every weight once, bound by memory bandwidth: whole packed groups of 8
 // rows per pass, kDecodeStreams contiguous streams (decode_tile). A prompt (T > 1) is bound by
-// arithmetic; its tile is the largest whose accumulators stay in registers, measured on GPT-2
-// small's matrices for a 128-token prompt (products alone, GFLOP/s, medians of 9):
-//   WebAssembly (V8 has 16 registers of 4 floats)   4 x 2: 45   2 x 4: 42   2 x 5, 2 x 6, 4 x 3,
-//                                                   8 x 1, 8 x 2: 26-30 (spilled)
-//   AVX-512 (32 registers of 8 floats)              8 x 4: 75   4 x 4: 63   4 x 6, 4 x 8: 63
-//   AVX2 (16 registers)                             4 x 4: 61   8 x 4: 57 (spilled)
+// arithmetic; its tile (weight rows x prompt rows) is the largest whose accumulators stay in
+// registers, the fastest of those tried on GPT-2 small's matrices (docs/performance.md, Prompts):
+//   WebAssembly (V8 has 16 registers of 4 floats)   4 x 2   (2 x 4 slower; the others spill)
+//   AVX-512 (32 registers of 8 floats)              8 x 4   (4 x 4, 4 x 6, 4 x 8 slower)
+//   AVX2 (16 registers)                             4 x 4   (8 x 4 spills)
 GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N,
                             int out_stride) {
   const int ld = out_stride ? out_stride : N;
@@ -433,7 +427,7 @@ GLASSBOX_CLONES void layernorm(float* out, const float* x, const float* weight, 
   }
 }
 // The activations, 8 lanes at a time, from exp8 and arithmetic only: libm's tanhf, erff and expf
-// are scalar calls (tanhf alone showed as a tenth of a GPT-2 prompt's time), and the native libc
+// are scalar calls (tanhf alone was a visible share of a prompt's time), and the native libc
 // and WebAssembly's may round them differently, which would break native = WebAssembly. Each stays
 // within a few 1e-7 * max(1, |x|) of the reference (tests/kernels_test.cpp).
 

@@ -17,8 +17,8 @@ namespace glassbox::kernels {
 //       row 0's w[k4 .. k4+3], row 1's, .., row 7's          (32 floats)
 //   then the group's last K % 4 columns, row by row          (8 x K % 4 floats)
 // and the last N % 8 rows as they are (row-major). Decoding reads every weight once per token, so
-// it is bound by memory bandwidth: one stream per 8 rows runs ~1.8x faster than 8 row streams
-// (measured on GPT-2 small's matrices: 24 against 13 GB/s natively, 24 against 17 in WebAssembly).
+// it is bound by memory bandwidth: one stream per 8 rows runs much faster than 8 row streams,
+// natively and in WebAssembly (docs/performance.md, Decoding).
 // The packed matrix has N * K floats; rows n0 .. N-1 of it, for n0 a multiple of 8, start at
 // packed + n0 * K and are the packed form of those rows (how threads split a product).
 constexpr int kPackRows = 8;
@@ -76,9 +76,9 @@ inline int visible_keys(const AttentionMask& mask, int i, int T, int pos0) {
 // softmax, attention) on small made-up inputs, for a JIT. V8 runs
 // WebAssembly first as its baseline compiler's code and compiles a function with its optimising
 // compiler, in the background, once the function has run a while; a call that is already running
-// stays on the slow code. So without this the first prompt after loading ran its first layers'
-// products unoptimised: in WebAssembly, GPT-2 small's first 128-token forward took ~50 ms more
-// than the later ones for this reason (and as much again for first touching fresh memory).
+// stays on the slow code. So without this the first prompt after loading would run its first
+// layers' products unoptimised, and take clearly longer than the later ones for this reason
+// (docs/performance.md, The first token in WebAssembly).
 // Model::from_parts calls it in WebAssembly before converting the weights, so that the compiler
 // works on another core meanwhile. Natively it would only cost time. See warm_up.cpp.
 void warm_up();

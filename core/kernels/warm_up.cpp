@@ -1,11 +1,9 @@
 // warm_up: the kernels of a forward pass, run on small made-up inputs (see kernels.h for why).
 //
-// The inputs are a few KB; the whole call takes ~13 ms in WebAssembly as baseline code (1.6 ms
-// once optimised; 0.5 ms natively). What matters is that each kernel runs long enough for V8 to
-// decide it is hot (its tiering budget counts the loop iterations a function runs). Measured on
-// GPT-2 small, WebAssembly under Node, the time of the first 128-token forward pass beyond the
-// later ones (pages pre-touched, so that only the compiler differs; 2 runs each): no warm-up
-// 50-53 ms, 10 rounds 17-51 ms, 100 rounds 11-20 ms, 1000 rounds 13-27 ms.
+// The inputs are a few KB, so the call is cheap. What matters is that each kernel runs long
+// enough for V8 to decide it is hot (its tiering budget counts the loop iterations a function
+// runs): kRounds is set where fewer rounds left more of the first forward pass's extra time and
+// more rounds gained nothing (docs/performance.md, The first token in WebAssembly).
 #include <cstdint>
 #include <vector>
 

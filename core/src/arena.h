@@ -4,8 +4,8 @@
 // is 120,000 TLB misses a token, and in a virtual machine each miss walks two levels of page
 // tables. On 2 MB pages (Linux's transparent huge pages, asked for with madvise: the default
 // setting gives them only to memory that asks) it is 250, and first touching the memory takes
-// 1/512 of the page faults (each ~12 us in this project's VMs: 32 ms to first touch 10 MB on
-// 4 KB pages, 1 ms on 2 MB pages). What it gained on scripts/bench's model: README, Benchmarks.
+// 1/512 of the page faults, each costly in a virtual machine. What it gains: docs/performance.md,
+// Huge pages.
 #pragma once
 
 #include <cstddef>

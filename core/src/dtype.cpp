@@ -101,8 +101,8 @@ template <typename Read>
 void transpose_tiles(std::int64_t rows, std::int64_t cols, float* out, Read read) {
   // One pass (convert and transpose together, no temporary), in 32 x 32 tiles: a plain loop strides
   // its writes by a whole row, a new cache line per element; a tile's reads and writes stay within
-  // 32 lines each. (Loading GPT-2 small, the cost is mostly the first touch of the fresh memory the
-  // transposed copies live in, not this loop.)
+  // 32 lines each. (Loading a model, the cost is mostly the first touch of the fresh memory the
+  // transposed copies live in, not this loop: docs/performance.md, Memory.)
   constexpr std::int64_t kTile = 32;
   for (std::int64_t r0 = 0; r0 < rows; r0 += kTile) {
     const std::int64_t r1 = std::min(rows, r0 + kTile);

@@ -22,8 +22,9 @@ CharClass classify(char32_t cp) {
                                       : CharClass::Other;
 }
 
-// ASCII, nearly all of English text, by table (made from the same Unicode functions): the
-// decoder and three table searches per character were ~40% of encoding the Brown corpus.
+// ASCII, nearly all of English text, by table (made from the same Unicode functions): the UTF-8
+// decoder and three table searches per character were a large share of encoding English text
+// (docs/performance.md, The tokenizer).
 const std::array<CharClass, 128> kAsciiClass = [] {
   std::array<CharClass, 128> table{};
   for (char32_t c = 0; c < 128; ++c) table[c] = classify(c);

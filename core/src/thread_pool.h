@@ -46,8 +46,8 @@ std::shared_ptr<ThreadPool> forward_pool();
 
 // fn(begin, end) over [0, n) on the process-wide pool; see ThreadPool::run. `work` is the cost of
 // the whole job in multiply-adds: a job below kParallelWork runs on the calling thread, since
-// handing out ranges costs microseconds (a decoded token of a small model has dozens of jobs of
-// ~0.1 ms each; splitting them made the shipped model's decoding slower, scripts/bench).
+// handing out ranges costs microseconds (a decoded token of a small model has dozens of short
+// jobs, and splitting them made its decoding slower: docs/performance.md, Threads).
 constexpr double kParallelWork = 1 << 19;
 template <typename F>
 void parallel_for(int n, int grain, double work, F&& fn) {

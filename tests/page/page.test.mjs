@@ -196,7 +196,7 @@ test('the shipped model loads at start; the page has its accessible names; token
 
   firstVisit.closed = true;
 
-  // Accessible names from shared/DESIGN.md.
+  // Accessible names from docs/page.md#accessible-names.
   await page.getByRole('textbox', { name: 'Prompt' }).waitFor();
   for (const name of ['Generate', 'Stop']) await page.getByRole('button', { name, exact: true }).waitFor();
   for (const name of ['Output', 'Attention']) await page.getByRole('region', { name, exact: true }).waitFor();

@@ -9,8 +9,8 @@ const THUMB = 96;              // pixels of a thumbnail canvas (longer sequences
 const THUMB_INTERVAL = 400;    // ms between thumbnail redraws while tokens stream
 const LIVE_INTERVAL = 100;     // ms between heatmap redraws while tokens stream, at least
 // ... and at least this many times what the last redraw took: a large heatmap (a context of 256
-// tokens is a 2304-pixel canvas) takes tens of ms, and redrawing it ten times a second held a
-// 5,000-token generation on the shipped model to ~20 tokens/s (60-70 when drawn once a second).
+// tokens is a 2304-pixel canvas) takes tens of ms, and redrawing it ten times a second made a long
+// generation on the shipped model about three times slower (docs/performance.md, The page).
 const LIVE_COST_FACTOR = 5;
 
 export class AttentionView {
