@@ -1,4 +1,4 @@
-"""Generate core/src/unicode_tables.inc: the code-point ranges behind the GPT-2 pre-tokenizer's
+"""Generate core/tokenizer/unicode_tables.inc: the code-point ranges behind the GPT-2 pre-tokenizer's
 character classes, as tiktoken's regex crate defines them:
 
   \\p{L}  General_Category Lu, Ll, Lt, Lm, Lo   (UnicodeData.txt)
@@ -8,7 +8,7 @@ character classes, as tiktoken's regex crate defines them:
 Input is the Unicode Character Database as Debian's unicode-data package installs it
 (apt-get install unicode-data). Plain Python 3, no third-party modules. Run from anywhere:
 
-    python3 scripts/gen_unicode_tables.py [--ucd /usr/share/unicode] [--out core/src/unicode_tables.inc]
+    python3 scripts/gen_unicode_tables.py [--ucd /usr/share/unicode] [--out core/tokenizer/unicode_tables.inc]
 
 The output is deterministic; never edit it by hand, re-run this script.
 """
@@ -89,7 +89,7 @@ def emit(name, ranges, what):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ucd", default="/usr/share/unicode", help="directory with UnicodeData.txt and PropList.txt")
-    p.add_argument("--out", default=os.path.join(ROOT, "core", "src", "unicode_tables.inc"))
+    p.add_argument("--out", default=os.path.join(ROOT, "core", "tokenizer", "unicode_tables.inc"))
     args = p.parse_args()
 
     unicode_data = os.path.join(args.ucd, "UnicodeData.txt")

@@ -253,7 +253,7 @@ ${samples.map((s) => `### ${s.seed}. "${s.prompt}"\n\n\`${s.command}\`\n\n${fenc
 ${args.command}
 \`\`\`
 
-(\`scripts/train-default-model\` prepares the data and trains the default model.)${o ? ` Initialisation and
+(\`scripts/train_default_model\` prepares the data and trains the default model.)${o ? ` Initialisation and
 batch order come from the training seed (${o.seed}).` : ''}
 
 ## How to evaluate again
@@ -274,7 +274,7 @@ run's model.safetensors from the checkpoint, so pass the same dtype:
 \`\`\`sh
 ${cli} train brown/train.txt --valid brown/valid.txt -o ${quote(ckptMeta ? dirname(ckptFile) : 'RUN_DIR')} --resume --save-dtype ${dtypes.toLowerCase()}
 \`\`\`
-${ckptMeta ? '' : '\nRUN_DIR is the training run\'s output directory (its checkpoint.safetensors was not available when this card was written).\n'}${/train-default-model/.test(args.command) ? '\n\`scripts/train-default-model --resume\` does the same for this model and writes this card again.\n' : ''}`;
+${ckptMeta ? '' : '\nRUN_DIR is the training run\'s output directory (its checkpoint.safetensors was not available when this card was written).\n'}${/train_default_model/.test(args.command) ? '\n\`scripts/train_default_model --resume\` does the same for this model and writes this card again.\n' : ''}`;
 
 await writePng(join(modelDir, 'loss.png'));
 writeAtomically(join(modelDir, 'README.md'), readme);

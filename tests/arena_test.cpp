@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "arena.h"
+#include "model/arena.h"
 
 namespace glassbox {
 namespace {

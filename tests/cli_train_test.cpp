@@ -352,7 +352,7 @@ TEST(CliTrain, MistakesAreOneLineErrors) {
   args = train_args(dir.path() / "bad.txt", dir.path() / "m4");
   args.insert(args.end(), {"--tokenizer", (dir.path() / "m3").string()});
   fails(args, "bad.txt");
-  // the relatives
+  // the tasks' own bad input: an unknown task, bad labelled lines, options of another task
   auto task = train_args(text, dir.path() / "m7");
   task.insert(task.end(), {"--task", "translate"});
   fails(task, "--task must be lm, mlm or classify, got translate");

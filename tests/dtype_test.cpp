@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dtype.h"
+#include "io/dtype.h"
 #include "glassbox/error.h"
 
 namespace glassbox {

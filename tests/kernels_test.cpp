@@ -6,9 +6,9 @@
 #include <cmath>
 #include <random>
 
-#include "kernels.h"
-#include "quantized.h"
-#include "reference.h"
+#include "kernels/kernels.h"
+#include "kernels/quantized.h"
+#include "kernels/reference.h"
 
 namespace glassbox::kernels {
 namespace {

@@ -11,7 +11,7 @@
 #include "glassbox/threads.h"
 #include "glassbox/trainer.h"
 #include "test_util.h"
-#include "thread_pool.h"
+#include "model/thread_pool.h"
 
 namespace glassbox {
 namespace {

@@ -5,13 +5,13 @@
 
 #include <random>
 
-#include "bpe.h"
+#include "tokenizer/bpe.h"
 #include "glassbox/error.h"
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
-#include "pretokenizer.h"
+#include "tokenizer/pretokenizer.h"
 #include "test_util.h"
-#include "unicode.h"
+#include "tokenizer/unicode.h"
 
 namespace glassbox {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <functional>
 
-#include "dtype.h"
+#include "io/dtype.h"
 #include "glassbox/error.h"
 #include "glassbox/trainer.h"
 #include "test_util.h"
@@ -337,7 +337,7 @@ TEST(Training, SavedModelGivesTheTrainersLoss) {
   }
 }
 
-// The relatives, saved and loaded by the inference engine: a masked LM's bidirectional logits at
+// The masked LM and the classifier, saved and loaded by the inference engine: a masked LM's bidirectional logits at
 // the masked positions and a classifier's label logits give the trainer's losses, and the
 // classifier's file has Hugging Face's GPT2ForSequenceClassification names.
 TEST(Training, SavedMaskedLMAndClassifierGiveTheTrainersLosses) {

@@ -1,5 +1,5 @@
 // Character classes against hand-picked characters (not against another table), and strict UTF-8.
-#include "unicode.h"
+#include "tokenizer/unicode.h"
 
 #include <gtest/gtest.h>
 

@@ -6,40 +6,26 @@
 // (a DOMException named "AbortError" unless the caller gave another reason).
 
 // Base of every error the API throws on purpose.
-export class GlassboxError extends Error {
-  name = 'GlassboxError';
-}
+export class GlassboxError extends Error { name = 'GlassboxError'; }
 
 // An argument is wrong: its type, a setting out of range, an id outside the vocabulary, a prompt
 // longer than the context, text that is not valid Unicode. (C++: glassbox::InvalidArgument.)
-export class InvalidArgumentError extends GlassboxError {
-  name = 'InvalidArgumentError';
-}
+export class InvalidArgumentError extends GlassboxError { name = 'InvalidArgumentError'; }
 
 // A model's files are missing, malformed, or not the expected ones (C++: glassbox::ModelFormatError).
-export class ModelFormatError extends GlassboxError {
-  name = 'ModelFormatError';
-}
+export class ModelFormatError extends GlassboxError { name = 'ModelFormatError'; }
 
 // A download failed: an HTTP error status, a broken connection, a server that refused the page.
-export class NetworkError extends GlassboxError {
-  name = 'NetworkError';
-}
+export class NetworkError extends GlassboxError { name = 'NetworkError'; }
 
 // The WebAssembly heap (at most 4 GB per thread) cannot hold what was asked for.
-export class OutOfMemoryError extends GlassboxError {
-  name = 'OutOfMemoryError';
-}
+export class OutOfMemoryError extends GlassboxError { name = 'OutOfMemoryError'; }
 
 // The model cannot do this now: it was disposed, its worker is gone, or a generation is running.
-export class StateError extends GlassboxError {
-  name = 'StateError';
-}
+export class StateError extends GlassboxError { name = 'StateError'; }
 
 // This environment lacks what the call needs (the Cache API outside a secure browser context).
-export class NotSupportedError extends GlassboxError {
-  name = 'NotSupportedError';
-}
+export class NotSupportedError extends GlassboxError { name = 'NotSupportedError'; }
 
 export const errorClasses = {
   GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, OutOfMemoryError, StateError, NotSupportedError,

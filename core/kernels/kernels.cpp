@@ -15,9 +15,9 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels.h"
-#include "reference.h"
-#include "simd.h"
+#include "kernels/kernels.h"
+#include "kernels/reference.h"
+#include "kernels/simd.h"
 
 namespace glassbox::kernels {
 namespace {
@@ -264,7 +264,7 @@ GLASSBOX_INLINE void tile_block(float* out, int ld, const float* x, int K, const
 // memory (the groups at `groups`, rows n0s[s] ..): the whole matrix is read once per token, so
 // this is bound by memory bandwidth, and natively two streams read faster than one, while three
 // or four were slower than one. Each stream also asks for its weights kPrefetchBytes ahead: the
-// hardware prefetchers stop at 4 KB pages, and with the weights on 2 MB pages (core/src/arena.h)
+// hardware prefetchers stop at 4 KB pages, and with the weights on 2 MB pages (core/model/arena.h)
 // the hint keeps the next page's lines coming; 2 KB ahead beat both no hint and 3 KB (see
 // docs/performance.md, Decoding). Each output accumulates as in tile, so the bits are the same.
 constexpr int kPrefetchBytes = 2048;   // 16 steps of k ahead (each step reads 128 bytes a stream)

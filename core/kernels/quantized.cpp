@@ -5,13 +5,13 @@
 // block scales (stored together for this load) times x's block scale. Lanes are rows, so no
 // horizontal sum is left at the end. For a prompt (T > 1) every input row runs over the same 4
 // weight rows, which stay in L1 (4 x 3072 bytes at most in GPT-2 small).
-#include "quantized.h"
+#include "kernels/quantized.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "reference.h"
-#include "simd.h"
+#include "kernels/reference.h"
+#include "kernels/simd.h"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>

@@ -2,9 +2,9 @@
 // They define what the fast kernels (kernels.cpp) must compute; tests compare the two.
 #include <cmath>
 
-#include "kernels.h"
-#include "quantized.h"
-#include "reference.h"
+#include "kernels/kernels.h"
+#include "kernels/quantized.h"
+#include "kernels/reference.h"
 
 namespace glassbox::kernels::reference {
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels.h"   // AttentionMask
+#include "kernels/kernels.h"   // AttentionMask
 
 namespace glassbox::kernels::reference {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels.h"
-#include "quantized.h"
+#include "kernels/kernels.h"
+#include "kernels/quantized.h"
 
 namespace glassbox::kernels {
 

@@ -2,7 +2,7 @@
 // way the model loader does (to_f32, and the transposed form for 2-D tensors).
 #include <vector>
 
-#include "dtype.h"
+#include "io/dtype.h"
 #include "fuzz.h"
 #include "glassbox/safetensors.h"
 

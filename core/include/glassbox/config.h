@@ -49,8 +49,8 @@ struct ModelConfig {
                                       // (ForwardOptions::encoder_states), between attention and MLP
   std::vector<std::int32_t> eos_token_ids;        // generation stops when one is sampled
 
-  // The relatives of the GPT, as config choices for models this project trains (glassbox's own
-  // keys: other GPT-2 loaders ignore them and would run such a model as a causal LM):
+  // An encoder and a classifier, as config choices for models this project trains (glassbox's
+  // own keys: other GPT-2 loaders ignore them and would run such a model as a causal LM):
   //   "bidirectional": true   an encoder: attention without the causal mask, every position sees
   //                           every other (BERT); trained with the masked-LM objective, it predicts
   //                           the tokens at mask_token_id positions, and cannot generate text

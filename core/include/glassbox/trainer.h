@@ -11,8 +11,8 @@
 // options.threads shards computed in parallel, their gradients summed in a fixed order), clipping
 // of the global gradient norm, the learning rate of the step from the schedule (linear warmup,
 // then cosine decay to min_learning_rate), and an AdamW update with weight decay on the matrices.
-// The loss is the mean cross-entropy of predicting each next token, in nats. The relatives of the
-// GPT train with the same step: a masked LM (config.bidirectional) predicts only the masked
+// The loss is the mean cross-entropy of predicting each next token, in nats. The other tasks
+// train with the same step: a masked LM (config.bidirectional) predicts only the masked
 // positions (the others' targets are kIgnoreTarget, see mask_tokens), and a classifier
 // (config.labels) adds the cross-entropy of each sequence's label to lm_weight times the LM loss,
 // as GPT-1's fine-tuning did (L = L_label + lambda L_lm).

@@ -1,0 +1,75 @@
+// The engine in headless Chromium, as the page runs it (the JS API, engine in a Web Worker): the
+// threaded module where the page is cross-origin isolated, the single-threaded one where it is
+// not. For scripts/bench; RUNS fresh pages per setting -> medians with min-max, JSON on stdout.
+//
+//   node bench/browser.mjs MODEL_DIR PROMPT_IDS.json RUNS
+//
+// Per run: time to the first generated token for the prompt (prefill), then tokens/s over 128
+// greedy tokens (decode), F32 and int8.
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+import { stats } from './merge.mjs';
+import { startServer } from '../scripts/serve.mjs';
+
+const [modelDir, idsFile, runsArg] = process.argv.slice(2);
+const runs = Number(runsArg ?? 3);
+if (!modelDir || !idsFile || !Number.isInteger(runs) || runs < 1) {
+  console.error('usage: node bench/browser.mjs MODEL_DIR PROMPT_IDS.json RUNS');
+  process.exit(2);
+}
+const root = fileURLToPath(new URL('..', import.meta.url));
+const prompt = JSON.parse(readFileSync(idsFile, 'utf8'));
+const DECODE = 128;
+
+const servers = { isolated: await startServer(root), plain: await startServer(root, 0, { isolate: false }) };
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync'],
+});
+
+async function run(served, quantize) {
+  const page = await browser.newPage();
+  await page.goto(new URL('web/dist/glassbox.d.ts', servers[served].url).href);   // any page of the origin
+  const result = await page.evaluate(async ({ dir, prompt, quantize, decode }) => {
+    const { loadModel } = await import('/web/dist/glassbox.mjs');
+    let t0 = performance.now();
+    const model = await loadModel(dir, { worker: true, quantize });
+    const load_ms = performance.now() - t0;
+    t0 = performance.now();
+    let first = 0, n = 0;
+    for await (const step of model.generate(prompt, { maxTokens: decode + 1, temperature: 0 })) {
+      if (++n === 1) first = performance.now();
+      void step;
+    }
+    const end = performance.now();
+    const threads = model.threads;
+    await model.dispose();
+    return { threads, load_ms, ttft_ms: first - t0, prefill_tok_s: (1000 * prompt.length) / (first - t0),
+             decode_tok_s: (1000 * (n - 1)) / (end - first) };
+  }, { dir: `/${relative(root, modelDir)}/`, prompt, quantize, decode: DECODE });
+  await page.close();
+  return result;
+}
+
+const report = { prompt: prompt.length, decode: DECODE, results: {} };
+for (const served of ['isolated', 'plain']) {
+  for (const quantize of ['none', 'int8']) {
+    const results = [];
+    for (let i = 0; i < runs; ++i) {
+      process.stderr.write(`bench: Chromium, ${served}, ${quantize} run ${i + 1}/${runs}\n`);
+      results.push(await run(served, quantize));
+    }
+    const key = `chromium ${results[0].threads} thread${results[0].threads > 1 ? 's' : ''}${quantize === 'int8' ? ' int8' : ''}`;
+    report.results[key] = { threads: results[0].threads, quantize,
+      ...Object.fromEntries(['load_ms', 'ttft_ms', 'prefill_tok_s', 'decode_tok_s'].map((f) => [f, stats(results.map((r) => r[f]))])) };
+  }
+}
+await browser.close();
+for (const s of Object.values(servers)) s.server.close();
+console.log(JSON.stringify(report, null, 2));

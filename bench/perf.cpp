@@ -1,0 +1,186 @@
+// glassbox_perf: one timed run of the engine, for scripts/bench (a benchmark, never a test). The
+// same source builds natively and as WebAssembly for Node, so both are measured the same way; the
+// script runs it several times, each in a fresh process, and reports medians.
+//
+//   glassbox_perf model DIR --ids FILE [--decode N]   load, prefill the prompt ids (JSON array in
+//                 [--triad-after MB]                   FILE), then N greedy tokens with the KV cache;
+//                                                      then, the model freed, the triad
+//   glassbox_perf tokenizer DIR TEXT                   encode and decode TEXT's bytes
+//   glassbox_perf triad [--mb N]                       single-core memory bandwidth (STREAM triad)
+//
+// Prints one JSON object. Times are wall-clock (steady_clock); peak memory is the process's
+// resident high-water mark (getrusage natively; Node's process.resourceUsage() in WebAssembly).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "model/arena.h"
+#include "glassbox/model.h"
+#include "glassbox/threads.h"
+#include "glassbox/tokenizer.h"
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::ordered_json;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double peak_rss_mb() {
+#ifdef __EMSCRIPTEN__
+  // Node's own high-water mark: the WebAssembly heap lives inside the process.
+  return EM_ASM_DOUBLE({ return process.resourceUsage().maxRSS; }) / 1024.0;
+#else
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;   // Linux: kilobytes
+#endif
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::int32_t argmax(const std::vector<float>& logits) {
+  return static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+// Load; the prompt in one forward pass (time to first token = that + the argmax); then `decode`
+// greedy tokens one forward pass each, exactly as the peers' loop does.
+json run_model(const std::string& dir, const std::string& ids_file, int decode, glassbox::Quantization quantize) {
+  const auto prompt = json::parse(read_file(ids_file)).get<std::vector<std::int32_t>>();
+  auto t0 = Clock::now();
+  const glassbox::Model model = glassbox::Model::load(dir, glassbox::LoadOptions{quantize});
+  const double load_ms = ms_since(t0);
+
+  glassbox::KVCache cache = model.new_cache();
+  t0 = Clock::now();
+  std::vector<float> logits = model.forward(prompt, cache);
+  std::int32_t next = argmax(logits);
+  const double ttft_ms = ms_since(t0);
+
+  std::vector<std::int32_t> generated = {next};
+  t0 = Clock::now();
+  for (int i = 0; i < decode; ++i) {
+    const std::int32_t token = generated.back();
+    logits = model.forward(std::span(&token, 1), cache);
+    generated.push_back(argmax(logits));
+  }
+  const double decode_ms = ms_since(t0);
+  generated.pop_back();   // the last argmax was not fed back
+  return {{"quantize", glassbox::quantization_name(quantize)},
+          {"load_ms", load_ms},
+          {"prompt_tokens", prompt.size()},
+          {"ttft_ms", ttft_ms},
+          {"prefill_tok_s", 1000.0 * static_cast<double>(prompt.size()) / ttft_ms},
+          {"decode_tokens", decode},
+          {"decode_tok_s", 1000.0 * decode / decode_ms},
+          {"peak_rss_mb", peak_rss_mb()},
+          {"tokens", generated}};
+}
+
+json run_tokenizer(const std::string& dir, const std::string& text_file) {
+  const glassbox::Tokenizer tokenizer = glassbox::Tokenizer::load(dir);
+  const std::string text = read_file(text_file);
+  const double mb = static_cast<double>(text.size()) / 1e6;
+  auto t0 = Clock::now();
+  const auto ids = tokenizer.encode(text);
+  const double encode_ms = ms_since(t0);
+  t0 = Clock::now();
+  const std::string back = tokenizer.decode(ids);
+  const double decode_ms = ms_since(t0);
+  if (back != text) throw std::runtime_error("decode(encode(text)) != text");
+  return {{"text_bytes", text.size()}, {"tokens", ids.size()},
+          {"encode_mb_s", 1000.0 * mb / encode_ms}, {"decode_mb_s", 1000.0 * mb / decode_ms}};
+}
+
+// a[i] = b[i] + s * c[i] over three arrays much larger than the caches; 12 bytes move per element
+// (two floats read, one written). The best of 5 passes, as STREAM reports. The arrays are on huge
+// pages where the model's weights are (arena.h), so that the roofline is the one the weights see.
+json run_triad(int megabytes) {
+  const std::size_t n = static_cast<std::size_t>(megabytes) * (1 << 20) / sizeof(float);
+  glassbox::LargeBlock blocks[3] = {glassbox::LargeBlock(n * sizeof(float)), glassbox::LargeBlock(n * sizeof(float)),
+                                    glassbox::LargeBlock(n * sizeof(float))};
+  float* a = reinterpret_cast<float*>(blocks[0].data());
+  float* b = reinterpret_cast<float*>(blocks[1].data());
+  float* c = reinterpret_cast<float*>(blocks[2].data());
+  std::fill(a, a + n, 0.0f);
+  std::fill(b, b + n, 1.0f);
+  std::fill(c, c + n, 2.0f);
+  double best_ms = 1e30;
+  for (int pass = 0; pass < 5; ++pass) {
+    const float s = 0.5f + static_cast<float>(pass);
+    const auto t0 = Clock::now();
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
+    best_ms = std::min(best_ms, ms_since(t0));
+  }
+  volatile float sink = a[n / 2];   // keep the loop
+  (void)sink;
+  return {{"array_mb", megabytes}, {"gb_s", 12.0 * static_cast<double>(n) / best_ms / 1e6}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"glassbox_perf: one timed run, for scripts/bench"};
+  app.require_subcommand(1);
+  std::string dir, ids_file, text_file, quantize = "none";
+  int decode = 128, megabytes = 256;
+  auto* model = app.add_subcommand("model", "load, prefill, greedy decode");
+  model->add_option("dir", dir, "model directory")->required();
+  model->add_option("--ids", ids_file, "JSON array of prompt token ids")->required();
+  model->add_option("--decode", decode, "tokens to generate")->check(CLI::Range(1, 100000));
+  model->add_option("--quantize", quantize, "none or int8");
+  int threads = 1;
+  model->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
+  int triad_after = 0;
+  model->add_option("--triad-after", triad_after,
+                    "then the triad over arrays of this many MB, once the model is freed (0: no triad)")
+      ->check(CLI::Range(0, 4096));
+  auto* tokenizer = app.add_subcommand("tokenizer", "encode and decode a text");
+  tokenizer->add_option("dir", dir, "model directory (vocab.json, merges.txt)")->required();
+  tokenizer->add_option("text", text_file, "UTF-8 text file")->required();
+  auto* triad = app.add_subcommand("triad", "memory bandwidth");
+  triad->add_option("--mb", megabytes, "megabytes per array")->check(CLI::Range(16, 4096));
+  CLI11_PARSE(app, argc, argv);
+  try {
+    json out;
+    if (*model) {
+      glassbox::set_num_threads(threads);
+      out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize));
+      out["threads"] = glassbox::num_threads();
+      // The memory bandwidth at the moment of this decode (this machine's speed drifts from one
+      // minute to the next), for the decode's share of the roofline (bench/report.mjs).
+      if (triad_after) out["triad_gb_s"] = run_triad(triad_after)["gb_s"];
+    }
+    else if (*tokenizer) out = run_tokenizer(dir, text_file);
+    else out = run_triad(megabytes);
+#ifdef __EMSCRIPTEN__
+    out["build"] = "wasm";
+#else
+    out["build"] = "native";
+#endif
+    std::printf("%s\n", out.dump().c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "glassbox_perf: %s\n", e.what());
+    return 1;
+  }
+}

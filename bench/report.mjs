@@ -1,0 +1,163 @@
+// Combines the benchmark's JSON files into one report: a table of medians (min-max) per engine,
+// the ratios glassbox / peer, the decode roofline, and everything as JSON if given a path.
+//
+//   node bench/report.mjs NATIVE_TOKENIZER.json TOKENIZER_PEERS.json ENGINE.json ONNX.json BROWSER.json [OUT.json]
+//
+//   NATIVE_TOKENIZER.json  glassbox_bench (Google Benchmark): the tokenizer natively
+//   TOKENIZER_PEERS.json   bench/tokenizer_peers.mjs: npm tiktoken, js-tiktoken
+//   ENGINE.json            bench/engine.mjs: glassbox_perf natively and in WebAssembly
+//   ONNX.json              bench/onnx_peers.mjs: onnxruntime-node, onnxruntime-web
+//   BROWSER.json           bench/browser.mjs: glassbox in Chromium, threaded and not
+import { readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+
+import { stats } from './merge.mjs';
+
+const [nativeFile, peersFile, engineFile, onnxFile, browserFile, outFile] = process.argv.slice(2);
+const read = (f) => JSON.parse(readFileSync(f, 'utf8'));
+const native = read(nativeFile), peers = read(peersFile), engine = read(engineFile), onnx = read(onnxFile);
+const browser = read(browserFile);
+
+// --- the tokenizer
+
+// Google Benchmark: one "iteration" entry per repetition; bytes_per_second in bytes.
+function gbStats(name) {
+  const rates = native.benchmarks
+    .filter((b) => b.run_name === name && b.run_type === 'iteration')
+    .map((b) => b.bytes_per_second / 1e6)
+    .sort((a, b) => a - b);
+  if (!rates.length) throw new Error(`no runs of ${name} in ${nativeFile}`);
+  return { median: rates[Math.floor(rates.length / 2)], min: rates[0], max: rates[rates.length - 1], runs: rates.length };
+}
+const tokenizer = {
+  'glassbox (native)': {
+    tokens: native.benchmarks.find((b) => b.run_name === 'tokenizer/encode/min_time:1.000')?.tokens,
+    encode_mb_s: gbStats('tokenizer/encode/min_time:1.000'),
+    decode_mb_s: gbStats('tokenizer/decode/min_time:1.000'),
+  },
+  'glassbox (wasm)': engine.tokenizer_wasm,
+  ...peers.results,
+};
+
+// --- the model
+
+// Bytes of weights one decoded token reads: every matrix once (the tied LM head is the token
+// embedding), as F32 (4 bytes a value) or int8 blocks (32 bytes + a 4-byte scale per 32 values).
+// Biases, LayerNorms and one position row are left out (< 0.1%).
+function weightBytes(c, bytesPerValue = 4) {
+  const C = c.n_embd, L = c.n_layer, V = c.vocab_size, inner = c.n_inner ?? 4 * C;
+  return bytesPerValue * (L * (C * 3 * C + C * C + 2 * C * inner) + V * C);
+}
+const INT8_BYTES = 36 / 32;
+const targets = [];   // [what, measured, goal, met]
+
+const ctx = native.context;
+const report = {
+  machine: { cpu: ctx.cpu, compiler: ctx.compiler, num_cpus: ctx.num_cpus, mhz_per_cpu: ctx.mhz_per_cpu, node: peers.node, date: ctx.date },
+  triad_gb_s: engine.triad,
+  models: {},
+  tokenizer: { text_bytes: peers.text_bytes, results: tokenizer },
+};
+
+const m = (s, digits = 1) => `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}-${s.max.toFixed(digits)})`;
+const pad = (s, n) => String(s).padEnd(n);
+console.log(`machine: ${ctx.cpu}, ${ctx.num_cpus} CPUs at ${ctx.mhz_per_cpu} MHz, ${ctx.compiler}, Node ${peers.node}; ` +
+            `median (min-max) of ${engine.runs} runs, each in a fresh process, one thread unless the row says otherwise`);
+console.log(`memory bandwidth, one core (STREAM triad): native ${m(engine.triad.native.gb_s, 2)} GB/s, ` +
+            `WebAssembly ${m(engine.triad.wasm.gb_s, 2)} GB/s`);
+
+for (const [name, model] of Object.entries(engine.models)) {
+  const c = model.config;
+  const bytes = weightBytes(c);
+  const rows = { 'glassbox native': model.native, 'glassbox wasm': model.wasm,
+                 'glassbox native int8': model.int8.native, 'glassbox wasm int8': model.int8.wasm,
+                 [`glassbox native ${model.all_cores.threads} threads`]: model.all_cores.native,
+                 [`glassbox native ${model.all_cores.threads} threads int8`]: model.all_cores.int8 };
+  const withPeers = name === 'gpt2-small-random';
+  if (withPeers) Object.assign(rows, onnx.results, Object.fromEntries(Object.entries(browser.results).map(([k, v]) => [`glassbox ${k}`, v])));
+  console.log(`\nmodel ${name}: ${c.n_layer} layers, ${c.n_embd} wide, ${c.n_head} heads, vocabulary ${c.vocab_size}; ` +
+              `${model.prompt}-token prompt, ${model.decode} greedy tokens; ${(bytes / 1e6).toFixed(1)} MB of F32 weights per decoded token`);
+  console.log(`  ${pad('', 32)} ${pad('load ms', 22)} ${pad('first token ms', 22)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} peak MB`);
+  for (const [engineName, r] of Object.entries(rows)) {
+    console.log(`  ${pad(engineName, 32)} ${pad(m(r.load_ms, 0), 22)} ${pad(m(r.ttft_ms, 0), 22)} ${pad(m(r.prefill_tok_s), 22)} ` +
+                `${pad(m(r.decode_tok_s), 22)} ${r.peak_rss_mb ? m(r.peak_rss_mb, 0) : '-'}`);
+  }
+  const int8Bytes = weightBytes(c, INT8_BYTES);
+  const bw = { native: engine.triad.native.gb_s.median * 1e9, wasm: engine.triad.wasm.gb_s.median * 1e9 };
+  const roofline = { native: bw.native / bytes, wasm: bw.wasm / bytes, native_int8: bw.native / int8Bytes, wasm_int8: bw.wasm / int8Bytes };
+  const share = { native: model.native.decode_tok_s.median / roofline.native, wasm: model.wasm.decode_tok_s.median / roofline.wasm,
+                  native_int8: model.int8.native.decode_tok_s.median / roofline.native_int8,
+                  wasm_int8: model.int8.wasm.decode_tok_s.median / roofline.wasm_int8 };
+  // The same share run by run: each run's decode against the triad its own process measured right
+  // after it (glassbox_perf --triad-after), as this machine's bandwidth drifts between minutes;
+  // then the median of those shares. The targets use these.
+  const pairedShare = (r, perToken) =>
+    stats(r.decode_tok_s.values.map((tok, i) => (tok * perToken) / (r.triad_gb_s.values[i] * 1e9)));
+  const paired = { native: pairedShare(model.native, bytes), wasm: pairedShare(model.wasm, bytes),
+                   native_int8: pairedShare(model.int8.native, int8Bytes), wasm_int8: pairedShare(model.int8.wasm, int8Bytes) };
+  const entry = { config: c, weight_bytes_per_token: bytes, int8_weight_bytes_per_token: int8Bytes, results: rows,
+                  roofline_decode_tok_s: roofline, share_of_roofline: share, share_of_roofline_paired: paired };
+  const pct = (s) => `${(100 * s.median).toFixed(0)}% (${(100 * s.min).toFixed(0)}-${(100 * s.max).toFixed(0)})`;
+  console.log(`  decode roofline (triad bandwidth / weight bytes per token: ${(bytes / 1e6).toFixed(1)} MB F32, ${(int8Bytes / 1e6).toFixed(1)} MB int8):`);
+  console.log(`    ${pad('', 12)} ${pad('from the medians above', 36)} run by run, against the triad right after each decode`);
+  for (const k of ['native', 'wasm', 'native_int8', 'wasm_int8'])
+    console.log(`    ${pad(k.replace('_', ' '), 12)} ${pad(`${roofline[k].toFixed(1)} tok/s; glassbox at ${(100 * share[k]).toFixed(0)}%`, 36)} glassbox at ${pct(paired[k])}`);
+  if (name === 'gpt2-small-random') {
+    targets.push(['WASM F32 decode, share of the roofline', `${(100 * paired.wasm.median).toFixed(0)}%`, '>= 85%', paired.wasm.median >= 0.85]);
+    targets.push(['native F32 decode, share of the roofline', `${(100 * paired.native.median).toFixed(0)}%`, '>= 90%', paired.native.median >= 0.9]);
+  }
+  if (withPeers) {
+    const ratio = (a, b, key) => a[key].median / b[key].median;
+    const web = onnx.results['onnxruntime-web'], node = onnx.results['onnxruntime-node'];
+    entry.ratios = {
+      'wasm/onnxruntime-web': { decode: ratio(model.wasm, web, 'decode_tok_s'), prefill: ratio(model.wasm, web, 'prefill_tok_s') },
+      'native/onnxruntime-node': { decode: ratio(model.native, node, 'decode_tok_s'), prefill: ratio(model.native, node, 'prefill_tok_s') },
+      'wasm int8/onnxruntime-web (F32)': { decode: ratio(model.int8.wasm, web, 'decode_tok_s'), prefill: ratio(model.int8.wasm, web, 'prefill_tok_s') },
+      'native int8/onnxruntime-node (F32)': { decode: ratio(model.int8.native, node, 'decode_tok_s'), prefill: ratio(model.int8.native, node, 'prefill_tok_s') },
+    };
+    const r = entry.ratios;
+    targets.push(['WASM F32 decode / onnxruntime-web', `${r['wasm/onnxruntime-web'].decode.toFixed(2)}x`, '>= 1.2x', r['wasm/onnxruntime-web'].decode >= 1.2]);
+    targets.push(['WASM F32 prefill / onnxruntime-web', `${r['wasm/onnxruntime-web'].prefill.toFixed(2)}x`, '>= 2x', r['wasm/onnxruntime-web'].prefill >= 2]);
+    targets.push(['WASM int8 decode / onnxruntime-web F32', `${r['wasm int8/onnxruntime-web (F32)'].decode.toFixed(2)}x`, '>= 3x', r['wasm int8/onnxruntime-web (F32)'].decode >= 3]);
+    targets.push(['native F32 decode / onnxruntime-node', `${r['native/onnxruntime-node'].decode.toFixed(2)}x`, '>= 1.0x', r['native/onnxruntime-node'].decode >= 1]);
+    targets.push(['native F32 prefill / onnxruntime-node', `${r['native/onnxruntime-node'].prefill.toFixed(2)}x`, '>= 0.8x', r['native/onnxruntime-node'].prefill >= 0.8]);
+    for (const [k, v] of Object.entries(entry.ratios))
+      console.log(`  glassbox ${k}: decode ${v.decode.toFixed(2)}x, prefill ${v.prefill.toFixed(2)}x`);
+    const same = (a, b) => { const i = a.findIndex((id, j) => id !== b[j]); return i === -1 ? 'all equal' : `first differ at token ${i}`; };
+    entry.greedy_tokens = {
+      'native vs wasm': same(model.native.tokens, model.wasm.tokens),
+      'native vs onnxruntime-node': same(model.native.tokens, node.tokens),
+      'wasm vs onnxruntime-web': same(model.wasm.tokens, web.tokens),
+      'int8 vs F32 (native)': same(model.int8.native.tokens, model.native.tokens),
+      'int8 native vs wasm': same(model.int8.native.tokens, model.int8.wasm.tokens),
+    };
+    console.log(`  greedy tokens: ${Object.entries(entry.greedy_tokens).map(([k, v]) => `${k}: ${v}`).join('; ')} ` +
+                `(random weights: the smallest top-2 logit gap was ${node.min_margin.toExponential(1)})`);
+  }
+  report.models[name] = entry;
+}
+
+const f = (s) => `${s.median.toFixed(2)} MB/s (${s.min.toFixed(2)}-${s.max.toFixed(2)})`;
+console.log(`\ntokenizer, text ${(peers.text_bytes / 1e6).toFixed(2)} MB (Brown corpus):`);
+for (const op of ['encode', 'decode']) {
+  console.log(`  ${op}:`);
+  const ours = tokenizer['glassbox (native)'][`${op}_mb_s`], oursWasm = tokenizer['glassbox (wasm)'][`${op}_mb_s`];
+  for (const [name, r] of Object.entries(tokenizer)) {
+    const s = r[`${op}_mb_s`];
+    const vs = name.startsWith('glassbox') ? '' : `   glassbox native/${name} = ${(ours.median / s.median).toFixed(1)}x, wasm/${name} = ${(oursWasm.median / s.median).toFixed(1)}x`;
+    console.log(`    ${pad(name, 20)} ${f(s)}${vs}`);
+  }
+}
+const encodeRatio = tokenizer['glassbox (wasm)'].encode_mb_s.median / tokenizer.tiktoken.encode_mb_s.median;
+targets.push(['tokenizer encode, WASM / npm tiktoken', `${encodeRatio.toFixed(2)}x`, '>= 3x', encodeRatio >= 3]);
+
+// The engine's WebAssembly module as a page downloads it, gzip-compressed.
+const wasmBytes = readFileSync(new URL('../web/dist/glassbox-core.wasm', import.meta.url));
+const wasmGzip = gzipSync(wasmBytes, { level: 9 }).length;
+report.wasm_module = { bytes: wasmBytes.length, gzip_bytes: wasmGzip };
+targets.push(['engine .wasm, gzip', `${(wasmGzip / 1024).toFixed(0)} KB`, '<= 400 KB', wasmGzip <= 400 * 1024]);
+
+console.log('\ntargets (issue 7):');
+for (const [what, got, goal, met] of targets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
+report.targets = targets.map(([what, measured, goal, met]) => ({ what, measured, goal, met }));
+if (outFile) writeFileSync(outFile, JSON.stringify(report, null, 2) + '\n');

@@ -1,0 +1,39 @@
+#include "glassbox/kv_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "model/arena.h"
+
+namespace glassbox {
+
+// The 2 * n_layer matrices (allocated_, n_embd) one after another: keys of layer 0, values of
+// layer 0, keys of layer 1, ... One block rather than 24 vectors: at 128 positions GPT-2 small's
+// cache is 9.4 MB, which on huge pages is first touched with 5 page faults instead of 2,300.
+struct KVCache::Storage {
+  LargeBlock block;
+};
+
+KVCache::KVCache(int n_layer, int n_ctx, int n_embd)
+    : n_layer_(n_layer), n_ctx_(n_ctx), n_embd_(n_embd), storage_(std::make_unique<Storage>()) {}
+KVCache::KVCache(KVCache&&) noexcept = default;
+KVCache& KVCache::operator=(KVCache&&) noexcept = default;
+KVCache::~KVCache() = default;
+
+float* KVCache::matrix(int i) {
+  return reinterpret_cast<float*>(storage_->block.data()) + std::size_t(i) * allocated_ * n_embd_;
+}
+
+void KVCache::reserve(int positions) {
+  if (positions <= allocated_) return;
+  // Doubling keeps generation at O(log n) reallocations of the cache.
+  const int grown = std::min(n_ctx_, std::max({positions, 2 * allocated_, 16}));
+  const std::size_t row = sizeof(float) * std::size_t(n_embd_);
+  LargeBlock block(std::size_t(2) * n_layer_ * grown * row);
+  if (size_ > 0)   // the filled positions move; the rest stay unwritten
+    for (int i = 0; i < 2 * n_layer_; ++i) std::memcpy(block.data() + std::size_t(i) * grown * row, matrix(i), size_ * row);
+  storage_->block = std::move(block);
+  allocated_ = grown;
+}
+
+}  // namespace glassbox

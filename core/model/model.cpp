@@ -1,0 +1,392 @@
+#include "glassbox/model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "glassbox/error.h"
+#include "io/mapped_file.h"
+#include "model/thread_pool.h"
+#include "kernels/kernels.h"
+#include "kernels/quantized.h"
+#include "model/weights.h"
+
+namespace glassbox {
+
+struct Model::Impl {
+  ModelConfig config;
+  std::string config_json;
+  Quantization quantization = Quantization::None;
+  ModelWeights w;
+};
+
+Quantization parse_quantization(std::string_view name) {
+  if (name == "none") return Quantization::None;
+  if (name == "int8") return Quantization::Int8;
+  throw InvalidArgument("unknown quantization '" + std::string(name) + "' (use none or int8)");
+}
+
+const char* quantization_name(Quantization q) { return q == Quantization::Int8 ? "int8" : "none"; }
+
+namespace {
+
+// Calls the hook, if any, with a named intermediate tensor.
+void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 3> shape, int rank,
+          const float* data) {
+  if (o.hook) (*o.hook)(NamedTensor{name, layer, rank, shape, data});
+}
+
+// The working state of one forward call over T rows (a batch's sequences one after another).
+// Allocated per call: O(T*C + T*F) floats, small beside the weights every call streams (GPT-2
+// small decoding: ~30 KB against 500 MB). n_keys: the most keys any sequence's query sees.
+struct Activations {
+  Activations(const ModelConfig& c, int T, int n_keys)
+      : x(std::size_t(T) * c.n_embd), h(x.size()), qkv(3 * x.size()), heads(x.size()), branch(x.size()),
+        fc(std::size_t(T) * c.n_inner), scratch(std::size_t(c.n_head) * n_keys), T(T) {}
+  int rows() const { return T; }
+  std::vector<float> x;       // (T, C)  residual stream
+  std::vector<float> h;       // (T, C)  normalised input of a sub-layer
+  std::vector<float> qkv;     // (T, 3C)
+  std::vector<float> heads;   // (T, C)  attention output before the projection
+  std::vector<float> branch;  // (T, C)  output of a sub-layer (attention or MLP)
+  std::vector<float> fc;      // (T, F)  MLP hidden layer
+  std::vector<float> scratch; // (H, S)  one row of attention scores per head
+  std::vector<float> probs;   // (H, T, S) only when a hook listens
+  std::vector<std::int16_t> xq;  // (T, Kp) the input of an int8 product, quantized
+  std::vector<float> xd;         // (T, Kp/32) its block scales
+  int T;
+};
+
+// out (T,N) = in (T,K) @ w^T + bias: F32, or int8 after quantizing `in` block by block. The rows
+// of w are split across the threads (glassbox/threads.h) in slices of 16: every output is
+// computed the same way whatever the slice, so the result does not depend on the thread count.
+void linear(float* out, const float* in, const Matrix& w, const float* bias, int T, Activations& a) {
+  constexpr int kGrain = 16;   // a multiple of the kernels' row tiles (8 for F32, 4 for int8)
+  const int N = w.N, K = w.K;
+  const double work = double(T) * N * K;
+  if (w.f32) {
+    return parallel_for(N, kGrain, work, [&](int n0, int n1) {
+      kernels::matmul(out + n0, in, w.f32 + std::size_t(n0) * K, bias ? bias + n0 : nullptr, T, K, n1 - n0, N);
+    });
+  }
+  const kernels::Q8Shape s(N, K);
+  a.xq.resize(std::size_t(T) * s.Kp);
+  a.xd.resize(std::size_t(T) * s.blocks);
+  kernels::quantize_activations_q8(a.xq.data(), a.xd.data(), in, T, K);
+  parallel_for(N, kGrain, work, [&](int n0, int n1) {
+    kernels::matmul_q8(out + n0, a.xq.data(), a.xd.data(), w.q + std::size_t(n0) * s.Kp,
+                       w.d + std::size_t(n0) * s.blocks, bias ? bias + n0 : nullptr, T, s.Kp, n1 - n0, N);
+  });
+}
+
+void activation(Activation a, float* x, std::size_t n) {
+  switch (a) {
+    case Activation::GeluTanh: return kernels::gelu_tanh(x, n);
+    case Activation::GeluErf: return kernels::gelu_erf(x, n);
+    case Activation::Relu: return kernels::relu(x, n);
+    case Activation::Silu: return kernels::silu(x, n);
+  }
+}
+
+// One sequence of a forward pass, and its rows of the activations. A batch holds several, one
+// after another, right-padded to one length T: the first `valid` tokens are real, the rest
+// padding, which the attention mask hides from every query (so no real row depends on it).
+struct Sequence {
+  std::span<const std::int32_t> tokens;   // T ids, padding included
+  int valid;                              // real tokens: tokens[0 .. valid-1]
+  KVCache* cache;                         // the tokens go to positions cache->size() .. +T-1
+  int T() const { return static_cast<int>(tokens.size()); }
+};
+
+// Hugging Face GPT2Attention: scores / sqrt(head_dim) [/ (layer_idx + 1)], self and cross.
+float attention_scale(const ModelConfig& c, int l) {
+  float scale = c.scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(c.head_dim())) : 1.0f;
+  if (c.scale_attn_by_inverse_layer_idx) scale /= static_cast<float>(l + 1);
+  return scale;
+}
+
+// Whether self-attention hides later positions: unless asked not to, or the model is an encoder.
+bool is_causal(const ModelConfig& c, const ForwardOptions& o) { return o.causal && !c.bidirectional; }
+
+// Self-attention of layer l over every sequence (causal unless is_causal says not): in (rows,C) ->
+// a.branch (rows,C). The projections run on all rows at once (one pass over the weights for a
+// whole batch); each sequence appends its K and V to its cache and attends only within itself.
+void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in,
+                     std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o) {
+  const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), rows = a.rows();
+  linear(a.qkv.data(), in, L.qkv_w, L.qkv_b, rows, a);   // (rows,C) -> (rows,3C) = [q | k | v]
+  const float scale = attention_scale(c, l);
+  std::size_t row0 = 0;
+  for (const Sequence& seq : seqs) {
+    const int T = seq.T(), pos0 = seq.cache->size(), S = pos0 + T;
+    const float* qkv = a.qkv.data() + row0 * 3 * C;
+    float* K = seq.cache->keys(l);
+    float* V = seq.cache->values(l);
+    for (int t = 0; t < T; ++t) {
+      const float* row = qkv + std::size_t(t) * 3 * C;
+      std::copy(row + C, row + 2 * C, K + std::size_t(pos0 + t) * C);
+      std::copy(row + 2 * C, row + 3 * C, V + std::size_t(pos0 + t) * C);
+    }
+    const kernels::AttentionMask mask{is_causal(c, o), pos0 + seq.valid};   // padding always hidden
+    if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
+    float* heads = a.heads.data() + row0 * C;
+    const double work = 2.0 * T * S * C;   // scores and weighted sums over every head
+    parallel_for(H, 1, work, [&](int h0, int h1) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
+      for (int h = h0; h < h1; ++h) {
+        float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
+        kernels::attention(heads + h * hd, C, qkv + h * hd, 3 * C, K + h * hd, V + h * hd, C, T, pos0, hd, scale,
+                           probs, a.scratch.data() + std::size_t(h) * S, mask);
+      }
+    });
+    emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
+    row0 += std::size_t(T);
+  }
+  linear(a.branch.data(), a.heads.data(), L.proj_w, L.proj_b, rows, a);   // (rows,C) -> (rows,C)
+  emit(o, "attn_out", l, {rows, C}, 2, a.branch.data());
+}
+
+// Cross-attention of layer l (models with add_cross_attention): in (rows,C) -> a.branch (rows,C).
+// Queries from every row, keys and values from the encoder's outputs enc (S,C), all of which every
+// query sees: the same attention kernel, not causal, over S keys. Cost: the encoder's keys and
+// values (S x C x 2C multiply-adds per layer) are recomputed on every call, also when decoding
+// token by token; a model that decodes long outputs against one encoder would keep them instead.
+void cross_attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in,
+                           std::span<const Sequence> seqs, std::span<const float> enc, Activations& a) {
+  const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), rows = a.rows();
+  const int S = static_cast<int>(enc.size() / std::size_t(C));
+  std::vector<float> q(std::size_t(rows) * C), kv(std::size_t(S) * 2 * C), scratch(std::size_t(H) * S);
+  linear(q.data(), in, L.cross_q_w, L.cross_q_b, rows, a);          // (rows,C) -> (rows,C)
+  linear(kv.data(), enc.data(), L.cross_kv_w, L.cross_kv_b, S, a);   // (S,C) -> (S,2C) = [k | v]
+  const float scale = attention_scale(c, l);
+  std::size_t row0 = 0;
+  for (const Sequence& seq : seqs) {
+    const int T = seq.T();
+    parallel_for(H, 1, 2.0 * T * S * C, [&](int h0, int h1) {
+      for (int h = h0; h < h1; ++h)
+        kernels::attention(a.heads.data() + row0 * C + h * hd, C, q.data() + row0 * C + h * hd, C, kv.data() + h * hd,
+                           kv.data() + C + h * hd, 2 * C, T, S - T, hd, scale, nullptr,
+                           scratch.data() + std::size_t(h) * S, {false, -1});
+    });
+    row0 += std::size_t(T);
+  }
+  linear(a.branch.data(), a.heads.data(), L.cross_proj_w, L.cross_proj_b, rows, a);   // (rows,C) -> (rows,C)
+}
+
+// MLP of a block: in (T,C) -> (T,F) -> activation -> a.branch (T,C).
+void mlp_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in, int T, Activations& a,
+               const ForwardOptions& o) {
+  linear(a.fc.data(), in, L.fc_w, L.fc_b, T, a);   // (T,C) -> (T,F)
+  activation(c.activation, a.fc.data(), a.fc.size());
+  linear(a.branch.data(), a.fc.data(), L.fc_proj_w, L.fc_proj_b, T, a);   // (T,F) -> (T,C)
+  emit(o, "mlp_out", l, {T, c.n_embd}, 2, a.branch.data());
+}
+
+// Throws InvalidArgument unless `tokens` can run at positions pos0 ..: not empty, within the
+// context, every id in the vocabulary. `what` names the sequence in a batch ("" otherwise).
+void check_tokens(const ModelConfig& c, std::span<const std::int32_t> tokens, int pos0, const std::string& what) {
+  if (tokens.empty()) throw InvalidArgument(what + "no tokens to run");
+  if (tokens.size() > static_cast<std::size_t>(c.n_positions - pos0))
+    throw InvalidArgument(what + std::to_string(pos0 + tokens.size()) + " tokens do not fit in the context of " +
+                          std::to_string(c.n_positions) + " positions");
+  for (std::int32_t id : tokens)
+    if (id < 0 || id >= c.vocab_size)
+      throw InvalidArgument(what + "token id " + std::to_string(id) + " is out of range: the vocabulary has ids 0.." +
+                            std::to_string(c.vocab_size - 1));
+}
+
+// The blocks over every sequence's rows: embeddings -> n_layer blocks -> a.x (rows,C), the
+// residual stream before the final norm. Each sequence's keys and values are written to its cache
+// at positions cache->size() .. (reserved by the caller, who advances the cache after).
+void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const Sequence> seqs, Activations& a,
+                const ForwardOptions& o) {
+  const int C = c.n_embd, T = a.rows();
+  // x (T,C) = wte[token] + wpe[position]
+  std::size_t row = 0;
+  for (const Sequence& seq : seqs) {
+    for (int t = 0; t < seq.T(); ++t, ++row) {
+      const float* te = w.wte + std::size_t(seq.tokens[t]) * C;
+      const float* pe = w.wpe + std::size_t(seq.cache->size() + t) * C;
+      for (int i = 0; i < C; ++i) a.x[row * C + i] = te[i] + pe[i];
+    }
+  }
+  emit(o, "inp_embd", -1, {T, C}, 2, a.x.data());
+
+  const float eps = static_cast<float>(c.layer_norm_epsilon);
+  for (int l = 0; l < c.n_layer; ++l) {
+    const LayerWeights& L = w.layers[l];
+    if (c.architecture == Architecture::GPT2) {
+      // pre-LN: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
+      kernels::layernorm(a.h.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T, C, eps);
+      attention_block(c, L, l, a.h.data(), seqs, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      if (c.add_cross_attention && !o.encoder_states.empty()) {   // x = x + cross(ln_cross(x), encoder)
+        kernels::layernorm(a.h.data(), a.x.data(), L.ln_cross_w, L.ln_cross_b, T, C, eps);
+        cross_attention_block(c, L, l, a.h.data(), seqs, o.encoder_states, a);
+        kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      }
+      kernels::layernorm(a.h.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
+      mlp_block(c, L, l, a.h.data(), T, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+    } else {
+      // post-LN (original GPT): x = ln_1(x + attn(x)); x = ln_2(x + mlp(x))
+      attention_block(c, L, l, a.x.data(), seqs, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      kernels::layernorm(a.x.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T, C, eps);
+      mlp_block(c, L, l, a.x.data(), T, a, o);
+      kernels::add(a.x.data(), a.branch.data(), a.x.size());
+      kernels::layernorm(a.x.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
+    }
+    emit(o, "block_out", l, {T, C}, 2, a.x.data());
+  }
+}
+
+// rows (R,C) of the residual stream -> the final hidden states (R,C) the heads read: gpt2's final
+// LayerNorm into a.h, or the rows themselves (openai-gpt has none).
+const float* final_norm(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, Activations& a) {
+  if (c.architecture != Architecture::GPT2) return rows;
+  kernels::layernorm(a.h.data(), rows, w.ln_f_w, w.ln_f_b, R, c.n_embd, static_cast<float>(c.layer_norm_epsilon));
+  return a.h.data();
+}
+
+// rows (R,C) of the residual stream -> [final norm] -> logits (R,V) through the tied LM head,
+// the largest matmul: only the rows asked for go through it.
+std::vector<float> lm_logits(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, Activations& a,
+                             const ForwardOptions& o) {
+  rows = final_norm(c, w, rows, R, a);
+  std::vector<float> logits(std::size_t(R) * c.vocab_size);
+  linear(logits.data(), rows, w.lm_head, nullptr, R, a);   // (R,C) @ wte^T -> (R,V)
+  emit(o, "logits", -1, {R, c.vocab_size}, 2, logits.data());
+  return logits;
+}
+
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+Model Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
+  if (!std::filesystem::is_directory(dir))
+    throw ModelFormatError(dir.string(), "not a directory (a model is a directory with config.json and model.safetensors)");
+  const auto config_path = dir / "config.json";
+  const std::string text = read_file(config_path, 1u << 20);   // real configs are ~1 KB
+  return from_parts(text, SafeTensors::open(dir / "model.safetensors"), config_path.string(), options);
+}
+
+Model Model::from_parts(const std::string& config_json, const SafeTensors& weights, const std::string& config_source,
+                        const LoadOptions& options) {
+#ifdef __EMSCRIPTEN__
+  kernels::warm_up();   // V8 optimises the kernels while the weights are converted (kernels.h)
+#endif
+  auto impl = std::make_unique<Impl>();
+  impl->config = ModelConfig::parse(config_json, config_source);
+  impl->config_json = config_json;
+  impl->quantization = options.quantize;
+  impl->w = load_weights(impl->config, weights, options.quantize);
+  return Model(std::move(impl));
+}
+
+const ModelConfig& Model::config() const { return impl_->config; }
+const std::string& Model::config_json() const { return impl_->config_json; }
+Quantization Model::quantization() const { return impl_->quantization; }
+
+KVCache Model::new_cache() const {
+  const auto& c = impl_->config;
+  return KVCache(c.n_layer, c.n_positions, c.n_embd);
+}
+
+std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache& cache,
+                                  const ForwardOptions& o) const {
+  const ModelConfig& c = impl_->config;
+  if (cache.capacity() != c.n_positions || cache.n_embd() != c.n_embd || cache.n_layer() != c.n_layer)
+    throw InvalidArgument("the KV cache was made for another model (use this model's new_cache())");
+  check_tokens(c, tokens, cache.size(), "");
+  if (!is_causal(c, o) && cache.size() > 0)   // the cached positions never saw these tokens
+    throw InvalidArgument(std::string(c.bidirectional ? "this model is bidirectional (an encoder): its attention needs" : "bidirectional attention needs") +
+                          " the whole sequence in one call, from an empty cache (this one holds " +
+                          std::to_string(cache.size()) + " positions)");
+  if (!o.encoder_states.empty()) {
+    if (!c.add_cross_attention)
+      throw InvalidArgument("this model has no cross-attention (config.json: add_cross_attention), so it takes no encoder states");
+    if (o.encoder_states.size() % std::size_t(c.n_embd) != 0)
+      throw InvalidArgument("encoder states must be (S, n_embd) floats: " + std::to_string(o.encoder_states.size()) +
+                            " is not a multiple of n_embd " + std::to_string(c.n_embd));
+  }
+  const int T = static_cast<int>(tokens.size());
+  const Sequence seq{tokens, T, &cache};
+  Activations a(c, T, cache.size() + T);
+  cache.reserve(cache.size() + T);
+  run_blocks(c, impl_->w, std::span(&seq, 1), a, o);
+  cache.advance(T);
+  const int R = o.all_logits ? T : 1;
+  return lm_logits(c, impl_->w, a.x.data() + std::size_t(T - R) * c.n_embd, R, a, o);
+}
+
+std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector<std::int32_t>> batch) const {
+  const ModelConfig& c = impl_->config;
+  const int C = c.n_embd, V = c.vocab_size;
+  if (batch.empty()) throw InvalidArgument("the batch holds no sequences");
+  std::size_t longest = 0;
+  for (std::size_t b = 0; b < batch.size(); ++b) {
+    check_tokens(c, batch[b], 0, "sequence " + std::to_string(b) + ": ");
+    longest = std::max(longest, batch[b].size());
+  }
+  // Right-padded to the longest with id 0 (any id would do: the mask hides padding), each
+  // sequence with a cache of its own for this pass.
+  const int B = static_cast<int>(batch.size()), T = static_cast<int>(longest);
+  std::vector<std::vector<std::int32_t>> padded(batch.begin(), batch.end());
+  std::vector<KVCache> caches;
+  std::vector<Sequence> seqs;
+  caches.reserve(std::size_t(B));
+  for (auto& ids : padded) {
+    const int valid = static_cast<int>(ids.size());
+    ids.resize(longest, 0);
+    caches.push_back(new_cache());
+    caches.back().reserve(T);
+    seqs.push_back({ids, valid, &caches.back()});
+  }
+  Activations a(c, B * T, T);
+  const ForwardOptions o;
+  run_blocks(c, impl_->w, seqs, a, o);
+  // The real rows only, gathered, through the final norm and the LM head.
+  std::vector<float> real;
+  for (int b = 0; b < B; ++b) {
+    const float* first = a.x.data() + std::size_t(b) * T * C;
+    real.insert(real.end(), first, first + std::size_t(seqs[b].valid) * C);
+  }
+  const int R = static_cast<int>(real.size() / std::size_t(C));
+  const std::vector<float> logits = lm_logits(c, impl_->w, real.data(), R, a, o);
+  std::vector<std::vector<float>> out;
+  std::size_t row = 0;
+  for (const Sequence& seq : seqs) {
+    out.emplace_back(logits.begin() + std::ptrdiff_t(row * V), logits.begin() + std::ptrdiff_t((row + seq.valid) * V));
+    row += std::size_t(seq.valid);
+  }
+  return out;
+}
+
+std::vector<float> Model::classify(std::span<const std::int32_t> tokens) const {
+  const ModelConfig& c = impl_->config;
+  const int C = c.n_embd;
+  if (c.labels.empty())
+    throw InvalidArgument("this model has no classification head (a classifier's config.json names "
+                          "GPT2ForSequenceClassification in \"architectures\")");
+  check_tokens(c, tokens, 0, "");
+  const int T = static_cast<int>(tokens.size());
+  KVCache cache = new_cache();
+  cache.reserve(T);
+  const Sequence seq{tokens, T, &cache};
+  Activations a(c, T, T);
+  run_blocks(c, impl_->w, std::span(&seq, 1), a, {});
+  const float* last = final_norm(c, impl_->w, a.x.data() + std::size_t(T - 1) * C, 1, a);   // (1,C)
+  std::vector<float> logits(c.labels.size());   // (1,C) @ score^T -> (n_labels): a few dot products
+  for (std::size_t k = 0; k < logits.size(); ++k) {
+    const float* row = impl_->w.score + k * std::size_t(C);
+    float sum = 0;
+    for (int i = 0; i < C; ++i) sum += row[i] * last[i];
+    logits[k] = sum;
+  }
+  return logits;
+}
+
+}  // namespace glassbox

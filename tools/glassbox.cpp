@@ -1,0 +1,452 @@
+// The glassbox command line: run GPT-2-family models from a Hugging Face model directory.
+//
+//   glassbox generate   [-m DIR] (-p PROMPT | --tokens 1,2,3) [-n N] [--temperature T] [--top-k K]
+//                       [--top-p P] [--seed S] [--allow-special] [--context-full slide|stop]
+//   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention] [--mask causal|bidirectional]
+//   glassbox forward    [-m DIR] --batch FILE          FILE: JSON array of id arrays, one pass
+//   glassbox classify   [-m DIR] (-p TEXT | --tokens IDS | --input FILE)   a classifier's label, as JSON
+//   glassbox fill-mask  [-m DIR] -p "TEXT WITH <|mask|>" [--top K]     a masked LM's guesses, as JSON
+//   glassbox tokenize   [-m DIR] [--allow-special]     text on stdin -> JSON ids on stdout
+//   glassbox detokenize [-m DIR]                       JSON ids on stdin -> text on stdout
+//   glassbox train-tokenizer --vocab-size N -o DIR FILE...
+//   glassbox train -o DIR [options] FILE_OR_FOLDER...    (see train_command.cpp)
+//   glassbox evaluate [-m DIR] [--context T] FILE_OR_FOLDER...   -> JSON: loss, bits per byte
+//
+// Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "glassbox/error.h"
+#include "glassbox/generate.h"
+#include "glassbox/model.h"
+#include "glassbox/threads.h"
+#include "glassbox/tokenizer.h"
+#include "glassbox/tokenizer_trainer.h"
+#include "classify_command.h"
+#include "evaluate_command.h"
+#include "fill_mask_command.h"
+#include "train_command.h"
+
+#ifndef GLASSBOX_DEFAULT_MODEL_DIR
+#define GLASSBOX_DEFAULT_MODEL_DIR "web/models/brown-small"
+#endif
+
+namespace {
+
+using namespace glassbox;
+
+// "1,2,3" -> {1, 2, 3}
+std::vector<std::int32_t> parse_ids(const std::string& text) {
+  std::vector<std::int32_t> ids;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    std::int32_t id = 0;
+    auto [next, ec] = std::from_chars(p, end, id);
+    if (ec != std::errc() || (next < end && (*next != ',' || next + 1 == end)))
+      throw InvalidArgument("--tokens must be comma-separated integers like 464,2068, got \"" + text + "\"");
+    ids.push_back(id);
+    p = next < end ? next + 1 : next;
+  }
+  return ids;
+}
+
+void write_text(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+std::string read_stdin() {
+  std::ios::sync_with_stdio(false);
+  return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+}
+
+void check_model_dir(const std::string& dir) {
+  if (dir == GLASSBOX_DEFAULT_MODEL_DIR && !std::filesystem::exists(dir))
+    throw Error("no model directory given and the default model " + dir + " does not exist; pass -m DIR");
+}
+
+// What the user gave as the prompt: text (-p) or ids (--tokens).
+struct Prompt {
+  std::optional<std::string> text;
+  std::string ids;
+  bool allow_special = false;
+
+  // Text goes through the model directory's tokenizer.
+  std::vector<std::int32_t> tokens(const std::optional<Tokenizer>& tokenizer) const {
+    if (!text) return parse_ids(ids);
+    return tokenizer->encode(*text, allow_special);
+  }
+};
+
+// Writes floats in the shortest form that reads back to the same float.
+class JsonWriter {
+ public:
+  void raw(std::string_view s) { out_ += s; }
+  void array(const float* v, std::size_t n) {
+    out_ += '[';
+    char buf[32];
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) out_ += ',';
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v[i]);
+      out_.append(buf, end);
+    }
+    out_ += ']';
+    if (out_.size() > (1 << 20)) flush();
+  }
+  void flush() {
+    std::fwrite(out_.data(), 1, out_.size(), stdout);
+    out_.clear();
+  }
+
+ private:
+  std::string out_;
+};
+
+int run_forward(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, bool with_attention,
+                const std::string& mask) {
+  if (mask != "causal" && mask != "bidirectional")
+    throw InvalidArgument("--mask must be causal or bidirectional, got " + mask);
+  check_model_dir(model_dir);
+  std::optional<Tokenizer> tokenizer;
+  if (prompt.text) tokenizer = Tokenizer::load(model_dir);
+  const auto ids = prompt.tokens(tokenizer);
+  if (ids.empty()) throw InvalidArgument("the prompt is empty: give at least one token");
+  Model model = Model::load(model_dir, load);
+  const ModelConfig& c = model.config();
+  const int T = static_cast<int>(ids.size());
+
+  std::vector<float> attention;   // (L, H, T, T)
+  TensorHook keep_probs = [&](const NamedTensor& t) {
+    if (std::string_view(t.name) != "attn_probs") return;
+    attention.insert(attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
+  };
+  ForwardOptions options;
+  options.all_logits = true;
+  options.hook = with_attention ? &keep_probs : nullptr;
+  options.causal = mask == "causal";
+  KVCache cache = model.new_cache();
+  const std::vector<float> logits = model.forward(ids, cache, options);
+  for (std::size_t i = 0; i < logits.size(); ++i)   // JSON has no inf or NaN
+    if (!std::isfinite(logits[i]))
+      throw Error("the logits at position " + std::to_string(i / c.vocab_size) +
+                  " are not finite (inf or NaN): the model's weights are broken");
+
+  JsonWriter json;
+  json.raw("{\"logits\":[");
+  for (int t = 0; t < T; ++t) {
+    if (t) json.raw(",\n");
+    json.array(logits.data() + std::size_t(t) * c.vocab_size, c.vocab_size);
+  }
+  json.raw("]");
+  if (with_attention) {
+    json.raw(",\n\"attention\":[");
+    for (int l = 0; l < c.n_layer; ++l) {
+      json.raw(l ? ",[" : "[");
+      for (int h = 0; h < c.n_head; ++h) {
+        json.raw(h ? ",[" : "[");
+        for (int q = 0; q < T; ++q) {
+          if (q) json.raw(",");
+          json.array(attention.data() + ((std::size_t(l) * c.n_head + h) * T + q) * T, T);
+        }
+        json.raw("]");
+      }
+      json.raw("]");
+    }
+    json.raw("]");
+  }
+  json.raw("}\n");
+  json.flush();
+  return 0;
+}
+
+// FILE holds a JSON array of token-id arrays, e.g. [[464, 2068], [15496]].
+std::vector<std::vector<std::int32_t>> read_batch(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InvalidArgument("cannot read the batch file " + file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string expected = ": expected a JSON array of token-id arrays, e.g. [[464, 2068], [15496]]";
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InvalidArgument(file + " is not JSON (" + e.what() + ")" + expected);
+  }
+  if (!j.is_array()) throw InvalidArgument(file + expected);
+  std::vector<std::vector<std::int32_t>> batch;
+  for (const auto& seq : j) {
+    if (!seq.is_array()) throw InvalidArgument(file + ": sequence " + std::to_string(batch.size()) + " is not an array" + expected);
+    auto& ids = batch.emplace_back();
+    for (const auto& id : seq) {
+      if (!id.is_number_integer() || id.get<std::int64_t>() < INT32_MIN || id.get<std::int64_t>() > INT32_MAX)
+        throw InvalidArgument(file + ": sequence " + std::to_string(batch.size() - 1) + " holds " + id.dump() +
+                              ", not a token id" + expected);
+      ids.push_back(static_cast<std::int32_t>(id.get<std::int64_t>()));
+    }
+  }
+  return batch;
+}
+
+// Every sequence of the batch in one pass (Model::forward_batch): {"logits": [sequence][position][vocab]}.
+int run_forward_batch(const std::string& model_dir, const LoadOptions& load, const std::string& file) {
+  check_model_dir(model_dir);
+  const auto batch = read_batch(file);
+  Model model = Model::load(model_dir, load);
+  const int V = model.config().vocab_size;
+  const std::vector<std::vector<float>> logits = model.forward_batch(batch);
+  for (std::size_t b = 0; b < logits.size(); ++b)
+    for (std::size_t i = 0; i < logits[b].size(); ++i)   // JSON has no inf or NaN
+      if (!std::isfinite(logits[b][i]))
+        throw Error("the logits of sequence " + std::to_string(b) + " at position " + std::to_string(i / V) +
+                    " are not finite (inf or NaN): the model's weights are broken");
+  JsonWriter json;
+  json.raw("{\"logits\":[");
+  for (std::size_t b = 0; b < logits.size(); ++b) {
+    json.raw(b ? ",\n[" : "[");
+    for (std::size_t t = 0; t < logits[b].size() / V; ++t) {
+      if (t) json.raw(",\n");
+      json.array(logits[b].data() + t * V, V);
+    }
+    json.raw("]");
+  }
+  json.raw("]}\n");
+  json.flush();
+  return 0;
+}
+
+int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, int max_tokens,
+                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed, const std::string& when_context_full) {
+  sampling.seed = seed ? *seed : std::random_device{}();
+  sampling.validate();   // before the (possibly slow) model load
+  GenerateOptions options;
+  options.max_tokens = max_tokens;
+  options.sampling = sampling;
+  options.when_context_full = parse_when_context_full(when_context_full);
+  check_model_dir(model_dir);
+  std::optional<Tokenizer> tokenizer;
+  if (prompt.text) tokenizer = Tokenizer::load(model_dir);
+  const auto ids = prompt.tokens(tokenizer);
+  Model model = Model::load(model_dir, load);
+
+  std::optional<StreamingDecoder> decoder;
+  if (tokenizer) decoder.emplace(*tokenizer);
+  int produced = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const StopReason reason = generate(model, ids, options, [&](const GeneratedToken& t) {
+    if (decoder) write_text(decoder->push(t.id));   // text: whole characters only
+    else std::printf(produced ? " %d" : "%d", t.id);                  // ids
+    ++produced;
+    std::fflush(stdout);   // stream: show each token as soon as it exists
+    return true;
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (decoder) write_text(decoder->finish());
+  std::printf("\n");
+  std::fflush(stdout);
+  std::fprintf(stderr, "glassbox: %d tokens in %.3f s (%.1f tokens/s), seed %llu, stopped: %s\n", produced, seconds,
+               produced / (seconds > 0 ? seconds : 1e-9), static_cast<unsigned long long>(sampling.seed),
+               std::string(stop_reason_name(reason)).c_str());
+  return 0;
+}
+
+int run_tokenize(const std::string& model_dir, bool allow_special) {
+  check_model_dir(model_dir);
+  const Tokenizer tokenizer = Tokenizer::load(model_dir);
+  const auto ids = tokenizer.encode(read_stdin(), allow_special);
+  std::string out = "[";
+  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  std::printf("%s]\n", out.c_str());
+  return 0;
+}
+
+int run_detokenize(const std::string& model_dir) {
+  check_model_dir(model_dir);
+  const Tokenizer tokenizer = Tokenizer::load(model_dir);
+  const std::string input = read_stdin();
+  const auto json = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_array()) throw InvalidArgument("detokenize reads a JSON array of token ids, like [464, 2068]");
+  std::vector<std::int32_t> ids;
+  for (const auto& v : json) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < INT32_MIN || v.get<std::int64_t>() > INT32_MAX)
+      throw InvalidArgument("detokenize: " + v.dump() + " is not a token id");
+    ids.push_back(v.get<std::int32_t>());
+  }
+  write_text(tokenizer.decode(ids));
+  return 0;
+}
+
+int run_train_tokenizer(const std::vector<std::string>& files, int vocab_size, const std::string& out_dir) {
+  std::string text;
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) throw Error(f + ": cannot open");
+    text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  TokenizerTrainingOptions options;
+  options.vocab_size = vocab_size;
+  options.on_progress = [](int done, int total) { std::fprintf(stderr, "\rmerges %d/%d", done, total); };
+  const TokenizerFiles result = train_tokenizer(text, options);
+  save_tokenizer(result, out_dir);
+  std::fprintf(stderr, "\nglassbox: %d merges learned from %zu bytes; wrote %s/vocab.json and merges.txt\n",
+               result.merges, text.size(), out_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"glassbox: run GPT-2-family transformers and look inside them"};
+  app.require_subcommand(1);
+  std::string model_dir = GLASSBOX_DEFAULT_MODEL_DIR;
+  Prompt prompt;
+  auto add_model = [&](CLI::App* cmd) {
+    cmd->add_option("-m,--model", model_dir, "model directory (config.json, model.safetensors, vocab.json, merges.txt)")
+        ->capture_default_str();
+  };
+  std::string quantize = "none";
+  int threads = 0;
+  auto add_quantize = [&](CLI::App* cmd) {   // and threads: the options of commands that run the model
+    cmd->add_option("--quantize", quantize, "weights in memory: none (F32) or int8 (blocks of 32, ~3.6x fewer bytes)")
+        ->capture_default_str();
+    cmd->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
+  };
+  auto add_prompt = [&](CLI::App* cmd) {
+    auto* p = cmd->add_option("-p,--prompt", prompt.text, "prompt text (tokenized with the model's vocab.json/merges.txt)");
+    auto* t = cmd->add_option("--tokens", prompt.ids, "prompt as comma-separated token ids, e.g. 464,2068");
+    p->excludes(t);
+    t->excludes(p);
+    cmd->add_flag("--allow-special", prompt.allow_special, "read <|endoftext|> in the prompt as the special token");
+  };
+
+  auto* gen = app.add_subcommand("generate", "generate text after a prompt, streaming it");
+  add_model(gen);
+  add_quantize(gen);
+  add_prompt(gen);
+  int max_tokens = 64;
+  SamplingSettings sampling;
+  std::optional<std::uint64_t> seed;
+  gen->add_option("-n,--max-tokens", max_tokens, "how many tokens to generate at most")->capture_default_str();
+  gen->add_option("--temperature", sampling.temperature, "0 is greedy")->capture_default_str();
+  gen->add_option("--top-k", sampling.top_k, "keep the k most probable tokens (0: all)")->capture_default_str();
+  gen->add_option("--top-p", sampling.top_p, "nucleus: keep the most probable tokens up to this mass")->capture_default_str();
+  gen->add_option("--seed", seed, "random seed (default: random, printed at the end)");
+  std::string when_context_full = "slide";
+  gen->add_option("--context-full", when_context_full,
+                  "when the context is full: slide (keep its most recent half and go on) or stop")
+      ->capture_default_str();
+
+  auto* fwd = app.add_subcommand("forward", "print logits (and attention) for a prompt as JSON");
+  add_model(fwd);
+  add_quantize(fwd);
+  add_prompt(fwd);
+  bool attention = false;
+  auto* attention_flag = fwd->add_flag("--attention", attention, "also print attention probabilities [layer][head][query][key]");
+  std::string mask = "causal";
+  auto* mask_option = fwd->add_option("--mask", mask,
+                                      "causal (the GPT's) or bidirectional: every position sees every other, same weights")
+                          ->capture_default_str();
+  std::string batch_file;
+  auto* batch_option = fwd->add_option("--batch", batch_file,
+                                       "JSON file: an array of token-id arrays, run as one batch -> logits [sequence][position][vocab]");
+  batch_option->excludes("-p")->excludes("--tokens")->excludes(attention_flag)->excludes(mask_option);
+
+  auto* cls = app.add_subcommand("classify", "a classifier's label for a text, or for each line of a file (JSON)");
+  add_model(cls);
+  add_quantize(cls);
+  add_prompt(cls);
+  std::string classify_input;
+  cls->add_option("--input", classify_input, "one text per line, or \"label<TAB>text\" lines (prints the accuracy)")
+      ->excludes("-p")
+      ->excludes("--tokens");
+
+  auto* fill = app.add_subcommand("fill-mask", "a masked LM's most likely tokens where the text has <|mask|> (JSON)");
+  add_model(fill);
+  add_quantize(fill);
+  add_prompt(fill);
+  int fill_top = 5;
+  fill->add_option("--top", fill_top, "candidates per mask")->capture_default_str();
+
+  auto* tok = app.add_subcommand("tokenize", "text on stdin -> JSON array of token ids");
+  add_model(tok);
+  tok->add_flag("--allow-special", prompt.allow_special, "map <|endoftext|> in the text to its id");
+  auto* detok = app.add_subcommand("detokenize", "JSON array of token ids on stdin -> text");
+  add_model(detok);
+
+  auto* train_tok = app.add_subcommand("train-tokenizer", "learn a byte-level BPE vocabulary from text files");
+  std::vector<std::string> files;
+  int vocab_size = 4096;
+  std::string out_dir;
+  train_tok->add_option("files", files, "UTF-8 text files")->required();
+  train_tok->add_option("--vocab-size", vocab_size, "tokens in the vocabulary, with the 256 bytes and <|endoftext|>")
+      ->capture_default_str();
+  train_tok->add_option("-o,--output", out_dir, "directory to write vocab.json and merges.txt to")->required();
+
+  TrainCommand train;
+  add_train_command(app, train);
+
+  auto* eval = app.add_subcommand("evaluate", "how well the model predicts text: nats per token, bits per byte (JSON)");
+  add_model(eval);
+  add_quantize(eval);
+  std::vector<std::string> eval_files;
+  int eval_context = 0;
+  eval->add_option("text", eval_files, "UTF-8 text files, or folders of them")->required();
+  eval->add_option("--context", eval_context, "window length in tokens (0: the model's context)")->capture_default_str();
+
+  // CLI11 would only say "A subcommand is required"; name the word it did not know.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const auto* cmd : app.get_subcommands([](const CLI::App*) { return true; })) known |= cmd->get_name() == argv[1];
+    if (!known) {
+      std::fprintf(stderr, "glassbox: error: unknown command '%s' (commands: generate, forward, classify, fill-mask, tokenize, detokenize, "
+                           "train-tokenizer, train, evaluate; see --help)\n", argv[1]);
+      return 2;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);   // --help
+    std::fprintf(stderr, "glassbox: error: %s (see --help)\n", e.what());
+    return 2;
+  }
+  try {
+    if ((*gen || *fill || (*fwd && batch_file.empty()) || (*cls && classify_input.empty())) && !prompt.text &&
+        prompt.ids.empty())
+      throw InvalidArgument(*fwd   ? "give a prompt: -p TEXT, --tokens IDS or --batch FILE"
+                            : *cls ? "give a text: -p TEXT, --tokens IDS or --input FILE"
+                                   : "give a prompt: -p TEXT or --tokens IDS");
+    const LoadOptions load{parse_quantization(quantize)};
+    set_num_threads(threads);
+    if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, when_context_full);
+    if (*fwd && !batch_file.empty()) return run_forward_batch(model_dir, load, batch_file);
+    if (*fwd) return run_forward(model_dir, load, prompt, attention, mask);
+    if (*cls || *fill) {
+      check_model_dir(model_dir);
+      const std::optional<std::vector<std::int32_t>> ids =
+          prompt.text || !classify_input.empty() ? std::nullopt : std::optional(parse_ids(prompt.ids));
+      if (*cls) return run_classify(model_dir, load, prompt.text, ids, classify_input);
+      return run_fill_mask(model_dir, load, prompt.text, ids, fill_top);
+    }
+    if (*tok) return run_tokenize(model_dir, prompt.allow_special);
+    if (*detok) return run_detokenize(model_dir);
+    if (app.got_subcommand("train")) return run_train(train);
+    if (*eval) return run_evaluate(model_dir, load, eval_files, eval_context);
+    return run_train_tokenizer(files, vocab_size, out_dir);
+  } catch (const glassbox::Error& e) {
+    std::fprintf(stderr, "glassbox: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "glassbox: error: out of memory (try a smaller model, batch or text)\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "glassbox: internal error: %s\n", e.what());
+  }
+  return 1;
+}

@@ -1,0 +1,468 @@
+// `glassbox train`: learns (or reuses) a BPE vocabulary, then trains a model of the chosen shape
+// from scratch, with periodic evaluation on held-out text, atomic checkpoints and --resume. The
+// task (--task) decides what the model learns: a GPT, a masked-LM encoder or a classifier of
+// labelled lines (train_tasks.h).
+//
+// Nothing is written until every setting and the text have been checked; from the first checkpoint
+// on, the output directory is a loadable model (config.json, model.safetensors, vocab.json,
+// merges.txt, rewritten at every checkpoint) plus:
+//   checkpoint.safetensors   parameters, AdamW state, step, options (glassbox::Trainer)
+//   training_log.jsonl       one JSON object per logged step / evaluation (plots, model cards)
+#include "train_command.h"
+
+#include "text_files.h"
+#include "train_tasks.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <unistd.h>
+
+#include "glassbox/atomic_file.h"
+#include "glassbox/error.h"
+#include "glassbox/tokenizer.h"
+#include "glassbox/tokenizer_trainer.h"
+#include "glassbox/trainer.h"
+
+namespace {
+
+using namespace glassbox;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) {
+  g_interrupted = true;
+  std::signal(SIGINT, SIG_DFL);   // a second Ctrl-C kills at once (the files stay whole: atomic writes)
+}
+
+std::string duration(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  char buf[32];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  return buf;
+}
+
+class Log {   // training_log.jsonl, kept consistent with the checkpoint on resume
+ public:
+  Log(const fs::path& path, int resume_step) : path_(path) {
+    std::vector<std::string> kept;
+    if (resume_step > 0) {   // drop what an interrupted run logged after its last checkpoint
+      std::ifstream in(path);
+      for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        if (!j.is_discarded() && j.value("step", 0) <= resume_step && !j.contains("final")) kept.push_back(line);
+      }
+    }
+    std::string text;
+    for (const auto& l : kept) text += l + '\n';
+    write_file_atomically(path, text);   // the kept lines, then append
+    out_.open(path, std::ios::app);
+    if (!out_) throw Error("cannot write " + path.string());
+  }
+  void write(const nlohmann::json& j) {
+    out_ << j.dump() << '\n';
+    out_.flush();
+  }
+
+ private:
+  fs::path path_;
+  std::ofstream out_;
+};
+
+DType dtype_of(const std::string& name) {
+  if (name == "f32") return DType::F32;
+  if (name == "f16") return DType::F16;
+  if (name == "bf16") return DType::BF16;
+  throw InvalidArgument("--save-dtype must be f32, f16 or bf16");
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, TrainCommand& c) {
+  auto* t = app.add_subcommand(
+      "train", "train a GPT (or an encoder, or a classifier: --task) from scratch on text files (Hugging Face model directory out)");
+  c.command = t;
+  t->add_option("text", c.inputs, "training text: UTF-8 files, or folders of them")->required();
+  t->add_option("-o,--output", c.output, "model directory to write (and checkpoint to)")->required();
+  t->add_flag("--resume", c.resume, "continue from OUTPUT/checkpoint.safetensors (same text; options from the checkpoint)");
+  t->add_option("--task", c.task,
+                 "lm (next token: a GPT), mlm (masked tokens, bidirectional attention: an encoder) or classify "
+                 "(labelled lines \"label<TAB>text\": a classifier)")
+      ->capture_default_str();
+  t->add_option("--lm-weight", c.lm_weight, "classify: weight of the LM loss beside the label loss (GPT-1's 0.5)")
+      ->capture_default_str();
+  t->add_option("--valid", c.valid, "held-out text files or folders for evaluation");
+  t->add_option("--valid-fraction", c.valid_fraction,
+                 "without --valid: hold out this fraction of the end of the text (classify: of each label's lines)")
+      ->capture_default_str();
+  t->add_option("--tokenizer", c.tokenizer_dir, "reuse vocab.json + merges.txt from this directory");
+  t->add_option("--vocab-size", c.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")->capture_default_str();
+  t->add_option("--arch", c.arch, "gpt2 (pre-LayerNorm) or openai-gpt (post-LayerNorm)")->capture_default_str();
+  t->add_option("--activation", c.activation, "MLP activation as the config names it (default: gelu_new, openai-gpt: gelu)");
+  t->add_option("--positions", c.positions, "position encoding: learned (GPT-2's) or sinusoidal (fixed sin/cos)")
+      ->capture_default_str();
+  t->add_option("--n-layer", c.n_layer, "blocks")->capture_default_str();
+  t->add_option("--n-embd", c.n_embd, "width of the residual stream")->capture_default_str();
+  t->add_option("--n-head", c.n_head, "attention heads")->capture_default_str();
+  t->add_option("--n-positions", c.n_positions, "context length")->capture_default_str();
+  t->add_option("--steps", c.steps, "optimisation steps")->capture_default_str();
+  t->add_option("--batch-size", c.batch_size, "sequences per step")->capture_default_str();
+  t->add_option("--seq-len", c.seq_len, "tokens per sequence (at most --n-positions)")->capture_default_str();
+  t->add_option("--lr", c.lr, "peak learning rate")->capture_default_str();
+  t->add_option("--min-lr", c.min_lr, "learning rate at the end of the cosine decay")->capture_default_str();
+  t->add_option("--warmup", c.warmup, "linear warmup steps")->capture_default_str();
+  t->add_option("--weight-decay", c.weight_decay, "AdamW weight decay on matrices")->capture_default_str();
+  t->add_option("--grad-clip", c.grad_clip, "max gradient norm (0: off)")->capture_default_str();
+  t->add_option("--dropout", c.dropout, "dropout on embeddings and residual branches while training")->capture_default_str();
+  t->add_option("--seed", c.seed, "initialisation and batch order")->capture_default_str();
+  t->add_option("--threads", c.threads, "threads (the batch is split into this many shards)")->capture_default_str();
+  t->add_option("--eval-every", c.eval_every, "evaluate every N steps (0: only at the end)")->capture_default_str();
+  t->add_option("--eval-tokens", c.eval_tokens,
+                 "tokens (mlm: masked tokens; classify: lines) per periodic evaluation (0: all; the final one uses all)")
+      ->capture_default_str();
+  t->add_option("--checkpoint-every", c.checkpoint_every, "save a checkpoint every N steps")->capture_default_str();
+  t->add_option("--save-dtype", c.save_dtype, "dtype of model.safetensors: f32, f16 or bf16 (default: f32, or the run's on --resume)");
+  t->add_option("--pause-at", c.pause_at, "checkpoint and stop after this step; continue with --resume");
+  t->add_option("--time-limit", c.time_limit, "checkpoint and stop after this many minutes; continue with --resume");
+}
+
+// The model a new run trains, from the shape options.
+ModelConfig make_config(const TrainCommand& c, int vocab_size) {
+  if (c.arch != "gpt2" && c.arch != "openai-gpt") throw InvalidArgument("--arch must be gpt2 or openai-gpt");
+  if (c.task != "lm" && c.task != "mlm" && c.task != "classify")
+    throw InvalidArgument("--task must be lm, mlm or classify, got " + c.task);
+  if (c.command && c.command->count("--lm-weight") && c.task != "classify")
+    throw InvalidArgument("--lm-weight weighs the LM loss beside a classifier's label loss: it needs --task classify");
+  if (c.task == "classify" && c.seq_len != c.n_positions)   // the positions it predicts at are those it learned
+    throw InvalidArgument("--task classify cuts texts to the context: give --seq-len equal to --n-positions (" +
+                          std::to_string(c.seq_len) + " and " + std::to_string(c.n_positions) + ")");
+  if (c.positions != "learned" && c.positions != "sinusoidal")
+    throw InvalidArgument("--positions must be learned or sinusoidal, got " + c.positions);
+  return ModelConfig::parse(nlohmann::json{{"model_type", c.arch}, {"vocab_size", vocab_size}, {"n_positions", c.n_positions},
+                                           {"n_embd", c.n_embd}, {"n_layer", c.n_layer}, {"n_head", c.n_head},
+                                           {c.arch == "gpt2" ? "activation_function" : "afn",
+                                            !c.activation.empty() ? c.activation : c.arch == "gpt2" ? "gelu_new" : "gelu"},
+                                           {"position_encoding", c.positions}}
+                                .dump(),
+                            "the model shape options");
+}
+
+TrainingOptions make_options(const TrainCommand& c) {
+  TrainingOptions o;
+  o.batch_size = c.batch_size;
+  o.seq_len = c.seq_len;
+  o.steps = c.steps;
+  o.learning_rate = c.lr;
+  o.min_learning_rate = c.min_lr;
+  o.warmup_steps = c.warmup;
+  o.weight_decay = c.weight_decay;
+  o.grad_clip = c.grad_clip;
+  o.dropout = c.dropout;
+  o.seed = c.seed;
+  o.threads = c.threads;
+  o.lm_weight = c.lm_weight;
+  return o;
+}
+
+// The task a model was made for, from its config.
+std::string task_of(const ModelConfig& m) { return !m.labels.empty() ? "classify" : m.bidirectional ? "mlm" : "lm"; }
+
+// On --resume the run's settings come from its checkpoint: the same command line with --resume
+// added is fine, but an option given with another value than the run's is an error, not ignored.
+void check_unchanged(const TrainCommand& c, const Trainer& t) {
+  const ModelConfig& m = t.config();
+  const TrainingOptions& o = t.options();
+  const TrainingOptions given = make_options(c);
+  const std::pair<const char*, bool> same[] = {
+      {"--arch", c.arch == m.architecture_name()}, {"--n-layer", c.n_layer == m.n_layer},
+      {"--n-embd", c.n_embd == m.n_embd}, {"--n-head", c.n_head == m.n_head},
+      {"--n-positions", c.n_positions == m.n_positions}, {"--steps", given.steps == o.steps},
+      {"--batch-size", given.batch_size == o.batch_size}, {"--seq-len", given.seq_len == o.seq_len},
+      {"--lr", given.learning_rate == o.learning_rate}, {"--min-lr", given.min_learning_rate == o.min_learning_rate},
+      {"--warmup", given.warmup_steps == o.warmup_steps}, {"--weight-decay", given.weight_decay == o.weight_decay},
+      {"--grad-clip", given.grad_clip == o.grad_clip}, {"--dropout", given.dropout == o.dropout},
+      {"--seed", given.seed == o.seed}, {"--threads", given.threads == o.threads},
+      {"--task", c.task == task_of(m)}, {"--lm-weight", given.lm_weight == o.lm_weight},
+      {"--valid-fraction", !t.checkpoint_extra().count("valid_fraction") ||
+                               std::atof(t.checkpoint_extra().at("valid_fraction").c_str()) == c.valid_fraction}};
+  for (const auto& [name, equal] : same)
+    if (c.command && c.command->count(name) && !equal)
+      throw InvalidArgument(std::string(name) + " cannot change when resuming: the run's settings are in its checkpoint");
+}
+
+struct Document {
+  fs::path file;
+  std::string text;
+};
+
+std::vector<Document> read_documents(const std::vector<fs::path>& files) {
+  std::vector<Document> docs;
+  for (const auto& f : files) docs.push_back({f, read_text(f)});
+  return docs;
+}
+
+// Without --valid: the last `fraction` of the training text's bytes (cut at a line start) becomes
+// the held-out document, before the vocabulary is learned, so that nothing of it is seen in training.
+Document hold_out(std::vector<Document>& docs, double fraction) {
+  std::size_t total = 0;
+  for (const auto& d : docs) total += d.text.size();
+  std::size_t want = static_cast<std::size_t>(double(total) * fraction);
+  std::string held;
+  while (want > 0 && !docs.empty()) {
+    std::string& t = docs.back().text;
+    if (t.size() <= want) {   // the whole last document
+      held = t + (held.empty() ? "" : "\n" + held);
+      want -= t.size();
+      docs.pop_back();
+      continue;
+    }
+    std::size_t cut = t.rfind('\n', t.size() - want);
+    cut = cut == std::string::npos ? t.size() - want : cut + 1;
+    held = t.substr(cut) + (held.empty() ? "" : "\n" + held);
+    t.resize(cut);
+    break;
+  }
+  return {"(the last part of the training text)", held};
+}
+
+std::vector<std::int32_t> encode_documents(const Tokenizer& tok, const std::vector<Document>& docs) {
+  std::vector<std::int32_t> ids;
+  const auto eot = tok.special_token("<|endoftext|>");
+  for (const auto& d : docs) {
+    if (d.text.empty()) continue;
+    if (!ids.empty() && eot) ids.push_back(*eot);
+    try {
+      const auto part = tok.encode(d.text);
+      ids.insert(ids.end(), part.begin(), part.end());
+    } catch (const InvalidArgument& e) {
+      throw Error(d.file.string() + ": " + e.what());
+    }
+  }
+  return ids;
+}
+
+int run_train(const TrainCommand& c) {
+  const fs::path out = c.output;
+  const fs::path checkpoint = out / "checkpoint.safetensors";
+  if (c.checkpoint_every < 1) throw InvalidArgument("--checkpoint-every must be at least 1");
+  if (c.eval_every < 0 || c.eval_tokens < 0) throw InvalidArgument("--eval-every and --eval-tokens must not be negative");
+  if (c.pause_at < 0 || !(c.time_limit >= 0)) throw InvalidArgument("--pause-at and --time-limit must not be negative");
+  if (!(c.valid_fraction >= 0 && c.valid_fraction < 1)) throw InvalidArgument("--valid-fraction must be in [0, 1)");
+  if (c.resume) {
+    if (!fs::exists(checkpoint)) throw Error(checkpoint.string() + ": no checkpoint to resume from");
+  } else {
+    if (fs::exists(checkpoint))
+      throw Error(checkpoint.string() + " exists: pass --resume to continue that run, or choose another --output");
+    if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+      throw Error(out.string() + " exists and is not an empty folder: choose a new --output (nothing there is overwritten)");
+  }
+  std::vector<Document> train_docs = read_documents(list_files(c.inputs));
+  std::vector<Document> valid_docs = read_documents(list_files(c.valid));
+
+  // 1. The run: from the checkpoint, or new (every setting checked before any work is done).
+  std::optional<Trainer> trainer;
+  std::optional<Tokenizer> reused;
+  if (c.resume) {
+    trainer.emplace(Trainer::from_checkpoint(checkpoint));
+    check_unchanged(c, *trainer);
+  } else {
+    if (!c.tokenizer_dir.empty()) reused.emplace(Tokenizer::load(c.tokenizer_dir));
+    make_options(c).validate(make_config(c, reused ? reused->vocab_size() : c.vocab_size));
+  }
+  const std::map<std::string, std::string> extra = c.resume ? trainer->checkpoint_extra() : std::map<std::string, std::string>{};
+  const std::string dtype_name = !c.save_dtype.empty() ? c.save_dtype : extra.count("save_dtype") ? extra.at("save_dtype") : "f32";
+  const DType save_dtype = dtype_of(dtype_name);
+  const double valid_fraction = c.resume && extra.count("valid_fraction") ? std::atof(extra.at("valid_fraction").c_str())
+                                                                          : c.valid_fraction;
+  const std::string task = c.resume ? task_of(trainer->config()) : c.task;
+  // classify: labelled lines, held out line by line (every k-th: a file sorted by label still
+  // leaves every label in both parts); the others: text, held out at its end.
+  std::vector<LabelledLine> train_lines, valid_lines;
+  if (task == "classify") {
+    for (const auto& d : train_docs) {
+      auto lines = parse_labelled_lines(d.text, d.file.string(), true);
+      train_lines.insert(train_lines.end(), lines.begin(), lines.end());
+    }
+    for (const auto& d : valid_docs) {
+      auto lines = parse_labelled_lines(d.text, d.file.string(), true);
+      valid_lines.insert(valid_lines.end(), lines.begin(), lines.end());
+    }
+    if (valid_docs.empty() && valid_fraction > 0) {   // per label: the k-th, 2k-th, ... line of each
+      std::map<std::string, std::pair<int, double>> seen;   // label -> (lines, lines held out)
+      std::vector<LabelledLine> kept;
+      for (auto& line : train_lines) {
+        auto& [n, held] = seen[line.label];
+        ++n;
+        const bool hold = std::floor(n * valid_fraction) > held;
+        held += hold;
+        (hold ? valid_lines : kept).push_back(std::move(line));
+      }
+      train_lines = std::move(kept);
+    }
+    train_docs.clear();   // the tokenizer learns from the texts alone, not the labels
+    std::string texts;
+    for (const auto& l : train_lines) texts += l.text + "\n";
+    train_docs.push_back({"(the texts of the labelled lines)", texts});
+  } else if (valid_docs.empty() && valid_fraction > 0) {
+    valid_docs.push_back(hold_out(train_docs, valid_fraction));
+  }
+
+  // 2. The tokenizer: the run's own, reused, or learned from the training text (never the held-out text).
+  TokenizerFiles files;
+  if (c.resume) {
+    files.vocab_json = read_text(out / "vocab.json");
+    files.merges_txt = read_text(out / "merges.txt");
+  } else if (reused) {
+    files.vocab_json = read_text(fs::path(c.tokenizer_dir) / "vocab.json");
+    files.merges_txt = read_text(fs::path(c.tokenizer_dir) / "merges.txt");
+  } else {
+    std::string text;
+    for (const auto& d : train_docs) {
+      if (auto bad = first_invalid_utf8(d.text))
+        throw Error(d.file.string() + ": not valid UTF-8 at byte " + std::to_string(*bad));
+      text += d.text;
+    }
+    TokenizerTrainingOptions options;
+    options.vocab_size = c.vocab_size;
+    if (task == "mlm") options.special_tokens.push_back("<|mask|>");   // the [MASK] of the inputs
+    std::fprintf(stderr, "glassbox: learning a vocabulary of %d tokens from %zu bytes\n", c.vocab_size, text.size());
+    files = train_tokenizer(text, options);
+  }
+  const Tokenizer tok = Tokenizer::from_strings(files.vocab_json, files.merges_txt);
+
+  // 3. The task's data, checked before anything is written.
+  const int seq_len = c.resume ? trainer->options().seq_len : c.seq_len;
+  const std::vector<std::string> labels = task == "classify" ? (c.resume ? trainer->config().labels : label_names(train_lines))
+                                                             : std::vector<std::string>{};
+  // mlm's [MASK]: <|mask|> where the tokenizer has one (those it learns for --task mlm do), else <|endoftext|>
+  const auto mask_id = c.resume ? std::optional(trainer->config().mask_token_id)
+                       : tok.special_token("<|mask|>") ? tok.special_token("<|mask|>")
+                                                       : tok.special_token("<|endoftext|>");
+  if (task == "mlm" && !mask_id) throw Error("--task mlm needs a tokenizer with <|mask|> or <|endoftext|> to mask tokens with");
+  std::unique_ptr<TrainingTask> data;
+  if (task == "classify") data = classify_task(tok, train_lines, valid_lines, labels, seq_len);
+  else if (task == "mlm") data = masked_lm_task(encode_documents(tok, train_docs), encode_documents(tok, valid_docs), seq_len, *mask_id, tok.vocab_size());
+  else data = language_model_task(tok, encode_documents(tok, train_docs), encode_documents(tok, valid_docs), seq_len);
+  const std::string data_id = data->data_id();
+  double elapsed_before = 0;   // training seconds of earlier sessions of this run
+  if (c.resume) {
+    if (extra.count("data") && extra.at("data") != data_id)
+      throw Error("the text differs from the text " + checkpoint.string() + " was trained on; resume with the same files");
+    if (extra.count("elapsed")) elapsed_before = std::atof(extra.at("elapsed").c_str());
+  } else {
+    ModelConfig config = make_config(c, tok.vocab_size());   // the learned vocabulary may be smaller than asked
+    if (auto eot = tok.special_token("<|endoftext|>")) config.eos_token_ids = {*eot};
+    config.labels = labels;
+    if (task == "mlm") {
+      config.bidirectional = true;
+      config.mask_token_id = *mask_id;
+    }
+    trainer.emplace(config, make_options(c));
+    fs::create_directories(out);
+    save_tokenizer(files, out);
+  }
+  const TrainingOptions& o = trainer->options();
+  const ModelConfig& cfg = trainer->config();
+  std::fprintf(stderr, "glassbox: %s, %d layers, %d wide, %d heads, context %d, vocabulary %d: %.2fM parameters\n",
+               std::string(cfg.architecture_name()).c_str(), cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_positions,
+               cfg.vocab_size, trainer->parameter_count() / 1e6);
+  std::fprintf(stderr, "glassbox: task %s: %s; %d steps of %d x %s%d tokens%s\n", task.c_str(), data->describe().c_str(),
+               o.steps, o.batch_size, task == "classify" ? "up to " : "", o.seq_len,
+               c.resume ? (", resuming at step " + std::to_string(trainer->step())).c_str() : "");
+  if (task == "classify") {
+    std::string names;
+    for (const auto& l : labels) names += (names.empty() ? "" : ", ") + l;
+    std::fprintf(stderr, "glassbox: %zu labels: %s\n", labels.size(), names.c_str());
+  }
+
+  // 4. The loop.
+  Log log(out / "training_log.jsonl", trainer->step());
+  const bool tty = isatty(fileno(stderr));
+  std::signal(SIGINT, on_interrupt);
+  const auto start = Clock::now();
+  const int first_step = trainer->step();
+  auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  auto save = [&] {
+    trainer->save_model(out, save_dtype);
+    trainer->save_checkpoint(checkpoint, {{"data", data_id},
+                                          {"elapsed", std::to_string(elapsed_before + seconds())},
+                                          {"save_dtype", dtype_name},
+                                          {"valid_fraction", std::to_string(valid_fraction)}});
+  };
+  auto evaluate = [&](long limit) {
+    const Validation v = data->validate(*trainer, limit);
+    nlohmann::json j = {{"step", trainer->step()}};
+    j.update(v.to_json());
+    j["elapsed"] = elapsed_before + seconds();
+    log.write(j);
+    return v;
+  };
+  double tokens_seen = 0;   // in this session, for tokens/s
+  double smooth_loss = NAN, last_val = NAN;
+  double last_line = -1e9;
+  auto paused = [&] {
+    return (c.pause_at > 0 && trainer->step() >= c.pause_at) || (c.time_limit > 0 && seconds() >= 60 * c.time_limit);
+  };
+  while (trainer->step() < o.steps && !g_interrupted && !paused()) {
+    const int s = trainer->step();
+    const TrainingBatch batch = data->batch(o, s);
+    const StepResult r = trainer->train_step(batch);
+    tokens_seen += double(batch.B) * batch.T;
+    if (!std::isfinite(r.loss)) throw Error("the loss became " + std::to_string(r.loss) + " at step " + std::to_string(s) + "; try a lower --lr");
+    smooth_loss = std::isnan(smooth_loss) ? r.loss : 0.95 * smooth_loss + 0.05 * r.loss;
+    const double t = seconds();
+    const double tok_per_s = tokens_seen / t;
+    log.write({{"step", s + 1}, {"loss", r.loss}, {"lr", r.learning_rate}, {"grad_norm", r.grad_norm},
+               {"tokens", double(s + 1) * o.batch_size * o.seq_len}, {"elapsed", elapsed_before + t}});
+    const bool eval_now = data->has_validation() && c.eval_every > 0 && (s + 1) % c.eval_every == 0 && s + 1 < o.steps;
+    if (eval_now) last_val = evaluate(c.eval_tokens).loss;
+    if ((s + 1) % c.checkpoint_every == 0) save();
+    const double eta = double(o.steps - s - 1) * t / double(trainer->step() - first_step);
+    char val[32] = "";
+    if (!std::isnan(last_val)) std::snprintf(val, sizeof val, "  val %.3f", last_val);
+    if (tty) {   // one line, redrawn (10 times a second at most)
+      if (t - last_line < 0.1 && s + 1 < o.steps) continue;
+      last_line = t;
+      const int width = 24, filled = int(double(s + 1) / o.steps * width);
+      std::fprintf(stderr, "\r\033[Kstep %d/%d [%s%s] loss %.3f%s  %.0f tok/s  ETA %s", s + 1, o.steps,
+                   std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), smooth_loss, val, tok_per_s,
+                   duration(eta).c_str());
+    } else if (t - last_line >= 10 || eval_now || s + 1 == o.steps || s == first_step) {   // plain lines
+      last_line = t;
+      std::fprintf(stderr, "step %d/%d loss %.4f%s lr %.3g %.0f tok/s elapsed %s ETA %s\n", s + 1, o.steps, smooth_loss, val,
+                   r.learning_rate, tok_per_s, duration(elapsed_before + t).c_str(), duration(eta).c_str());
+    }
+  }
+  if (tty) std::fprintf(stderr, "\n");
+  save();
+  if (g_interrupted) {
+    std::fprintf(stderr, "glassbox: interrupted; step %d saved to %s. Continue with --resume.\n", trainer->step(),
+                 checkpoint.string().c_str());
+    return 130;
+  }
+  if (trainer->step() < o.steps) {
+    std::fprintf(stderr, "glassbox: paused at step %d of %d (saved to %s). Continue with --resume.\n", trainer->step(),
+                 o.steps, checkpoint.string().c_str());
+    return 0;
+  }
+  if (data->has_validation()) {
+    const Validation v = data->validate(*trainer, 0);
+    nlohmann::json j = {{"final", true}, {"step", trainer->step()}};
+    j.update(v.to_json());
+    j["elapsed"] = elapsed_before + seconds();
+    log.write(j);
+    std::fprintf(stderr, "glassbox: %s\n", v.describe().c_str());
+  }
+  std::fprintf(stderr, "glassbox: trained %d steps in %s; model in %s\n", trainer->step(),
+               duration(elapsed_before + seconds()).c_str(), out.string().c_str());
+  return 0;
+}
