@@ -89,6 +89,16 @@ class Engine {
   }
   explicit Engine(Model model) : model_(std::move(model)) {}
 
+  // Bytes of heap that loading the model takes beside its weights file (Model::load_memory), from
+  // config.json and the file's first bytes up to the end of its header (a Uint8Array).
+  static double load_memory(const std::string& config_json, const val& weights_prefix, const std::string& quantize) {
+    return guarded([&] {
+      const auto prefix = emscripten::convertJSArrayToNumberVector<std::uint8_t>(weights_prefix);
+      return static_cast<double>(Model::load_memory(config_json, std::as_bytes(std::span(prefix)),
+                                                    LoadOptions{parse_quantization(quantize)}));
+    });
+  }
+
   val tokenize(const std::string& text, bool allow_special) const {
     return guarded([&] {
       const auto ids = tokenizer().encode(text, allow_special);
@@ -265,6 +275,7 @@ EMSCRIPTEN_BINDINGS(glassbox) {
   emscripten::function("threads", &num_threads);
   emscripten::class_<Engine>("Engine")
       .class_function("create", &Engine::create, emscripten::allow_raw_pointers())
+      .class_function("loadMemory", &Engine::load_memory)
       .function("tokenize", &Engine::tokenize)
       .function("detokenize", &Engine::detokenize)
       .function("forward", &Engine::forward)

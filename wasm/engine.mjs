@@ -56,31 +56,12 @@ export function checkIds(ids, what = 'ids') {
   return Array.from(ids);
 }
 
-// Bytes of F32 tensors the engine copies (Conv1D matrices are transposed on load) and of F16/BF16
-// tensors it converts, read from the safetensors header: with the file itself, the heap it needs.
-// With int8 weights the matrices become blocks of 36 bytes per 32 values (one F32 copy at a time
-// on the way), plus the LM head's own int8 copy of the embedding.
-function heapNeeded(bytes, quantize) {   // bytes: Uint8Array of model.safetensors
-  if (bytes.length < 8) return bytes.length;
-  const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
-  if (n > bytes.length - 8) return bytes.length;   // the engine reports the broken header
-  let extra = 0, largest = 0;
-  try {
-    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
-    for (const [name, t] of Object.entries(header)) {
-      if (name === '__metadata__' || !Array.isArray(t?.shape)) continue;
-      const numel = t.shape.reduce((a, b) => a * b, 1);
-      if (quantize === 'int8' && t.shape.length === 2) {
-        extra += 1.2 * numel;
-        largest = Math.max(largest, 4 * numel);
-      } else if (t.dtype !== 'F32' || t.shape.length === 2) {
-        extra += 4 * numel;
-      }
-    }
-  } catch {
-    /* a malformed header: the engine reports it */
-  }
-  return bytes.length + extra + largest;
+// The first bytes of model.safetensors up to the end of its header (all of them if it claims to
+// be longer): what Engine.loadMemory reads to say how much heap the model needs.
+function headerOf(bytes) {
+  if (bytes.length < 8) return bytes;
+  const n = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
+  return bytes.subarray(0, Number(BigInt(8) + (n < BigInt(bytes.length) ? n : BigInt(bytes.length))));
 }
 
 export class LocalModel {
@@ -95,7 +76,9 @@ export class LocalModel {
     const weights = ArrayBuffer.isView(files.weights)
       ? new Uint8Array(files.weights.buffer, files.weights.byteOffset, files.weights.byteLength)
       : new Uint8Array(files.weights);
-    const needed = heapNeeded(weights, quantize);
+    // The file's copy, and what the engine converts, packs or quantizes beside it (computed by the
+    // loader from the header, before anything is allocated).
+    const needed = weights.length + core.Engine.loadMemory(files.config, headerOf(weights), quantize);
     if (needed > HEAP_LIMIT - core.HEAPU8.length)
       throw new OutOfMemoryError(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +
                       `at most ${Math.floor((HEAP_LIMIT - core.HEAPU8.length) / 2 ** 20)} MB are left in this thread's 4 GB heap`);

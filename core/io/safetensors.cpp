@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -65,8 +66,10 @@ std::int64_t as_size(const nlohmann::json& v, const std::string& source, const s
   return static_cast<std::int64_t>(v.get<std::uint64_t>());
 }
 
-TensorInfo parse_entry(const std::string& name, const nlohmann::json& e,
-                       std::span<const std::byte> data, const std::string& source) {
+// One header entry. `data_size`: bytes of the data section; `data`: its first byte, or null when
+// only the header is at hand (TensorInfo::bytes is then empty).
+TensorInfo parse_entry(const std::string& name, const nlohmann::json& e, std::uint64_t data_size,
+                       const std::byte* data, const std::string& source) {
   const std::string where = "tensor '" + name + "'";
   if (!e.is_object()) throw ModelFormatError(source, where + ": header entry is not an object");
   auto dtype_it = e.find("dtype");
@@ -102,15 +105,16 @@ TensorInfo parse_entry(const std::string& name, const nlohmann::json& e,
   auto begin = static_cast<std::uint64_t>(as_size((*offsets_it)[0], source, where + ": data offset"));
   auto end = static_cast<std::uint64_t>(as_size((*offsets_it)[1], source, where + ": data offset"));
   if (begin > end) throw ModelFormatError(source, where + ": data_offsets begin after they end");
-  if (end > data.size())
+  if (end > data_size)
     throw ModelFormatError(source, where + ": data ends at byte " + std::to_string(end) +
-                                       " of a data section of " + std::to_string(data.size()) +
+                                       " of a data section of " + std::to_string(data_size) +
                                        " bytes (file truncated?)");
   if (end - begin != nbytes)
     throw ModelFormatError(source, where + ": " + std::string(known->name) + " shape needs " +
                                        std::to_string(nbytes) + " bytes but data_offsets give " +
                                        std::to_string(end - begin));
-  info.bytes = data.subspan(begin, end - begin);
+  info.offset = begin;
+  if (data) info.bytes = std::span<const std::byte>(data + begin, end - begin);
   return info;
 }
 
@@ -132,17 +136,31 @@ void SafeTensors::drop_pages(const TensorInfo& tensor) const {
 
 SafeTensors SafeTensors::parse(std::span<const std::byte> bytes, std::string source,
                                std::shared_ptr<const void> owner) {
-  if (bytes.size() < 8)
-    throw ModelFormatError(source, "file is " + std::to_string(bytes.size()) +
-                                       " bytes, too short for a safetensors header");
+  SafeTensors st = parse_layout(bytes, bytes.size(), std::move(source));
+  st.owner_ = std::move(owner);
+  return st;
+}
+
+SafeTensors SafeTensors::parse_header(std::span<const std::byte> prefix, std::string source) {
+  return parse_layout(prefix, std::nullopt, std::move(source));
+}
+
+// The header at the start of `bytes`. With file_size, `bytes` is the whole file and the tensors
+// must lie in it; without, `bytes` holds the header at least, and the data section is as long as
+// the tensors say.
+SafeTensors SafeTensors::parse_layout(std::span<const std::byte> bytes, std::optional<std::uint64_t> file_size,
+                                      std::string source) {
+  const std::uint64_t known = file_size.value_or(bytes.size());
+  if (known < 8)
+    throw ModelFormatError(source, "file is " + std::to_string(known) + " bytes, too short for a safetensors header");
   std::uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | std::to_integer<std::uint64_t>(bytes[i]);
-  if (header_len > bytes.size() - 8)
+  if (header_len > known - 8)
     throw ModelFormatError(source, "header length " + std::to_string(header_len) + " runs past the end of the " +
-                                       std::to_string(bytes.size()) + "-byte file (truncated or not safetensors)");
+                                       std::to_string(known) + (file_size ? "-byte file" : " bytes given") +
+                                       " (truncated or not safetensors)");
   if (header_len > kMaxHeaderBytes)
     throw ModelFormatError(source, "header length " + std::to_string(header_len) + " exceeds the 16 MB limit");
-
   const auto* header_begin = reinterpret_cast<const char*>(bytes.data() + 8);
   if (header_len == 0 || header_begin[0] != '{')
     throw ModelFormatError(source, "header is not a JSON object");
@@ -164,8 +182,9 @@ SafeTensors SafeTensors::parse(std::span<const std::byte> bytes, std::string sou
 
   SafeTensors st;
   st.source_ = std::move(source);
-  st.owner_ = std::move(owner);
-  const auto data = bytes.subspan(8 + header_len);
+  st.data_start_ = 8 + header_len;
+  const std::uint64_t data_size = file_size ? *file_size - st.data_start_ : UINT64_MAX;
+  const std::byte* data = file_size ? bytes.data() + st.data_start_ : nullptr;
   for (const auto& [name, e] : header.items()) {
     if (name == "__metadata__") {
       if (!e.is_object()) throw ModelFormatError(st.source_, "\"__metadata__\" is not an object");
@@ -173,30 +192,30 @@ SafeTensors SafeTensors::parse(std::span<const std::byte> bytes, std::string sou
         if (value.is_string()) st.metadata_[key] = value.get<std::string>();
       continue;
     }
-    st.tensors_.push_back(parse_entry(name, e, data, st.source_));
+    st.tensors_.push_back(parse_entry(name, e, data_size, data, st.source_));
   }
 
   // As the reference implementation requires, the tensors tile the data section exactly: each
   // starts where the previous one ends (no overlap, no gap) and the last ends at the file's end.
   std::vector<const TensorInfo*> by_offset;
   for (const auto& t : st.tensors_) by_offset.push_back(&t);
-  std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) {
-    return a->bytes.data() != b->bytes.data() ? a->bytes.data() < b->bytes.data() : a->bytes.size() < b->bytes.size();
+  const auto size_of = [](const TensorInfo* t) { return std::uint64_t(t->numel) * dtype_size(t->dtype); };
+  std::sort(by_offset.begin(), by_offset.end(), [&](const TensorInfo* a, const TensorInfo* b) {
+    return a->offset != b->offset ? a->offset < b->offset : size_of(a) < size_of(b);
   });
-  const std::byte* expected = data.data();
+  std::uint64_t expected = 0;
   const TensorInfo* prev = nullptr;
   for (const TensorInfo* t : by_offset) {
-    if (t->bytes.data() < expected)
+    if (t->offset < expected)
       throw ModelFormatError(st.source_, "tensors '" + prev->name + "' and '" + t->name + "' overlap");
-    if (t->bytes.data() > expected)
-      throw ModelFormatError(st.source_, "bytes " + std::to_string(expected - data.data()) + ".." +
-                                             std::to_string(t->bytes.data() - data.data()) +
+    if (t->offset > expected)
+      throw ModelFormatError(st.source_, "bytes " + std::to_string(expected) + ".." + std::to_string(t->offset) +
                                              " of the data section belong to no tensor");
-    expected = t->bytes.data() + t->bytes.size();
+    expected = t->offset + size_of(t);
     prev = t;
   }
-  if (expected != data.data() + data.size())
-    throw ModelFormatError(st.source_, std::to_string(data.data() + data.size() - expected) +
+  if (file_size && expected != data_size)
+    throw ModelFormatError(st.source_, std::to_string(data_size - expected) +
                                            " bytes after the last tensor belong to no tensor");
   std::sort(st.tensors_.begin(), st.tensors_.end(),
             [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });

@@ -71,19 +71,21 @@ void LargeBlock::release() {
 
 Arena::Arena(Arena&& other) noexcept
     : blocks_(std::move(other.blocks_)), cursor_(std::exchange(other.cursor_, nullptr)),
-      end_(std::exchange(other.end_, nullptr)) {}
+      end_(std::exchange(other.end_, nullptr)), allocated_(std::exchange(other.allocated_, 0)) {}
 
 Arena& Arena::operator=(Arena&& other) noexcept {
   if (this != &other) {
     blocks_ = std::move(other.blocks_);
     cursor_ = std::exchange(other.cursor_, nullptr);
     end_ = std::exchange(other.end_, nullptr);
+    allocated_ = std::exchange(other.allocated_, 0);
   }
   return *this;
 }
 
 std::byte* Arena::allocate_bytes(std::size_t bytes) {
   bytes = round_up(bytes ? bytes : 1, kAlign);
+  allocated_ += bytes;
   // A block of its own: without huge pages every array (nothing to share), and with them an array
   // as large as a block (GPT-2's LM head), which leaves the current block to the small ones.
   if (!kHugePages || bytes >= kBlockBytes) return blocks_.emplace_back(bytes).data();

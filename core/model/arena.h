@@ -76,11 +76,15 @@ class Arena {
     return reinterpret_cast<T*>(allocate_bytes(n * sizeof(T)));
   }
 
+  // Bytes handed out so far, each array's size rounded up to its alignment (not the blocks' size).
+  std::size_t allocated() const { return allocated_; }
+
  private:
   std::byte* allocate_bytes(std::size_t bytes);
   std::vector<LargeBlock> blocks_;
   std::byte* cursor_ = nullptr;   // the free part of the block small arrays are carved from
   std::byte* end_ = nullptr;
+  std::size_t allocated_ = 0;
 };
 
 }  // namespace glassbox

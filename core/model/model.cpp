@@ -286,6 +286,14 @@ Model Model::from_parts(const std::string& config_json, const SafeTensors& weigh
   return Model(std::move(impl));
 }
 
+std::uint64_t Model::load_memory(const std::string& config_json, std::span<const std::byte> weights_prefix,
+                                 const LoadOptions& options) {
+  const ModelConfig config = ModelConfig::parse(config_json, "config.json");
+  const SafeTensors layout = SafeTensors::parse_header(weights_prefix, "model.safetensors");
+  const LoadFootprint footprint = load_footprint(config, layout, options.quantize);
+  return footprint.owned + footprint.transient;
+}
+
 const ModelConfig& Model::config() const { return impl_->config; }
 const std::string& Model::config_json() const { return impl_->config_json; }
 Quantization Model::quantization() const { return impl_->quantization; }

@@ -10,15 +10,22 @@
 namespace glassbox {
 namespace {
 
+// Each array the loader allocates is aligned to 64 bytes (model/arena.h): at most that much more
+// than its size.
+constexpr std::uint64_t kAllocationSlack = 64;
+
 std::string shape_str(const std::vector<std::int64_t>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
 
+// Finds and checks every tensor, and either converts it into `out` or, given a footprint, only
+// counts what converting would allocate (the file may then be a header alone: parse_header).
 class Loader {
  public:
-  Loader(const SafeTensors& file, ModelWeights& out) : file_(file), out_(out) {
+  Loader(const SafeTensors& file, ModelWeights& out, LoadFootprint* count = nullptr)
+      : file_(file), out_(out), count_(count) {
     // Hub checkpoints saved from *LMHeadModel carry a "transformer." prefix; base models do not.
     const bool prefixed = file.find("transformer.wte.weight") || file.find("transformer.tokens_embed.weight");
     prefix_ = prefixed ? "transformer." : "";
@@ -30,8 +37,9 @@ class Loader {
   // prefix even when the transformer's tensors have one.
   const float* take(const std::string& name, const std::vector<std::int64_t>& shape, bool top_level = false) {
     const TensorInfo& t = find(name, shape, top_level);
-    if (const float* in_place = f32_in_place(t)) return in_place;
+    if (usable_in_place(t)) return reinterpret_cast<const float*>(t.bytes.data());
     float* copy = own(t.numel);
+    if (count_) return nullptr;
     to_f32(t, copy);
     file_.drop_pages(t);
     return copy;
@@ -46,7 +54,21 @@ class Loader {
     const TensorInfo& t = find(name, transpose ? std::vector{K, N} : std::vector{N, K});
     const int n = static_cast<int>(N), k = static_cast<int>(K);
     Matrix m{nullptr, nullptr, nullptr, n, k};
-    const float* f32 = f32_in_place(t);
+    const bool in_place = usable_in_place(t);
+    if (count_) {   // the same decisions as below, counted
+      if (!in_place || transpose) {
+        if (!(quantize == Quantization::None && in_place)) count_->transient = std::max(count_->transient, 4 * std::uint64_t(t.numel));
+      }
+      if (quantize == Quantization::None) {
+        own(N * K);
+      } else {
+        const kernels::Q8Shape s(n, k);
+        count_->owned += s.q_size() + kAllocationSlack;
+        own(static_cast<std::int64_t>(s.d_size()));
+      }
+      return m;
+    }
+    const float* f32 = in_place ? reinterpret_cast<const float*>(t.bytes.data()) : nullptr;
     std::unique_ptr<float[]> copy;
     if (quantize == Quantization::None && f32 && transpose) {   // packed straight from (K,N)
       float* packed = own(N * K);
@@ -91,8 +113,21 @@ class Loader {
 
   bool has(const std::string& name) const { return file_.find(prefix_ + name) != nullptr; }
 
-  // n floats the model owns (uninitialised: ModelWeights::owned).
-  float* own(std::int64_t n) { return out_.owned.allocate<float>(static_cast<std::size_t>(n)); }
+  // The sinusoidal position table (P, C), computed (counting: nothing to compute).
+  const float* sinusoidal_table(std::int64_t P, std::int64_t C) {
+    float* table = own(P * C);
+    if (!count_) sinusoidal_positions(table, static_cast<int>(P), static_cast<int>(C));
+    return table;
+  }
+
+  // n floats the model owns (uninitialised: ModelWeights::owned); counting, none (null).
+  float* own(std::int64_t n) {
+    if (count_) {
+      count_->owned += 4 * std::uint64_t(n) + kAllocationSlack;
+      return nullptr;
+    }
+    return out_.owned.allocate<float>(static_cast<std::size_t>(n));
+  }
 
  private:
 
@@ -112,24 +147,25 @@ class Loader {
     return *t;
   }
 
-  // The tensor's bytes as floats if they are F32 and aligned for them, else null.
-  static const float* f32_in_place(const TensorInfo& t) {
-    if (t.dtype != DType::F32 || reinterpret_cast<std::uintptr_t>(t.bytes.data()) % alignof(float) != 0) return nullptr;
-    return reinterpret_cast<const float*>(t.bytes.data());
+  // Whether the tensor's bytes can be read as floats where they are: F32 and aligned for them.
+  // Given only the header, the file is taken to start at an address aligned for floats (as
+  // malloc's and a mapping's are).
+  bool usable_in_place(const TensorInfo& t) const {
+    if (t.dtype != DType::F32) return false;
+    const std::uint64_t address = t.bytes.empty() ? file_.data_start() + t.offset
+                                                  : reinterpret_cast<std::uintptr_t>(t.bytes.data());
+    return address % alignof(float) == 0;
   }
 
   const SafeTensors& file_;
   ModelWeights& out_;
+  LoadFootprint* count_;
   std::string prefix_;
   std::set<std::string> used_;
 };
 
-}  // namespace
-
-ModelWeights load_weights(const ModelConfig& c, const SafeTensors& file, Quantization quantize) {
-  ModelWeights w;
-  w.file = file;
-  Loader load(w.file, w);
+// Every parameter of the model, through `load`, into its place in `w`.
+void load_all(const ModelConfig& c, Loader& load, Quantization quantize, ModelWeights& w) {
   const std::int64_t C = c.n_embd, F = c.n_inner, V = c.vocab_size, P = c.n_positions;
   const bool gpt2 = c.architecture == Architecture::GPT2;
   // The LM head is the embedding, tied, in a second copy: packed or int8 for the products, while
@@ -143,9 +179,7 @@ ModelWeights load_weights(const ModelConfig& c, const SafeTensors& file, Quantiz
     // shape is checked, its values are not used.
     const std::string stored = gpt2 ? "wpe.weight" : "positions_embed.weight";
     if (load.has(stored)) load.take(stored, {P, C});
-    float* table = load.own(P * C);
-    sinusoidal_positions(table, static_cast<int>(P), static_cast<int>(C));
-    w.wpe = table;
+    w.wpe = load.sinusoidal_table(P, C);
   } else {
     w.wpe = load.take(gpt2 ? "wpe.weight" : "positions_embed.weight", {P, C});
   }
@@ -182,7 +216,24 @@ ModelWeights load_weights(const ModelConfig& c, const SafeTensors& file, Quantiz
   }
   if (!c.labels.empty()) w.score = load.take("score.weight", {std::int64_t(c.labels.size()), C}, /*top_level=*/true);
   load.check_all_used(c);
+}
+
+}  // namespace
+
+ModelWeights load_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize) {
+  ModelWeights w;
+  w.file = file;
+  Loader load(w.file, w);
+  load_all(config, load, quantize, w);
   return w;
+}
+
+LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file, Quantization quantize) {
+  LoadFootprint footprint;
+  ModelWeights unused;
+  Loader count(file, unused, &footprint);
+  load_all(config, count, quantize, unused);
+  return footprint;
 }
 
 }  // namespace glassbox

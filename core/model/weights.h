@@ -72,4 +72,13 @@ struct ModelWeights {
 // embeddings, biases and LayerNorm parameters stay F32.
 ModelWeights load_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize);
 
+// What load_weights allocates for this config and file, counted without converting anything (the
+// file may be a header alone, SafeTensors::parse_header): the arrays the model keeps, and the
+// largest F32 copy it makes on the way and frees at once. Checks the tensors as load_weights does.
+struct LoadFootprint {
+  std::uint64_t owned = 0;
+  std::uint64_t transient = 0;
+};
+LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file, Quantization quantize);
+
 }  // namespace glassbox

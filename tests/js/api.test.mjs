@@ -11,6 +11,7 @@ import { GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
 import { checkClassifyReport, classifyScenario } from './classify.mjs';
 import { concurrency } from './concurrency.mjs';
+import { hugeModel } from './huge-model.mjs';
 import { BOM_TOKEN_TEXT, textRoundTrip } from './text-roundtrip.mjs';
 
 const fixtures = new URL('../fixtures/', import.meta.url);
@@ -485,15 +486,11 @@ test('progress reports bytes; a model too large for the WebAssembly heap is refu
   assert.deepEqual(events.at(-1), { loaded: size, total: size });
   await model.dispose();
 
-  // A header that promises a 1 G-element F16 tensor: 4 GB once converted to F32.
-  const header = new TextEncoder().encode(JSON.stringify({ big: { dtype: 'F16', shape: [2 ** 30], data_offsets: [0, 2 ** 31] } }));
-  const bytes = new Uint8Array(8 + header.length);
-  new DataView(bytes.buffer).setBigUint64(0, BigInt(header.length), true);
-  bytes.set(header, 8);
+  // A header promising 3 x 4.1 GB of F32 copies (tests/js/huge-model.mjs).
   const core = await loadCore();
   const inUse = core.heapBytesInUse();
   const heap = core.HEAPU8.length;
-  await assert.rejects(loadModel({ config: '{"model_type":"gpt2"}', weights: bytes }), /the model needs about 409\d MB of WebAssembly memory; at most \d+ MB are left/);
+  await assert.rejects(loadModel(hugeModel()), /the model needs about 1172\d MB of WebAssembly memory; at most \d+ MB are left/);
   assert.equal(core.heapBytesInUse(), inUse);
   assert.equal(core.HEAPU8.length, heap, 'the heap did not grow');
 });

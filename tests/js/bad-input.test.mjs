@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 
 import { GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
 import { startServer } from '../../scripts/serve.mjs';
+import { hugeModel } from './huge-model.mjs';
 
 const doc = readFileSync(new URL('../../docs/bad-input.md', import.meta.url), 'utf8');
 // The `code` fragment of row `id` in the JS API column (the fifth), and the error's name after it.
@@ -92,12 +93,7 @@ for (const worker of [false, true]) {
     await expectReject('B7', bytes.tokenize('a\ud800b'));
     await bytes.dispose();
 
-    // A header that promises a 1 G-element F16 tensor: 4 GB once converted to F32.
-    const header = new TextEncoder().encode(JSON.stringify({ big: { dtype: 'F16', shape: [2 ** 30], data_offsets: [0, 2 ** 31] } }));
-    const big = new Uint8Array(8 + header.length);
-    new DataView(big.buffer).setBigUint64(0, BigInt(header.length), true);
-    big.set(header, 8);
-    await expectReject('B12', loadModel({ config: '{"model_type":"gpt2"}', weights: big }, { worker }));
+    await expectReject('B12', loadModel(hugeModel(), { worker }));   // tests/js/huge-model.mjs
 
     await expectReject('B13', loadModel(new URL('tests/fixtures/no-such-model/', root), { worker }));
     await expectReject('B14', loadModel(`http://127.0.0.1:${breaking.address().port}/m/`, { worker }));

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../../scripts/serve.mjs';
+import { hugeModel } from '../js/huge-model.mjs';
 import { BOM_TOKEN_TEXT, bomModelFiles } from '../js/text-roundtrip.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -739,10 +740,8 @@ test('the bad-input table, on the page', async () => {
   await open('B2', config, Buffer.concat([Buffer.from([8, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('notjson!')]));
   await open('B3', { ...config, n_embd: 64 }, weights);
   await open('B4', { ...config, model_type: 'llama' }, weights);
-  const header = Buffer.from(JSON.stringify({ big: { dtype: 'F16', shape: [2 ** 30], data_offsets: [0, 2 ** 31] } }));
-  const size = Buffer.alloc(8);
-  size.writeBigUInt64LE(BigInt(header.length));
-  await open('B12', config, Buffer.concat([size, header]));
+  const huge = hugeModel();   // tests/js/huge-model.mjs
+  await open('B12', JSON.parse(huge.config), Buffer.from(huge.weights));
 
   // Downloads.
   const download = async (id, dir, sha = '') => {

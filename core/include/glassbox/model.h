@@ -78,6 +78,15 @@ class Model {
   static Model from_parts(const std::string& config_json, const SafeTensors& weights,
                           const std::string& config_source = "config.json", const LoadOptions& options = {});
 
+  // Bytes of memory that loading a model from these parts takes beyond the weights file itself:
+  // the converted, packed or quantized arrays the model keeps, plus the largest copy it makes on
+  // the way. Needs only config.json and the start of model.safetensors up to the end of its header
+  // (`weights_prefix`), so that a caller can check before it reads or copies the rest: the
+  // WebAssembly build refuses a model its 4 GB heap cannot hold. Throws as from_parts does for a
+  // bad header or tensors that do not fit the config.
+  static std::uint64_t load_memory(const std::string& config_json, std::span<const std::byte> weights_prefix,
+                                   const LoadOptions& options = {});
+
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;
   ~Model();

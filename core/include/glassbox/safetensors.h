@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,7 +35,8 @@ struct TensorInfo {
   DType dtype;
   std::vector<std::int64_t> shape;
   std::int64_t numel;                 // product of shape (1 for a scalar)
-  std::span<const std::byte> bytes;   // numel * dtype_size bytes inside the file
+  std::span<const std::byte> bytes;   // numel * dtype_size bytes inside the file (empty: parse_header)
+  std::uint64_t offset = 0;           // where its data starts, in bytes from the data section's start
 };
 
 class MappedFile;
@@ -49,10 +51,18 @@ class SafeTensors {
   static SafeTensors parse(std::span<const std::byte> bytes, std::string source,
                            std::shared_ptr<const void> owner = nullptr);
 
+  // Only the layout: the header at the start of a file (`prefix` holds at least the 8-byte length
+  // and the header), validated as parse() does except that the data section is taken to be as
+  // long as the tensors say; every TensorInfo::bytes is empty. For deciding what loading the file
+  // takes before its data is at hand. Throws ModelFormatError.
+  static SafeTensors parse_header(std::span<const std::byte> prefix, std::string source);
+
   // The tensor with this exact name, or nullptr.
   const TensorInfo* find(std::string_view name) const;
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::string& source() const { return source_; }
+  // Where the data section starts in the file: 8 + the header's length.
+  std::uint64_t data_start() const { return data_start_; }
   // A hint that this tensor's bytes will not be read again soon: for a file from open() the OS
   // may drop their pages from memory (they are read from the file again if they are used), for
   // bytes given to parse() nothing happens. Loading a model calls it for each tensor it copies.
@@ -61,7 +71,11 @@ class SafeTensors {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
  private:
+  static SafeTensors parse_layout(std::span<const std::byte> bytes, std::optional<std::uint64_t> file_size,
+                                  std::string source);
+
   std::string source_;
+  std::uint64_t data_start_ = 0;
   std::map<std::string, std::string> metadata_;
   std::shared_ptr<const void> owner_;
   const MappedFile* mapped_ = nullptr;   // owner_, when open() mapped the file

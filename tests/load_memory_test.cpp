@@ -1,0 +1,128 @@
+// What loading a model allocates, known from config.json and the weights' header alone
+// (Model::load_memory, load_footprint): the WebAssembly build checks it against its heap before
+// it copies a model in. Checked against what the loader really allocates, on every fixture, with
+// F32 and int8 weights.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "glassbox/error.h"
+#include "glassbox/model.h"
+#include "model/weights.h"
+#include "test_util.h"
+
+namespace glassbox {
+namespace {
+
+using test::fixture_dir;
+
+// The first 8 + N bytes of a safetensors file: its length field and header.
+std::string header_of(const std::string& file) {
+  std::uint64_t n = 0;
+  std::memcpy(&n, file.data(), 8);
+  return file.substr(0, 8 + n);
+}
+
+std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+
+class LoadMemoryTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
+  const auto dir = fixture_dir(GetParam());
+  const std::string config_json = test::read_file(dir / "config.json");
+  const ModelConfig config = ModelConfig::parse(config_json);
+  const std::string file = test::read_file(dir / "model.safetensors");
+  const std::string header = header_of(file);
+  ASSERT_LT(header.size(), file.size());
+  const SafeTensors whole = SafeTensors::parse(bytes_of(file), "model.safetensors");
+  const SafeTensors layout = SafeTensors::parse_header(bytes_of(header), "model.safetensors");
+  ASSERT_EQ(layout.tensors().size(), whole.tensors().size());
+  bool any_f32 = false;
+  for (const auto& t : whole.tensors()) any_f32 |= t.dtype == DType::F32;
+  for (const Quantization q : {Quantization::None, Quantization::Int8}) {
+    const char* what = quantization_name(q);
+    const ModelWeights w = load_weights(config, whole, q);
+    const LoadFootprint counted = load_footprint(config, layout, q);
+    // Every array counted with at most its 64-byte alignment on top; at most three arrays per
+    // tensor (int8 blocks and scales, an F32 copy of the embedding beside the LM head's).
+    EXPECT_GE(counted.owned, w.owned.allocated()) << what;
+    EXPECT_LE(counted.owned, w.owned.allocated() + 3 * 64 * whole.tensors().size()) << what;
+    EXPECT_EQ(load_footprint(config, whole, q).owned, counted.owned) << what;   // the header says it all
+    // Conv1D matrices to quantize, and F16/BF16 matrices, pass through one F32 copy of the largest.
+    std::uint64_t largest = 0;
+    for (const auto& t : whole.tensors())
+      if (t.shape.size() == 2) largest = std::max(largest, 4 * std::uint64_t(t.numel));
+    if (q == Quantization::None) {
+      if (any_f32) {
+        EXPECT_EQ(counted.transient, 0u) << what;   // packed straight from the file
+      } else {
+        EXPECT_EQ(counted.transient, largest) << what;
+      }
+    }
+    EXPECT_LE(counted.transient, largest) << what;
+    EXPECT_EQ(Model::load_memory(config_json, bytes_of(header), {q}), counted.owned + counted.transient) << what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, LoadMemoryTest, ::testing::ValuesIn(test::model_fixtures()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+// The 8-byte length and the header of an F16 GPT-2 file with these shapes (no data).
+std::string f16_header(const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& tensors) {
+  nlohmann::json j = nlohmann::json::object();
+  std::uint64_t offset = 0;
+  for (const auto& [name, shape] : tensors) {
+    std::uint64_t n = 2;
+    for (auto d : shape) n *= std::uint64_t(d);
+    j[name] = {{"dtype", "F16"}, {"shape", shape}, {"data_offsets", {offset, offset + n}}};
+    offset += n;
+  }
+  const std::string text = j.dump();
+  std::string header(8, '\0');
+  const std::uint64_t n = text.size();
+  std::memcpy(header.data(), &n, 8);
+  return header + text;
+}
+
+// A header promising far more than a WebAssembly heap holds is measured without its data; broken
+// headers and tensors that do not fit the config are the loader's errors.
+TEST(LoadMemory, FromTheHeaderAloneWithTheLoadersErrors) {
+  const std::int64_t V = 4'000'000, C = 256, P = 16;
+  const std::string config = R"({"model_type": "gpt2", "vocab_size": 4000000, "n_positions": 16, "n_embd": 256,
+                                 "n_layer": 1, "n_head": 1})";
+  const std::string header = f16_header({
+      {"wte.weight", {V, C}}, {"wpe.weight", {P, C}},
+      {"h.0.ln_1.weight", {C}}, {"h.0.ln_1.bias", {C}},
+      {"h.0.attn.c_attn.weight", {C, 3 * C}}, {"h.0.attn.c_attn.bias", {3 * C}},
+      {"h.0.attn.c_proj.weight", {C, C}}, {"h.0.attn.c_proj.bias", {C}},
+      {"h.0.ln_2.weight", {C}}, {"h.0.ln_2.bias", {C}},
+      {"h.0.mlp.c_fc.weight", {C, 4 * C}}, {"h.0.mlp.c_fc.bias", {4 * C}},
+      {"h.0.mlp.c_proj.weight", {4 * C, C}}, {"h.0.mlp.c_proj.bias", {C}},
+      {"ln_f.weight", {C}}, {"ln_f.bias", {C}}});
+  // The embedding three times in F32: its rows, the LM head's packed copy, and the copy on the
+  // way to packing; then the block's matrices and the small arrays, a few MB.
+  const std::uint64_t wte = 4ull * V * C;
+  const std::uint64_t got = Model::load_memory(config, bytes_of(header));
+  EXPECT_GE(got, 3 * wte);
+  EXPECT_LT(got, 3 * wte + (8u << 20));
+
+  EXPECT_THROW(Model::load_memory(config, bytes_of(header.substr(0, 20))), ModelFormatError);   // stops inside the header
+  EXPECT_THROW(Model::load_memory(config, bytes_of(std::string(8, '\0') + "x")), ModelFormatError);
+  const std::string other = R"({"model_type": "gpt2", "vocab_size": 4000000, "n_positions": 16, "n_embd": 128,
+                                "n_layer": 1, "n_head": 1})";
+  try {
+    Model::load_memory(other, bytes_of(header));
+    ADD_FAILURE() << "a config that does not fit the tensors";
+  } catch (const ModelFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("the config implies [4000000, 128]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace glassbox
