@@ -11,7 +11,7 @@ import { chromium } from 'playwright-core';
 
 import { startServer } from '../../scripts/serve.mjs';
 import { checkClassifyReport } from '../js/classify.mjs';
-import { BOM_TOKEN_TEXT } from '../js/text-roundtrip.mjs';
+import { BOM_TOKEN_TEXT } from '../js/made-up-models.mjs';
 
 let servers, browser;
 

@@ -11,8 +11,8 @@ import { GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
 import { checkClassifyReport, classifyScenario } from './classify.mjs';
 import { concurrency } from './concurrency.mjs';
-import { hugeModel } from './huge-model.mjs';
-import { BOM_TOKEN_TEXT, textRoundTrip } from './text-roundtrip.mjs';
+import { BOM_TOKEN_TEXT, hugeModel } from './made-up-models.mjs';
+import { textRoundTrip } from './text-roundtrip.mjs';
 
 const fixtures = new URL('../fixtures/', import.meta.url);
 const fixture = (name) => new URL(`${name}/`, fixtures);
@@ -486,7 +486,7 @@ test('progress reports bytes; a model too large for the WebAssembly heap is refu
   assert.deepEqual(events.at(-1), { loaded: size, total: size });
   await model.dispose();
 
-  // A header promising 3 x 4.1 GB of F32 copies (tests/js/huge-model.mjs).
+  // A header promising 3 x 4.1 GB of F32 copies (tests/js/made-up-models.mjs).
   const core = await loadCore();
   const inUse = core.heapBytesInUse();
   const heap = core.HEAPU8.length;

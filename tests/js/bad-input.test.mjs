@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 
 import { GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
 import { startServer } from '../../scripts/serve.mjs';
-import { hugeModel } from './huge-model.mjs';
+import { hugeModel } from './made-up-models.mjs';
 
 const doc = readFileSync(new URL('../../docs/bad-input.md', import.meta.url), 'utf8');
 // The `code` fragment of row `id` in the JS API column (the fifth), and the error's name after it.
@@ -93,7 +93,7 @@ for (const worker of [false, true]) {
     await expectReject('B7', bytes.tokenize('a\ud800b'));
     await bytes.dispose();
 
-    await expectReject('B12', loadModel(hugeModel(), { worker }));   // tests/js/huge-model.mjs
+    await expectReject('B12', loadModel(hugeModel(), { worker }));   // tests/js/made-up-models.mjs
 
     await expectReject('B13', loadModel(new URL('tests/fixtures/no-such-model/', root), { worker }));
     await expectReject('B14', loadModel(`http://127.0.0.1:${breaking.address().port}/m/`, { worker }));

@@ -20,8 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../../scripts/serve.mjs';
-import { hugeModel } from '../js/huge-model.mjs';
-import { BOM_TOKEN_TEXT, bomModelFiles } from '../js/text-roundtrip.mjs';
+import { BOM_TOKEN_TEXT, bomModelFiles, hugeModel } from '../js/made-up-models.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // The CLI's tokens are the reference for the chips: ctest passes the native build's path (scripts/test
@@ -521,7 +520,7 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   await setSampling(page, { 'Max tokens': 5 });
   assert.match(await generate(page), /^Done: reached Max tokens\. 5 tokens/);
 
-  // A model whose one long token starts with a byte order mark (tests/js/text-roundtrip.mjs): the
+  // A model whose one long token starts with a byte order mark (tests/js/made-up-models.mjs): the
   // streamed Output keeps the BOM.
   const bom = bomModelFiles();
   await model.selectOption({ label: 'Open files on this device…' });
@@ -740,7 +739,7 @@ test('the bad-input table, on the page', async () => {
   await open('B2', config, Buffer.concat([Buffer.from([8, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('notjson!')]));
   await open('B3', { ...config, n_embd: 64 }, weights);
   await open('B4', { ...config, model_type: 'llama' }, weights);
-  const huge = hugeModel();   // tests/js/huge-model.mjs
+  const huge = hugeModel();   // tests/js/made-up-models.mjs
   await open('B12', JSON.parse(huge.config), Buffer.from(huge.weights));
 
   // Downloads.

@@ -1,0 +1,81 @@
+// Models made up in code for tests, as the files loadModel takes ({config, weights, vocab,
+// merges}), so that a test knows what they must do without a reference run. Shared by the Node
+// tests (tests/js), the browser tests and the page test; plain JS, no Node APIs.
+
+// The tensors of a GPT-2 with one block: [name, shape].
+function gpt2Shapes({ V, C, P }) {
+  return [
+    ['wte.weight', [V, C]], ['wpe.weight', [P, C]],
+    ['h.0.ln_1.weight', [C]], ['h.0.ln_1.bias', [C]],
+    ['h.0.attn.c_attn.weight', [C, 3 * C]], ['h.0.attn.c_attn.bias', [3 * C]],
+    ['h.0.attn.c_proj.weight', [C, C]], ['h.0.attn.c_proj.bias', [C]],
+    ['h.0.ln_2.weight', [C]], ['h.0.ln_2.bias', [C]],
+    ['h.0.mlp.c_fc.weight', [C, 4 * C]], ['h.0.mlp.c_fc.bias', [4 * C]],
+    ['h.0.mlp.c_proj.weight', [4 * C, C]], ['h.0.mlp.c_proj.bias', [C]],
+    ['ln_f.weight', [C]], ['ln_f.bias', [C]],
+  ];
+}
+
+// A safetensors file of these tensors in `dtype` (F32: 4 bytes, F16: 2), its data all zero, or
+// only its header (withData false). -> {bytes, header: the parsed header, dataStart}
+function safetensors(shapes, dtype, withData = true) {
+  const width = dtype === 'F32' ? 4 : 2;
+  const header = {};
+  let offset = 0;
+  for (const [name, shape] of shapes) {
+    const bytes = width * shape.reduce((a, b) => a * b, 1);
+    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  const bytes = new Uint8Array(8 + json.length + (withData ? offset : 0));
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(json.length), true);
+  bytes.set(json, 8);
+  return { bytes, header, dataStart: 8 + json.length };
+}
+
+// GPT-2's byte-level alphabet (OpenAI's bytes_to_unicode): byte b is this character in vocab.json.
+function byteChars() {
+  const printable = [];
+  for (const [lo, hi] of [[0x21, 0x7e], [0xa1, 0xac], [0xae, 0xff]]) for (let b = lo; b <= hi; ++b) printable.push(b);
+  const chars = new Array(256);
+  let extra = 0;
+  for (let b = 0; b < 256; ++b) chars[b] = String.fromCodePoint(printable.includes(b) ? b : 256 + extra++);
+  return chars;
+}
+
+// The text of the one token a made-up model always predicts: a BOM, then more than 16 bytes.
+export const BOM_TOKEN_TEXT = '\ufeffstart of a long token';
+
+// A model that greedily predicts token 256 (BOM_TOKEN_TEXT) after any prompt: GPT-2 with one
+// block whose weights are all zero (the block adds nothing to the residual), a final LayerNorm
+// whose output is its bias e0 whatever its input, and an embedding whose row 256 alone is e0, so
+// the logits (tied to the embedding) are 1 for token 256 and 0 for the rest. The vocabulary is the
+// 256 byte tokens plus that token; no merges.
+export function bomModelFiles() {
+  const C = 4, V = 257, P = 16;
+  const config = { model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: 1, n_head: 1,
+                   activation_function: 'gelu_new', layer_norm_epsilon: 1e-5 };
+  const { bytes: weights, header, dataStart } = safetensors(gpt2Shapes({ V, C, P }), 'F32');
+  const set = (name, index, value) =>   // (the data need not be 4-byte aligned: a DataView, not a Float32Array)
+    new DataView(weights.buffer).setFloat32(dataStart + header[name].data_offsets[0] + 4 * index, value, true);
+  set('wte.weight', 256 * C, 1);   // row 256 = e0
+  set('ln_f.bias', 0, 1);          // the final norm's output = e0
+
+  const chars = byteChars();
+  const vocab = {};
+  for (let b = 0; b < 256; ++b) vocab[chars[b]] = b;
+  vocab[Array.from(new TextEncoder().encode(BOM_TOKEN_TEXT), (b) => chars[b]).join('')] = 256;
+  return { config: JSON.stringify(config), weights, vocab: JSON.stringify(vocab), merges: '#version: 0.2\n' };
+}
+
+// A model too large for a WebAssembly heap, given as its config.json and the header of its
+// model.safetensors alone (no data): GPT-2 with a 4,000,000-token vocabulary 256 wide, in F16.
+// Loading it would take three F32 copies of the embedding (its rows, the LM head's packed copy,
+// and one on the way), 3 x 4.1 GB: it must be refused from the header, before anything is
+// allocated.
+export function hugeModel() {
+  const V = 4_000_000, C = 256, P = 16;
+  const config = { model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: 1, n_head: 1 };
+  return { config: JSON.stringify(config), weights: safetensors(gpt2Shapes({ V, C, P }), 'F16', false).bytes };
+}
