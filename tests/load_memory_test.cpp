@@ -39,6 +39,8 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   const SafeTensors whole = SafeTensors::parse(bytes_of(file), "model.safetensors");
   const SafeTensors layout = SafeTensors::parse_header(bytes_of(header), "model.safetensors");
   ASSERT_EQ(layout.tensors().size(), whole.tensors().size());
+  // A header alone has no weights to load.
+  EXPECT_THROW(Model::from_parts(config_json, layout), ModelFormatError);
   bool any_f32 = false;
   for (const auto& t : whole.tensors()) any_f32 |= t.dtype == DType::F32;
   for (const Quantization q : {Quantization::None, Quantization::Int8}) {

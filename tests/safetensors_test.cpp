@@ -1,6 +1,8 @@
 // The safetensors reader on well-formed and hostile files.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "glassbox/error.h"
 #include "glassbox/safetensors.h"
 #include "test_util.h"
@@ -127,6 +129,53 @@ TEST(SafeTensors, RejectsGapsTrailingBytesDuplicatesAndDeepNesting) {
   EXPECT_NE(parse_error(test::make_safetensors_raw(deep, "")).find("nests deeper"), std::string::npos);
   // Brackets inside strings do not count.
   EXPECT_EQ(parse_error(test::make_safetensors_raw(R"({"__metadata__":{"note":"[[[[{{{{\"]]"}})", "")), "(no error)");
+}
+
+// The header alone (what a browser reads first to decide whether a model fits): the same tensors,
+// shapes and offsets as the whole file gives, the same refusals of overlaps, gaps and broken
+// headers, and no data.
+std::string header_error(const std::string& prefix) {
+  try {
+    SafeTensors::parse_header(std::as_bytes(std::span(prefix.data(), prefix.size())), "test.safetensors");
+  } catch (const ModelFormatError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SafeTensors, ParseHeaderDescribesTheFileWithoutItsData) {
+  const auto file = test::make_safetensors({test::f32_tensor("b", {2, 3}, {1, 2, 3, 4, 5, 6}),
+                                            test::f32_tensor("a", {}, {7}),
+                                            {"mask", "U8", {2}, std::string("\x01\x00", 2)}});
+  const auto whole = SafeTensors::parse(std::as_bytes(std::span(file.data(), file.size())), "test.safetensors");
+  std::uint64_t n = 0;
+  std::memcpy(&n, file.data(), 8);
+  const std::string header = file.substr(0, 8 + n);
+  const auto layout = SafeTensors::parse_header(std::as_bytes(std::span(header.data(), header.size())), "test.safetensors");
+  EXPECT_EQ(layout.data_start(), whole.data_start());
+  ASSERT_EQ(layout.tensors().size(), whole.tensors().size());
+  for (std::size_t i = 0; i < whole.tensors().size(); ++i) {
+    const TensorInfo& h = layout.tensors()[i];
+    const TensorInfo& w = whole.tensors()[i];
+    EXPECT_EQ(h.name, w.name);
+    EXPECT_EQ(h.dtype, w.dtype);
+    EXPECT_EQ(h.shape, w.shape);
+    EXPECT_EQ(h.offset, w.offset);
+    EXPECT_EQ(reinterpret_cast<const char*>(w.bytes.data()), file.data() + whole.data_start() + w.offset);
+    EXPECT_TRUE(h.bytes.empty());
+  }
+  // Bytes beyond the header change nothing.
+  EXPECT_EQ(header_error(file), "(no error)");
+  // A header cut short, and what parse() refuses in a header.
+  EXPECT_NE(header_error(header.substr(0, header.size() - 1)).find("runs past the end of the"), std::string::npos);
+  EXPECT_EQ(header_error(test::make_safetensors_raw(R"({"a": {"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                                    R"("b": {"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", "")),
+            "test.safetensors: tensors 'a' and 'b' overlap");
+  EXPECT_EQ(header_error(test::make_safetensors_raw(R"({"a": {"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                                                    R"("b": {"dtype":"U8","shape":[1],"data_offsets":[3,4]}})", "")),
+            "test.safetensors: bytes 2..3 of the data section belong to no tensor");
+  EXPECT_NE(header_error(std::string("\x08\0\0\0\0\0\0\0notjson!", 16)).find("header is not"), std::string::npos);
+  EXPECT_NE(header_error(std::string(8, '\xff') + "{}").find("exceeds the 16 MB limit"), std::string::npos);
 }
 
 TEST(SafeTensors, OpenNamesTheMissingFile) {

@@ -56,12 +56,14 @@ export function checkIds(ids, what = 'ids') {
   return Array.from(ids);
 }
 
-// The first bytes of model.safetensors up to the end of its header (all of them if it claims to
-// be longer): what Engine.loadMemory reads to say how much heap the model needs.
+// The first bytes of model.safetensors up to the end of its header, at most the 8-byte length
+// and 16 MB (the largest header the engine reads): what Engine.loadMemory reads to say how much
+// heap the model needs. A file that claims a longer header gets its error from that.
+const MAX_HEADER = 16 * 2 ** 20;
 function headerOf(bytes) {
   if (bytes.length < 8) return bytes;
   const n = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
-  return bytes.subarray(0, Number(BigInt(8) + (n < BigInt(bytes.length) ? n : BigInt(bytes.length))));
+  return bytes.subarray(0, 8 + Number(n < BigInt(MAX_HEADER) ? n : BigInt(MAX_HEADER)));
 }
 
 export class LocalModel {
@@ -77,7 +79,7 @@ export class LocalModel {
       ? new Uint8Array(files.weights.buffer, files.weights.byteOffset, files.weights.byteLength)
       : new Uint8Array(files.weights);
     // The file's copy, and what the engine converts, packs or quantizes beside it (computed by the
-    // loader from the header, before anything is allocated).
+    // loader from the header alone, before the weights are copied in).
     const needed = weights.length + core.Engine.loadMemory(files.config, headerOf(weights), quantize);
     if (needed > HEAP_LIMIT - core.HEAPU8.length)
       throw new OutOfMemoryError(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +

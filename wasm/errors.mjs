@@ -2,8 +2,9 @@
 // runs in this thread or in a worker (errors cross the worker boundary as {name, message} and are
 // made again on this side), so callers can branch on `error.name` or on `instanceof`.
 //
-// An abort is not one of these: a cancelled load or call rejects with the AbortSignal's reason
-// (a DOMException named "AbortError" unless the caller gave another reason).
+// An abort is not one of these: a cancelled load, or a generate() whose signal was aborted before
+// it started, rejects with the AbortSignal's reason (a DOMException named "AbortError" unless the
+// caller gave another reason); a generation aborted while it runs ends with stopReason 'cancelled'.
 
 // Base of every error the API throws on purpose.
 export class GlassboxError extends Error { name = 'GlassboxError'; }

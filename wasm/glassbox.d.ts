@@ -151,8 +151,9 @@ export function removeCachedModels(url?: string | null, cache?: true | string): 
 /**
  * Every error the API rejects with is one of these classes, with a stable `name` that is the same
  * whether the engine runs in this thread or in a worker: branch on `error.name` or `instanceof`.
- * A cancelled load or generation rejects with the AbortSignal's reason instead (a DOMException
- * named "AbortError" unless another reason was given).
+ * A cancelled load, or a generate() whose signal was aborted before it started, rejects with the
+ * AbortSignal's reason instead (a DOMException named "AbortError" unless another reason was
+ * given); a generation aborted while it runs ends with stopReason 'cancelled'.
  */
 export class GlassboxError extends Error {
   readonly name: 'GlassboxError' | 'InvalidArgumentError' | 'ModelFormatError' | 'NetworkError' | 'OutOfMemoryError' |

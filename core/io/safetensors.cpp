@@ -155,6 +155,9 @@ SafeTensors SafeTensors::parse_layout(std::span<const std::byte> bytes, std::opt
     throw ModelFormatError(source, "file is " + std::to_string(known) + " bytes, too short for a safetensors header");
   std::uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | std::to_integer<std::uint64_t>(bytes[i]);
+  // (Given a prefix, the limit first: a caller gives at most the limit's worth of header.)
+  if (!file_size && header_len > kMaxHeaderBytes)
+    throw ModelFormatError(source, "header length " + std::to_string(header_len) + " exceeds the 16 MB limit");
   if (header_len > known - 8)
     throw ModelFormatError(source, "header length " + std::to_string(header_len) + " runs past the end of the " +
                                        std::to_string(known) + (file_size ? "-byte file" : " bytes given") +

@@ -136,6 +136,8 @@ class Loader {
     const std::string full = (top_level ? "" : prefix_) + name;
     const TensorInfo* t = file_.find(full);
     if (!t) throw ModelFormatError(file_.source(), "missing tensor '" + full + "'");
+    if (!count_ && t->numel > 0 && t->bytes.empty())
+      throw ModelFormatError(file_.source(), "tensor '" + full + "' has no data here (only the header was read)");
     used_.insert(t->name);
     if (t->shape != shape)
       throw ModelFormatError(file_.source(), "tensor '" + t->name + "' has shape " + shape_str(t->shape) +

@@ -1,5 +1,5 @@
-// Loads a model through the installed library and prints greedy ids: proves the installed
-// headers, library and CMake package work on their own.
+// Loads a model through the library and prints greedy ids: proves that the headers, library and
+// CMake package work on their own, installed (find_package) or built in (add_subdirectory).
 #include <cstdio>
 #include <glassbox/generate.h>
 
