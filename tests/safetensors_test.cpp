@@ -15,15 +15,19 @@ SafeTensors parse(const std::string& file) {
   return SafeTensors::parse(std::as_bytes(std::span(owner->data(), owner->size())), "test.safetensors", owner);
 }
 
-// The message of the ModelFormatError that parsing `file` throws.
-std::string parse_error(const std::string& file) {
+// The message of the ModelFormatError that f() throws, or "(no error)".
+template <typename F>
+std::string error_of(F&& f) {
   try {
-    parse(file);
+    f();
   } catch (const ModelFormatError& e) {
     return e.what();
   }
   return "(no error)";
 }
+
+// ... that parsing `file` throws.
+std::string parse_error(const std::string& file) { return error_of([&] { parse(file); }); }
 
 TEST(SafeTensors, ReadsTensorsByName) {
   const auto file = test::make_safetensors({test::f32_tensor("b", {2, 3}, {1, 2, 3, 4, 5, 6}),
@@ -135,12 +139,7 @@ TEST(SafeTensors, RejectsGapsTrailingBytesDuplicatesAndDeepNesting) {
 // shapes and offsets as the whole file gives, the same refusals of overlaps, gaps and broken
 // headers, and no data.
 std::string header_error(const std::string& prefix) {
-  try {
-    SafeTensors::parse_header(std::as_bytes(std::span(prefix.data(), prefix.size())), "test.safetensors");
-  } catch (const ModelFormatError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return error_of([&] { SafeTensors::parse_header(std::as_bytes(std::span(prefix.data(), prefix.size())), "test.safetensors"); });
 }
 
 TEST(SafeTensors, ParseHeaderDescribesTheFileWithoutItsData) {
