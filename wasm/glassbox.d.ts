@@ -72,6 +72,11 @@ export interface GenerateOptions {
    *  on (the model then sees only the window, see GenerateStep.windowStart); 'stop' ends with
    *  stopReason 'context_full'. */
   contextFull?: 'slide' | 'stop';
+  /** With { worker: true }: how many steps the worker may compute beyond those the iterator has
+   *  yielded (default 8). The worker runs ahead and posts steps in batches, so generation goes at
+   *  the engine's speed whatever the caller does between steps; an abort or leaving the loop drops
+   *  what is queued. Without a worker the engine computes each step when it is asked for. */
+  ahead?: number;
 }
 
 export interface GenerateStep {

@@ -128,10 +128,10 @@ class WorkerModel {
   }
 
   // Results, errors, generation steps and load progress, by call id.
-  #receive({ id, result, error, step, progress }) {
+  #receive({ id, result, error, steps, progress }) {
     const call = this.#calls.get(id);
     if (!call) return;
-    if (step) return call.onStep(step);
+    if (steps) return call.onStep(steps);
     if (progress) return call.onStep?.(progress);
     this.#calls.delete(id);
     if (error !== undefined) call.reject(errorFromWire(error));
@@ -175,19 +175,23 @@ class WorkerModel {
     return this.#call('classify', { input: ArrayBuffer.isView(input) ? Array.from(input) : input });
   }
 
-  // Steps arrive as messages; the worker waits for a "pull" before computing the next token,
-  // so an abort stops it within one token and a slow consumer never builds a queue. Leaving the
-  // loop early (break, return, a throw in its body) or aborting ends the worker's generation too.
+  // Pipelined: the worker computes up to `ahead` steps (default 8) beyond what this iterator has
+  // yielded and posts them in batches (worker.mjs), so the engine runs at its own speed while the
+  // caller takes steps at its own. Each step yielded returns one step of credit. An abort, or
+  // leaving the loop early (break, return, a throw in its body), drops whatever is queued: no step
+  // is yielded after it, and the worker's generation ends too.
   async *generate(prompt, options = {}) {
     this.#live();
     const { signal, ...rest } = options;
     if (this.#generating) throw new StateError('a generation is already running on this model: finish or abort it first');
     signal?.throwIfAborted?.();
+    if (rest.ahead !== undefined && !(Number.isInteger(rest.ahead) && rest.ahead >= 1))
+      throw new InvalidArgumentError(`ahead must be an integer >= 1, got ${rest.ahead}`);
     this.#generating = true;
     const steps = [];
     let wake = null;
-    const done = this.#call('generate', { prompt, options: rest }, [], (step) => {
-      steps.push(step);
+    const done = this.#call('generate', { prompt, options: rest }, [], (batch) => {
+      steps.push(...batch);
       wake?.();
     });
     let finished = false;
@@ -199,7 +203,7 @@ class WorkerModel {
         if (signal?.aborted) return { stopReason: 'cancelled' };
         if (steps.length) {
           yield steps.shift();
-          this.#worker?.postMessage({ method: 'pull' });
+          this.#worker?.postMessage({ method: 'pull', n: 1 });
           continue;
         }
         if (finished) return await done;   // rethrows the worker's error, if any
@@ -208,6 +212,7 @@ class WorkerModel {
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      steps.length = 0;
       if (!finished && this.#worker && !this.#dead) {
         this.#worker.postMessage({ method: 'abort' });
         await done.catch(() => {});

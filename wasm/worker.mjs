@@ -3,15 +3,18 @@
 //
 //   page -> worker
 //     {id, method, args}               a call: method is a key of `calls` below, args its object
-//     {method: 'pull'}                 the page took the last step: compute the next token
-//     {method: 'abort'}                end the running generation
+//     {method: 'pull', n}              the page took n more steps: n more may be computed ahead
+//     {method: 'abort'}                end the running generation (what is computed is dropped)
 //     {method: 'cancel-load'}          stop reading the model's files (the load rejects)
 //   worker -> page
 //     {id, result}                     the call's result (its typed arrays transferred, not copied)
 //     {id, error: {name, message}}     the call failed (errors.mjs makes the error again)
 //     {id, progress: {loaded, total}}  'load': bytes of model.safetensors read so far
-//     {id, step}                       'generate': one token; the next waits for a 'pull', so the
-//                                      page decides the pace and can abort between tokens
+//     {id, steps: [step, ...]}         'generate': the tokens computed since the last batch
+//
+// Generation is pipelined: the worker computes up to `ahead` steps beyond what the page has taken
+// (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
+// the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
 import { LocalModel } from './engine.mjs';
 import { errorToWire, StateError } from './errors.mjs';
@@ -25,9 +28,13 @@ const port = typeof self === 'object' && typeof self.postMessage === 'function'
     })();
 
 let model = null;
-let pull = null;      // resolves when the page asks for the next token
-let aborted = false;
-let loading = null;   // AbortController of the load in progress
+let loading = null;      // AbortController of the load in progress
+let generation = null;   // the running generation: {credit, aborted, wake}
+
+// A batch of steps is posted once this much time went into computing it (the first step of a
+// generation at once, for the time to the first token): one message per few milliseconds instead
+// of one per token, each a wake-up of the page's thread.
+const BATCH_MS = 4;
 
 const calls = {
   // The worker reads the files itself: nothing large is copied on the page's thread.
@@ -50,20 +57,40 @@ const calls = {
   forwardBatch: (args) => model.forwardBatch(args.batch),
   classify: (args) => model.classify(args.input),
   async generate(args, id) {
-    aborted = false;
-    const steps = model.generate(args.prompt, args.options);
-    for (;;) {
-      const { value, done } = await steps.next();
-      if (done) return value;
-      const transfer = value.attention ? [value.attention.buffer] : [];
-      port.send({ id, step: value }, transfer);
-      // Wait for the page to ask for more, unless it already aborted while this step was computed.
-      if (!aborted) await new Promise((resolve) => { pull = resolve; });
-      pull = null;
-      if (aborted) {
-        await steps.return();
-        return { stopReason: 'cancelled' };
+    const { ahead = 8, ...options } = args.options ?? {};
+    const run = (generation = { credit: ahead, aborted: false, wake: null });
+    const steps = model.generate(args.prompt, options);
+    let batch = [], transfer = [], since = -Infinity;
+    const flush = () => {
+      if (batch.length) port.send({ id, steps: batch }, transfer);
+      batch = [];
+      transfer = [];
+      since = performance.now();
+    };
+    try {
+      for (;;) {
+        if (run.credit === 0 && !run.aborted) {   // the page is behind: wait for it
+          flush();
+          await new Promise((resolve) => { run.wake = resolve; });
+          run.wake = null;
+        }
+        if (run.aborted) {
+          await steps.return();
+          return { stopReason: 'cancelled' };
+        }
+        // Between steps the engine turns the event loop (engine.mjs), so 'pull' and 'abort' arrive.
+        const { value, done } = await steps.next();
+        if (done) {
+          flush();
+          return value;
+        }
+        batch.push(value);
+        if (value.attention) transfer.push(value.attention.buffer);
+        --run.credit;
+        if (performance.now() - since >= BATCH_MS) flush();
       }
+    } finally {
+      generation = null;
     }
   },
   async dispose() {
@@ -82,11 +109,14 @@ async function run({ id, method, args }) {
 const buffersOf = (result) => (result && typeof result === 'object' ? Object.values(result).filter(ArrayBuffer.isView).map((a) => a.buffer) : []);
 
 port.listen(async (message) => {
-  if (message.method === 'pull') return pull?.();
+  if (message.method === 'pull') {
+    if (generation) generation.credit += message.n;
+    return generation?.wake?.();
+  }
   if (message.method === 'cancel-load') return loading?.abort(new DOMException('the load was cancelled', 'AbortError'));
   if (message.method === 'abort') {
-    aborted = true;
-    return pull?.();
+    if (generation) generation.aborted = true;
+    return generation?.wake?.();
   }
   try {
     const result = await run(message);

@@ -12,6 +12,7 @@ import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';
 import { checkClassifyReport } from '../js/classify.mjs';
 import { BOM_TOKEN_TEXT } from '../js/made-up-models.mjs';
+import { checkPipelining } from '../js/pipelining.mjs';
 
 let servers, browser;
 
@@ -42,7 +43,8 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
   assert.ok(!results.error, results.error);
   const fromFiles = results.pop();
   assert.deepEqual(fromFiles.ids, [71, 68, 75, 75, 78], 'loaded from File objects');
-  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent, classify, text } = results.pop();
+  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent, classify, text, pipelined } = results.pop();
+  checkPipelining(assert, pipelined, 'Chromium');   // tests/js/pipelining.mjs
   assert.equal(text.length, 2);
   for (const r of text) {   // tests/js/text-roundtrip.mjs
     const where = r.worker ? 'worker' : 'page thread';

@@ -4,6 +4,7 @@
 import { listCachedModels, loadModel, removeCachedModels } from '/web/dist/glassbox.mjs';
 import { classifyScenario } from '/tests/js/classify.mjs';
 import { concurrency } from '/tests/js/concurrency.mjs';
+import { pipelining } from '/tests/js/pipelining.mjs';
 import { textRoundTrip } from '/tests/js/text-roundtrip.mjs';
 
 async function scenario(worker) {
@@ -158,6 +159,7 @@ window.results = (async () => {
   const concurrent_ = [await concurrent(true), await concurrent(false)];
   const classify = [await classified(true), await classified(false)];
   const text = [await roundTrip(true), await roundTrip(false)];
-  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify, text }, files];
+  const pipelined = await pipelining(loadModel, '/web/models/brown-small/');
+  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify, text, pipelined }, files];
 })()
   .catch((e) => ({ error: String(e?.stack ?? e) }));

@@ -11,6 +11,7 @@ import { GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
 import { checkClassifyReport, classifyScenario } from './classify.mjs';
 import { concurrency } from './concurrency.mjs';
+import { checkPipelining, pipelining } from './pipelining.mjs';
 import { BOM_TOKEN_TEXT, hugeModel } from './made-up-models.mjs';
 import { textRoundTrip } from './text-roundtrip.mjs';
 
@@ -412,6 +413,10 @@ test('native and WebAssembly logits are the same bits on every fixture (the "gel
     assert.equal(differ, -1, `${name}: logit ${differ}: WebAssembly ${logits[differ]}, native ${native[differ]}`);
   }
   assert.ok(activations.has('gelu') && activations.has('gelu_new') && activations.has('relu'), [...activations].join(', '));
+});
+
+test('worker: pipelined generation gives the unpipelined steps; an abort or return() mid-batch stops it', async () => {
+  checkPipelining(assert, await pipelining(loadModel, new URL('../../web/models/brown-small/', import.meta.url)), 'Node');
 });
 
 test('sha256: the weights must have the SHA-256 given, else the load fails', async () => {
