@@ -195,22 +195,41 @@ async function generate() {
     generation = new Generation(model, seq.ids.slice(), settings.options);
     state.generation = generation;
     status.set('Generating…', 'busy');
-    // The page never holds the engine back: each step is queued on an ordered chain that waits
-    // for the token's text and updates the views, while the next token is already being computed.
+    // The page never holds the engine back, and draws at most once per animation frame: steps
+    // wait in `arrived` (the engine runs ahead, wasm/worker.mjs), and each frame appends all of
+    // them at once: their chips, their text, one heatmap update, the latest next-token chart.
+    // After Stop nothing more is drawn: what arrived but was not drawn is dropped.
+    const arrived = [];
+    let frame = 0, drawn = 0, lastDrawn = 0;
+    const draw = async () => {
+      frame = 0;
+      const batch = arrived.splice(0);
+      if (!batch.length || generation.stopped) return;
+      const batchTexts = await texts.many(batch.map((s) => s.id));
+      if (generation.stopped) return;
+      for (const [i, s] of batch.entries()) seq.addStep(s.id, batchTexts[i], s.position, s.attention, s.windowStart);
+      tokens.appendMany(batch.map((s, i) => ({ id: s.id, text: batchTexts[i], generated: true })));
+      output.appendMany(batch.map((s) => [s.text, s.position]));
+      attention.update({ thumbs: true });
+      const selected = tokens.selected;
+      if (batch.some((s) => s.position - 1 === selected)) refreshHighlight();   // its row just arrived
+      const last = batch.at(-1);
+      next.show(last, (id) => texts.get(id)).catch((e) => status.set(`Cannot show the next-token chart: ${e.message}`, 'error'));
+      drawn += batch.length;
+      lastDrawn = last.arrived;
+      status.progress({ ...generation.stats, tokens: drawn, last: lastDrawn }, { force: drawn === batch.length });
+    };
     const result = await generation.run((step) => {
-      const text = texts.get(step.id);
-      views = views.then(async () => {
-        seq.addStep(step.id, await text, step.position, step.attention, step.windowStart);
-        tokens.append({ id: step.id, text: await text, generated: true });
-        output.append(step.text, step.position);
-        attention.update({ thumbs: true });
-        if (tokens.selected === step.position - 1) refreshHighlight();   // its row just arrived
-        next.show(step, (id) => texts.get(id)).catch((e) => status.set(`Cannot show the next-token chart: ${e.message}`, 'error'));
-        status.progress(generation.stats, { force: generation.stats.tokens === 1 });
-      });
+      arrived.push(step);
+      frame ||= requestAnimationFrame(() => { views = views.then(draw); });
     });
+    if (frame) cancelAnimationFrame(frame);
+    views = views.then(draw);   // what arrived since the last frame (nothing after a Stop)
     await views;
-    output.finish(result.text);
+    // The status line counts what the page showed, timed from the first token to the last shown.
+    generation.stats.tokens = drawn;
+    generation.stats.last = lastDrawn;
+    output.finish(generation.stopped ? '' : result.text);
     if (state.loading === null) status.done(generation.stats, result.stopReason);
   } catch (e) {
     await views.catch(() => {});

@@ -22,8 +22,13 @@ export class Generation {
     this.#controller.abort();
   }
 
-  // onStep(step) is called for each token as it arrives; if it returns a promise, the next token
-  // is asked for only when that settles. Resolves with the GenerateResult ({stopReason, text?}).
+  get stopped() {
+    return this.#controller.signal.aborted;
+  }
+
+  // onStep(step) is called for each token as it arrives, with step.arrived its time
+  // (performance.now()); if it returns a promise, the next token is asked for only when that
+  // settles. Resolves with the GenerateResult ({stopReason, text?}).
   async run(onStep) {
     this.stats.start = performance.now();
     const steps = this.model.generate(this.promptIds, {
@@ -42,6 +47,7 @@ export class Generation {
       }
       this.stats.last = now;
       ++this.stats.tokens;
+      value.arrived = now;
       await onStep(value);
     }
   }

@@ -32,6 +32,13 @@ export class OutputView {
     if (text) this.#add(text, [position], 'generated-text');
   }
 
+  // pieces: [[text, position], ...] as append takes them, added in one change of the region.
+  appendMany(pieces) {
+    const spans = document.createDocumentFragment();
+    for (const [text, position] of pieces) if (text) spans.append(this.#span(text, [position], 'generated-text'));
+    this.#root.append(spans);
+  }
+
   finish(text) {
     if (text) this.#add(text, [], 'generated-text');
     this.#root.setAttribute('aria-busy', 'false');
@@ -48,8 +55,12 @@ export class OutputView {
   }
 
   #add(text, positions, className) {
+    this.#root.append(this.#span(text, positions, className));
+  }
+
+  // A span for the text of these positions, recorded but not yet in the region.
+  #span(text, positions, className) {
     const span = el('span', { className, dataset: { positions: positions.join(' ') } }, text);
-    this.#root.append(span);
     this.#spans.push({ span, positions });
     return span;
   }

@@ -68,7 +68,7 @@ export class Sequence {
     this.ids.push(id);
     this.texts.push(text);
     if (attention && attention.length === this.layers * this.heads * (position - windowStart))
-      this.rows[position - 1] = { start: windowStart, data: Uint16Array.from(attention, fixed) };
+      this.rows[position - 1] = { start: windowStart, data: toFixed(attention) };
     for (; this.firstKept < position - this.keepRows; ++this.firstKept) delete this.rows[this.firstKept];
   }
 
@@ -129,3 +129,11 @@ export class RecentView {
 }
 
 const fixed = (p) => Math.round(Math.min(1, Math.max(0, p)) * 65535);
+
+// Uint16Array of fixed(p) for each p: a plain loop (a step's rows are L x H x S values, and
+// Uint16Array.from with a mapping function was the page's largest cost per token).
+function toFixed(probabilities) {
+  const out = new Uint16Array(probabilities.length);
+  for (let i = 0; i < probabilities.length; ++i) out[i] = fixed(probabilities[i]);
+  return out;
+}

@@ -46,7 +46,19 @@ export class TokensView {
     for (const t of tokens) this.append(t);
   }
 
-  append({ id, text, generated = false }) {
+  // tokens: [{id, text, generated}], appended in one change of the list.
+  appendMany(tokens) {
+    const items = document.createDocumentFragment();
+    for (const t of tokens) items.append(this.#chip(t).parentElement);
+    this.#list.append(items);
+  }
+
+  append(token) {
+    this.#list.append(this.#chip(token).parentElement);
+  }
+
+  // A chip (inside its list item) for the next token, recorded but not yet in the list.
+  #chip({ id, text, generated = false }) {
     const index = this.#chips.length;
     const chip = el('button', {
       type: 'button',
@@ -57,7 +69,7 @@ export class TokensView {
       attrs: { 'aria-pressed': 'false', 'aria-label': `${spokenText(text)}, id ${id}${generated ? ', model output' : ''}` },
     });
     appendVisibleText(chip, text);
-    this.#list.append(el('li', {}, chip));
+    el('li', {}, chip);
     this.#chips.push({ chip, id, text, generated });
     return chip;
   }

@@ -1,0 +1,103 @@
+// The web page as a person uses it, in headless Chromium, next to its own engine: for scripts/bench.
+//
+//   node bench/page.mjs [--tokens N] [--runs R]
+//
+// Per run, a fresh page (the shipped model, served cross-origin isolated by scripts/serve.mjs, a
+// cold HTTP cache): the time from navigation to Generate enabled, then a generation of N tokens
+// (default 2,000: past the 256-token context, so the window slides) from "The old man walked into
+// the", seed 1, with the page's settings otherwise; its tokens/s as the status line computes it
+// (the first token to the last), and the rates of its first and last 500 tokens. Beside it, the
+// same generation through the JS API in a page of the same origin, in a worker, with attention and
+// the top 10 (the work the page asks of its engine) and nothing drawn. JSON on stdout.
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { chromium } from 'playwright-core';
+
+import { stats } from './merge.mjs';
+import { startServer } from '../scripts/serve.mjs';
+
+const { values } = parseArgs({ options: { tokens: { type: 'string', default: '2000' }, runs: { type: 'string', default: '3' } } });
+const N = Number(values.tokens), runs = Number(values.runs);
+const PROMPT = 'The old man walked into the';
+const root = fileURLToPath(new URL('..', import.meta.url));
+const server = await startServer(root, 0);
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync'],
+});
+
+// The page: navigation -> Generate enabled, then N tokens, timed in the page at every step.
+async function pageRun() {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const t0 = Date.now();
+  await page.goto(new URL('web/', server.url).href);
+  await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 60_000 });
+  const ready_ms = Date.now() - t0;
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(PROMPT);
+  for (const [name, value] of [['Max tokens', N], ['Seed', 1]]) await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
+  await page.waitForTimeout(300);   // the prompt's tokens settle (debounced)
+  // Every generated chip's arrival time, as the page shows it.
+  await page.evaluate(() => {
+    const times = (window.__chipTimes = []);
+    const list = document.getElementById('tokens');
+    new MutationObserver(() => {
+      const n = list.querySelectorAll('.chip.generated').length;
+      while (times.length < n) times.push(performance.now());
+    }).observe(list, { childList: true, subtree: true });
+  });
+  await page.getByRole('button', { name: 'Generate', exact: true }).click();
+  await page.waitForFunction(() => /^Done/.test(document.getElementById('status').textContent), null, { timeout: 600_000 });
+  const status = await page.locator('#status').textContent();
+  const times = await page.evaluate(() => window.__chipTimes);
+  await context.close();
+  const rate = (a, b) => (1000 * (b - a)) / (times[b] - times[a]);
+  const tokens = Number(/(\d+) tokens ·/.exec(status)?.[1]);
+  return {
+    ready_ms,
+    tokens,
+    status_tok_s: Number(/([\d.]+) tokens\/s/.exec(status)?.[1]),
+    first500_tok_s: times.length > 500 ? rate(0, 499) : null,
+    last500_tok_s: times.length > 1000 ? rate(times.length - 500, times.length - 1) : null,
+  };
+}
+
+// The engine the page uses, through the JS API in a worker, nothing drawn.
+async function apiRun() {
+  const page = await browser.newPage();
+  await page.goto(new URL('web/dist/glassbox.d.ts', server.url).href);   // any page of the origin
+  const result = await page.evaluate(async ({ prompt, n }) => {
+    const { loadModel } = await import('/web/dist/glassbox.mjs');
+    const model = await loadModel('/web/models/brown-small/', { worker: true });
+    let first = 0, last = 0, count = 0;
+    for await (const step of model.generate(prompt, { maxTokens: n, seed: 1, temperature: 0.8, topK: 40, topP: 0.95, attention: true, top: 10 })) {
+      last = performance.now();
+      if (++count === 1) first = last;
+      void step;
+    }
+    await model.dispose();
+    return { tokens: count, tok_s: (1000 * (count - 1)) / (last - first) };
+  }, { prompt: PROMPT, n: N });
+  await page.close();
+  return result;
+}
+
+const page = [], api = [];
+for (let r = 0; r < runs; ++r) {
+  page.push(await pageRun());
+  api.push(await apiRun());
+}
+await browser.close();
+server.server.close();
+const pick = (list, key) => stats(list.map((x) => x[key]).filter((x) => x !== null));
+const report = {
+  tokens: N, runs,
+  page: { ready_ms: pick(page, 'ready_ms'), tok_s: pick(page, 'status_tok_s'), first500_tok_s: pick(page, 'first500_tok_s'),
+          last500_tok_s: pick(page, 'last500_tok_s') },
+  api_worker: { tok_s: pick(api, 'tok_s') },
+};
+report.page_vs_api = report.page.tok_s.median / report.api_worker.tok_s.median;
+console.log(JSON.stringify(report, null, 2));
