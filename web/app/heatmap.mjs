@@ -2,8 +2,8 @@
 // columns are keys (the tokens it looks at), with the token texts on both axes (in their own
 // canvases, which stay in view while the map scrolls) and the value under the pointer or the
 // keyboard cursor (arrow keys move it, Enter selects the row's token).
-// The matrix is one pixel per cell, scaled up; an overlay canvas holds the pointer and selection
-// marks, so moving the pointer never redraws the matrix. While tokens stream in, the canvases grow
+// The matrix is one pixel per cell, scaled up; an overlay canvas holds the cell separators and the
+// pointer and selection marks, so moving the pointer never redraws the matrix. While tokens stream in, the canvases grow
 // in steps of several tokens rather than being reallocated for every token.
 import { spokenText, visibleText } from './token-text.mjs';
 
@@ -91,6 +91,7 @@ export class Heatmap {
   #hover = null;    // {q, k}
   #cursor = null;   // keyboard cursor {q, k}
   #geo = null;      // {T, capacity, cell, label, step, size, dpr}
+  #overlayKey = '';  // what the overlay shows (see #drawOverlay)
   #defaultReadout;
 
   constructor({ canvas, overlay, cols, rows, corner, scroller, readout, onSelectQuery }) {
@@ -142,27 +143,13 @@ export class Heatmap {
     const g = this.#layout(seq, live);
     const { cell, label, step } = g;
 
-    // The matrix.
+    // The matrix: one backing pixel per cell, scaled up by CSS (image-rendering: pixelated). A
+    // canvas of the map's full size in device pixels was megabytes to paint and hand to the
+    // compositor on every redraw while tokens streamed in.
     const ctx = this.#canvas.getContext('2d');
-    ctx.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
     ctx.fillStyle = '#ffffff';
-    ctx.fillRect(0, 0, g.size, g.size);
-    drawImageScaled(ctx, matrixImage(seq, layer, head, T), 0, 0, T * cell, T * cell);
-    if (cell >= 10) {   // thin separators help reading single cells
-      ctx.strokeStyle = 'rgba(255,255,255,0.55)';
-      ctx.lineWidth = 1;
-      ctx.beginPath();
-      for (let i = 1; i < T; ++i) {
-        ctx.moveTo(i * cell + 0.5, 0);
-        ctx.lineTo(i * cell + 0.5, T * cell);
-        ctx.moveTo(0, i * cell + 0.5);
-        ctx.lineTo(T * cell, i * cell + 0.5);
-      }
-      ctx.stroke();
-    }
-    ctx.strokeStyle = '#c3c9d2';
-    ctx.lineWidth = 1;
-    ctx.strokeRect(0.5, 0.5, T * cell - 1, T * cell - 1);
+    ctx.fillRect(0, 0, g.capacity, g.capacity);
+    ctx.putImageData(matrixImage(seq, layer, head, T), 0, 0);
 
     // Labels: rows on the left (right-aligned), columns on top (rotated); generated tokens in blue.
     const labels = seq.texts.map((t) => this.#fit(visibleText(t)));
@@ -211,15 +198,16 @@ export class Heatmap {
     // Sharp on high-density screens, but never more than 4096 device pixels a side.
     const dpr = Math.max(1, Math.min(2, window.devicePixelRatio || 1, 4096 / (size + label)));
     const g = { T, capacity, cell, label, step: Math.max(1, Math.ceil(MIN_CELL / cell)), size, dpr };
-    if (!prev || prev.size !== size || prev.label !== label || prev.dpr !== dpr) {
+    if (!prev || prev.size !== size || prev.label !== label || prev.dpr !== dpr || prev.capacity !== capacity) {
       const set = (c, w, h) => {
         c.width = Math.round(w * dpr);
         c.height = Math.round(h * dpr);
         c.style.width = `${w}px`;
         c.style.height = `${h}px`;
       };
-      set(this.#canvas, size, size);
       set(this.#overlay, size, size);
+      this.#canvas.width = this.#canvas.height = capacity;
+      this.#canvas.style.width = this.#canvas.style.height = `${size}px`;
       set(this.#rows, label, size);
       set(this.#cols, size, label);
       this.#corner.style.width = `${label}px`;
@@ -243,13 +231,35 @@ export class Heatmap {
     return s.scrollTop + s.clientHeight >= s.scrollHeight - 8;
   }
 
+  // The marks over the matrix: cell separators and its border, the selected row, the pointer's
+  // and the keyboard cursor's cell. Redrawn only when one of them changed (not for every new
+  // picture of the matrix while tokens stream in with the context full).
   #drawOverlay() {
     const g = this.#geo;
     if (!g) return;
+    const focused = document.activeElement === this.#canvas;
+    const key = JSON.stringify([g.T, g.cell, g.size, g.dpr, this.#selected, this.#hover, focused && this.#cursor]);
+    if (key === this.#overlayKey) return;
+    this.#overlayKey = key;
     const ctx = this.#overlay.getContext('2d');
     ctx.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
     ctx.clearRect(0, 0, g.size, g.size);
     const { cell, T } = g;
+    if (cell >= 10) {   // thin separators help reading single cells
+      ctx.strokeStyle = 'rgba(255,255,255,0.55)';
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      for (let i = 1; i < T; ++i) {
+        ctx.moveTo(i * cell + 0.5, 0);
+        ctx.lineTo(i * cell + 0.5, T * cell);
+        ctx.moveTo(0, i * cell + 0.5);
+        ctx.lineTo(T * cell, i * cell + 0.5);
+      }
+      ctx.stroke();
+    }
+    ctx.strokeStyle = '#c3c9d2';
+    ctx.lineWidth = 1;
+    ctx.strokeRect(0.5, 0.5, T * cell - 1, T * cell - 1);
     if (this.#selected >= 0 && this.#selected < T) {
       ctx.strokeStyle = '#d97706';
       ctx.lineWidth = 2;
@@ -265,7 +275,7 @@ export class Heatmap {
       ctx.strokeRect(c.k * cell + 1, c.q * cell + 1, Math.max(2, cell - 2), Math.max(2, cell - 2));
     };
     mark(this.#hover, '#111827');
-    if (document.activeElement === this.#canvas) mark(this.#cursor, '#dc2626');
+    if (focused) mark(this.#cursor, '#dc2626');
   }
 
   #cellAt(e) {
