@@ -99,5 +99,4 @@ const report = {
           last500_tok_s: pick(page, 'last500_tok_s') },
   api_worker: { tok_s: pick(api, 'tok_s') },
 };
-report.page_vs_api = report.page.tok_s.median / report.api_worker.tok_s.median;
 console.log(JSON.stringify(report, null, 2));
