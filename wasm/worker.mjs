@@ -16,7 +16,7 @@
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
 // the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
-import { LocalModel } from './engine.mjs';
+import { loadCore, LocalModel } from './engine.mjs';
 import { errorToWire, StateError } from './errors.mjs';
 import { readModelFiles } from './model-source.mjs';
 
@@ -39,6 +39,9 @@ const BATCH_MS = 4;
 const calls = {
   // The worker reads the files itself: nothing large is copied on the page's thread.
   async load(args, id) {
+    // The engine's module downloads and compiles while the model's files are read: neither waits
+    // for the other (LocalModel.load awaits the same promise).
+    loadCore().catch(() => {});   // (its failure is reported by LocalModel.load)
     loading = new AbortController();
     let files;
     try {
