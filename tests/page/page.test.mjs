@@ -306,13 +306,18 @@ test('the heatmap changes with Layer and Head and as new tokens arrive; values u
   await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
   await settled(page);
   const before = { picture: await heatmapPicture(page), width: await page.locator('#heatmap').evaluate((c) => c.width) };
-  await setSampling(page, { 'Max tokens': 40 });
+  // Long enough for several live redraws (they are at least 100 ms apart) at the engine's speed.
+  await setSampling(page, { 'Max tokens': 200 });
   await page.evaluate(() => {
     const seen = (window.__pictures = new Set());
-    const timer = setInterval(() => {   // pictures of the map while the generation runs
+    let sampling = true;
+    const sample = () => {   // a picture of the map every frame while the generation runs
+      if (!sampling) return;
       if (!document.getElementById('stop').disabled) seen.add(document.getElementById('heatmap').toDataURL());
-    }, 30);
-    window.__stopSampling = () => clearInterval(timer);
+      requestAnimationFrame(sample);
+    };
+    requestAnimationFrame(sample);
+    window.__stopSampling = () => { sampling = false; };
   });
   await generate(page);
   const during = await page.evaluate(() => {
