@@ -38,7 +38,7 @@ class Loader {
   const float* take(const std::string& name, const std::vector<std::int64_t>& shape, bool top_level = false) {
     const TensorInfo& t = find(name, shape, top_level);
     if (usable_in_place(t)) return reinterpret_cast<const float*>(t.bytes.data());
-    float* copy = own(t.numel);
+    float* copy = own<float>(t.numel);
     if (count_) return nullptr;
     to_f32(t, copy);
     file_.drop_pages(t);
@@ -53,46 +53,34 @@ class Loader {
   Matrix matrix(const std::string& name, std::int64_t N, std::int64_t K, bool transpose, Quantization quantize) {
     const TensorInfo& t = find(name, transpose ? std::vector{K, N} : std::vector{N, K});
     const int n = static_cast<int>(N), k = static_cast<int>(K);
-    Matrix m{nullptr, nullptr, nullptr, n, k};
     const bool in_place = usable_in_place(t);
-    if (count_) {   // the same decisions as below, counted
-      if (!in_place || transpose) {
-        if (!(quantize == Quantization::None && in_place)) count_->transient = std::max(count_->transient, 4 * std::uint64_t(t.numel));
-      }
-      if (quantize == Quantization::None) {
-        own(N * K);
-      } else {
-        const kernels::Q8Shape s(n, k);
-        count_->owned += s.q_size() + kAllocationSlack;
-        own(static_cast<std::int64_t>(s.d_size()));
-      }
-      return m;
+    const bool straight = quantize == Quantization::None && in_place && transpose;   // packed from (K,N)
+    const bool rows_first = !straight && (!in_place || transpose);                    // via (N,K) F32 rows
+    float* packed = nullptr;
+    std::int8_t* q = nullptr;
+    float* d = nullptr;
+    const kernels::Q8Shape s(n, k);
+    if (quantize == Quantization::None) {
+      packed = own<float>(N * K);
+    } else {
+      q = own<std::int8_t>(static_cast<std::int64_t>(s.q_size()));
+      d = own<float>(static_cast<std::int64_t>(s.d_size()));
+    }
+    if (count_) {   // counting: the F32 copy on the way is the only other allocation
+      if (rows_first) count_->transient = std::max(count_->transient, 4 * std::uint64_t(t.numel));
+      return {nullptr, nullptr, nullptr, n, k};
     }
     const float* f32 = in_place ? reinterpret_cast<const float*>(t.bytes.data()) : nullptr;
     std::unique_ptr<float[]> copy;
-    if (quantize == Quantization::None && f32 && transpose) {   // packed straight from (K,N)
-      float* packed = own(N * K);
-      kernels::pack_matrix_transposed(packed, f32, n, k);
-      m.f32 = packed;
-    } else {
-      if (!f32 || transpose) {   // (N,K) F32 rows first
-        copy.reset(new float[static_cast<std::size_t>(t.numel)]);
-        transpose ? to_f32_transposed(t, K, N, copy.get()) : to_f32(t, copy.get());
-        f32 = copy.get();
-      }
-      if (quantize == Quantization::None) {
-        float* packed = own(N * K);
-        kernels::pack_matrix(packed, f32, n, k);
-        m.f32 = packed;
-      } else {
-        const kernels::Q8Shape s(n, k);
-        std::int8_t* q = out_.owned.allocate<std::int8_t>(s.q_size());
-        float* d = own(static_cast<std::int64_t>(s.d_size()));
-        kernels::quantize_weights_q8(q, d, f32, n, k);
-        m.q = q;
-        m.d = d;
-      }
+    if (rows_first) {
+      copy.reset(new float[static_cast<std::size_t>(t.numel)]);
+      transpose ? to_f32_transposed(t, K, N, copy.get()) : to_f32(t, copy.get());
+      f32 = copy.get();
     }
+    if (straight) kernels::pack_matrix_transposed(packed, f32, n, k);
+    else if (packed) kernels::pack_matrix(packed, f32, n, k);
+    else kernels::quantize_weights_q8(q, d, f32, n, k);
+    const Matrix m{packed, q, d, n, k};
     file_.drop_pages(t);
     return m;
   }
@@ -115,18 +103,19 @@ class Loader {
 
   // The sinusoidal position table (P, C), computed (counting: nothing to compute).
   const float* sinusoidal_table(std::int64_t P, std::int64_t C) {
-    float* table = own(P * C);
+    float* table = own<float>(P * C);
     if (!count_) sinusoidal_positions(table, static_cast<int>(P), static_cast<int>(C));
     return table;
   }
 
-  // n floats the model owns (uninitialised: ModelWeights::owned); counting, none (null).
-  float* own(std::int64_t n) {
+  // n values of T the model owns (uninitialised: ModelWeights::owned); counting, none (null).
+  template <class T>
+  T* own(std::int64_t n) {
     if (count_) {
-      count_->owned += 4 * std::uint64_t(n) + kAllocationSlack;
+      count_->owned += sizeof(T) * std::uint64_t(n) + kAllocationSlack;
       return nullptr;
     }
-    return out_.owned.allocate<float>(static_cast<std::size_t>(n));
+    return out_.owned.allocate<T>(static_cast<std::size_t>(n));
   }
 
  private:
