@@ -26,13 +26,9 @@ export class OutputView {
     this.#root.setAttribute('aria-busy', 'true');
   }
 
-  // The text a step completed; '' while a character is split across tokens (its bytes then show
-  // up with the token that completes it).
-  append(text, position) {
-    if (text) this.#add(text, [position], 'generated-text');
-  }
-
-  // pieces: [[text, position], ...] as append takes them, added in one change of the region.
+  // pieces: [[text, position], ...]: the text each step completed ('' while a character is split
+  // across tokens: its bytes then show up with the token that completes it), added in one change
+  // of the region.
   appendMany(pieces) {
     const spans = document.createDocumentFragment();
     for (const [text, position] of pieces) if (text) spans.append(this.#span(text, [position], 'generated-text'));

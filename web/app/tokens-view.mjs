@@ -43,7 +43,7 @@ export class TokensView {
     this.#selected = -1;
     this.#focusIndex = 0;
     this.#detail.textContent = '';
-    for (const t of tokens) this.append(t);
+    this.appendMany(tokens);
   }
 
   // tokens: [{id, text, generated}], appended in one change of the list.
@@ -51,10 +51,6 @@ export class TokensView {
     const items = document.createDocumentFragment();
     for (const t of tokens) items.append(this.#chip(t).parentElement);
     this.#list.append(items);
-  }
-
-  append(token) {
-    this.#list.append(this.#chip(token).parentElement);
   }
 
   // A chip (inside its list item) for the next token, recorded but not yet in the list.
