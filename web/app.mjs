@@ -7,6 +7,7 @@
 // model produces is put in the page as text (textContent / text nodes), never as HTML.
 import { AttentionView } from './app/attention-view.mjs';
 import { formatInt } from './app/dom.mjs';
+import { FramePacer } from './app/frame-pacer.mjs';
 import { Generation } from './app/generation.mjs';
 import { MaskCompare } from './app/mask-compare.mjs';
 import { ModelPicker } from './app/model-picker.mjs';
@@ -54,6 +55,7 @@ const attention = new AttentionView({
     tokens.select(q);
     refreshHighlight();
   },
+  onRestore: restoreWindows,
 });
 const masks = new MaskCompare({
   switchButton: $('mask-switch'), panel: $('mask-compare'), causalCanvas: $('mask-causal'),
@@ -71,12 +73,37 @@ function refreshMasks() {
   return chain;
 }
 
+// A long generation keeps one context of attention rows (sequence.mjs). When an earlier token is
+// selected, the rows of its window are computed again once nothing is generating: one forward pass
+// over each window's tokens, exactly as the engine computed them when it slid to that window.
+let restoring = false;
+function restoreWindows(starts) {
+  const { model, seq } = state;
+  if (restoring || state.generation || !model || !seq) return;
+  restoring = true;
+  chain = chain.then(async () => {
+    seq.dropRestored();
+    for (const start of starts) {
+      const ids = seq.ids.slice(start, start + seq.keepRows);
+      const { attention: matrix } = await model.forward(ids, { attention: true, logits: false });
+      if (model !== state.model || seq !== state.seq || state.generation) return;
+      seq.restoreWindow(start, matrix);
+    }
+    attention.update({ thumbs: true, force: true });
+    refreshHighlight();
+  }).catch((e) => status.set(`Cannot compute the attention of earlier tokens: ${e.message}`, 'error'))
+    .finally(() => { restoring = false; });
+}
+
 // --- the selected token's attention, painted on chips and output text
 
 function refreshHighlight() {
   const q = tokens.selected, seq = state.seq;
   const weights = q >= 0 && seq ? seq.row(attention.layer, attention.head, q) : null;
-  tokens.highlight(q >= 0 ? weights : null);
+  const why = q < 0 || weights ? '' : seq?.wasDropped(q)
+    ? 'Its attention was let go while generating (the page keeps one context of it) and is computed again when generation ends.'
+    : 'Its attention row comes with the next generated token.';
+  tokens.highlight(q >= 0 ? weights : null, why);
   output.highlight(weights, q);
   attention.setSelected(q);
   masks.draw(attention.layer, attention.head);
@@ -170,7 +197,7 @@ async function generate() {
   status.set('Preparing…', 'busy');
   let finished;
   state.running = new Promise((resolve) => { finished = resolve; });
-  let generation = null, views = Promise.resolve();
+  let generation = null, pacer = null;
   const { model, texts } = state;
   try {
     await (debounce || analyzed !== wanted ? flushPrompt() : chain);
@@ -195,14 +222,13 @@ async function generate() {
     generation = new Generation(model, seq.ids.slice(), settings.options);
     state.generation = generation;
     status.set('Generating…', 'busy');
-    // The page never holds the engine back, and draws at most once per animation frame: steps
-    // wait in `arrived` (the engine runs ahead, wasm/worker.mjs), and each frame appends all of
-    // them at once: their chips, their text, one heatmap update, the latest next-token chart.
-    // After Stop nothing more is drawn: what arrived but was not drawn is dropped.
+    // The page never holds the engine back: steps wait in `arrived` (the engine runs ahead,
+    // wasm/worker.mjs), and each frame the pacer draws appends all of them at once: their chips,
+    // their text, one heatmap update, the latest next-token chart. After Stop nothing more is
+    // drawn: what arrived but was not drawn is dropped.
     const arrived = [];
-    let frame = 0, drawn = 0, lastDrawn = 0;
+    let drawn = 0, lastDrawn = 0;
     const draw = async () => {
-      frame = 0;
       const batch = arrived.splice(0);
       if (!batch.length || generation.stopped) return;
       const batchTexts = await texts.many(batch.map((s) => s.id));
@@ -219,20 +245,20 @@ async function generate() {
       lastDrawn = last.arrived;
       status.progress({ ...generation.stats, tokens: drawn, last: lastDrawn }, { force: drawn === batch.length });
     };
+    pacer = new FramePacer(draw);
     const result = await generation.run((step) => {
       arrived.push(step);
-      frame ||= requestAnimationFrame(() => { views = views.then(draw); });
+      pacer.request();
     });
-    if (frame) cancelAnimationFrame(frame);
-    views = views.then(draw);   // what arrived since the last frame (nothing after a Stop)
-    await views;
+    await pacer.flush();   // what arrived since the last frame (nothing after a Stop)
     // The status line counts what the page showed, timed from the first token to the last shown.
     generation.stats.tokens = drawn;
     generation.stats.last = lastDrawn;
     output.finish(generation.stopped ? '' : result.text);
     if (state.loading === null) status.done(generation.stats, result.stopReason);
   } catch (e) {
-    await views.catch(() => {});
+    pacer?.cancel();
+    await pacer?.settled();
     if (generation) output.finish('');
     status.set(`Generation failed: ${e.message}`, 'error');
   } finally {

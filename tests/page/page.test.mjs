@@ -155,10 +155,28 @@ async function settled(page) {
   await page.waitForTimeout(250);   // the prompt's tokenization is debounced (120 ms)
 }
 
+// The ids of the token list's chips (generated: only the model's, or only the prompt's). The list
+// is virtualized (only the chips in view are in the DOM), so they are read as a person would see
+// them: scrolling it from the top to the end, a view at a time. The scroll position is restored.
 async function chipIds(page, generated = null) {
-  return page.locator('#tokens .chip').evaluateAll((chips, g) => chips
-    .filter((c) => g === null || c.classList.contains('generated') === g)
-    .map((c) => Number(c.dataset.id)), generated);
+  return page.locator('#tokens-scroll').evaluate(async (scroller, g) => {
+    const list = scroller.querySelector('#tokens'), count = Number(list.dataset.count ?? 0), seen = new Map();
+    const saved = scroller.scrollTop;
+    const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    for (let top = 0; ; top += Math.max(1, scroller.clientHeight - 8)) {
+      scroller.scrollTop = top;
+      await frame();
+      for (const c of list.querySelectorAll('.chip')) {
+        const box = c.getBoundingClientRect(), view = scroller.getBoundingClientRect();
+        if (box.bottom > view.top && box.top < view.bottom) seen.set(Number(c.dataset.index), c);   // in view
+      }
+      if (scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 1) break;
+    }
+    scroller.scrollTop = saved;
+    if (seen.size !== count) throw new Error(`scrolling the token list showed ${seen.size} of its ${count} tokens`);
+    return [...seen].sort((a, b) => a[0] - b[0]).map(([, c]) => c)
+      .filter((c) => g === null || c.classList.contains('generated') === g).map((c) => Number(c.dataset.id));
+  }, generated);
 }
 
 async function setSampling(page, values) {
@@ -245,14 +263,14 @@ test('generation streams into Output, Stop ends it within one token, the status 
       .observe(document.getElementById('output'), { childList: true, subtree: true, characterData: true });
     const list = document.getElementById('tokens');
     const obs = new MutationObserver(() => {
-      const n = list.querySelectorAll('.chip.generated').length;
+      const n = Number(list.dataset.generated);
       if (n >= 8 && w.chipsAtStop < 0) {
         w.chipsAtStop = n;
         document.getElementById('stop').click();
         obs.disconnect();
       }
     });
-    obs.observe(list, { childList: true, subtree: true });
+    obs.observe(list, { attributes: true, attributeFilter: ['data-generated'] });
   });
   const status = await generate(page);
   const watch = await page.evaluate(() => window.__watch);
@@ -347,20 +365,21 @@ test('the heatmap changes with Layer and Head and as new tokens arrive; values u
   assert.match(r2, /→ #1 /);
 
   // Selecting a token paints its attention on the chips and the output text.
-  const chips = page.locator('#tokens .chip');
-  await chips.nth(10).click();
-  assert.equal(await chips.nth(10).getAttribute('aria-pressed'), 'true');
+  const chip = (index) => page.locator(`#tokens .chip[data-index="${index}"]`);
+  await page.locator('#tokens-scroll').evaluate((s) => { s.scrollTop = 0; });   // the list followed the generation to its end
+  await chip(10).click();
+  assert.equal(await chip(10).getAttribute('aria-pressed'), 'true');
   const weighted = await page.locator('#tokens .chip.weighted').count();
   assert.ok(weighted >= 1 && weighted <= 10, `earlier chips are tinted (${weighted})`);
   assert.ok(await page.locator('#output .weighted').count() >= 1, 'the output text is tinted too');
   assert.match(await page.locator('#token-detail').textContent(), /^#10: .* Attends most to #\d+ /);
   // By keyboard: move to the next chip and select it with Enter, then Space to unselect.
-  await chips.nth(10).focus();
+  await chip(10).focus();
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('Enter');
-  assert.equal(await chips.nth(11).getAttribute('aria-pressed'), 'true');
+  assert.equal(await chip(11).getAttribute('aria-pressed'), 'true');
   await page.keyboard.press(' ');
-  assert.equal(await chips.nth(11).getAttribute('aria-pressed'), 'false');
+  assert.equal(await chip(11).getAttribute('aria-pressed'), 'false');
   assert.equal(await page.locator('#tokens .chip.weighted').count(), 0);
 });
 
@@ -443,7 +462,7 @@ test('keyboard: Ctrl+Enter generates, Escape stops, thumbnails open with Enter',
   await setSampling(page, { 'Max tokens': 200 });
   await page.getByRole('textbox', { name: 'Prompt' }).focus();
   await page.keyboard.press('Control+Enter');
-  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip.generated').length >= 3);
+  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 3);
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => document.getElementById('status').dataset.kind !== 'busy');
   assert.match(await page.locator('#status').textContent(), /^Done: stopped\./);
@@ -488,14 +507,20 @@ test('the Int8 weights toggle reloads the model quantized, and greedy text stays
 });
 
 // The shipped model's context is 256 tokens: past it the window slides (the engine's default) and
-// the page keeps the attention of the last 256 tokens only (and draws only those), so 900 more
-// tokens add their text and chips to the page but no attention rows (24 KB each: ~22 MB).
-// 1,500 tokens keep the test short (6 slides); 5,000 run the same way (CLI and Node tests too).
-test('past the context: generation slides on, the page\'s memory stays bounded', async () => {
+// the page keeps the attention of the last 256 tokens only (and draws only those), so 1,250 more
+// tokens add their text and chips to the page but no attention rows (24 KB each: ~30 MB).
+// 1,500 tokens keep the test short (10 slides); 5,000 run the same way (CLI and Node tests too).
+// Every token stays in the page: the Output is the CLI's text for the same settings (the native
+// engine samples the same tokens, bit for bit), the token list scrolled to its top still starts with
+// the prompt, and an early token, selected, shows its window again with the attention the PyTorch
+// reference computes (tests/page/shipped-attention.json, by make_shipped_attention.py).
+test('past the context: generation slides on, every token stays, early attention comes back, memory stays bounded', async () => {
   const { page } = main;
-  await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
+  const reference = JSON.parse(await readFile(join(root, 'tests/page/shipped-attention.json'), 'utf8'));
+  const settings = { 'Max tokens': 1500, Temperature: 0.9, 'Top-k': 40, 'Top-p': 0.95, Seed: 4 };
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(reference.prompt);
   await settled(page);
-  await setSampling(page, { 'Max tokens': 1500, Temperature: 0.9, Seed: 4 });
+  await setSampling(page, settings);
   const heap = async () => {
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('HeapProfiler.collectGarbage');
@@ -504,14 +529,45 @@ test('past the context: generation slides on, the page\'s memory stays bounded',
     return usedSize;
   };
   await page.getByRole('button', { name: 'Generate', exact: true }).click();
-  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip.generated').length >= 600, null, { timeout: 120_000 });
+  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 600, null, { timeout: 120_000 });
   const at600 = await heap();
   await page.waitForFunction(() => !document.getElementById('generate').disabled && document.getElementById('status').dataset.kind !== 'busy',
     null, { timeout: 240_000 });
   assert.match(await page.locator('#status').textContent(), /^Done: reached Max tokens\. 1,?500 tokens/);
   const atEnd = await heap();
   assert.ok(atEnd - at600 < 8 * 2 ** 20, `the page's JS heap grew from ${at600} to ${atEnd} bytes`);
-  assert.equal(await page.locator('#tokens .chip.generated').count(), 1500);
+
+  const cliText = execFileSync(cli, ['generate', '-p', reference.prompt, '-n', '1500', '--temperature', '0.9', '--top-k', '40',
+                                     '--top-p', '0.95', '--seed', '4'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  assert.ok(cliText.endsWith('\n'));   // the CLI ends the text with a line of its own
+  assert.equal(await page.locator('#output').textContent(), reference.prompt + cliText.slice(0, -1), 'the Output holds every token\'s text');
+  const ids = await chipIds(page);
+  assert.equal(ids.length, reference.tokens.length + 1500, 'the token list holds every token');
+  assert.deepEqual(ids.slice(0, reference.tokens.length), reference.tokens, 'at the top of the list, the prompt\'s tokens');
+
+  // The last prompt token: its row was let go long ago; selected, its window is computed again.
+  const q = reference.tokens.length - 1;
+  await page.locator('#tokens-scroll').evaluate((s) => { s.scrollTop = 0; });
+  await page.locator(`#tokens .chip[data-index="${q}"]`).click();
+  await page.waitForFunction(() => /Attends most to/.test(document.getElementById('token-detail').textContent));
+  const attention = page.getByRole('region', { name: 'Attention' });
+  await page.locator('#heatmap-scroll').evaluate((s) => { s.scrollTop = 0; s.scrollLeft = 0; });
+  for (const [layer, head] of [[0, 0], [3, 5], [5, 7]]) {
+    await attention.getByRole('combobox', { name: 'Layer' }).selectOption(String(layer));
+    await attention.getByRole('combobox', { name: 'Head' }).selectOption(String(head));
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    for (let k = 0; k <= q; ++k) {
+      const size = await page.locator('#heatmap-overlay').evaluate((o) => parseFloat(o.style.getPropertyValue('--cell')));
+      await page.locator('#heatmap').hover({ position: { x: (k + 0.5) * size, y: (q + 0.5) * size } });
+      const readout = await page.locator('#heatmap-readout').textContent();
+      const shown = Number(/: ([\d.]+) \(/.exec(readout)?.[1]);
+      const expected = reference.attention[layer][head][q][k];
+      assert.match(readout, new RegExp(`^Layer ${layer}, head ${head}: #${q} .* → #${k} `));
+      assert.ok(Math.abs(shown - expected) <= 1e-4, `layer ${layer} head ${head}, #${q} → #${k}: the page shows ${shown}, PyTorch ${expected}`);
+    }
+  }
+  await page.locator(`#tokens .chip[data-index="${q}"]`).click();   // unselected
+
   await setSampling(page, { 'Max tokens': 8 });
   await page.getByRole('textbox', { name: 'Prompt' }).fill('In the morning, the');
   await settled(page);
@@ -557,7 +613,7 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   // can be generated until the new model is there, and then it is the one that runs.
   await setSampling(page, { 'Max tokens': 30 });
   await page.getByRole('button', { name: 'Generate', exact: true }).click();
-  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip.generated').length >= 2);
+  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 2);
   await arm(page);
   await model.selectOption('shipped');
   await page.waitForFunction(() => /^Loading/.test(document.getElementById('status').textContent));
@@ -727,7 +783,7 @@ test('the bad-input table, on the page', async () => {
   }
   await setSampling(page, { Temperature: 0.8, 'Top-k': 40, 'Top-p': 0.95, 'Max tokens': 400 });
   await generateButton.click();
-  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip.generated').length >= 2);
+  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 2);
   assert.equal(await page.getByRole('button', { name: fragment('B16'), exact: true }).isDisabled(), true, 'B16');
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
   await page.waitForFunction(() => !document.getElementById('generate').disabled);
@@ -912,7 +968,7 @@ test('layout at 1280×800 and 390×844, with screenshots in build/', async () =>
   await settled(page);
   await setSampling(page, { 'Max tokens': 24, Seed: 3 });
   await generate(page);
-  await page.locator('#tokens .chip').nth(12).click();
+  await page.locator('#tokens .chip[data-index="12"]').click();
   await page.getByRole('combobox', { name: 'Layer' }).selectOption('2');
   await page.evaluate(() => window.scrollTo(0, 0));
   await checkLayout(page, 1280);
@@ -929,7 +985,7 @@ test('layout at 1280×800 and 390×844, with screenshots in build/', async () =>
   await phone.screenshot({ path: join(root, 'build/page-390x844.png') });
   await phone.screenshot({ path: join(root, 'build/page-390x844-full.png'), fullPage: true });
   // The heatmap's labels stay legible: at least 12 px text, cells of at least 14 px here.
-  const cell = await phone.locator('#heatmap').evaluate((c) => c.getBoundingClientRect().width / document.querySelectorAll('#tokens .chip').length);
+  const cell = await phone.locator('#heatmap').evaluate((c) => c.getBoundingClientRect().width / Number(document.getElementById('tokens').dataset.count));
   assert.ok(cell >= 14, `heatmap cells of ${cell}px`);
   await context.close();
 });

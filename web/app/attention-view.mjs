@@ -3,7 +3,7 @@
 // animation frames; during generation the thumbnails follow at most four times a second.
 import { clear, el } from './dom.mjs';
 import { Heatmap, drawImageScaled, matrixImage } from './heatmap.mjs';
-import { RecentView } from './sequence.mjs';
+import { SequenceView } from './sequence.mjs';
 
 const THUMB = 96;              // pixels of a thumbnail canvas (longer sequences are sampled)
 const THUMB_INTERVAL = 400;    // ms between thumbnail redraws while tokens stream
@@ -20,6 +20,7 @@ export class AttentionView {
   #empty;
   #heatmap;
   #onChange;
+  #onRestore;
   #seq = null;
   #selected = -1;
   #offset = 0;   // sequence index of the first token drawn
@@ -34,13 +35,15 @@ export class AttentionView {
   #drawCost = 0;   // ms the last redraw took
   #liveTimer = 0;
 
-  constructor({ layerSelect, headSelect, thumbs, empty, heatmap, onChange, onSelectQuery }) {
+  // onRestore(starts): the view needs rows the sequence let go, of the windows from these starts.
+  constructor({ layerSelect, headSelect, thumbs, empty, heatmap, onChange, onSelectQuery, onRestore }) {
+    this.#onRestore = onRestore;
     this.#layer = layerSelect;
     this.#head = headSelect;
     this.#thumbs = thumbs;
     this.#empty = empty;
     this.#onChange = onChange;
-    // The heatmap draws the most recent tokens (RecentView): its queries are offset.
+    // The heatmap draws a window of the sequence (see #view): its queries are offset.
     this.#heatmap = new Heatmap({ ...heatmap, onSelectQuery: (q) => onSelectQuery(q + this.#offset) });
     for (const s of [layerSelect, headSelect]) s.addEventListener('change', () => this.#changed());
     let width = 0;
@@ -182,10 +185,23 @@ export class AttentionView {
     }
   }
 
+  // What the heatmap and thumbnails show: all tokens while they fit one context; past it, the
+  // latest context's worth, or, when an earlier token is selected, the window the model saw when
+  // it computed that token's row (rows the sequence let go are restored for it, see app.mjs).
+  #view() {
+    const seq = this.#seq, N = seq?.keepRows;
+    if (!seq || seq.length <= N) return seq;
+    const recent = SequenceView.recent(seq, N), q = this.#selected;
+    if (q < 0 || q >= recent.offset) return recent;
+    const start = seq.windowStart(q);
+    return new SequenceView(seq, start, Math.min(N, seq.length - start));
+  }
+
   #drawAll() {
-    // One context's worth of the latest tokens (all of them until the context has slid).
-    const seq = this.#seq && this.#seq.length > this.#seq.keepRows ? new RecentView(this.#seq, this.#seq.keepRows) : this.#seq;
+    const seq = this.#view();
     const T = seq?.length ?? 0;
+    const dropped = seq?.offset !== undefined && !this.#live ? this.#seq.droppedWindows(seq.offset, seq.offset + T) : [];
+    if (dropped.length) this.#onRestore(dropped);
     this.#offset = seq?.offset ?? 0;
     this.#empty.hidden = T > 0;
     const selected = this.#selected >= this.#offset ? this.#selected - this.#offset : -1;

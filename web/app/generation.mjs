@@ -4,6 +4,12 @@
 
 export const TOP_TOKENS = 10;
 
+// Steps the engine may compute beyond what the page has taken: enough for the longest pause between
+// the page's frames (frame-pacer.mjs) at a few hundred tokens a second, so that the engine does not
+// wait while the page draws (the messages that hand the steps over wait for the frame to end).
+// Each step holds its attention rows: 64 of them are a few MB on the shipped model.
+const AHEAD = 64;
+
 export class Generation {
   #controller = new AbortController();
   stats;
@@ -35,6 +41,7 @@ export class Generation {
       ...this.options,
       attention: true,
       top: TOP_TOKENS,
+      ahead: AHEAD,
       signal: this.#controller.signal,
     });
     for (;;) {

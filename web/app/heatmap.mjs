@@ -2,9 +2,9 @@
 // columns are keys (the tokens it looks at), with the token texts on both axes (in their own
 // canvases, which stay in view while the map scrolls) and the value under the pointer or the
 // keyboard cursor (arrow keys move it, Enter selects the row's token).
-// The matrix is one pixel per cell, scaled up; an overlay canvas holds the cell separators and the
-// pointer and selection marks, so moving the pointer never redraws the matrix. While tokens stream in, the canvases grow
-// in steps of several tokens rather than being reallocated for every token.
+// The matrix is one pixel per cell, scaled up; an overlay element holds the cell separators and the
+// pointer and selection marks, so moving the pointer never redraws the matrix. While tokens stream
+// in, the canvases grow in steps of several tokens rather than being reallocated for every token.
 import { spokenText, visibleText } from './token-text.mjs';
 
 // ColorBrewer "Blues", white (0) to dark blue (1), on a square-root scale: attention is often
@@ -23,7 +23,7 @@ const LUT = (() => {
 })();
 
 // An ImageData of size×size pixels for one layer/head of the sequence (a Sequence or a
-// RecentView; nearest sample when the sequence is longer than size). Cells are read one by one
+// SequenceView; nearest sample when the sequence is longer than size). Cells are read one by one
 // (value), so the cost is size² whatever the length of the rows. causal false: keys after the
 // query are drawn too (bidirectional attention, mask-compare.mjs), not greyed out.
 export function matrixImage(seq, layer, head, size, { causal = true } = {}) {
@@ -92,6 +92,7 @@ export class Heatmap {
   #cursor = null;   // keyboard cursor {q, k}
   #geo = null;      // {T, capacity, cell, label, step, size, dpr}
   #overlayKey = '';  // what the overlay shows (see #drawOverlay)
+  #marks;           // the overlay's boxes: selected row, pointer and cursor (row, column, cell)
   #defaultReadout;
 
   constructor({ canvas, overlay, cols, rows, corner, scroller, readout, onSelectQuery }) {
@@ -104,6 +105,12 @@ export class Heatmap {
     this.#readout = readout;
     this.#onSelect = onSelectQuery;
     this.#defaultReadout = readout.textContent;
+    const mark = (className) => overlay.appendChild(Object.assign(document.createElement('div'), { className, hidden: true }));
+    this.#marks = {
+      selected: mark('hm-selected'),
+      hover: { row: mark('hm-band'), col: mark('hm-band'), cell: mark('hm-cell hm-pointer') },
+      cursor: { row: mark('hm-band'), col: mark('hm-band'), cell: mark('hm-cell hm-cursor') },
+    };
     canvas.addEventListener('pointermove', (e) => this.#pointer(e));
     canvas.addEventListener('pointerleave', () => {
       this.#hover = null;
@@ -205,7 +212,6 @@ export class Heatmap {
         c.style.width = `${w}px`;
         c.style.height = `${h}px`;
       };
-      set(this.#overlay, size, size);
       this.#canvas.width = this.#canvas.height = capacity;
       this.#canvas.style.width = this.#canvas.style.height = `${size}px`;
       set(this.#rows, label, size);
@@ -231,51 +237,28 @@ export class Heatmap {
     return s.scrollTop + s.clientHeight >= s.scrollHeight - 8;
   }
 
-  // The marks over the matrix: cell separators and its border, the selected row, the pointer's
-  // and the keyboard cursor's cell. Redrawn only when one of them changed (not for every new
-  // picture of the matrix while tokens stream in with the context full).
+  // The marks over the matrix, in the overlay element: cell separators (a CSS background) and
+  // the border, the selected row, the pointer's and the keyboard cursor's cell (positioned
+  // boxes). Moving a mark changes a few styles; nothing is painted over the whole map (an overlay
+  // canvas of the map's size was megabytes for the compositor on every change).
   #drawOverlay() {
     const g = this.#geo;
     if (!g) return;
     const focused = document.activeElement === this.#canvas;
-    const key = JSON.stringify([g.T, g.cell, g.size, g.dpr, this.#selected, this.#hover, focused && this.#cursor]);
+    const key = JSON.stringify([g.T, g.cell, this.#selected, this.#hover, focused && this.#cursor]);
     if (key === this.#overlayKey) return;
     this.#overlayKey = key;
-    const ctx = this.#overlay.getContext('2d');
-    ctx.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
-    ctx.clearRect(0, 0, g.size, g.size);
-    const { cell, T } = g;
-    if (cell >= 10) {   // thin separators help reading single cells
-      ctx.strokeStyle = 'rgba(255,255,255,0.55)';
-      ctx.lineWidth = 1;
-      ctx.beginPath();
-      for (let i = 1; i < T; ++i) {
-        ctx.moveTo(i * cell + 0.5, 0);
-        ctx.lineTo(i * cell + 0.5, T * cell);
-        ctx.moveTo(0, i * cell + 0.5);
-        ctx.lineTo(T * cell, i * cell + 0.5);
-      }
-      ctx.stroke();
+    const { cell, T } = g, o = this.#overlay, m = this.#marks;
+    o.style.width = o.style.height = `${T * cell}px`;
+    o.style.setProperty('--cell', `${cell}px`);
+    o.classList.toggle('separated', cell >= 10);   // thin separators help reading single cells
+    const sel = this.#selected >= 0 && this.#selected < T ? this.#selected : -1;
+    place(m.selected, sel >= 0 && [0, sel * cell, (sel + 1) * cell, cell]);
+    for (const [c, marks] of [[this.#hover, m.hover], [focused && this.#cursor, m.cursor]]) {
+      place(marks.row, c && [0, c.q * cell, T * cell, cell]);
+      place(marks.col, c && [c.k * cell, 0, cell, T * cell]);
+      place(marks.cell, c && [c.k * cell, c.q * cell, cell, cell]);
     }
-    ctx.strokeStyle = '#c3c9d2';
-    ctx.lineWidth = 1;
-    ctx.strokeRect(0.5, 0.5, T * cell - 1, T * cell - 1);
-    if (this.#selected >= 0 && this.#selected < T) {
-      ctx.strokeStyle = '#d97706';
-      ctx.lineWidth = 2;
-      ctx.strokeRect(1, this.#selected * cell + 1, (this.#selected + 1) * cell - 2, cell - 2);
-    }
-    const mark = (c, color) => {
-      if (!c) return;
-      ctx.fillStyle = 'rgba(17,24,39,0.07)';
-      ctx.fillRect(0, c.q * cell, T * cell, cell);   // row band
-      ctx.fillRect(c.k * cell, 0, cell, T * cell);   // column band
-      ctx.strokeStyle = color;
-      ctx.lineWidth = 2;
-      ctx.strokeRect(c.k * cell + 1, c.q * cell + 1, Math.max(2, cell - 2), Math.max(2, cell - 2));
-    };
-    mark(this.#hover, '#111827');
-    if (focused) mark(this.#cursor, '#dc2626');
   }
 
   #cellAt(e) {
@@ -340,7 +323,7 @@ export class Heatmap {
     const who = (i) => `#${i + (seq.offset ?? 0)} ${spokenText(seq.texts[i])}`;   // numbered in the whole sequence
     let value;
     if (k > q) value = 'masked: a token only sees itself and earlier tokens';
-    else if (seq.wasDropped(q)) value = `not kept: the page keeps the attention of the last ${seq.keepRows} tokens`;
+    else if (seq.wasDropped(q)) value = `not kept while generating (the page keeps the attention of the last ${seq.keepRows} tokens): computed again when it ends`;
     else if (!seq.hasRow(q)) value = 'not computed: the last token’s row comes with the next token';
     else if (k < seq.windowStart(q)) value = 'outside the window: the context was full and slid past this token';
     else {
@@ -349,4 +332,12 @@ export class Heatmap {
     }
     this.#readout.textContent = `Layer ${this.#layer}, head ${this.#head}: ${who(q)} → ${who(k)}: ${value}`;
   }
+}
+
+// Shows an overlay box at [x, y, width, height] (CSS pixels), or hides it (rect false).
+function place(box, rect) {
+  box.hidden = !rect;
+  if (!rect) return;
+  const [x, y, w, h] = rect;
+  Object.assign(box.style, { left: `${x}px`, top: `${y}px`, width: `${w}px`, height: `${h}px` });
 }

@@ -7,12 +7,14 @@ import { clear, el, tint } from './dom.mjs';
 export class OutputView {
   #root;
   #spans = [];   // {span, positions}
+  #line = null;  // the block generated text goes on in (null: the next piece opens one)
 
   constructor(root) {
     this.#root = root;
   }
 
   showPlaceholder(message = 'Generated text appears here.') {
+    this.#line = null;
     clear(this.#root);
     this.#spans = [];
     this.#root.append(el('span', { className: 'placeholder' }, message));
@@ -22,21 +24,36 @@ export class OutputView {
   start(segments) {
     clear(this.#root);
     this.#spans = [];
-    for (const s of segments) this.#add(s.text, s.positions, 'prompt-text');
+    this.#line = el('div', { className: 'line' });
+    this.#root.append(this.#line);
+    for (const s of segments) this.#line.append(this.#span(s.text, s.positions, 'prompt-text'));
+    if (segments.at(-1)?.text.endsWith('\n')) this.#line = null;
     this.#root.setAttribute('aria-busy', 'true');
   }
 
   // pieces: [[text, position], ...]: the text each step completed ('' while a character is split
   // across tokens: its bytes then show up with the token that completes it), added in one change
   // of the region.
+  //
+  // Generated text goes in blocks of one line each: a piece that ends a line ("\n") closes its
+  // block (a block ending in a newline looks the same as the newline in running text, white-space
+  // being pre-wrap). The browser then lays out only the last block when text arrives, where text
+  // in one block was laid out whole again for every frame, slower and slower over a long run.
   appendMany(pieces) {
-    const spans = document.createDocumentFragment();
-    for (const [text, position] of pieces) if (text) spans.append(this.#span(text, [position], 'generated-text'));
-    this.#root.append(spans);
+    let line = this.#line, fresh = document.createDocumentFragment();
+    for (const [text, position] of pieces) {
+      if (!text) continue;
+      if (!line) fresh.append((line = el('div', { className: 'line' })));
+      line.append(this.#span(text, [position], 'generated-text'));
+      if (text.endsWith('\n')) line = null;
+    }
+    this.#root.append(fresh);
+    this.#line = line;
   }
 
   finish(text) {
-    if (text) this.#add(text, [], 'generated-text');
+    if (text) (this.#line ?? this.#root).append(this.#span(text, [], 'generated-text'));
+    this.#line = null;
     this.#root.setAttribute('aria-busy', 'false');
   }
 
@@ -48,10 +65,6 @@ export class OutputView {
       tint(span, w);
       span.classList.toggle('selected', selected >= 0 && positions.includes(selected));
     }
-  }
-
-  #add(text, positions, className) {
-    this.#root.append(this.#span(text, positions, className));
   }
 
   // A span for the text of these positions, recorded but not yet in the region.

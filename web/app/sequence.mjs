@@ -9,7 +9,10 @@
 // decimals the page shows): the rows of GPT-2 small at 1,024 tokens take 151 MB, not 302 as floats.
 //
 // Only the rows of the last `keepRows` queries (one context's worth) are kept, so that a long
-// generation holds at most one context of attention however many tokens it produces.
+// generation holds at most one context of attention however many tokens it produces. Each query's
+// window start is kept, though: the rows of an earlier window can be computed again, exactly, by
+// one forward pass over that window's tokens (the engine slid to it and started again from
+// position 0), and restoreWindow puts them back (until the next restore).
 //
 // The last generated token's own row would only arrive with the step after it; when generation
 // ends that row stays empty (shown as "not computed") instead of running one more full forward
@@ -21,6 +24,8 @@ export class Sequence {
   promptLength = 0;
 
   firstKept = 0;   // rows of queries before this one were let go
+  starts = [];     // window start of each query's row, kept when the row is let go
+  #restored = [];  // queries whose rows restoreWindow put back
 
   constructor(layers, heads, keepRows = Infinity) {
     this.layers = layers;
@@ -36,6 +41,8 @@ export class Sequence {
     this.ids = ids.slice();
     this.texts = texts.slice();
     this.rows = [];
+    this.starts = ids.map(() => 0);   // a prompt fits the context: its rows start at 0
+    this.#restored = [];
     this.firstKept = 0;
     this.promptLength = ids.length;
   }
@@ -54,11 +61,45 @@ export class Sequence {
     }
   }
 
+  // attention: (n_layer, n_head, T, T) from forward(ids.slice(start, start + T)): the rows of
+  // the queries of that window which were computed from `start` and were let go.
+  restoreWindow(start, attention) {
+    const LH = this.layers * this.heads, T = Math.round(Math.sqrt(attention.length / LH));
+    if (attention.length !== LH * T * T || start + T > this.length) throw new Error(`attention of ${attention.length} values does not fit a window at ${start}`);
+    for (let i = 0; i < T; ++i) {
+      const q = start + i;
+      if (this.rows[q] || this.starts[q] !== start) continue;
+      const row = new Uint16Array(LH * (i + 1));
+      for (let lh = 0; lh < LH; ++lh) {
+        const from = (lh * T + i) * T, to = lh * (i + 1);
+        for (let k = 0; k <= i; ++k) row[to + k] = fixed(attention[from + k]);
+      }
+      this.rows[q] = { start, data: row };
+      this.#restored.push(q);
+    }
+  }
+
+  // Lets go of the rows restoreWindow put back.
+  dropRestored() {
+    for (const q of this.#restored) if (q < this.firstKept) delete this.rows[q];
+    this.#restored = [];
+  }
+
+  // The window starts of the queries in [from, to) whose rows were let go (each restorable by one
+  // forward pass over n_positions tokens from it).
+  droppedWindows(from, to) {
+    const starts = new Set();
+    for (let q = from; q < Math.min(to, this.firstKept); ++q) if (!this.rows[q] && this.starts[q] !== undefined) starts.add(this.starts[q]);
+    return [...starts];
+  }
+
   // Back to the prompt alone (before a new generation).
   truncateToPrompt() {
     this.ids.length = this.promptLength;
     this.texts.length = this.promptLength;
     this.rows.length = Math.min(this.rows.length, this.promptLength);
+    this.starts.length = Math.min(this.starts.length, this.promptLength);
+    this.#restored = [];
   }
 
   // A generated token at `position`, with the attention row of the query that produced it
@@ -69,6 +110,7 @@ export class Sequence {
     this.texts.push(text);
     if (attention && attention.length === this.layers * this.heads * (position - windowStart))
       this.rows[position - 1] = { start: windowStart, data: toFixed(attention) };
+    this.starts[position - 1] = windowStart;
     for (; this.firstKept < position - this.keepRows; ++this.firstKept) delete this.rows[this.firstKept];
   }
 
@@ -78,12 +120,12 @@ export class Sequence {
 
   // True when query q's row was let go (keepRows), as opposed to not computed yet.
   wasDropped(q) {
-    return q < this.firstKept;
+    return q < this.firstKept && !this.rows[q];
   }
 
   // The first key query q's row covers (keys before it were outside the model's window).
   windowStart(q) {
-    return this.rows[q]?.start ?? 0;
+    return this.starts[q] ?? 0;
   }
 
   // Attention of query q over keys 0..q for one layer and head (Float32Array; 0 for keys outside
@@ -109,16 +151,23 @@ export class Sequence {
   }
 }
 
-// The most recent `count` tokens of a sequence, indexed from 0, with the reading methods of a
-// Sequence: what the heatmap and the thumbnails draw, so that drawing costs one context's worth
-// of tokens at most however long a generation runs. `offset` is the sequence index of token 0.
-export class RecentView {
-  constructor(seq, count) {
+// `length` tokens of a sequence from `offset` on, indexed from 0, with the reading methods of a
+// Sequence: what the heatmap and the thumbnails draw (the latest context's worth of tokens, or the
+// window an earlier selected token was computed in), so that drawing costs one context at most
+// however long a generation runs.
+export class SequenceView {
+  constructor(seq, offset, length) {
     this.seq = seq;
-    this.offset = Math.max(0, seq.length - count);
-    this.length = seq.length - this.offset;
-    this.texts = seq.texts.slice(this.offset);
+    this.offset = offset;
+    this.length = length;
+    this.texts = seq.texts.slice(offset, offset + length);
     this.keepRows = seq.keepRows;
+  }
+
+  // The last `count` tokens.
+  static recent(seq, count) {
+    const offset = Math.max(0, seq.length - count);
+    return new SequenceView(seq, offset, seq.length - offset);
   }
 
   isGenerated(i) { return this.seq.isGenerated(this.offset + i); }
@@ -128,7 +177,8 @@ export class RecentView {
   value(layer, head, q, k) { return this.seq.value(layer, head, this.offset + q, this.offset + k); }
 }
 
-const fixed = (p) => Math.round(Math.min(1, Math.max(0, p)) * 65535);
+// p in [0, 1] -> round(p * 65535) (NaN -> 0), without Math calls: it runs for every value of every row.
+const fixed = (p) => (p > 0 ? (p < 1 ? (p * 65535 + 0.5) | 0 : 65535) : 0);
 
 // Uint16Array of fixed(p) for each p: a plain loop (a step's rows are L x H x S values, and
 // Uint16Array.from with a mapping function was the page's largest cost per token).
