@@ -136,9 +136,11 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256) {
       return cached;
     }
   }
-  // The small files first, then the weights; with a cache, the weights stream into it while they
-  // are read (a clone of the response), and an entry for model.safetensors therefore means the
-  // directory's other files are stored too. Anything that fails leaves nothing in the cache.
+  // All four downloads start at once (the weights are most of the time: none of them waits for
+  // another), and are taken in order: the small files, then the weights. With a cache, the weights
+  // stream into it while they are read (a clone of the response), and an entry for
+  // model.safetensors therefore means the directory's other files are stored too. Anything that
+  // fails leaves nothing in the cache.
   const files = cacheError ? { cacheError } : {};
   const order = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
   let storing = null;
@@ -146,10 +148,12 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256) {
   const downloads = new AbortController();
   const stop = () => downloads.abort(signal.reason);
   signal?.addEventListener('abort', stop, { once: true });
+  const responses = order.map((name) => download(new URL(name, base), downloads.signal, signal));
+  for (const r of responses) r.catch(() => {});   // each is awaited below, unless an earlier one failed
   try {
-    for (const name of order) {
+    for (const [i, name] of order.entries()) {
       const url = new URL(name, base);
-      const response = await download(url, downloads.signal, signal);
+      const response = await responses[i];
       if (!response) {
         if (!OPTIONAL.has(name)) throw new NetworkError(`cannot download ${url}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
         continue;

@@ -277,11 +277,11 @@ async function generate() {
 // --- model
 
 const picker = new ModelPicker({
-  onLoading(name) {
+  onLoading(name, started) {
     state.loading = name;
     masks.clear(masks.on ? `Loading ${name}…` : '');
     state.generation?.stop();
-    state.loadStarted = performance.now();
+    state.loadStarted = started;
     generateButton.disabled = true;
     status.set(`Loading ${name}…`, 'busy');
   },

@@ -3,11 +3,10 @@
 // URL (downloaded with a progress bar in bytes and cached). The engine always runs in a worker, so
 // loading a large checkpoint never blocks the page. Failures are shown on the page (role=alert).
 import { loadModel } from '../dist/glassbox.mjs';
+import { SHIPPED, shippedLoad } from '../start.mjs';
 import { clear, el, formatBytes } from './dom.mjs';
 import { cacheAvailable, clearCache, listCached, modelDirectoryUrl, removeCached } from './model-cache.mjs';
 import { filesFromDataTransfer, pickModelFiles } from './model-files.mjs';
-
-export const SHIPPED = { url: 'models/brown-small/', name: 'brown-small' };
 
 const $ = (id) => document.getElementById(id);
 
@@ -37,7 +36,8 @@ export class ModelPicker {
   #pickTimer = 0;
   #callbacks;
 
-  // callbacks: onLoading(name), onLoaded(model, name), onFailed(error, name)
+  // callbacks: onLoading(name, started: performance.now() of the load's start), onLoaded(model, name),
+  // onFailed(error, name)
   constructor(callbacks) {
     this.#callbacks = callbacks;
     this.#select.addEventListener('change', () => this.#picked());
@@ -59,8 +59,13 @@ export class ModelPicker {
     if (!cacheAvailable) this.#cacheSummary.textContent = 'Cached models (not available: this page is not in a secure context)';
   }
 
+  // Takes over the shipped model's load that start.mjs began (unless the Int8 box, as the browser
+  // restored it, asks for other weights: then it loads again).
   async start() {
-    await this.refreshCache();
+    this.refreshCache();   // the list of cached models does not hold up the load
+    const quantize = this.#int8.checked ? 'int8' : 'none';
+    if (quantize === shippedLoad.quantize) return this.#load(SHIPPED.url, SHIPPED.name, 'shipped', { early: shippedLoad });
+    shippedLoad.controller.abort(new Error('the Int8 weights were asked for'));
     return this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
   }
 
@@ -189,27 +194,31 @@ export class ModelPicker {
     else if (value.startsWith('cached:') || value.startsWith('remote:')) this.#loadRemote(value.slice(value.indexOf(':') + 1));
   }
 
-  // source: URL or {config, weights, vocab, merges}; value: the select value it will have. A load
-  // started meanwhile cancels this one. Resolves with the model once it is the current one, or null.
-  async #load(source, name, value, { cache = false, sha256, onSuccess } = {}) {
+  // source: URL or {config, weights, vocab, merges}; value: the select value it will have; early:
+  // a load of it already started ({controller, promise, latest, onProgress}, see start.mjs). A
+  // load started meanwhile cancels this one. Resolves with the model once it is the current one,
+  // or null.
+  async #load(source, name, value, { cache = false, sha256, onSuccess, early } = {}) {
     const id = ++this.#loadId;
     this.#loading?.abort(new Error(`${name} was chosen instead`));
-    const loading = (this.#loading = new AbortController());
+    const loading = (this.#loading = early?.controller ?? new AbortController());
     this.#clearError();
-    this.#callbacks.onLoading(name);
+    this.#callbacks.onLoading(name, early?.started ?? performance.now());
     this.#showProgress(`Loading ${name}`, 0, 0);
+    const onProgress = ({ loaded, total }) => {
+      if (id === this.#loadId) this.#showProgress(`Loading ${name}`, loaded, total);
+    };
     let model;
     try {
-      model = await loadModel(source, {
-        worker: true,
-        cache,
-        sha256,
-        quantize: this.#int8.checked ? 'int8' : 'none',
-        signal: loading.signal,
-        onProgress: ({ loaded, total }) => {
-          if (id === this.#loadId) this.#showProgress(`Loading ${name}`, loaded, total);
-        },
-      });
+      if (early) {
+        early.onProgress = onProgress;
+        if (early.latest) onProgress(early.latest);
+        model = await early.promise;
+      } else {
+        model = await loadModel(source, {
+          worker: true, cache, sha256, quantize: this.#int8.checked ? 'int8' : 'none', signal: loading.signal, onProgress,
+        });
+      }
       const c = model.config;
       if (!c.n_layer || !c.n_head) throw new Error('config.json does not give n_layer and n_head');
     } catch (e) {
