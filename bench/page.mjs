@@ -1,14 +1,15 @@
 // The web page as a person uses it, in headless Chromium, next to its own engine: for scripts/bench.
 //
-//   node bench/page.mjs [--tokens N] [--runs R]
+//   node bench/page.mjs [--tokens N] [--long L] [--runs R]
 //
 // Per run, a fresh page (the shipped model, served cross-origin isolated by scripts/serve.mjs, a
 // cold HTTP cache): the time from navigation to Generate enabled, then a generation of N tokens
 // (default 2,000: past the 256-token context, so the window slides) from "The old man walked into
 // the", seed 1, with the page's settings otherwise; its tokens/s as the status line computes it
-// (the first token to the last), and the rates of its first and last 500 tokens. Beside it, the
-// same generation through the JS API in a page of the same origin, in a worker, with attention and
-// the top 10 (the work the page asks of its engine) and nothing drawn. JSON on stdout.
+// (the first token to the last). Then, in another fresh page, a long generation of L tokens
+// (default 5,000): the rates of its first and last 500 tokens. Beside them, the N tokens through
+// the JS API in a page of the same origin, in a worker, with attention and the top 10 (the work
+// the page asks of its engine) and nothing drawn. JSON on stdout.
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -17,8 +18,8 @@ import { chromium } from 'playwright-core';
 import { stats } from './merge.mjs';
 import { startServer } from '../scripts/serve.mjs';
 
-const { values } = parseArgs({ options: { tokens: { type: 'string', default: '2000' }, runs: { type: 'string', default: '3' } } });
-const N = Number(values.tokens), runs = Number(values.runs);
+const { values } = parseArgs({ options: { tokens: { type: 'string', default: '2000' }, long: { type: 'string', default: '5000' }, runs: { type: 'string', default: '3' } } });
+const N = Number(values.tokens), LONG = Number(values.long), runs = Number(values.runs);
 const PROMPT = 'The old man walked into the';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const server = await startServer(root, 0);
@@ -29,8 +30,8 @@ const browser = await chromium.launch({
          '--disable-component-update', '--disable-sync'],
 });
 
-// The page: navigation -> Generate enabled, then N tokens, timed in the page at every step.
-async function pageRun() {
+// The page: navigation -> Generate enabled, then n tokens, timed in the page at every step.
+async function pageRun(n) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const t0 = Date.now();
@@ -38,7 +39,7 @@ async function pageRun() {
   await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 60_000 });
   const ready_ms = Date.now() - t0;
   await page.getByRole('textbox', { name: 'Prompt' }).fill(PROMPT);
-  for (const [name, value] of [['Max tokens', N], ['Seed', 1]]) await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
+  for (const [name, value] of [['Max tokens', n], ['Seed', 1]]) await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
   await page.waitForTimeout(300);   // the prompt's tokens settle (debounced)
   // Every generated token's arrival time in the token list, as the page shows it (the list is
   // virtualized: its data-count holds the number of tokens, whether or not their chips are in view).
@@ -86,18 +87,19 @@ async function apiRun() {
   return result;
 }
 
-const page = [], api = [];
+const page = [], long = [], api = [];
 for (let r = 0; r < runs; ++r) {
-  page.push(await pageRun());
+  page.push(await pageRun(N));
+  long.push(await pageRun(LONG));
   api.push(await apiRun());
 }
 await browser.close();
 server.server.close();
 const pick = (list, key) => stats(list.map((x) => x[key]).filter((x) => x !== null));
 const report = {
-  tokens: N, runs,
-  page: { ready_ms: pick(page, 'ready_ms'), tok_s: pick(page, 'status_tok_s'), first500_tok_s: pick(page, 'first500_tok_s'),
-          last500_tok_s: pick(page, 'last500_tok_s') },
+  tokens: N, long_tokens: LONG, runs,
+  page: { ready_ms: pick([...page, ...long], 'ready_ms'), tok_s: pick(page, 'status_tok_s'),
+          first500_tok_s: pick(long, 'first500_tok_s'), last500_tok_s: pick(long, 'last500_tok_s') },
   api_worker: { tok_s: pick(api, 'tok_s') },
 };
 console.log(JSON.stringify(report, null, 2));

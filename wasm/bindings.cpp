@@ -269,6 +269,30 @@ void set_threads(int threads) {
   });
 }
 
+// The tokenizer alone, from vocab.json and merges.txt: a page can show its prompt's tokens while
+// the weights still download (engine.mjs, LocalTokenizer).
+class TextTokenizer {
+ public:
+  static TextTokenizer* create(const std::string& vocab, const std::string& merges) {
+    return guarded([&] { return new TextTokenizer(Tokenizer::from_strings(vocab, merges)); });
+  }
+  explicit TextTokenizer(Tokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
+
+  val tokenize(const std::string& text, bool allow_special) const {
+    return guarded([&] {
+      const auto ids = tokenizer_.encode(text, allow_special);
+      return typed_array_copy("Int32Array", ids.data(), ids.size());
+    });
+  }
+
+  val detokenize(const val& ids) const {
+    return guarded([&] { return js_text(tokenizer_.decode(ids_from_js(ids))); });
+  }
+
+ private:
+  Tokenizer tokenizer_;
+};
+
 EMSCRIPTEN_BINDINGS(glassbox) {
   emscripten::function("heapBytesInUse", &heap_bytes_in_use);
   emscripten::function("setThreads", &set_threads);
@@ -286,4 +310,8 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("start", &Engine::start)
       .function("next", &Engine::next)
       .function("stop", &Engine::stop);
+  emscripten::class_<TextTokenizer>("Tokenizer")
+      .class_function("create", &TextTokenizer::create, emscripten::allow_raw_pointers())
+      .function("tokenize", &TextTokenizer::tokenize)
+      .function("detokenize", &TextTokenizer::detokenize);
 }

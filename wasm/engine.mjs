@@ -195,6 +195,47 @@ export class LocalModel {
   }
 }
 
+// The tokenizer of a model whose weights have not arrived yet (loadModel's onTokenizer): tokenize
+// and detokenize as the model will. Once the model is loaded it hands over (handOver): its own
+// tokenizer is freed and the calls go to the model.
+export class LocalTokenizer {
+  #tokenizer;
+  #model = null;
+
+  // files: {config, vocab, merges} (strings); config is parsed here, as the model's will be.
+  static async load({ config, vocab, merges }) {
+    const parsed = JSON.parse(config);
+    const core = await loadCore();
+    const tokenizer = new LocalTokenizer();
+    tokenizer.#tokenizer = core.Tokenizer.create(vocab, merges);
+    tokenizer.config = parsed;
+    return tokenizer;
+  }
+
+  async tokenize(text, { allowSpecial = false } = {}) {
+    if (this.#model) return this.#model.tokenize(text, { allowSpecial });
+    checkText(text, 'text');
+    return Array.from(this.#live().tokenize(text, allowSpecial));
+  }
+
+  async detokenize(ids) {
+    if (this.#model) return this.#model.detokenize(ids);
+    return this.#live().detokenize(checkIds(ids));
+  }
+
+  // model: the loaded model (or null: the load failed, and this tokenizer ends with it).
+  handOver(model) {
+    this.#tokenizer?.delete();
+    this.#tokenizer = null;
+    this.#model = model;
+  }
+
+  #live() {
+    if (!this.#tokenizer) throw new StateError('the model this tokenizer belonged to could not be loaded, or was disposed');
+    return this.#tokenizer;
+  }
+}
+
 // Float32Array of exp(x - max) / sum, in doubles: the probabilities sum to 1 within float rounding.
 function softmax(logits) {
   let max = -Infinity;

@@ -22,6 +22,10 @@ export interface ModelFiles {
 export interface LoadOptions {
   /** Bytes of model.safetensors loaded so far, of the total (Content-Length; loaded when unknown). */
   onProgress?: (progress: { loaded: number; total: number }) => void;
+  /** Called before the load ends, once vocab.json and merges.txt are read and the weights are still on
+   *  their way (from a URL, as soon as those two have downloaded): a page can show its prompt's
+   *  tokens before the model is ready. Not called for a model without a tokenizer. */
+  onTokenizer?: (tokenizer: Tokenizer) => void;
   /** Run the engine in a Web Worker (browser) or worker thread (Node); the API stays the same. The worker
    *  downloads/reads the files itself, so a large model never blocks the page's thread. */
   worker?: boolean;
@@ -38,6 +42,15 @@ export interface LoadOptions {
    *  in the cache that does not is removed). A download is also held to the size the server
    *  announced (Content-Length). */
   sha256?: string;
+}
+
+/** A model's tokenizer before the model is loaded (LoadOptions.onTokenizer): the same tokens and
+ *  text as the model's tokenize and detokenize, which it hands over to once the model is loaded. */
+export interface Tokenizer {
+  /** The model's config.json, parsed (as Model.config will be). */
+  readonly config: ModelConfig;
+  tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
+  detokenize(ids: ArrayLike<number>): Promise<string>;
 }
 
 export interface ForwardResult {

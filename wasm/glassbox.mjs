@@ -23,19 +23,34 @@ const isNode = typeof process === 'object' && typeof process.versions?.node === 
 // worker; signal: an AbortSignal that cancels the load; cache: true or a cache name, to keep a model
 // read from a URL with the Cache API and read it from there next time; quantize: 'int8' to hold
 // the matrices as int8 blocks (~3.6x fewer bytes to read per token, made at load), 'none' (F32);
-// sha256: the SHA-256 (hex) model.safetensors must have, checked before it is used or cached.
-export async function loadModel(source, { onProgress, worker = false, signal, cache, quantize, sha256 } = {}) {
+// sha256: the SHA-256 (hex) model.safetensors must have, checked before it is used or cached;
+// onTokenizer(tokenizer): called before the load ends, as soon as vocab.json and merges.txt are
+// read (the weights still on their way), with {tokenize, detokenize} that work from then on.
+export async function loadModel(source, { onProgress, onTokenizer, worker = false, signal, cache, quantize, sha256 } = {}) {
   checkSource(source);
   cacheName(cache);   // throws for a bad value before anything starts
   quantize = checkQuantize(quantize);
   sha256 = checkSha256(sha256);
+  if (onTokenizer !== undefined && typeof onTokenizer !== 'function') throw new InvalidArgumentError('onTokenizer must be a function');
   signal?.throwIfAborted();
-  if (worker) return WorkerModel.load(source, { onProgress, signal, cache, quantize, sha256 });
+  if (worker) return WorkerModel.load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256 });
   // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
   // worker never downloads them twice.
-  const { LocalModel } = await import('./engine.mjs');
-  const files = await readModelFiles(source, { onProgress, signal, cache, sha256 });
-  const model = await LocalModel.load(files, { quantize });
+  const { LocalModel, LocalTokenizer } = await import('./engine.mjs');
+  let model = null, early = null, done = false;
+  const onTokenizerFiles = onTokenizer && ((text) => LocalTokenizer.load(text).then((tokenizer) => {
+    if (done) return tokenizer.handOver(model);   // the model was quicker
+    early = tokenizer;
+    onTokenizer(tokenizer);
+  }, () => {}));   // a tokenizer that cannot be made: the model's load says why
+  let files;
+  try {
+    files = await readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles });
+    model = await LocalModel.load(files, { quantize });
+  } finally {
+    done = true;
+    early?.handOver(model);
+  }
   if (signal?.aborted) {   // cancelled while the engine was being built
     await model.dispose();
     throw signal.reason;
@@ -63,7 +78,7 @@ class WorkerModel {
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
-  static async load(source, { onProgress, signal, cache, quantize, sha256 }) {
+  static async load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256 }) {
     const model = new WorkerModel();
     const url = new URL('./worker.mjs', import.meta.url);
     if (isNode) {
@@ -79,7 +94,13 @@ class WorkerModel {
     }
     if (!isNode && (typeof source === 'string' || source instanceof URL)) source = new URL(source, globalThis.location?.href).href;
     if (source instanceof URL) source = source.href;
-    const loaded = model.#call('load', { source, cache, quantize, sha256 }, [], onProgress);
+    // The worker says when its tokenizer is ready: this model's tokenize and detokenize work then.
+    const tokenizerReady = onTokenizer && (({ config }) => onTokenizer({
+      config,
+      tokenize: (text, options) => model.tokenize(text, options),
+      detokenize: (ids) => model.detokenize(ids),
+    }));
+    const loaded = model.#call('load', { source, cache, quantize, sha256 }, [], onProgress, tokenizerReady);
     // Cancelling: the worker stops reading (and removes what it put in the cache), then it ends.
     // The caller does not wait for that: the promise rejects at once.
     let onAbort;
@@ -118,21 +139,22 @@ class WorkerModel {
     return model;
   }
 
-  #call(method, args, transfer = [], onStep) {
+  #call(method, args, transfer = [], onStep, onTokenizer) {
     return new Promise((resolve, reject) => {
       if (this.#dead) return reject(this.#dead);
       const id = this.#nextId++;
-      this.#calls.set(id, { resolve, reject, onStep });
+      this.#calls.set(id, { resolve, reject, onStep, onTokenizer });
       this.#worker.postMessage({ id, method, args }, transfer);
     });
   }
 
-  // Results, errors, generation steps and load progress, by call id.
-  #receive({ id, result, error, steps, progress }) {
+  // Results, errors, generation steps, load progress and the tokenizer's readiness, by call id.
+  #receive({ id, result, error, steps, progress, tokenizer }) {
     const call = this.#calls.get(id);
     if (!call) return;
     if (steps) return call.onStep(steps);
     if (progress) return call.onStep?.(progress);
+    if (tokenizer) return call.onTokenizer?.(tokenizer);
     this.#calls.delete(id);
     if (error !== undefined) call.reject(errorFromWire(error));
     else call.resolve(result);

@@ -50,14 +50,20 @@ export function cacheName(cache) {
 // -> {config: string, weights: Uint8Array, vocab?: string, merges?: string, fromCache?: true, cacheError?: string}
 // onProgress({loaded, total}): bytes of model.safetensors. signal: an AbortSignal that cancels the reading.
 // sha256 (checked by checkSha256): model.safetensors must have this SHA-256, else the load fails
-// (and a cached copy that does not match is removed).
-export async function readModelFiles(source, { onProgress, signal, cache, sha256 } = {}) {
+// (and a cached copy that does not match is removed). onTokenizerFiles({config, vocab, merges}):
+// called once the three are read, before the weights are (from a URL: as soon as they have downloaded).
+export async function readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles } = {}) {
   checkSource(source);
   const want = checkSha256(sha256);
+  const tokenizerFiles = (files) => {
+    if (typeof files.vocab === 'string' && typeof files.merges === 'string')
+      onTokenizerFiles?.({ config: files.config, vocab: files.vocab, merges: files.merges });
+  };
   if (typeof source === 'string' || source instanceof URL) {
     const local = isNode && !/^https?:/.test(String(source));
-    if (!local) return readDirectoryUrl(source, onProgress, signal, cacheName(cache), want);
+    if (!local) return readDirectoryUrl(source, onProgress, signal, cacheName(cache), want, tokenizerFiles);
     const files = await readDirectoryNode(source, onProgress, signal);
+    tokenizerFiles(files);
     await verifySha256(files.weights, want, 'model.safetensors');
     return files;
   }
@@ -69,6 +75,7 @@ export async function readModelFiles(source, { onProgress, signal, cache, sha256
     merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges'),
   };
   signal?.throwIfAborted();
+  tokenizerFiles(files);
   await verifySha256(files.weights, want, 'the weights (model.safetensors)');
   onProgress?.({ loaded: total, total });
   return files;
@@ -113,7 +120,7 @@ async function readDirectoryNode(dir, onProgress, signal) {
 
 // --- a directory URL, with the Cache API
 
-async function readDirectoryUrl(dir, onProgress, signal, cache, sha256) {
+async function readDirectoryUrl(dir, onProgress, signal, cache, sha256, tokenizerFiles) {
   const base = new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
   let store = null, cacheError;
   if (cache) {
@@ -125,7 +132,7 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256) {
     } catch (e) {   // storage blocked (a privacy setting): the model loads, uncached
       cacheError = `the cache could not be opened (${e?.message ?? e}); the model will be downloaded again next time`;
     }
-    const cached = store && await readCached(store, base, onProgress, signal);
+    const cached = store && await readCached(store, base, onProgress, signal, tokenizerFiles);
     if (cached) {
       try {
         await verifySha256(cached.weights, sha256, `${new URL('model.safetensors', base)} (cached)`);
@@ -153,6 +160,7 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256) {
   try {
     for (const [i, name] of order.entries()) {
       const url = new URL(name, base);
+      if (name === 'model.safetensors') tokenizerFiles(files);   // the small files are in
       const response = await responses[i];
       if (!response) {
         if (!OPTIONAL.has(name)) throw new NetworkError(`cannot download ${url}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
@@ -256,7 +264,7 @@ async function readWithProgress(response, onProgress, signal, url) {
   return loaded === bytes.length ? bytes : bytes.slice(0, loaded);
 }
 
-async function readCached(store, base, onProgress, signal) {
+async function readCached(store, base, onProgress, signal, tokenizerFiles) {
   const weights = await store.match(new URL('model.safetensors', base));
   if (!weights) return null;
   const files = { fromCache: true };
@@ -266,6 +274,7 @@ async function readCached(store, base, onProgress, signal) {
     if (response) files[KEYS[i]] = await response.text();
     else if (!OPTIONAL.has(name)) return null;
   }
+  tokenizerFiles(files);
   files.weights = await readWithProgress(weights, onProgress, signal);
   return files;
 }

@@ -10,13 +10,15 @@
 //     {id, result}                     the call's result (its typed arrays transferred, not copied)
 //     {id, error: {name, message}}     the call failed (errors.mjs makes the error again)
 //     {id, progress: {loaded, total}}  'load': bytes of model.safetensors read so far
+//     {id, tokenizer: {config}}        'load': the tokenizer is ready (tokenize and detokenize
+//                                      work from now on, before the weights have arrived)
 //     {id, steps: [step, ...]}         'generate': the tokens computed since the last batch
 //
 // Generation is pipelined: the worker computes up to `ahead` steps beyond what the page has taken
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
 // the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
-import { loadCore, LocalModel } from './engine.mjs';
+import { loadCore, LocalModel, LocalTokenizer } from './engine.mjs';
 import { errorToWire, StateError } from './errors.mjs';
 import { readModelFiles } from './model-source.mjs';
 
@@ -28,6 +30,7 @@ const port = typeof self === 'object' && typeof self.postMessage === 'function'
     })();
 
 let model = null;
+let tokenizer = null;    // the tokenizer alone, while the model's weights are on their way
 let loading = null;      // AbortController of the load in progress
 let generation = null;   // the running generation: {credit, aborted, wake}
 
@@ -44,18 +47,29 @@ const calls = {
     loadCore().catch(() => {});   // (its failure is reported by LocalModel.load)
     loading = new AbortController();
     let files;
+    // A tokenizer as soon as vocab.json and merges.txt are in; one that cannot be made is no
+    // error here (the model's own load reports what is wrong with the files).
+    let done = false;
+    const onTokenizerFiles = (text) => LocalTokenizer.load(text).then((t) => {
+      if (done) return t.handOver(model);   // the model was quicker
+      tokenizer = t;
+      port.send({ id, tokenizer: { config: t.config } });
+    }, () => {});
     try {
       files = await readModelFiles(args.source, { onProgress: (progress) => port.send({ id, progress }), cache: args.cache,
-                                                  sha256: args.sha256, signal: loading.signal });
+                                                  sha256: args.sha256, signal: loading.signal, onTokenizerFiles });
+      model = await LocalModel.load(files, { quantize: args.quantize });
     } finally {
+      done = true;
       loading = null;
+      tokenizer?.handOver(model);
+      tokenizer = null;
     }
-    model = await LocalModel.load(files, { quantize: args.quantize });
     return { config: model.config, threads: model.threads, fromCache: files.fromCache, cacheError: files.cacheError,
              labels: model.labels, bidirectional: model.bidirectional, maskTokenId: model.maskTokenId };
   },
-  tokenize: (args) => model.tokenize(args.text, args.options),
-  detokenize: (args) => model.detokenize(args.ids),
+  tokenize: (args) => (model ?? tokenizer ?? noModel()).tokenize(args.text, args.options),
+  detokenize: (args) => (model ?? tokenizer ?? noModel()).detokenize(args.ids),
   forward: (args) => model.forward(args.ids, args.options),
   forwardBatch: (args) => model.forwardBatch(args.batch),
   classify: (args) => model.classify(args.input),
@@ -102,6 +116,10 @@ const calls = {
     return null;
   },
 };
+
+function noModel() {
+  throw new StateError('the model is not loaded yet');
+}
 
 async function run({ id, method, args }) {
   if (!Object.hasOwn(calls, method)) throw new StateError(`unknown worker method ${method}`);

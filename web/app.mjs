@@ -30,6 +30,7 @@ const modelInfo = $('model-info');
 
 const state = {
   model: null,
+  tokenizer: null,    // the first model's tokenizer, while its weights are still on their way
   config: null,
   texts: null,        // TokenTexts of the model
   seq: null,          // Sequence of the current prompt (+ generated tokens)
@@ -131,9 +132,11 @@ function flushPrompt() {
 }
 
 async function analyzePrompt(v) {
-  const { model, texts: tokenTexts } = state;   // this model's, even if another loads meanwhile
-  if (v !== wanted || !model) return;
-  const ids = await model.tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
+  // This model's, even if another loads meanwhile. Before the first model is ready, its tokenizer
+  // alone (onTokenizer): the tokens show, the attention comes with the model.
+  const { model, tokenizer, texts: tokenTexts } = state;
+  if (v !== wanted || !(model ?? tokenizer)) return;
+  const ids = await (model ?? tokenizer).tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
   const texts = await tokenTexts.many(ids);
   if (v !== wanted || model !== state.model) return;
   // Attention rows of one context's worth of tokens: a long generation holds no more than that.
@@ -142,18 +145,18 @@ async function analyzePrompt(v) {
   state.seq = seq;
   analyzed = v;
   tokens.reset(ids.map((id, i) => ({ id, text: texts[i] })));
+  const limit = state.config.n_positions, tooLong = ids.length > limit;
+  tokenCount.textContent = `${formatInt(ids.length)} token${ids.length === 1 ? '' : 's'} of ${formatInt(limit)}.`;
+  showPromptError(tooLong ? `The prompt has ${formatInt(ids.length)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.` : '');
+  if (!model) return;   // the tokenizer alone: the rest comes with the model (onLoaded reads the prompt again)
   next.reset();
   output.showPlaceholder();
   attention.setSequence(seq);
   refreshHighlight();
-  const limit = state.config.n_positions;
-  tokenCount.textContent = `${formatInt(ids.length)} token${ids.length === 1 ? '' : 's'} of ${formatInt(limit)}.`;
-  if (ids.length > limit) {
-    showPromptError(`The prompt has ${formatInt(ids.length)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`);
+  if (tooLong) {
     masks.clear(masks.on ? 'The prompt is longer than the model reads: nothing to compare.' : '');
     return;
   }
-  showPromptError('');
   if (!ids.length) {
     if (masks.on) await masks.compute(model, state.config, ids);
     return;
@@ -277,6 +280,17 @@ async function generate() {
 // --- model
 
 const picker = new ModelPicker({
+  // The first model's tokenizer, before its weights: the prompt's tokens show at once (a model
+  // already loaded keeps showing its own until the next one is ready).
+  onTokenizer(tokenizer) {
+    if (state.model) return;
+    const c = tokenizer.config;
+    state.tokenizer = tokenizer;
+    state.config = { ...c, n_positions: c.n_positions ?? c.n_ctx ?? 1024 };
+    state.texts = new TokenTexts(tokenizer);
+    ++wanted;
+    flushPrompt();
+  },
   onLoading(name, started) {
     state.loading = name;
     masks.clear(masks.on ? `Loading ${name}…` : '');
@@ -293,6 +307,7 @@ const picker = new ModelPicker({
     state.model = model;
     state.config = { ...model.config, n_positions: model.config.n_positions ?? model.config.n_ctx ?? 1024 };
     state.texts = new TokenTexts(model);
+    state.tokenizer = null;
     state.seq = null;
     old?.dispose();
     const c = state.config;
@@ -308,6 +323,7 @@ const picker = new ModelPicker({
   },
   onFailed(error, name) {
     state.loading = null;
+    state.tokenizer = null;   // it ended with its model
     setGenerating(false);
     status.set(`Could not load ${name}: see the message under Model.`, 'error');
   },

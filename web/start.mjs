@@ -7,9 +7,10 @@ import { loadModel } from './dist/glassbox.mjs';
 
 export const SHIPPED = { url: 'models/brown-small/', name: 'brown-small' };
 
-// {quantize, controller, started, promise, latest (the last progress), onProgress (set by the taker)}
+// {quantize, controller, started, promise, latest (the last progress), tokenizer (once ready),
+//  onProgress and onTokenizer (set by the taker)}
 export const shippedLoad = (() => {
-  const load = { quantize: 'none', controller: new AbortController(), started: performance.now(), latest: null, onProgress: null };
+  const load = { quantize: 'none', controller: new AbortController(), started: performance.now(), latest: null, tokenizer: null };
   load.promise = loadModel(SHIPPED.url, {
     worker: true,
     quantize: load.quantize,
@@ -17,6 +18,10 @@ export const shippedLoad = (() => {
     onProgress: (progress) => {
       load.latest = progress;
       load.onProgress?.(progress);
+    },
+    onTokenizer: (tokenizer) => {
+      load.tokenizer = tokenizer;
+      load.onTokenizer?.(tokenizer);
     },
   });
   load.promise.catch(() => {});   // reported by the model picker, which awaits it

@@ -497,3 +497,31 @@ test('progress reports bytes; a model too large for the WebAssembly heap is refu
   assert.equal(core.heapBytesInUse(), inUse);
   assert.equal(core.HEAPU8.length, heap, 'the heap did not grow');
 });
+
+test('onTokenizer: the tokenizer before the model is loaded, with the model\'s tokens, then handed over to it', async () => {
+  const shipped = new URL('../../web/models/brown-small/', import.meta.url);
+  const texts = ['The jury said it did not believe the evidence.', 'naïve café 🙂 <|endoftext|>', ''];
+  for (const worker of [false, true]) {
+    const order = [];
+    let early = null;
+    const model = await loadModel(shipped, { worker, onTokenizer: (t) => { order.push('tokenizer'); early = t; } });
+    order.push('model');
+    assert.deepEqual(order, ['tokenizer', 'model'], `${worker}: called once, before the load ended`);
+    assert.deepEqual(early.config, model.config);
+    for (const text of texts) {
+      for (const allowSpecial of [false, true]) {
+        const ids = await early.tokenize(text, { allowSpecial });
+        assert.deepEqual(ids, await model.tokenize(text, { allowSpecial }), `${worker}: ${JSON.stringify(text)}`);
+        assert.equal(await early.detokenize(ids), await model.detokenize(ids));
+      }
+    }
+    await model.dispose();
+    await assert.rejects(early.tokenize('x'), { name: 'StateError' });
+  }
+  // A model without vocab.json and merges.txt has no tokenizer to give.
+  let called = false;
+  const bare = await loadModel(fixture('gpt2-f32'), { onTokenizer: () => { called = true; } });
+  assert.equal(called, false);
+  await bare.dispose();
+  await assert.rejects(loadModel(fixture('gpt2-f32'), { onTokenizer: 'yes' }), { name: 'InvalidArgumentError', message: 'onTokenizer must be a function' });
+});

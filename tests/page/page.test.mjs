@@ -990,6 +990,33 @@ test('layout at 1280×800 and 390×844, with screenshots in build/', async () =>
   await context.close();
 });
 
+// The page is usable before its model is: while the weights are still on their way (held back
+// here), the prompt takes text and its tokens show (the tokenizer comes with vocab.json and
+// merges.txt, loadModel's onTokenizer), and Generate waits for the model.
+test('before the weights arrive: the prompt\'s tokens show, and Generate enables once the model is ready', async () => {
+  const { page, context } = await openPage();
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  let asked = false;
+  await context.route('**/models/brown-small/model.safetensors', async (route) => {
+    asked = true;
+    await held;
+    await route.continue();
+  });
+  await page.goto(new URL('web/', url).href);
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
+  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.count) === 3, null, { timeout: 30_000 });
+  assert.ok(asked, 'the weights were asked for, and are held back');
+  assert.deepEqual(await chipIds(page), [325, 4543, 553], 'the shipped model\'s tokens');
+  assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), true, 'no model yet: Generate waits');
+  assert.match(await page.locator('#status').textContent(), /^Loading brown-small/);
+  release();
+  await waitReady(page);
+  assert.deepEqual(await chipIds(page), [325, 4543, 553]);
+  await page.waitForFunction(() => !document.getElementById('heatmap-scroll').hidden);   // the attention, with the model
+  await context.close();
+});
+
 test('time to the first token from navigation, and what a first visit transfers', async (t) => {
   const { page, context } = await openPage();
   await page.goto(new URL('web/', url).href);

@@ -36,7 +36,8 @@ export class ModelPicker {
   #pickTimer = 0;
   #callbacks;
 
-  // callbacks: onLoading(name, started: performance.now() of the load's start), onLoaded(model, name),
+  // callbacks: onLoading(name, started: performance.now() of the load's start), onTokenizer(tokenizer,
+  // name) (its tokenizer, before the weights: loadModel's onTokenizer), onLoaded(model, name),
   // onFailed(error, name)
   constructor(callbacks) {
     this.#callbacks = callbacks;
@@ -208,15 +209,20 @@ export class ModelPicker {
     const onProgress = ({ loaded, total }) => {
       if (id === this.#loadId) this.#showProgress(`Loading ${name}`, loaded, total);
     };
+    const onTokenizer = (tokenizer) => {
+      if (id === this.#loadId) this.#callbacks.onTokenizer(tokenizer, name);
+    };
     let model;
     try {
       if (early) {
         early.onProgress = onProgress;
+        early.onTokenizer = onTokenizer;
         if (early.latest) onProgress(early.latest);
+        if (early.tokenizer) onTokenizer(early.tokenizer);
         model = await early.promise;
       } else {
         model = await loadModel(source, {
-          worker: true, cache, sha256, quantize: this.#int8.checked ? 'int8' : 'none', signal: loading.signal, onProgress,
+          worker: true, cache, sha256, quantize: this.#int8.checked ? 'int8' : 'none', signal: loading.signal, onProgress, onTokenizer,
         });
       }
       const c = model.config;
