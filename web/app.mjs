@@ -82,18 +82,21 @@ function restoreWindows(starts) {
   const { model, seq } = state;
   if (restoring || state.generation || !model || !seq) return;
   restoring = true;
+  const current = () => model === state.model && seq === state.seq && !state.generation;
   chain = chain.then(async () => {
+    if (!current()) return;   // another model, prompt or generation came first
     seq.dropRestored();
     for (const start of starts) {
       const ids = seq.ids.slice(start, start + seq.keepRows);
       const { attention: matrix } = await model.forward(ids, { attention: true, logits: false });
-      if (model !== state.model || seq !== state.seq || state.generation) return;
+      if (!current()) return;
       seq.restoreWindow(start, matrix);
     }
     attention.update({ thumbs: true, force: true });
     refreshHighlight();
-  }).catch((e) => status.set(`Cannot compute the attention of earlier tokens: ${e.message}`, 'error'))
-    .finally(() => { restoring = false; });
+  }).catch((e) => {
+    if (current()) status.set(`Cannot compute the attention of earlier tokens: ${e.message}`, 'error');
+  }).finally(() => { restoring = false; });
 }
 
 // --- the selected token's attention, painted on chips and output text
@@ -231,11 +234,12 @@ async function generate() {
     // drawn: what arrived but was not drawn is dropped.
     const arrived = [];
     let drawn = 0, lastDrawn = 0;
-    const draw = async () => {
+    const draw = async (begin) => {
       const batch = arrived.splice(0);
       if (!batch.length || generation.stopped) return;
       const batchTexts = await texts.many(batch.map((s) => s.id));
       if (generation.stopped) return;
+      begin();
       for (const [i, s] of batch.entries()) seq.addStep(s.id, batchTexts[i], s.position, s.attention, s.windowStart);
       tokens.appendMany(batch.map((s, i) => ({ id: s.id, text: batchTexts[i], generated: true })));
       output.appendMany(batch.map((s) => [s.text, s.position]));
@@ -248,7 +252,7 @@ async function generate() {
       lastDrawn = last.arrived;
       status.progress({ ...generation.stats, tokens: drawn, last: lastDrawn }, { force: drawn === batch.length });
     };
-    pacer = new FramePacer(draw);
+    pacer = new FramePacer(draw, { onError: () => generation.stop() });   // (flush() below reports it)
     const result = await generation.run((step) => {
       arrived.push(step);
       pacer.request();

@@ -972,6 +972,24 @@ test('layout at 1280×800 and 390×844, with screenshots in build/', async () =>
   await page.getByRole('combobox', { name: 'Layer' }).selectOption('2');
   await page.evaluate(() => window.scrollTo(0, 0));
   await checkLayout(page, 1280);
+  // The chips are placed by the page (the list is virtualized): after a change of width they are
+  // placed again, within the list and apart, the focused one still focused.
+  await page.locator('#tokens .chip[data-index="12"]').focus();
+  for (const width of [700, 1280]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    const boxes = await page.locator('#tokens .chip').evaluateAll((chips) => chips.map((c) => {
+      const b = c.getBoundingClientRect();
+      return { left: b.left, right: b.right, top: b.top, bottom: b.bottom };
+    }));
+    const list = await page.locator('#tokens').evaluate((l) => l.getBoundingClientRect().toJSON());
+    assert.ok(boxes.length >= 24, `${width}: the chips are there (${boxes.length})`);
+    assert.ok(boxes.every((b) => b.left >= list.left - 0.5 && b.right <= list.right + 0.5), `${width}: every chip within the list's width`);
+    const overlap = boxes.some((a, i) => boxes.some((b, j) => i !== j && a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5));
+    assert.ok(!overlap, `${width}: no two chips overlap`);
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset.index), '12', `${width}: the focus stays on its chip`);
+  }
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(root, 'build/page-1280x800.png') });
   await page.screenshot({ path: join(root, 'build/page-1280x800-full.png'), fullPage: true });
 

@@ -200,7 +200,8 @@ export class AttentionView {
   #drawAll() {
     const seq = this.#view();
     const T = seq?.length ?? 0;
-    const dropped = seq?.offset !== undefined && !this.#live ? this.#seq.droppedWindows(seq.offset, seq.offset + T) : [];
+    const offset = seq?.offset ?? 0;
+    const dropped = T && !this.#live ? this.#seq.droppedWindows(offset, offset + T) : [];
     if (dropped.length) this.#onRestore(dropped);
     this.#offset = seq?.offset ?? 0;
     this.#empty.hidden = T > 0;

@@ -93,7 +93,7 @@ export class ChipRows {
   // `overscan` rows more on each side.
   range(top, bottom, overscan) {
     if (!this.rows) return [0, 0];
-    const r0 = Math.max(0, Math.floor(top / this.pitch) - overscan);
+    const r0 = Math.min(this.rows - 1, Math.max(0, Math.floor(top / this.pitch) - overscan));
     const r1 = Math.min(this.rows - 1, Math.floor(bottom / this.pitch) + overscan);
     if (r0 > r1) return [0, 0];
     return [this.rowStart[r0], r1 + 1 < this.rows ? this.rowStart[r1 + 1] : this.length];

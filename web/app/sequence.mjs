@@ -8,8 +8,8 @@
 // are stored as 16-bit fixed point (p * 65535, within 7.7e-6 of the probability: finer than the 4
 // decimals the page shows): the rows of GPT-2 small at 1,024 tokens take 151 MB, not 302 as floats.
 //
-// Only the rows of the last `keepRows` queries (one context's worth) are kept, so that a long
-// generation holds at most one context of attention however many tokens it produces. Each query's
+// Only the rows of the prompt and of the last `keepRows` queries (one context's worth) are kept, so
+// that a long generation holds at most two contexts of attention however many tokens it produces. Each query's
 // window start is kept, though: the rows of an earlier window can be computed again, exactly, by
 // one forward pass over that window's tokens (the engine slid to it and started again from
 // position 0), and restoreWindow puts them back (until the next restore).
@@ -99,6 +99,7 @@ export class Sequence {
     this.texts.length = this.promptLength;
     this.rows.length = Math.min(this.rows.length, this.promptLength);
     this.starts.length = Math.min(this.starts.length, this.promptLength);
+    this.firstKept = Math.min(this.firstKept, this.promptLength);
     this.#restored = [];
   }
 
@@ -111,7 +112,7 @@ export class Sequence {
     if (attention && attention.length === this.layers * this.heads * (position - windowStart))
       this.rows[position - 1] = { start: windowStart, data: toFixed(attention) };
     this.starts[position - 1] = windowStart;
-    for (; this.firstKept < position - this.keepRows; ++this.firstKept) delete this.rows[this.firstKept];
+    for (; this.firstKept < position - this.keepRows; ++this.firstKept) if (this.firstKept >= this.promptLength) delete this.rows[this.firstKept];
   }
 
   hasRow(q) {

@@ -85,15 +85,15 @@ export class TokensView {
     this.#detail.textContent = '';
     this.#scroller.scrollTop = this.#view.top = 0;
     this.#scrollTo = null;
-    this.appendMany(tokens);
+    this.appendMany(tokens, { follow: false });   // a new text shows from its first token
   }
 
-  // tokens: [{id, text, generated}], appended in one change of the list.
-  appendMany(tokens) {
-    const follow = this.#atEnd();
+  // tokens: [{id, text, generated}], appended in one change of the list. follow: whether the view
+  // moves to the new end (by default, when it was at the end).
+  appendMany(tokens, { follow = this.#atEnd() } = {}) {
     this.#tokens.push(...tokens);
     for (const t of tokens) if (t.generated) ++this.#generated;
-    if (!this.#rows.calibrated) return this.#relayout();
+    if (!this.#rows.calibrated) return this.#relayout(follow);
     this.#rows.append(tokens.map((t) => t.text));
     this.#sized(follow);
   }
@@ -136,8 +136,9 @@ export class TokensView {
     tint(chip, w && i < w.length && i !== this.#selected ? w[i] : 0);
   }
 
-  // The whole layout again (first use, or the list's width changed).
-  #relayout() {
+  // The whole layout again (first use, or the list's width changed): every chip's place, those in
+  // the DOM moved to theirs (the same elements, so that focus stays where it is).
+  #relayout(follow = this.#atEnd()) {
     if (!this.#rows.calibrated) {
       const probe = (partial) => this.#list.appendChild(el('li', {},
         el('button', { type: 'button', className: `chip${partial ? ' partial' : ''}` }, 'M'))).firstChild;
@@ -147,8 +148,8 @@ export class TokensView {
       partial.parentElement.remove();
       if (!ok) return;
     }
-    const follow = this.#atEnd();
     this.#rows.relayout(this.#tokens.map((t) => t.text), this.#view.width || this.#list.clientWidth);
+    for (const [i, { item }] of this.#shown) this.#place(item, i);
     this.#sized(follow);
   }
 
@@ -213,9 +214,14 @@ export class TokensView {
     appendVisibleText(chip, text);
     this.#tint(chip, index);
     const item = el('li', { attrs: { 'aria-posinset': index + 1 } }, chip);
+    this.#place(item, index);
+    return { item, chip };
+  }
+
+  #place(item, index) {
+    if (index >= this.#rows.length) return;   // (dropped by a truncate; #render takes it out)
     item.style.left = `${this.#rows.x[index]}px`;
     item.style.top = `${this.#rows.row[index] * this.#rows.pitch}px`;
-    return { item, chip };
   }
 
   // Scrolls the list so that token `index` is in view.
