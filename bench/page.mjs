@@ -6,8 +6,10 @@
 // cold HTTP cache): the time from navigation to Generate enabled, then a generation of N tokens
 // (default 2,000: past the 256-token context, so the window slides) from "The old man walked into
 // the", seed 1, with the page's settings otherwise; its tokens/s as the status line computes it
-// (the first token to the last). Then, in another fresh page, a long generation of L tokens
-// (default 5,000): the rates of its first and last 500 tokens. Beside them, the N tokens through
+// (the first token to the last); the page is at its top, as it opens (the token list, the output and
+// the top of the heatmap in a 1280x800 window). The same again with the Attention region scrolled
+// into view (the heatmap and the thumbnails, redrawn live). Then, in another fresh page, a long
+// generation of L tokens (default 5,000): the rates of its first and last 500 tokens. Beside them, the N tokens through
 // the JS API in a page of the same origin, in a worker, with attention and the top 10 (the work
 // the page asks of its engine) and nothing drawn. JSON on stdout.
 import { fileURLToPath } from 'node:url';
@@ -31,7 +33,8 @@ const browser = await chromium.launch({
 });
 
 // The page: navigation -> Generate enabled, then n tokens, timed in the page at every step.
-async function pageRun(n) {
+// view: an element scrolled to the top of the window first (else the page is at its top).
+async function pageRun(n, view = null) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const t0 = Date.now();
@@ -41,6 +44,7 @@ async function pageRun(n) {
   await page.getByRole('textbox', { name: 'Prompt' }).fill(PROMPT);
   for (const [name, value] of [['Max tokens', n], ['Seed', 1]]) await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
   await page.waitForTimeout(300);   // the prompt's tokens settle (debounced)
+  if (view) await page.locator(view).evaluate((e) => e.scrollIntoView({ block: 'start' }));
   // Every generated token's arrival time in the token list, as the page shows it (the list is
   // virtualized: its data-count holds the number of tokens, whether or not their chips are in view).
   await page.evaluate(() => {
@@ -87,9 +91,10 @@ async function apiRun() {
   return result;
 }
 
-const page = [], long = [], api = [];
+const page = [], watched = [], long = [], api = [];
 for (let r = 0; r < runs; ++r) {
   page.push(await pageRun(N));
+  watched.push(await pageRun(N, '#attention-region'));
   long.push(await pageRun(LONG));
   api.push(await apiRun());
 }
@@ -98,7 +103,8 @@ server.server.close();
 const pick = (list, key) => stats(list.map((x) => x[key]).filter((x) => x !== null));
 const report = {
   tokens: N, long_tokens: LONG, runs,
-  page: { ready_ms: pick([...page, ...long], 'ready_ms'), tok_s: pick(page, 'status_tok_s'),
+  page: { ready_ms: pick([...page, ...watched, ...long], 'ready_ms'), tok_s: pick(page, 'status_tok_s'),
+          attention_in_view_tok_s: pick(watched, 'status_tok_s'),
           first500_tok_s: pick(long, 'first500_tok_s'), last500_tok_s: pick(long, 'last500_tok_s') },
   api_worker: { tok_s: pick(api, 'tok_s') },
 };

@@ -165,7 +165,7 @@ const pageShare = page.page.tok_s.median / page.api_worker.tok_s.median;
 const sustained = page.page.last500_tok_s.median / page.page.first500_tok_s.median;
 console.log(`\nthe page (web/, shipped model, ${page.tokens} tokens from "The old man walked into the", seed 1, Chromium):`);
 console.log(`  navigation -> Generate enabled   ${f0(page.page.ready_ms)} ms`);
-console.log(`  the page's tokens/s              ${f0(page.page.tok_s)}`);
+console.log(`  the page's tokens/s              ${f0(page.page.tok_s)}  (with the Attention region in view: ${f0(page.page.attention_in_view_tok_s)})`);
 console.log(`  a ${page.long_tokens}-token generation: first 500 tokens ${f0(page.page.first500_tok_s)} tokens/s, last 500 ${f0(page.page.last500_tok_s)}`);
 console.log(`  the JS API in a worker, attention + top-10, nothing drawn: ${f0(page.api_worker.tok_s)} tokens/s`);
 console.log(`  page / JS API ${(100 * pageShare).toFixed(0)}%; last 500 / first 500 ${(100 * sustained).toFixed(0)}%`);

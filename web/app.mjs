@@ -244,6 +244,7 @@ async function generate() {
       tokens.appendMany(batch.map((s, i) => ({ id: s.id, text: batchTexts[i], generated: true })));
       output.appendMany(batch.map((s) => [s.text, s.position]));
       attention.update({ thumbs: true });
+      attention.drawLive();
       const selected = tokens.selected;
       if (batch.some((s) => s.position - 1 === selected)) refreshHighlight();   // its row just arrived
       const last = batch.at(-1);
@@ -258,6 +259,7 @@ async function generate() {
       pacer.request();
     });
     await pacer.flush();   // what arrived since the last frame (nothing after a Stop)
+    await next.flush();
     // The status line counts what the page showed, timed from the first token to the last shown.
     generation.stats.tokens = drawn;
     generation.stats.last = lastDrawn;

@@ -1,6 +1,7 @@
 // The "Attention" region: Layer and Head pickers, the large heatmap of the chosen pair, and one
 // thumbnail button per layer × head (pressing one opens it large). Redraws are coalesced into
-// animation frames; during generation the thumbnails follow at most four times a second.
+// animation frames; during generation the page's frames draw them (drawLive), the map at most ten
+// times a second and the thumbnails at most two and a half.
 import { clear, el } from './dom.mjs';
 import { Heatmap, drawImageScaled, matrixImage } from './heatmap.mjs';
 import { SequenceView } from './sequence.mjs';
@@ -31,9 +32,10 @@ export class AttentionView {
   #thumbsTimer = 0;
 
   #live = false;
+  #thumbsInView = true;
+  #dirty = false;   // something changed since the last picture
   #drawn = 0;
   #drawCost = 0;   // ms the last redraw took
-  #liveTimer = 0;
 
   // onRestore(starts): the view needs rows the sequence let go, of the windows from these starts.
   constructor({ layerSelect, headSelect, thumbs, empty, heatmap, onChange, onSelectQuery, onRestore }) {
@@ -46,6 +48,11 @@ export class AttentionView {
     // The heatmap draws a window of the sequence (see #view): its queries are offset.
     this.#heatmap = new Heatmap({ ...heatmap, onSelectQuery: (q) => onSelectQuery(q + this.#offset) });
     for (const s of [layerSelect, headSelect]) s.addEventListener('change', () => this.#changed());
+    // While tokens stream, thumbnails scrolled out of view are not redrawn (until they come in).
+    new IntersectionObserver(([entry]) => {
+      this.#thumbsInView = entry.isIntersecting;
+      if (this.#thumbsInView && this.#thumbsDirty) this.update();
+    }).observe(thumbs);
     let width = 0;
     new ResizeObserver(([entry]) => {
       if (Math.abs(entry.contentRect.width - width) < 1) return;
@@ -122,30 +129,32 @@ export class AttentionView {
     this.#live = live;
   }
 
-  // Schedules a redraw; thumbs: also the thumbnails (throttled unless force).
+  // Schedules a redraw; thumbs: also the thumbnails (throttled unless force). While tokens stream,
+  // nothing is scheduled: the page's own frames call drawLive.
   update({ thumbs = false, force = false } = {}) {
     if (thumbs) this.#thumbsDirty = true;
     if (force) this.#thumbsDrawn = 0;
-    if (this.#frame || this.#liveTimer) return;
-    const wait = this.#live ? Math.max(LIVE_INTERVAL, LIVE_COST_FACTOR * this.#drawCost) - (performance.now() - this.#drawn) : 0;
-    if (wait > 0) {   // streaming: at most ten pictures a second
-      this.#liveTimer = setTimeout(() => {
-        this.#liveTimer = 0;
-        this.update();
-      }, wait);
-      return;
-    }
+    this.#dirty = true;
+    if (this.#frame || this.#live) return;
     this.#frame = requestAnimationFrame(() => {
       this.#frame = 0;
       this.#draw();
     });
   }
 
+  // While tokens stream: draws what changed, in the frame the page is drawing anyway (a frame of
+  // its own would cost the browser's style, layout and paint once more), and at most ten times a
+  // second (and five times what the last picture took apart).
+  drawLive() {
+    if (!this.#dirty || performance.now() - this.#drawn < Math.max(LIVE_INTERVAL, LIVE_COST_FACTOR * this.#drawCost)) return;
+    this.#draw();
+  }
+
   // Draws now (the tests and the end of a generation want the final picture at once).
   flush() {
     if (this.#frame) cancelAnimationFrame(this.#frame);
-    clearTimeout(this.#liveTimer);
-    this.#frame = this.#liveTimer = 0;
+    clearTimeout(this.#thumbsTimer);
+    this.#frame = this.#thumbsTimer = 0;
     this.#thumbsDrawn = 0;
     this.#draw();
   }
@@ -177,6 +186,7 @@ export class AttentionView {
   }
 
   #draw() {
+    this.#dirty = false;
     this.#drawn = performance.now();
     try {
       this.#drawAll();
@@ -207,13 +217,14 @@ export class AttentionView {
     this.#empty.hidden = T > 0;
     const selected = this.#selected >= this.#offset ? this.#selected - this.#offset : -1;
     this.#heatmap.draw(seq, this.layer, this.head, selected, { live: this.#live });
-    if (!this.#thumbsDirty) return;
+    if (!this.#thumbsDirty || (this.#live && !this.#thumbsInView)) return;
     const now = performance.now();
     if (now - this.#thumbsDrawn < THUMB_INTERVAL) {   // again soon, with everything new by then
       this.#thumbsTimer ||= setTimeout(() => {
         this.#thumbsTimer = 0;
         this.update();
       }, THUMB_INTERVAL - (now - this.#thumbsDrawn));
+      this.#dirty = true;   // (while streaming, the next drawLive after the timer draws them)
       return;
     }
     this.#thumbsDirty = false;

@@ -10,32 +10,39 @@ export class NextTokenChart {
   #caption;
   #list;
   #version = 0;
-  #pending = null;   // the latest step not drawn yet
+  #inView = true;
+  #hidden = null;   // the latest step shown while the chart was out of view: drawn when it comes in
 
   constructor(caption, list) {
     this.#caption = caption;
     this.#list = list;
+    new IntersectionObserver(([entry]) => {
+      this.#inView = entry.isIntersecting;
+      if (this.#inView && this.#hidden) this.show(this.#hidden.step, this.#hidden.textOf);
+    }).observe(list.parentElement);
   }
 
   reset() {
     ++this.#version;
-    this.#pending = null;
+    this.#hidden = null;
     this.#caption.textContent = PLACEHOLDER;
     clear(this.#list);
   }
 
-  // step: a GenerateStep; textOf(id) -> Promise<string>. Drawn at the next animation frame (only the
-  // latest step of a frame). Generation asks for step.top (TOP_TOKENS of them).
+  // step: a GenerateStep; textOf(id) -> Promise<string>. Drawn at once (the page calls it from
+  // its frame), or, while the chart is scrolled out of view, when it comes into view; of steps
+  // shown in quick succession, the latest wins. Generation asks for step.top (TOP_TOKENS of them).
   show(step, textOf) {
-    const first = !this.#pending;
-    this.#pending = { step, textOf };
-    if (!first) return Promise.resolve();
-    return new Promise((resolve) => requestAnimationFrame(resolve)).then(() => {
-      if (!this.#pending) return undefined;   // reset meanwhile
-      const { step: latest, textOf: f } = this.#pending;
-      this.#pending = null;
-      return this.#draw(latest, f);
-    });
+    this.#hidden = this.#inView ? null : { step, textOf };
+    return this.#inView ? this.#draw(step, textOf) : Promise.resolve();
+  }
+
+  // Draws the latest step shown while out of view (the end of a generation: the chart then holds
+  // its last step, in view or not).
+  flush() {
+    const hidden = this.#hidden;
+    this.#hidden = null;
+    return hidden ? this.#draw(hidden.step, hidden.textOf) : Promise.resolve();
   }
 
   async #draw(step, textOf) {
