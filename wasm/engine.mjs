@@ -2,6 +2,7 @@
 // glassbox-core-mt.*) behind async methods. glassbox.mjs uses it directly, or from worker.mjs
 // inside a Web Worker / worker thread.
 import { errorClasses, InvalidArgumentError, OutOfMemoryError, StateError } from './errors.mjs';
+import { headerLength } from './model-source.mjs';
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
@@ -56,14 +57,22 @@ export function checkIds(ids, what = 'ids') {
   return Array.from(ids);
 }
 
-// The first bytes of model.safetensors up to the end of its header, at most the 8-byte length
-// and 16 MB (the largest header the engine reads): what Engine.loadMemory reads to say how much
-// heap the model needs. A file that claims a longer header gets its error from that.
-const MAX_HEADER = 16 * 2 ** 20;
-function headerOf(bytes) {
-  if (bytes.length < 8) return bytes;
-  const n = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
-  return bytes.subarray(0, 8 + Number(n < BigInt(MAX_HEADER) ? n : BigInt(MAX_HEADER)));
+// The first bytes of model.safetensors up to the end of its header (model-source.mjs): what
+// Engine.loadMemory reads to say how much heap the model needs.
+const headerOf = (bytes) => bytes.subarray(0, headerLength(bytes));
+
+// Throws OutOfMemoryError when a model cannot be loaded in this thread's heap: its file (size
+// bytes, copied in whole) and what the engine converts, packs or quantizes beside it, computed by
+// the loader from config.json and the file's header alone (prefix: at least the file's first bytes
+// up to the end of its header). Called before the weights are downloaded, and again before they
+// are copied in.
+export async function checkFits({ config, prefix, size, quantize = 'none' }) {
+  const core = await loadCore();
+  const needed = size + core.Engine.loadMemory(config, headerOf(prefix), quantize);
+  const left = HEAP_LIMIT - core.HEAPU8.length;
+  if (needed > left)
+    throw new OutOfMemoryError(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +
+                               `at most ${Math.floor(left / 2 ** 20)} MB are left in this thread's 4 GB heap`);
 }
 
 export class LocalModel {
@@ -78,12 +87,7 @@ export class LocalModel {
     const weights = ArrayBuffer.isView(files.weights)
       ? new Uint8Array(files.weights.buffer, files.weights.byteOffset, files.weights.byteLength)
       : new Uint8Array(files.weights);
-    // The file's copy, and what the engine converts, packs or quantizes beside it (computed by the
-    // loader from the header alone, before the weights are copied in).
-    const needed = weights.length + core.Engine.loadMemory(files.config, headerOf(weights), quantize);
-    if (needed > HEAP_LIMIT - core.HEAPU8.length)
-      throw new OutOfMemoryError(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +
-                      `at most ${Math.floor((HEAP_LIMIT - core.HEAPU8.length) / 2 ** 20)} MB are left in this thread's 4 GB heap`);
+    await checkFits({ config: files.config, prefix: weights, size: weights.length, quantize });
     const ptr = core._malloc(weights.length);
     if (!ptr) throw new OutOfMemoryError(`cannot allocate ${Math.ceil(weights.length / 2 ** 20)} MB for the weights in the WebAssembly heap`);
     core.HEAPU8.set(weights, ptr);   // the one copy into the heap; the engine owns ptr from here

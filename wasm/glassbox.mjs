@@ -36,7 +36,7 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
   if (worker) return WorkerModel.load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256 });
   // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
   // worker never downloads them twice.
-  const { LocalModel, LocalTokenizer } = await import('./engine.mjs');
+  const { checkFits, LocalModel, LocalTokenizer } = await import('./engine.mjs');
   let model = null, early = null, done = false;
   const onTokenizerFiles = onTokenizer && ((text) => LocalTokenizer.load(text).then((tokenizer) => {
     if (done) return tokenizer.handOver(model);   // the model was quicker
@@ -45,7 +45,9 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
   }, () => {}));   // a tokenizer that cannot be made: the model's load says why
   let files;
   try {
-    files = await readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles });
+    // A model that cannot fit is refused from its header, before its weights are read.
+    const onWeightsHeader = (header) => checkFits({ ...header, quantize });
+    files = await readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, onWeightsHeader });
     model = await LocalModel.load(files, { quantize });
   } finally {
     done = true;

@@ -52,7 +52,11 @@ export function cacheName(cache) {
 // sha256 (checked by checkSha256): model.safetensors must have this SHA-256, else the load fails
 // (and a cached copy that does not match is removed). onTokenizerFiles({config, vocab, merges}):
 // called once the three are read, before the weights are (from a URL: as soon as they have downloaded).
-export async function readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles } = {}) {
+// onWeightsHeader({config, prefix, size}): called (and awaited) with the first bytes of
+// model.safetensors up to the end of its header and the file's size, before the rest is read or a
+// buffer of its size is allocated; what it throws ends the load (a model that cannot fit is
+// refused without downloading it). Not called for weights given as a buffer: they are in memory.
+export async function readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, onWeightsHeader } = {}) {
   checkSource(source);
   const want = checkSha256(sha256);
   const tokenizerFiles = (files) => {
@@ -61,15 +65,20 @@ export async function readModelFiles(source, { onProgress, signal, cache, sha256
   };
   if (typeof source === 'string' || source instanceof URL) {
     const local = isNode && !/^https?:/.test(String(source));
-    if (!local) return readDirectoryUrl(source, onProgress, signal, cacheName(cache), want, tokenizerFiles);
-    const files = await readDirectoryNode(source, onProgress, signal);
+    if (!local) return readDirectoryUrl(source, onProgress, signal, cacheName(cache), want, tokenizerFiles, onWeightsHeader);
+    const files = await readDirectoryNode(source, onProgress, signal, onWeightsHeader);
     tokenizerFiles(files);
     await verifySha256(files.weights, want, 'model.safetensors');
     return files;
   }
   const total = byteLength(source.weights);
+  const config = await asText(source.config, 'config');
+  if (typeof Blob !== 'undefined' && source.weights instanceof Blob && onWeightsHeader) {   // a file on this device
+    const prefix = await headerOfBlob(source.weights);
+    await onWeightsHeader({ config, prefix, size: source.weights.size });
+  }
   const files = {
-    config: await asText(source.config, 'config'),
+    config,
     weights: await asBytes(source.weights, 'weights'),
     vocab: source.vocab === undefined ? undefined : await asText(source.vocab, 'vocab'),
     merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges'),
@@ -92,13 +101,30 @@ async function asBytes(x, what) {
   throw new InvalidArgumentError(`loadModel: "${what}" must be an ArrayBuffer, a typed array or a Blob/File`);
 }
 
+// The longest header the engine reads: a file claiming a longer one gets its error from the
+// engine, which reads this much of it.
+const MAX_HEADER = 16 * 2 ** 20;
+
+// How many of a safetensors file's first bytes hold its header (the 8-byte length and the JSON,
+// at most MAX_HEADER), given at least its first 8 (else 8).
+export function headerLength(first8) {
+  if (first8.length < 8) return 8;
+  const n = new DataView(first8.buffer, first8.byteOffset, 8).getBigUint64(0, true);
+  return 8 + Number(n < BigInt(MAX_HEADER) ? n : BigInt(MAX_HEADER));
+}
+
+async function headerOfBlob(blob) {
+  const first8 = new Uint8Array(await blob.slice(0, 8).arrayBuffer());
+  return new Uint8Array(await blob.slice(0, headerLength(first8)).arrayBuffer());
+}
+
 async function asText(x, what) {
   if (typeof x === 'string') return x;
   return new TextDecoder('utf-8', { fatal: false }).decode(await asBytes(x, what));
 }
 
-async function readDirectoryNode(dir, onProgress, signal) {
-  const { readFile, stat } = await import('node:fs/promises');
+async function readDirectoryNode(dir, onProgress, signal, onWeightsHeader) {
+  const { open, readFile, stat } = await import('node:fs/promises');
   const { fileURLToPath } = await import('node:url');
   const path = await import('node:path');
   const base = dir instanceof URL || String(dir).startsWith('file:') ? fileURLToPath(dir) : String(dir);
@@ -113,6 +139,22 @@ async function readDirectoryNode(dir, onProgress, signal) {
   };
   const info = await stat(base).catch(() => null);
   if (!info?.isDirectory()) throw new ModelFormatError(`${base} is not a model directory (${MODEL_FILES.join(', ')})`);
+  if (onWeightsHeader) {   // the header first: a model that cannot fit is refused before it is read
+    const config = await read('config.json');
+    const file = await open(path.join(base, 'model.safetensors')).catch(() => null);
+    if (file) {
+      try {
+        const { size } = await file.stat();
+        const first8 = new Uint8Array(8);
+        await file.read(first8, 0, 8, 0);
+        const prefix = new Uint8Array(Math.min(size, headerLength(first8)));
+        await file.read(prefix, 0, prefix.length, 0);
+        await onWeightsHeader({ config: config.toString('utf8'), prefix, size });
+      } finally {
+        await file.close();
+      }
+    }
+  }
   const [config, weights, vocab, merges] = await Promise.all(MODEL_FILES.map(read));
   onProgress?.({ loaded: weights.length, total: weights.length });
   return { config: config.toString('utf8'), weights, vocab: vocab?.toString('utf8'), merges: merges?.toString('utf8') };
@@ -120,7 +162,7 @@ async function readDirectoryNode(dir, onProgress, signal) {
 
 // --- a directory URL, with the Cache API
 
-async function readDirectoryUrl(dir, onProgress, signal, cache, sha256, tokenizerFiles) {
+async function readDirectoryUrl(dir, onProgress, signal, cache, sha256, tokenizerFiles, onWeightsHeader) {
   const base = new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
   let store = null, cacheError;
   if (cache) {
@@ -132,7 +174,7 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256, tokenize
     } catch (e) {   // storage blocked (a privacy setting): the model loads, uncached
       cacheError = `the cache could not be opened (${e?.message ?? e}); the model will be downloaded again next time`;
     }
-    const cached = store && await readCached(store, base, onProgress, signal, tokenizerFiles);
+    const cached = store && await readCached(store, base, onProgress, signal, tokenizerFiles, onWeightsHeader);
     if (cached) {
       try {
         await verifySha256(cached.weights, sha256, `${new URL('model.safetensors', base)} (cached)`);
@@ -174,7 +216,8 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256, tokenize
         continue;
       }
       if (store && !files.cacheError) storing = putOrFail(store, url, response.clone(), files);
-      files.weights = await readWithProgress(response, onProgress, signal, url);
+      const onHeader = onWeightsHeader && ((prefix, size) => onWeightsHeader({ config: files.config, prefix, size }));
+      files.weights = await readWithProgress(response, onProgress, signal, url, onHeader);
       await verifySha256(files.weights, sha256, String(url));   // before anything uses or keeps it
     }
     await storing;
@@ -225,15 +268,31 @@ async function download(url, signal, cancelled) {
 // Streams a response into one buffer, reporting bytes as they arrive. With a Content-Length the
 // buffer is allocated once and filled in place: a 500 MB download never needs twice its size, and
 // a download that ends short of it (or breaks off) is an error, not a truncated model.
-async function readWithProgress(response, onProgress, signal, url) {
+// onHeader(prefix, size): awaited once the safetensors header is in (the first chunks are held
+// until then), before that buffer is allocated; what it throws cancels the download.
+async function readWithProgress(response, onProgress, signal, url, onHeader) {
   const total = Number(response.headers.get('content-length')) || 0;
   // Compressed, the announced length is that of the compressed bytes: only a plain body can be held to it.
   const encoding = (response.headers.get('content-encoding') ?? 'identity').toLowerCase();
   const announced = encoding === 'identity' ? total : 0;
-  let bytes = new Uint8Array(total);
   let loaded = 0, reported = performance.now();
   onProgress?.({ loaded, total });
   const reader = response.body.getReader();
+  let bytes;
+  if (onHeader) {
+    const head = await readHeader(reader, signal, url);
+    try {
+      await onHeader(head, Math.max(total, head.length));
+    } catch (e) {
+      reader.cancel(e).catch(() => {});
+      throw e;
+    }
+    bytes = new Uint8Array(Math.max(total, head.length));
+    bytes.set(head);
+    loaded = head.length;
+  } else {
+    bytes = new Uint8Array(total);
+  }
   for (;;) {
     signal?.throwIfAborted();
     let chunk;
@@ -264,7 +323,29 @@ async function readWithProgress(response, onProgress, signal, url) {
   return loaded === bytes.length ? bytes : bytes.slice(0, loaded);
 }
 
-async function readCached(store, base, onProgress, signal, tokenizerFiles) {
+// The first bytes of a safetensors download up to the end of its header (fewer if the body ends
+// first), read from the stream.
+async function readHeader(reader, signal, url) {
+  let head = new Uint8Array(0);
+  while (head.length < headerLength(head)) {
+    signal?.throwIfAborted();
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch (e) {
+      if (signal?.aborted) throw signal.reason;
+      throw new NetworkError(`cannot download ${url}: the connection broke after ${head.length} bytes (${e.message}); nothing was cached`);
+    }
+    if (chunk.done) break;
+    const grown = new Uint8Array(head.length + chunk.value.length);
+    grown.set(head);
+    grown.set(chunk.value, head.length);
+    head = grown;
+  }
+  return head;
+}
+
+async function readCached(store, base, onProgress, signal, tokenizerFiles, onWeightsHeader) {
   const weights = await store.match(new URL('model.safetensors', base));
   if (!weights) return null;
   const files = { fromCache: true };
@@ -275,7 +356,8 @@ async function readCached(store, base, onProgress, signal, tokenizerFiles) {
     else if (!OPTIONAL.has(name)) return null;
   }
   tokenizerFiles(files);
-  files.weights = await readWithProgress(weights, onProgress, signal);
+  const onHeader = onWeightsHeader && ((prefix, size) => onWeightsHeader({ config: files.config, prefix, size }));
+  files.weights = await readWithProgress(weights, onProgress, signal, undefined, onHeader);
   return files;
 }
 

@@ -18,7 +18,7 @@
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
 // the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
-import { loadCore, LocalModel, LocalTokenizer } from './engine.mjs';
+import { checkFits, loadCore, LocalModel, LocalTokenizer } from './engine.mjs';
 import { errorToWire, StateError } from './errors.mjs';
 import { readModelFiles } from './model-source.mjs';
 
@@ -56,8 +56,10 @@ const calls = {
       port.send({ id, tokenizer: { config: t.config } });
     }, () => {});
     try {
-      files = await readModelFiles(args.source, { onProgress: (progress) => port.send({ id, progress }), cache: args.cache,
-                                                  sha256: args.sha256, signal: loading.signal, onTokenizerFiles });
+      files = await readModelFiles(args.source, {
+        onProgress: (progress) => port.send({ id, progress }), cache: args.cache, sha256: args.sha256, signal: loading.signal,
+        onTokenizerFiles, onWeightsHeader: (header) => checkFits({ ...header, quantize: args.quantize }),
+      });
       model = await LocalModel.load(files, { quantize: args.quantize });
     } finally {
       done = true;

@@ -525,3 +525,43 @@ test('onTokenizer: the tokenizer before the model is loaded, with the model\'s t
   await bare.dispose();
   await assert.rejects(loadModel(fixture('gpt2-f32'), { onTokenizer: 'yes' }), { name: 'InvalidArgumentError', message: 'onTokenizer must be a function' });
 });
+
+// A model too large for the heap, from a URL: refused from the header of model.safetensors, before
+// the rest is downloaded. The server announces the whole file (Content-Length) but sends only the
+// header and then holds the connection open: a load that waited for the body would never end.
+test('a model that cannot fit is refused from its header, before its weights download', { timeout: 60_000 }, async () => {
+  const { createServer } = await import('node:http');
+  const { config, weights: header } = hugeModel();
+  const n = Number(new DataView(header.buffer, header.byteOffset, 8).getBigUint64(0, true));
+  const tensors = JSON.parse(new TextDecoder().decode(header.subarray(8, 8 + n)));
+  const dataEnd = Math.max(...Object.entries(tensors).filter(([k]) => k !== '__metadata__').map(([, t]) => t.data_offsets[1]));
+  const size = 8 + n + dataEnd;
+  let sent = 0, closed = 0;
+  const held = [];
+  const server = createServer((req, res) => {
+    if (req.url.endsWith('/config.json')) return res.writeHead(200, { 'content-type': 'application/json' }).end(config);
+    if (!req.url.endsWith('/model.safetensors')) return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(size) });
+    res.write(header);
+    sent += header.length;
+    held.push(res);
+    req.socket.on('close', () => ++closed);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/huge/`;
+  try {
+    for (const worker of [false, true]) {
+      // The file's 2 GB (copied in whole) and 3 x 4.1 GB of F32 copies of its embedding.
+      await assert.rejects(loadModel(url, { worker }), {
+        name: 'OutOfMemoryError',
+        message: /^the model needs about 1367\d MB of WebAssembly memory; at most \d+ MB are left/,
+      }, `worker: ${worker}`);
+    }
+    assert.equal(sent, 2 * header.length, 'only the headers were sent');
+    for (let i = 0; i < 50 && closed < 2; ++i) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(closed, 2, 'both downloads were cancelled');
+  } finally {
+    for (const res of held) res.destroy();
+    server.close();
+  }
+});
