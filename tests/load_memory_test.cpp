@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "glassbox/error.h"
+#include "glassbox/kv_cache.h"
 #include "glassbox/model.h"
 #include "model/weights.h"
 #include "test_util.h"
@@ -128,3 +129,12 @@ TEST(LoadMemory, FromTheHeaderAloneWithTheLoadersErrors) {
 
 }  // namespace
 }  // namespace glassbox
+
+// A generation's KV cache at its largest, which the WebAssembly build counts before it loads a
+// model: a full context, and the half context it grows from (past half the context the cache
+// grows to the whole). GPT-2 small: 2 x 12 layers x 1,024 positions x 768 floats = 75,497,472
+// bytes full.
+TEST(LoadMemory, KVCachePeakIsAFullContextAndTheHalfItGrowsFrom) {
+  EXPECT_EQ(glassbox::KVCache::peak_bytes(12, 1024, 768), 75497472u + 75497472u / 2);
+  EXPECT_EQ(glassbox::KVCache::peak_bytes(1, 17, 4), (17u + 8u) * 2 * 4 * sizeof(float));
+}

@@ -99,6 +99,15 @@ class Engine {
     });
   }
 
+  // The most heap one generation's KV cache takes on this model (KVCache::peak_bytes: a full
+  // context, and the block it grows from), from config.json.
+  static double cache_memory(const std::string& config_json) {
+    return guarded([&] {
+      const ModelConfig c = ModelConfig::parse(config_json, "config.json");
+      return static_cast<double>(KVCache::peak_bytes(c.n_layer, c.n_positions, c.n_embd));
+    });
+  }
+
   val tokenize(const std::string& text, bool allow_special) const {
     return guarded([&] {
       const auto ids = tokenizer().encode(text, allow_special);
@@ -300,6 +309,7 @@ EMSCRIPTEN_BINDINGS(glassbox) {
   emscripten::class_<Engine>("Engine")
       .class_function("create", &Engine::create, emscripten::allow_raw_pointers())
       .class_function("loadMemory", &Engine::load_memory)
+      .class_function("cacheMemory", &Engine::cache_memory)
       .function("tokenize", &Engine::tokenize)
       .function("detokenize", &Engine::detokenize)
       .function("forward", &Engine::forward)

@@ -61,18 +61,22 @@ export function checkIds(ids, what = 'ids') {
 // Engine.loadMemory reads to say how much heap the model needs.
 const headerOf = (bytes) => bytes.subarray(0, headerLength(bytes));
 
-// Throws OutOfMemoryError when a model cannot be loaded in this thread's heap: its file (size
-// bytes, copied in whole) and what the engine converts, packs or quantizes beside it, computed by
-// the loader from config.json and the file's header alone (prefix: at least the file's first bytes
-// up to the end of its header). Called before the weights are downloaded, and again before they
-// are copied in.
+// Throws OutOfMemoryError when a model cannot be loaded and run in this thread's heap: its file
+// (size bytes, copied in whole), what the engine converts, packs or quantizes beside it (computed
+// by the loader from config.json and the file's header alone; prefix: at least the file's first
+// bytes up to the end of its header), and a generation's KV cache at the full context. Called
+// before the weights are downloaded, and again before they are copied in.
 export async function checkFits({ config, prefix, size, quantize = 'none' }) {
   const core = await loadCore();
-  const needed = size + core.Engine.loadMemory(config, headerOf(prefix), quantize);
-  const left = HEAP_LIMIT - core.HEAPU8.length;
-  if (needed > left)
-    throw new OutOfMemoryError(`the model needs about ${Math.ceil(needed / 2 ** 20)} MB of WebAssembly memory; ` +
-                               `at most ${Math.floor(left / 2 ** 20)} MB are left in this thread's 4 GB heap`);
+  const loading = size + core.Engine.loadMemory(config, headerOf(prefix), quantize);
+  const cache = core.Engine.cacheMemory(config);
+  const left = HEAP_LIMIT - core.HEAPU8.length, MB = (n) => Math.ceil(n / 2 ** 20);
+  if (loading + cache > left) {
+    throw new OutOfMemoryError(`the model needs about ${MB(loading + cache)} MB of WebAssembly memory; ` +
+                               `at most ${Math.floor(left / 2 ** 20)} MB are left in this thread's 4 GB heap ` +
+                               `(${MB(loading)} MB for its file and what loading makes of it, ${MB(cache)} MB for the ` +
+                               `keys and values of a full context)`);
+  }
 }
 
 export class LocalModel {

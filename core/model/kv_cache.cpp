@@ -1,6 +1,7 @@
 #include "glassbox/kv_cache.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "model/arena.h"
@@ -24,10 +25,18 @@ float* KVCache::matrix(int i) {
   return reinterpret_cast<float*>(storage_->block.data()) + std::size_t(i) * allocated_ * n_embd_;
 }
 
+std::uint64_t KVCache::peak_bytes(int n_layer, int n_ctx, int n_embd) {
+  const std::uint64_t row = sizeof(float) * std::uint64_t(n_embd) * 2 * n_layer;   // one position's keys and values
+  return row * (std::uint64_t(n_ctx) + std::uint64_t(n_ctx) / 2);
+}
+
 void KVCache::reserve(int positions) {
   if (positions <= allocated_) return;
-  // Doubling keeps generation at O(log n) reallocations of the cache.
-  const int grown = std::min(n_ctx_, std::max({positions, 2 * allocated_, 16}));
+  // Doubling keeps generation at O(log n) reallocations of the cache. Past half the context the
+  // block is the whole context: the old block beside the new one is then at most half a context
+  // (peak_bytes), where growing from just under the context to it would have held two.
+  int grown = std::min(n_ctx_, std::max({positions, 2 * allocated_, 16}));
+  if (2 * std::int64_t(grown) > n_ctx_) grown = n_ctx_;
   const std::size_t row = sizeof(float) * std::size_t(n_embd_);
   LargeBlock block(std::size_t(2) * n_layer_ * grown * row);
   if (size_ > 0)   // the filled positions move; the rest stay unwritten

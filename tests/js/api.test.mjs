@@ -12,7 +12,7 @@ import { loadCore } from '../../web/dist/engine.mjs';
 import { checkClassifyReport, classifyScenario } from './classify.mjs';
 import { concurrency } from './concurrency.mjs';
 import { checkPipelining, pipelining } from './pipelining.mjs';
-import { BOM_TOKEN_TEXT, hugeModel } from './made-up-models.mjs';
+import { BOM_TOKEN_TEXT, hugeModel, kvHeavyModel } from './made-up-models.mjs';
 import { textRoundTrip } from './text-roundtrip.mjs';
 
 const fixtures = new URL('../fixtures/', import.meta.url);
@@ -496,6 +496,15 @@ test('progress reports bytes; a model too large for the WebAssembly heap is refu
   await assert.rejects(loadModel(hugeModel()), /the model needs about 1172\d MB of WebAssembly memory; at most \d+ MB are left/);
   assert.equal(core.heapBytesInUse(), inUse);
   assert.equal(core.HEAPU8.length, heap, 'the heap did not grow');
+
+  // Weights that fit, but not a generation's KV cache at the full context: refused too, saying so.
+  for (const worker of [false, true]) {
+    await assert.rejects(loadModel(kvHeavyModel(), { worker }), {
+      name: 'OutOfMemoryError',
+      message: /^the model needs about \d+ MB of WebAssembly memory; at most \d+ MB are left in this thread's 4 GB heap \(\d+ MB for its file and what loading makes of it, 5860 MB for the keys and values of a full context\)$/,
+    });
+  }
+  assert.equal(core.heapBytesInUse(), inUse);
 });
 
 test('onTokenizer: the tokenizer before the model is loaded, with the model\'s tokens, then handed over to it', async () => {

@@ -79,3 +79,14 @@ export function hugeModel() {
   const config = { model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: 1, n_head: 1 };
   return { config: JSON.stringify(config), weights: safetensors(gpt2Shapes({ V, C, P }), 'F16', false).bytes };
 }
+
+// A model whose weights fit in a WebAssembly heap but whose KV cache at its full context does not:
+// GPT-2 with one block 512 wide and 1,000,000 positions (the most config.json may give), in F16,
+// given as its config.json and the header of its model.safetensors alone. Loaded, its position
+// table is 2 GB of F32; a generation's keys and values at the full context are 2 x 2 GB, and half
+// that again while the cache grows to it (KVCache::peak_bytes): 5,860 MB.
+export function kvHeavyModel() {
+  const V = 16, C = 512, P = 1_000_000;
+  const config = { model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: 1, n_head: 1 };
+  return { config: JSON.stringify(config), weights: safetensors(gpt2Shapes({ V, C, P }), 'F16', false).bytes };
+}

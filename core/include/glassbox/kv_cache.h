@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace glassbox {
@@ -13,6 +14,10 @@ class KVCache {
   // Memory grows with the sequence (doubling, up to 2 * n_layer * n_ctx * n_embd floats: 75 MB
   // for GPT-2 small), so a short prompt on a long-context model costs little.
   KVCache(int n_layer, int n_ctx, int n_embd);
+
+  // The most memory a cache of this shape holds at once, in bytes: a full context, and, while it
+  // grows to that, the block it grows from (at most half a context): 1.5x a full cache.
+  static std::uint64_t peak_bytes(int n_layer, int n_ctx, int n_embd);
   KVCache(KVCache&&) noexcept;
   KVCache& operator=(KVCache&&) noexcept;
   ~KVCache();
