@@ -280,7 +280,7 @@ async function readWithProgress(response, onProgress, signal, url, onHeader) {
   const reader = response.body.getReader();
   let bytes;
   if (onHeader) {
-    const head = await readHeader(reader, signal, url);
+    const head = await readHeader(reader, signal, url, announced);
     try {
       await onHeader(head, Math.max(total, head.length));
     } catch (e) {
@@ -294,15 +294,7 @@ async function readWithProgress(response, onProgress, signal, url, onHeader) {
     bytes = new Uint8Array(total);
   }
   for (;;) {
-    signal?.throwIfAborted();
-    let chunk;
-    try {
-      chunk = await reader.read();
-    } catch (e) {
-      if (signal?.aborted) throw signal.reason;
-      throw new NetworkError(`cannot download ${url}: the connection broke after ${loaded} of ${announced || 'an unknown number of'} bytes (${e.message}); nothing was cached`);
-    }
-    const { done, value } = chunk;
+    const { done, value } = await readChunk(reader, signal, url, loaded, announced);
     if (done) break;
     if (loaded + value.length > bytes.length) {   // no (or a wrong) Content-Length: grow
       const grown = new Uint8Array(Math.max(2 * bytes.length, loaded + value.length));
@@ -323,19 +315,24 @@ async function readWithProgress(response, onProgress, signal, url, onHeader) {
   return loaded === bytes.length ? bytes : bytes.slice(0, loaded);
 }
 
+// The next chunk of a download ({done, value}); a broken connection is a NetworkError that says
+// how far it got (loaded of announced bytes; 0: not announced), a cancel the caller's reason.
+async function readChunk(reader, signal, url, loaded, announced) {
+  signal?.throwIfAborted();
+  try {
+    return await reader.read();
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason;
+    throw new NetworkError(`cannot download ${url}: the connection broke after ${loaded} of ${announced || 'an unknown number of'} bytes (${e.message}); nothing was cached`);
+  }
+}
+
 // The first bytes of a safetensors download up to the end of its header (fewer if the body ends
 // first), read from the stream.
-async function readHeader(reader, signal, url) {
+async function readHeader(reader, signal, url, announced) {
   let head = new Uint8Array(0);
   while (head.length < headerLength(head)) {
-    signal?.throwIfAborted();
-    let chunk;
-    try {
-      chunk = await reader.read();
-    } catch (e) {
-      if (signal?.aborted) throw signal.reason;
-      throw new NetworkError(`cannot download ${url}: the connection broke after ${head.length} bytes (${e.message}); nothing was cached`);
-    }
+    const chunk = await readChunk(reader, signal, url, head.length, announced);
     if (chunk.done) break;
     const grown = new Uint8Array(head.length + chunk.value.length);
     grown.set(head);
