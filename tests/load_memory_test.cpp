@@ -30,6 +30,13 @@ std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes
 
 class LoadMemoryTest : public ::testing::TestWithParam<std::string> {};
 
+// A GPT Conv1D weight: a matrix stored (in, out), transposed on load (not an embedding table).
+bool conv1d(const TensorInfo& t) {
+  auto ends_with = [&](std::string_view s) { return t.name.size() >= s.size() && t.name.compare(t.name.size() - s.size(), s.size(), s) == 0; };
+  return t.shape.size() == 2 && !ends_with("wte.weight") && !ends_with("wpe.weight") && !ends_with("tokens_embed.weight") &&
+         !ends_with("positions_embed.weight") && !ends_with("score.weight") && !ends_with("lm_head.weight");
+}
+
 TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   const auto dir = fixture_dir(GetParam());
   const std::string config_json = test::read_file(dir / "config.json");
@@ -42,30 +49,38 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   ASSERT_EQ(layout.tensors().size(), whole.tensors().size());
   // A header alone has no weights to load.
   EXPECT_THROW(Model::from_parts(config_json, layout), ModelFormatError);
-  bool any_f32 = false;
-  for (const auto& t : whole.tensors()) any_f32 |= t.dtype == DType::F32;
+  std::uint64_t largest_conv1d = 0, largest_conv1d_not_f32 = 0, largest_not_f32 = 0;
+  for (const auto& t : whole.tensors()) {
+    const std::uint64_t bytes = t.bytes.size();
+    if (conv1d(t)) largest_conv1d = std::max(largest_conv1d, bytes);
+    if (conv1d(t) && t.dtype != DType::F32) largest_conv1d_not_f32 = std::max(largest_conv1d_not_f32, std::uint64_t(t.numel));
+    if (t.dtype != DType::F32 && t.dtype != DType::U8) largest_not_f32 = std::max(largest_not_f32, bytes);
+  }
+  std::uint64_t largest_conv1d_numel = 0;
+  for (const auto& t : whole.tensors())
+    if (conv1d(t)) largest_conv1d_numel = std::max(largest_conv1d_numel, std::uint64_t(t.numel));
   for (const Quantization q : {Quantization::None, Quantization::Int8}) {
     const char* what = quantization_name(q);
-    const ModelWeights w = load_weights(config, whole, q);
-    const LoadFootprint counted = load_footprint(config, layout, q);
     // Every array counted with at most its 64-byte alignment on top; at most three arrays per
     // tensor (int8 blocks and scales, an F32 copy of the embedding beside the LM head's).
-    EXPECT_GE(counted.owned, w.owned.allocated()) << what;
-    EXPECT_LE(counted.owned, w.owned.allocated() + 3 * 64 * whole.tensors().size()) << what;
-    EXPECT_EQ(load_footprint(config, whole, q).owned, counted.owned) << what;   // the header says it all
-    // Conv1D matrices to quantize, and F16/BF16 matrices, pass through one F32 copy of the largest.
-    std::uint64_t largest = 0;
-    for (const auto& t : whole.tensors())
-      if (t.shape.size() == 2) largest = std::max(largest, 4 * std::uint64_t(t.numel));
-    if (q == Quantization::None) {
-      if (any_f32) {
-        EXPECT_EQ(counted.transient, 0u) << what;   // packed straight from the file
-      } else {
-        EXPECT_EQ(counted.transient, largest) << what;
-      }
-    }
-    EXPECT_LE(counted.transient, largest) << what;
-    EXPECT_EQ(Model::load_memory(config_json, bytes_of(header), {q}), counted.owned + counted.transient) << what;
+    const ModelWeights kept = load_weights(config, whole, q);
+    const LoadFootprint counted_kept = load_footprint(config, layout, q, WeightSource::Kept);
+    EXPECT_GE(counted_kept.owned, kept.owned.allocated()) << what;
+    EXPECT_LE(counted_kept.owned, kept.owned.allocated() + 3 * 64 * whole.tensors().size()) << what;
+    EXPECT_EQ(load_footprint(config, whole, q, WeightSource::Kept).owned, counted_kept.owned) << what;   // the header says it all
+    EXPECT_EQ(counted_kept.staging, 0u) << what;
+
+    const WeightPlan streamed = plan_weights(config, layout, q, WeightSource::Streamed);
+    const LoadFootprint counted = load_footprint(config, layout, q, WeightSource::Streamed);
+    EXPECT_GE(counted.owned, streamed.weights.owned.allocated()) << what;
+    EXPECT_LE(counted.owned, streamed.weights.owned.allocated() + 3 * 64 * whole.tensors().size()) << what;
+    EXPECT_GE(counted.owned, counted_kept.owned) << what;   // nothing is read in place
+    // Staged whole: every Conv1D matrix (transposed on load) and every F16/BF16 tensor; F32 rows
+    // (embeddings, biases, norms) are written where they stay.
+    EXPECT_EQ(counted.staging, std::max(largest_conv1d, largest_not_f32)) << what;
+    // One F32 copy on the way: a Conv1D matrix to quantize, or an F16/BF16 one to pack.
+    EXPECT_EQ(counted.transient, 4 * (q == Quantization::Int8 ? largest_conv1d_numel : largest_conv1d_not_f32)) << what;
+    EXPECT_EQ(Model::load_memory(config_json, bytes_of(header), {q}), counted.peak()) << what;
   }
 }
 
@@ -108,12 +123,13 @@ TEST(LoadMemory, FromTheHeaderAloneWithTheLoadersErrors) {
       {"h.0.mlp.c_fc.weight", {C, 4 * C}}, {"h.0.mlp.c_fc.bias", {4 * C}},
       {"h.0.mlp.c_proj.weight", {4 * C, C}}, {"h.0.mlp.c_proj.bias", {C}},
       {"ln_f.weight", {C}}, {"ln_f.bias", {C}}});
-  // The embedding three times in F32: its rows, the LM head's packed copy, and the copy on the
-  // way to packing; then the block's matrices and the small arrays, a few MB.
+  // The embedding twice in F32 (its rows, the LM head's packed copy) and once as it is in the file
+  // (F16, gathered whole before it is converted); then the block's matrices and the small arrays,
+  // a few MB.
   const std::uint64_t wte = 4ull * V * C;
   const std::uint64_t got = Model::load_memory(config, bytes_of(header));
-  EXPECT_GE(got, 3 * wte);
-  EXPECT_LT(got, 3 * wte + (8u << 20));
+  EXPECT_GE(got, 2 * wte + wte / 2);
+  EXPECT_LT(got, 2 * wte + wte / 2 + (8u << 20));
 
   EXPECT_THROW(Model::load_memory(config, bytes_of(header.substr(0, 20))), ModelFormatError);   // stops inside the header
   EXPECT_THROW(Model::load_memory(config, bytes_of(std::string(8, '\0') + "x")), ModelFormatError);

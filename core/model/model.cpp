@@ -290,8 +290,17 @@ std::uint64_t Model::load_memory(const std::string& config_json, std::span<const
                                  const LoadOptions& options) {
   const ModelConfig config = ModelConfig::parse(config_json, "config.json");
   const SafeTensors layout = SafeTensors::parse_header(weights_prefix, "model.safetensors");
-  const LoadFootprint footprint = load_footprint(config, layout, options.quantize);
-  return footprint.owned + footprint.transient;
+  return load_footprint(config, layout, options.quantize, WeightSource::Streamed).peak();
+}
+
+Model Model::from_weights(const std::string& config_json, ModelConfig config, Quantization quantization,
+                          ModelWeights&& weights) {
+  auto impl = std::make_unique<Impl>();
+  impl->config = std::move(config);
+  impl->config_json = config_json;
+  impl->quantization = quantization;
+  impl->w = std::move(weights);
+  return Model(std::move(impl));
 }
 
 const ModelConfig& Model::config() const { return impl_->config; }

@@ -20,74 +20,63 @@ std::string shape_str(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
-// Finds and checks every tensor, and either converts it into `out` or, given a footprint, only
-// counts what converting would allocate (the file may then be a header alone: parse_header).
+// Finds and checks every tensor, allocates the arrays it becomes and records how (a TensorJob);
+// given a footprint, only counts what it would allocate (the arrays are then null).
 class Loader {
  public:
-  Loader(const SafeTensors& file, ModelWeights& out, LoadFootprint* count = nullptr)
-      : file_(file), out_(out), count_(count) {
+  Loader(const SafeTensors& file, ModelWeights& out, WeightSource source, LoadFootprint* count = nullptr)
+      : file_(file), out_(out), source_(source), count_(count), jobs_(file.tensors().size()) {
     // Hub checkpoints saved from *LMHeadModel carry a "transformer." prefix; base models do not.
     const bool prefixed = file.find("transformer.wte.weight") || file.find("transformer.tokens_embed.weight");
     prefix_ = prefixed ? "transformer." : "";
+    for (std::size_t i = 0; i < jobs_.size(); ++i) jobs_[i].tensor = &file.tensors()[i];
   }
 
-  // The tensor `name` as F32 with the given shape: the file's bytes in place when they already
-  // are F32 (and aligned), else a converted copy.
+  // The tensor `name` as F32 with the given shape: the file's bytes where they are when they are
+  // kept and already F32 (and aligned), else rows of the model's own.
   // top_level: a tensor of the task head beside the transformer ("score.weight"), which has no
   // prefix even when the transformer's tensors have one.
   const float* take(const std::string& name, const std::vector<std::int64_t>& shape, bool top_level = false) {
-    const TensorInfo& t = find(name, shape, top_level);
-    if (usable_in_place(t)) return reinterpret_cast<const float*>(t.bytes.data());
-    float* copy = own<float>(t.numel);
-    if (count_) return nullptr;
-    to_f32(t, copy);
-    file_.drop_pages(t);
-    return copy;
+    TensorJob& job = find(name, shape, top_level);
+    const TensorInfo& t = *job.tensor;
+    if (source_ == WeightSource::Kept && in_place(t)) return reinterpret_cast<const float*>(t.bytes.data());
+    job.to_rows = true;
+    job.rows = own<float>(t.numel);
+    return job.rows;
   }
 
+  // A tensor whose shape is checked and whose values are not used.
+  void check(const std::string& name, const std::vector<std::int64_t>& shape) { find(name, shape); }
+
   // The matrix `name` as (N,K) in nn.Linear layout (GPT's Conv1D weights, stored (K,N), are
-  // transposed), packed for the kernels or quantized to int8 blocks, read straight from the file
-  // when it holds aligned F32; F16/BF16, and Conv1D weights to quantize, go through one F32 copy
-  // in (N,K) rows, freed once the final form exists. The file's pages of the tensor are then
-  // dropped from memory (SafeTensors::drop_pages): the model keeps only its own copies.
+  // transposed), packed for the kernels or quantized to int8 blocks.
   Matrix matrix(const std::string& name, std::int64_t N, std::int64_t K, bool transpose, Quantization quantize) {
-    const TensorInfo& t = find(name, transpose ? std::vector{K, N} : std::vector{N, K});
-    const int n = static_cast<int>(N), k = static_cast<int>(K);
-    const bool in_place = usable_in_place(t);
-    const bool straight = quantize == Quantization::None && in_place && transpose;   // packed from (K,N)
-    const bool rows_first = !straight && (!in_place || transpose);                    // via (N,K) F32 rows
-    float* packed = nullptr;
-    std::int8_t* q = nullptr;
-    float* d = nullptr;
-    const kernels::Q8Shape s(n, k);
+    TensorJob& job = find(name, transpose ? std::vector{K, N} : std::vector{N, K});
+    MatrixJob m{.N = static_cast<int>(N), .K = static_cast<int>(K), .transpose = transpose,
+                .int8 = quantize == Quantization::Int8};
+    const kernels::Q8Shape s(m.N, m.K);
     if (quantize == Quantization::None) {
-      packed = own<float>(N * K);
+      m.packed = own<float>(N * K);
     } else {
-      q = own<std::int8_t>(static_cast<std::int64_t>(s.q_size()));
-      d = own<float>(static_cast<std::int64_t>(s.d_size()));
+      m.q = own<std::int8_t>(static_cast<std::int64_t>(s.q_size()));
+      m.d = own<float>(static_cast<std::int64_t>(s.d_size()));
     }
-    if (count_) {   // counting: the F32 copy on the way is the only other allocation
-      if (rows_first) count_->transient = std::max(count_->transient, 4 * std::uint64_t(t.numel));
-      return {nullptr, nullptr, nullptr, n, k};
-    }
-    const float* f32 = in_place ? reinterpret_cast<const float*>(t.bytes.data()) : nullptr;
-    std::unique_ptr<float[]> copy;
-    if (rows_first) {
-      copy.reset(new float[static_cast<std::size_t>(t.numel)]);
-      transpose ? to_f32_transposed(t, K, N, copy.get()) : to_f32(t, copy.get());
-      f32 = copy.get();
-    }
-    if (straight) kernels::pack_matrix_transposed(packed, f32, n, k);
-    else if (packed) kernels::pack_matrix(packed, f32, n, k);
-    else kernels::quantize_weights_q8(q, d, f32, n, k);
-    const Matrix m{packed, q, d, n, k};
-    file_.drop_pages(t);
-    return m;
+    job.matrix = m;
+    return {m.packed, m.q, m.d, m.N, m.K};
+  }
+
+  // The jobs in the order of the tensors' bytes (offsets tile the data section: safetensors.cpp).
+  std::vector<TensorJob> jobs_in_file_order() const {
+    std::vector<TensorJob> jobs = jobs_;
+    std::stable_sort(jobs.begin(), jobs.end(),
+                     [](const TensorJob& a, const TensorJob& b) { return a.tensor->offset < b.tensor->offset; });
+    return jobs;
   }
 
   // Every tensor in the file must have been used, except buffers Hugging Face stores alongside.
   void check_all_used(const ModelConfig& c) const {
-    for (const auto& t : file_.tensors()) {
+    for (const TensorJob& job : jobs_) {
+      const TensorInfo& t = *job.tensor;
       if (used_.count(t.name)) continue;
       const std::string& n = t.name;
       auto ends_with = [&](std::string_view s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
@@ -102,12 +91,13 @@ class Loader {
   bool has(const std::string& name) const { return file_.find(prefix_ + name) != nullptr; }
 
   // The sinusoidal position table (P, C), computed (counting: nothing to compute).
-  const float* sinusoidal_table(std::int64_t P, std::int64_t C) {
+  float* sinusoidal_table(std::int64_t P, std::int64_t C) {
     float* table = own<float>(P * C);
     if (!count_) sinusoidal_positions(table, static_cast<int>(P), static_cast<int>(C));
     return table;
   }
 
+ private:
   // n values of T the model owns (uninitialised: ModelWeights::owned); counting, none (null).
   template <class T>
   T* own(std::int64_t n) {
@@ -118,14 +108,12 @@ class Loader {
     return out_.owned.allocate<T>(static_cast<std::size_t>(n));
   }
 
- private:
-
-  // The tensor `name`, checked: present, with this shape and a float dtype. Marks it used.
-  const TensorInfo& find(const std::string& name, const std::vector<std::int64_t>& shape, bool top_level = false) {
+  // The tensor `name`'s job, checked: present, with this shape and a float dtype. Marks it used.
+  TensorJob& find(const std::string& name, const std::vector<std::int64_t>& shape, bool top_level = false) {
     const std::string full = (top_level ? "" : prefix_) + name;
     const TensorInfo* t = file_.find(full);
     if (!t) throw ModelFormatError(file_.source(), "missing tensor '" + full + "'");
-    if (!count_ && t->numel > 0 && t->bytes.empty())
+    if (source_ == WeightSource::Kept && !count_ && t->numel > 0 && t->bytes.empty())
       throw ModelFormatError(file_.source(), "tensor '" + full + "' has no data here (only the header was read)");
     used_.insert(t->name);
     if (t->shape != shape)
@@ -135,13 +123,13 @@ class Loader {
       throw ModelFormatError(file_.source(), "tensor '" + t->name + "' has dtype " +
                                                  std::string(dtype_name(t->dtype)) +
                                                  "; weights must be F32, F16 or BF16");
-    return *t;
+    return jobs_[static_cast<std::size_t>(t - file_.tensors().data())];
   }
 
-  // Whether the tensor's bytes can be read as floats where they are: F32 and aligned for them.
+  // Whether a kept tensor's bytes can be read as floats where they are: F32 and aligned for them.
   // Given only the header, the file is taken to start at an address aligned for floats (as
   // malloc's and a mapping's are).
-  bool usable_in_place(const TensorInfo& t) const {
+  bool in_place(const TensorInfo& t) const {
     if (t.dtype != DType::F32) return false;
     const std::uint64_t address = t.bytes.empty() ? file_.data_start() + t.offset
                                                   : reinterpret_cast<std::uintptr_t>(t.bytes.data());
@@ -150,9 +138,11 @@ class Loader {
 
   const SafeTensors& file_;
   ModelWeights& out_;
+  WeightSource source_;
   LoadFootprint* count_;
   std::string prefix_;
   std::set<std::string> used_;
+  std::vector<TensorJob> jobs_;   // one per tensor, in file.tensors()'s (name) order
 };
 
 // Every parameter of the model, through `load`, into its place in `w`.
@@ -169,7 +159,7 @@ void load_all(const ModelConfig& c, Loader& load, Quantization quantize, ModelWe
     // Computed. The project's own models also store the table (for other GPT-2 loaders): its
     // shape is checked, its values are not used.
     const std::string stored = gpt2 ? "wpe.weight" : "positions_embed.weight";
-    if (load.has(stored)) load.take(stored, {P, C});
+    if (load.has(stored)) load.check(stored, {P, C});
     w.wpe = load.sinusoidal_table(P, C);
   } else {
     w.wpe = load.take(gpt2 ? "wpe.weight" : "positions_embed.weight", {P, C});
@@ -209,21 +199,95 @@ void load_all(const ModelConfig& c, Loader& load, Quantization quantize, ModelWe
   load.check_all_used(c);
 }
 
-}  // namespace
+// Whether a matrix job reads its source (F32 rows, or the tensor's bytes) where it is, with no F32
+// copy: F32 and aligned for floats.
+bool f32_in_place(DType dtype, std::uintptr_t address) { return dtype == DType::F32 && address % alignof(float) == 0; }
 
-ModelWeights load_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize) {
-  ModelWeights w;
-  w.file = file;
-  Loader load(w.file, w);
-  load_all(config, load, quantize, w);
-  return w;
+// Packs or quantizes a matrix from `src` (the whole tensor): F32 Conv1D weights are packed
+// straight from (K,N); F16/BF16, and Conv1D weights to quantize, go through one F32 copy in (N,K)
+// rows, freed once the final form exists.
+void convert_matrix(const MatrixJob& m, const TensorInfo& src) {
+  const bool in_place = f32_in_place(src.dtype, reinterpret_cast<std::uintptr_t>(src.bytes.data()));
+  const bool straight = !m.int8 && in_place && m.transpose;   // packed from (K,N)
+  const float* f32 = in_place ? reinterpret_cast<const float*>(src.bytes.data()) : nullptr;
+  std::unique_ptr<float[]> copy;
+  if (!straight && (!in_place || m.transpose)) {   // via (N,K) F32 rows
+    copy.reset(new float[static_cast<std::size_t>(src.numel)]);
+    m.transpose ? to_f32_transposed(src, m.K, m.N, copy.get()) : to_f32(src, copy.get());
+    f32 = copy.get();
+  }
+  if (straight) kernels::pack_matrix_transposed(m.packed, f32, m.N, m.K);
+  else if (!m.int8) kernels::pack_matrix(m.packed, f32, m.N, m.K);
+  else kernels::quantize_weights_q8(m.q, m.d, f32, m.N, m.K);
 }
 
-LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file, Quantization quantize) {
+// Bytes of the F32 copy convert_matrix makes for this job, given where its source will be.
+std::uint64_t matrix_copy_bytes(const TensorJob& job, bool source_in_place) {
+  if (!job.matrix) return 0;
+  const bool in_place = job.to_rows || source_in_place;   // rows: F32, 64-aligned
+  const bool straight = !job.matrix->int8 && in_place && job.matrix->transpose;
+  return !straight && (!in_place || job.matrix->transpose) ? 4 * std::uint64_t(job.tensor->numel) : 0;
+}
+
+std::uint64_t tensor_bytes(const TensorInfo& t) { return std::uint64_t(t.numel) * dtype_size(t.dtype); }
+
+WeightPlan plan(const ModelConfig& config, const SafeTensors& file, Quantization quantize, WeightSource source,
+                LoadFootprint* count) {
+  WeightPlan p;
+  p.weights.file = file;
+  Loader load(p.weights.file, p.weights, source, count);
+  load_all(config, load, quantize, p.weights);
+  p.jobs = load.jobs_in_file_order();
+  return p;
+}
+
+}  // namespace
+
+bool streams_into_rows(const TensorJob& job) { return job.to_rows && job.tensor->dtype == DType::F32; }
+
+void convert_tensor(const TensorJob& job, std::span<const std::byte> bytes) {
+  TensorInfo src = *job.tensor;
+  src.bytes = bytes;
+  if (job.to_rows) {
+    if (bytes.data() != reinterpret_cast<const std::byte*>(job.rows)) to_f32(src, job.rows);
+    src.dtype = DType::F32;   // the matrix is made from the rows: the same values, already F32
+    src.bytes = std::as_bytes(std::span(job.rows, static_cast<std::size_t>(src.numel)));
+  }
+  if (job.matrix) convert_matrix(*job.matrix, src);
+}
+
+WeightPlan plan_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize, WeightSource source) {
+  return plan(config, file, quantize, source, nullptr);
+}
+
+ModelWeights load_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize) {
+  WeightPlan p = plan_weights(config, file, quantize, WeightSource::Kept);
+  for (const TensorJob& job : p.jobs) {
+    if (!job.to_rows && !job.matrix) continue;
+    convert_tensor(job, job.tensor->bytes);
+    p.weights.file.drop_pages(*job.tensor);   // the model keeps its own arrays (or reads in place on demand)
+  }
+  return std::move(p.weights);
+}
+
+LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file, Quantization quantize,
+                             WeightSource source) {
   LoadFootprint footprint;
-  ModelWeights unused;
-  Loader count(file, unused, &footprint);
-  load_all(config, count, quantize, unused);
+  const WeightPlan p = plan(config, file, quantize, source, &footprint);
+  for (const TensorJob& job : p.jobs) {
+    const TensorInfo& t = *job.tensor;
+    bool source_in_place;
+    if (source == WeightSource::Kept) {
+      const std::uint64_t address = t.bytes.empty() ? file.data_start() + t.offset
+                                                    : reinterpret_cast<std::uintptr_t>(t.bytes.data());
+      source_in_place = f32_in_place(t.dtype, address);
+    } else {   // gathered in the 64-aligned staging buffer, unless it streams into its rows
+      source_in_place = t.dtype == DType::F32;
+      if ((job.to_rows || job.matrix) && !streams_into_rows(job))
+        footprint.staging = std::max(footprint.staging, tensor_bytes(t));
+    }
+    footprint.transient = std::max(footprint.transient, matrix_copy_bytes(job, source_in_place));
+  }
   return footprint;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "model/arena.h"
@@ -66,19 +68,67 @@ struct ModelWeights {
   Arena owned;
 };
 
-// Finds, checks (dtype, shape against the config, no unexpected tensors) and converts every
-// parameter. Throws ModelFormatError naming the file and the tensor.
-// With Quantization::Int8 every matrix is quantized as it is read (the F32 form is not kept); the
-// embeddings, biases and LayerNorm parameters stay F32.
+// Where the file's bytes are while its tensors are converted.
+enum class WeightSource {
+  Kept,       // all of it, for as long as the model lives (a mapping, or a buffer the model owns):
+              // aligned F32 tensors that stay F32 rows are used where they are, not copied
+  Streamed,   // a tensor at a time as they arrive (ModelLoader): every array is the model's own
+};
+
+// A matrix's packed or int8 destination (Matrix's arrays, writable), and how the file holds it.
+struct MatrixJob {
+  float* packed = nullptr;       // (N,K) packed F32, or null when quantized
+  std::int8_t* q = nullptr;      // int8 blocks and their scales (kernels/quantized.h)
+  float* d = nullptr;
+  int N = 0, K = 0;
+  bool transpose = false;        // stored (K,N), as GPT's Conv1D weights
+  bool int8 = false;             // quantized (q, d) rather than packed
+};
+
+// What becomes of one tensor of the file: planned from the header, before its bytes are read.
+// A tensor with neither (a causal-mask buffer, the tied copy of the LM head, a stored sinusoidal
+// table) is checked and skipped.
+struct TensorJob {
+  const TensorInfo* tensor = nullptr;
+  bool to_rows = false;             // kept as F32 rows: `rows` (null when only counting)
+  float* rows = nullptr;
+  std::optional<MatrixJob> matrix;  // the tensor as a matrix for the kernels (made from the rows when both)
+};
+
+// The model's arrays, allocated but not yet written, and one job for each tensor of the file in
+// the order of their bytes (by offset). Finds and checks every tensor (dtype, shape against the
+// config, no unexpected tensors) first: throws ModelFormatError naming the file and the tensor.
+// With Quantization::Int8 every matrix is quantized (the F32 form is not kept); the embeddings,
+// biases and LayerNorm parameters stay F32. `file` may be a header alone (SafeTensors::parse_header)
+// when the source is Streamed.
+struct WeightPlan {
+  ModelWeights weights;
+  std::vector<TensorJob> jobs;
+};
+WeightPlan plan_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize, WeightSource source);
+
+// Writes a job's arrays from `bytes`, the whole tensor as in the file (any alignment); or, for a
+// job with F32 rows, from its rows once the tensor's F32 bytes have been written there.
+void convert_tensor(const TensorJob& job, std::span<const std::byte> bytes);
+
+// The model's parameters from a whole file in memory (WeightSource::Kept): planned, then
+// converted in file order, each tensor's pages dropped after it (SafeTensors::drop_pages).
 ModelWeights load_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize);
 
-// What load_weights allocates for this config and file, counted without converting anything (the
-// file may be a header alone, SafeTensors::parse_header): the arrays the model keeps, and the
-// largest F32 copy it makes on the way and frees at once. Checks the tensors as load_weights does.
+// What loading allocates for this config and file, counted from the plan without allocating
+// anything (the file may be a header alone): the arrays the model keeps; with a Streamed source,
+// the buffer that gathers each tensor that cannot be written straight into its place (the largest
+// one's bytes); and the largest F32 copy a matrix passes through on the way, freed at once.
 struct LoadFootprint {
   std::uint64_t owned = 0;
+  std::uint64_t staging = 0;
   std::uint64_t transient = 0;
+  std::uint64_t peak() const { return owned + staging + transient; }
 };
-LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file, Quantization quantize);
+LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file, Quantization quantize,
+                             WeightSource source);
+
+// Whether a Streamed job's bytes go straight into its F32 rows (no staging): F32 in the file.
+bool streams_into_rows(const TensorJob& job);
 
 }  // namespace glassbox

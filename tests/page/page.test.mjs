@@ -14,7 +14,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, beforeEach, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
@@ -80,6 +80,8 @@ async function writeGpt2Sized(dir) {
   return 8 + json.length + offset;
 }
 const problems = [];          // console errors, page errors, failed requests, dialogs: must stay empty
+let scenario = 'before the scenarios';   // the test running, named in each problem (pages outlive their test)
+beforeEach((t) => { scenario = t.name; });
 const firstVisit = [];        // {url, bytes} of the first page load
 const timings = {};
 
@@ -120,15 +122,16 @@ async function openPage({ viewport = { width: 1280, height: 800 }, context, reco
   context ??= await browser.newContext({ viewport });
   const page = await context.newPage();
   const expected = (url) => expectedFailures.some((re) => re.test(url));
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => expected(r.url()) || problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  const report = (what) => problems.push(`${what} (during "${scenario}")`);
+  page.on('console', (m) => m.type() === 'error' && report(`console: ${m.text()}`));
+  page.on('pageerror', (e) => report(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => expected(r.url()) || report(`request failed: ${r.url()} ${r.failure()?.errorText}`));
   page.on('response', async (r) => {
-    if (r.status() >= 400 && !expected(r.url())) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+    if (r.status() >= 400 && !expected(r.url())) report(`HTTP ${r.status()}: ${r.url()}`);
     if (record && !record.closed) record.push({ url: r.url(), bytes: (await r.body().catch(() => Buffer.alloc(0))).length });
   });
   page.on('dialog', async (d) => {
-    problems.push(`dialog: ${d.type()} ${d.message()}`);
+    report(`dialog: ${d.type()} ${d.message()}`);
     await d.dismiss();
   });
   return { page, context };

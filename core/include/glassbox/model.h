@@ -22,6 +22,8 @@
 
 namespace glassbox {
 
+struct ModelWeights;   // model/weights.h
+
 // An intermediate tensor of the forward pass, shown to a TensorHook as it is computed.
 //   name        layer  shape
 //   inp_embd    -1     (T, C)        token + position embeddings
@@ -78,12 +80,12 @@ class Model {
   static Model from_parts(const std::string& config_json, const SafeTensors& weights,
                           const std::string& config_source = "config.json", const LoadOptions& options = {});
 
-  // Bytes of memory that loading a model from these parts takes beyond the weights file itself:
-  // the converted, packed or quantized arrays the model keeps, plus the largest copy it makes on
-  // the way. Needs only config.json and the start of model.safetensors up to the end of its header
-  // (`weights_prefix`), so that a caller can check before it reads or copies the rest: the
-  // WebAssembly build refuses a model its 4 GB heap cannot hold. Throws as from_parts does for a
-  // bad header or tensors that do not fit the config.
+  // Bytes of memory that loading a model through a ModelLoader takes at most (the file itself is
+  // never held): the converted, packed or quantized arrays the model keeps, the loader's staging
+  // buffer, and the largest F32 copy a matrix passes through. Needs only config.json and the start
+  // of model.safetensors up to the end of its header (`weights_prefix`), so that a caller can check
+  // before it reads the rest: the WebAssembly build refuses a model its 4 GB heap cannot hold.
+  // Throws as ModelLoader does for a bad header or tensors that do not fit the config.
   static std::uint64_t load_memory(const std::string& config_json, std::span<const std::byte> weights_prefix,
                                    const LoadOptions& options = {});
 
@@ -121,8 +123,12 @@ class Model {
   std::vector<float> classify(std::span<const std::int32_t> tokens) const;
 
  private:
+  friend class ModelLoader;
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
+  // A model of weights loaded elsewhere (ModelLoader's).
+  static Model from_weights(const std::string& config_json, ModelConfig config, Quantization quantization,
+                            ModelWeights&& weights);
   std::unique_ptr<Impl> impl_;
 };
 
