@@ -1,13 +1,15 @@
 // Embind bindings: the C++ core as one JS class, `Engine`. wasm/glassbox.mjs wraps it in the
 // promise-based API of docs/js-api.md; nothing here is meant to be called by users directly.
 //
-// Costs: weights are copied once, by JS, from the download into a malloc'ed heap block that the
-// Engine then owns (F32 tensors are used in place). Arrays cross the boundary as typed-array copies,
-// so nothing JS holds points into the heap (which moves when it grows).
+// Costs: weights stream into the heap as they are read (ModelLoader: JS writes each piece into the
+// loader's window, where it is converted; the file is never held whole). Arrays cross the boundary
+// as typed-array copies, so nothing JS holds points into the heap (which moves when it grows), but
+// for the loader's window, written at once.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <malloc.h>
 #include <memory>
 #include <new>
@@ -18,6 +20,7 @@
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
+#include "glassbox/model_loader.h"
 #include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
 
@@ -26,27 +29,35 @@ namespace {
 using emscripten::val;
 using namespace glassbox;
 
-// Throws the JS API's error class `name` (wasm/errors.mjs; engine.mjs hands the classes to the
-// module as Module.errors), so a caller sees the same class and name as from the JS checks.
-[[noreturn]] void throw_js(const char* name, const std::string& message) {
-  val::module_property("errors")[name].new_(message).throw_();
-}
-
 // Runs f; a C++ exception becomes the JS error of its kind, with the library's message (a rejected
-// promise once it reaches the async API).
+// promise once it reaches the async API). The JS error is thrown after the C++ exception is done
+// with: a JS throw unwinds no C++ frames, so one thrown inside a catch block would never free the
+// exception, and one thrown past a std::string would never free the string. Hence the message's
+// copy in a fixed buffer (long messages are cut).
 template <typename F>
 auto guarded(F&& f) -> decltype(f()) {
+  static char message[4096];
+  const char* name;
+  auto keep = [](const char* what) {
+    std::strncpy(message, what, sizeof message - 1);
+    message[sizeof message - 1] = '\0';
+  };
   try {
     return f();
   } catch (const ModelFormatError& e) {
-    throw_js("ModelFormatError", e.what());
+    name = "ModelFormatError";
+    keep(e.what());
   } catch (const InvalidArgument& e) {
-    throw_js("InvalidArgumentError", e.what());
+    name = "InvalidArgumentError";
+    keep(e.what());
   } catch (const std::bad_alloc&) {
-    throw_js("OutOfMemoryError", "out of WebAssembly memory (a thread's heap holds at most 4 GB)");
+    name = "OutOfMemoryError";
+    keep("out of WebAssembly memory (a thread's heap holds at most 4 GB)");
   } catch (const std::exception& e) {
-    throw_js("GlassboxError", e.what());
+    name = "GlassboxError";
+    keep(e.what());
   }
+  val::module_property("errors")[name].new_(val(static_cast<const char*>(message))).throw_();
 }
 
 std::vector<std::int32_t> ids_from_js(const val& array) {
@@ -72,24 +83,11 @@ val js_text(const std::string& utf8) {
 
 class Engine {
  public:
-  // Takes ownership of `weights` (malloc'ed by JS, `size` bytes of model.safetensors), also when it
-  // throws. files: {config, vocab, merges} (strings; vocab and merges empty for no tokenizer) and
-  // quantize ("none" or "int8").
-  static Engine* create(std::uintptr_t weights, std::size_t size, const val& files) {
-    std::shared_ptr<std::byte> owner(reinterpret_cast<std::byte*>(weights), std::free);
-    return guarded([&] {
-      const LoadOptions options{parse_quantization(files["quantize"].as<std::string>())};
-      auto st = SafeTensors::parse(std::span<const std::byte>(owner.get(), size), "model.safetensors", owner);
-      auto engine = std::make_unique<Engine>(
-          Model::from_parts(files["config"].as<std::string>(), st, "config.json", options));
-      const auto vocab = files["vocab"].as<std::string>();
-      if (!vocab.empty()) engine->tokenizer_.emplace(Tokenizer::from_strings(vocab, files["merges"].as<std::string>()));
-      return engine.release();
-    });
-  }
   explicit Engine(Model model) : model_(std::move(model)) {}
+  void set_tokenizer(Tokenizer tokenizer) { tokenizer_.emplace(std::move(tokenizer)); }
 
-  // Bytes of heap that loading the model takes beside its weights file (Model::load_memory), from
+  // Bytes of heap that loading the model takes (Model::load_memory: its arrays, and the loader's
+  // staging; the file is never held whole), from
   // config.json and the file's first bytes up to the end of its header (a Uint8Array).
   static double load_memory(const std::string& config_json, const val& weights_prefix, const std::string& quantize) {
     return guarded([&] {
@@ -278,6 +276,47 @@ void set_threads(int threads) {
   });
 }
 
+// A model on its way in: the bytes of model.safetensors are written into window() and committed,
+// and finish() makes the Engine (glassbox/model_loader.h). delete() cancels, freeing everything.
+class Loading {
+ public:
+  // header: a Uint8Array of the file's first bytes through the end of its header; options:
+  // {quantize: "none" | "int8", sha256: boolean}.
+  static Loading* create(const std::string& config_json, const val& header, const val& options) {
+    return guarded([&] {
+      const auto bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(header);
+      return new Loading(ModelLoader(config_json, std::as_bytes(std::span(bytes)),
+                                     {parse_quantization(options["quantize"].as<std::string>())}, options["sha256"].as<bool>()));
+    });
+  }
+  explicit Loading(ModelLoader loader) : loader_(std::move(loader)) {}
+
+  double size() const { return static_cast<double>(loader_.size()); }
+  double received() const { return static_cast<double>(loader_.received()); }
+  // A Uint8Array over the heap where the next bytes go: to be written before anything else runs
+  // (it is detached when the heap grows). Empty once the whole file is in.
+  val window() {
+    return guarded([&] {
+      const auto w = loader_.window();
+      return val(emscripten::typed_memory_view(w.size(), reinterpret_cast<std::uint8_t*>(w.data())));
+    });
+  }
+  void commit(double n) { guarded([&] { loader_.commit(static_cast<std::size_t>(n)); }); }
+  std::string sha256() const { return guarded([&] { return loader_.sha256_hex(); }); }
+  // The engine, with the tokenizer of files {vocab, merges} (strings; empty: ids only).
+  Engine* finish(const val& files) {
+    return guarded([&] {
+      auto engine = std::make_unique<Engine>(loader_.finish());
+      const auto vocab = files["vocab"].as<std::string>();
+      if (!vocab.empty()) engine->set_tokenizer(Tokenizer::from_strings(vocab, files["merges"].as<std::string>()));
+      return engine.release();
+    });
+  }
+
+ private:
+  ModelLoader loader_;
+};
+
 // The tokenizer alone, from vocab.json and merges.txt: a page can show its prompt's tokens while
 // the weights still download (engine.mjs, LocalTokenizer).
 class TextTokenizer {
@@ -307,7 +346,6 @@ EMSCRIPTEN_BINDINGS(glassbox) {
   emscripten::function("setThreads", &set_threads);
   emscripten::function("threads", &num_threads);
   emscripten::class_<Engine>("Engine")
-      .class_function("create", &Engine::create, emscripten::allow_raw_pointers())
       .class_function("loadMemory", &Engine::load_memory)
       .class_function("cacheMemory", &Engine::cache_memory)
       .function("tokenize", &Engine::tokenize)
@@ -320,6 +358,14 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("start", &Engine::start)
       .function("next", &Engine::next)
       .function("stop", &Engine::stop);
+  emscripten::class_<Loading>("Loading")
+      .class_function("create", &Loading::create, emscripten::allow_raw_pointers())
+      .function("size", &Loading::size)
+      .function("received", &Loading::received)
+      .function("window", &Loading::window)
+      .function("commit", &Loading::commit)
+      .function("sha256", &Loading::sha256)
+      .function("finish", &Loading::finish, emscripten::allow_raw_pointers());
   emscripten::class_<TextTokenizer>("Tokenizer")
       .class_function("create", &TextTokenizer::create, emscripten::allow_raw_pointers())
       .function("tokenize", &TextTokenizer::tokenize)

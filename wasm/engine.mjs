@@ -1,7 +1,7 @@
 // The engine in the current thread: the Embind module (glassbox-core.mjs/.wasm, or with threads
 // glassbox-core-mt.*) behind async methods. glassbox.mjs uses it directly, or from worker.mjs
 // inside a Web Worker / worker thread.
-import { errorClasses, InvalidArgumentError, OutOfMemoryError, StateError } from './errors.mjs';
+import { errorClasses, InvalidArgumentError, ModelFormatError, OutOfMemoryError, StateError } from './errors.mjs';
 import { headerLength } from './model-source.mjs';
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
@@ -58,24 +58,80 @@ export function checkIds(ids, what = 'ids') {
 }
 
 // The first bytes of model.safetensors up to the end of its header (model-source.mjs): what
-// Engine.loadMemory reads to say how much heap the model needs.
+// the engine plans a load from.
 const headerOf = (bytes) => bytes.subarray(0, headerLength(bytes));
 
-// Throws OutOfMemoryError when a model cannot be loaded and run in this thread's heap: its file
-// (size bytes, copied in whole), what the engine converts, packs or quantizes beside it (computed
-// by the loader from config.json and the file's header alone; prefix: at least the file's first
-// bytes up to the end of its header), and a generation's KV cache at the full context. Called
-// before the weights are downloaded, and again before they are copied in.
-export async function checkFits({ config, prefix, size, quantize = 'none' }) {
+// Throws OutOfMemoryError when a model cannot be loaded and run in this thread's heap: what the
+// engine converts, packs or quantizes its file into, with the loader's staging (computed by the
+// loader from config.json and the file's header alone; prefix: at least the file's first bytes up
+// to the end of its header; the file itself is never held), and a generation's KV cache at the
+// full context. Called before the weights are read.
+export async function checkFits({ config, prefix, quantize = 'none' }) {
   const core = await loadCore();
-  const loading = size + core.Engine.loadMemory(config, headerOf(prefix), quantize);
+  const loading = core.Engine.loadMemory(config, headerOf(prefix), quantize);
   const cache = core.Engine.cacheMemory(config);
   const left = HEAP_LIMIT - core.HEAPU8.length, MB = (n) => Math.ceil(n / 2 ** 20);
   if (loading + cache > left) {
     throw new OutOfMemoryError(`the model needs about ${MB(loading + cache)} MB of WebAssembly memory; ` +
                                `at most ${Math.floor(left / 2 ** 20)} MB are left in this thread's 4 GB heap ` +
-                               `(${MB(loading)} MB for its file and what loading makes of it, ${MB(cache)} MB for the ` +
-                               `keys and values of a full context)`);
+                               `(${MB(loading)} MB for its weights as the engine holds them and for loading them, ` +
+                               `${MB(cache)} MB for the keys and values of a full context)`);
+  }
+}
+
+// A model on its way into the heap (glassbox/model_loader.h): made from config.json and the
+// weights' header, it takes every byte of model.safetensors through write(), converting each
+// tensor as soon as it is whole, and finish() makes the LocalModel. The file is never held whole:
+// the heap holds the model's arrays and one staging buffer. cancel() frees everything.
+export class WeightsLoading {
+  #core;
+  #loading;
+  #quantize;
+
+  // After checkFits (readModelFiles' openWeights): {config, prefix, sha256: boolean}.
+  static async open({ config, prefix, sha256 = false }, { quantize = 'none' } = {}) {
+    const core = await loadCore();
+    const w = new WeightsLoading();
+    w.#core = core;
+    w.#quantize = quantize;
+    w.#loading = core.Loading.create(config, headerOf(prefix), { quantize, sha256 });
+    w.config = config;
+    return w;
+  }
+
+  get size() { return this.#loading.size(); }
+
+  // The file's next bytes (a Uint8Array), copied into the heap before this returns.
+  write(bytes) {
+    for (let at = 0; at < bytes.length;) {
+      const window = this.#loading.window();   // a view of the heap: written at once
+      if (window.length === 0) {
+        this.cancel();
+        throw new ModelFormatError(`model.safetensors: ${bytes.length - at} bytes after the last tensor belong to no tensor`);
+      }
+      const n = Math.min(window.length, bytes.length - at);
+      window.set(bytes.subarray(at, at + n));
+      this.#loading.commit(n);
+      at += n;
+    }
+  }
+
+  sha256() { return this.#loading.sha256(); }
+
+  // The model, once every byte is in; files: {vocab?, merges?} (strings) for its tokenizer.
+  finish(files) {
+    try {
+      const model = new LocalModel(this.#core, this.#loading.finish({ vocab: files.vocab ?? '', merges: files.merges ?? '' }),
+                                   this.config, this.#quantize);
+      return model;
+    } finally {
+      this.cancel();
+    }
+  }
+
+  cancel() {
+    this.#loading?.delete();
+    this.#loading = null;
   }
 }
 
@@ -84,29 +140,17 @@ export class LocalModel {
   #engine;
   #generating = false;
 
-  // files: {config: string, weights: ArrayBuffer | Uint8Array, vocab?: string, merges?: string}
-  // quantize: 'none' or 'int8' (checked by loadModel).
-  static async load(files, { quantize = 'none' } = {}) {
-    const core = await loadCore();
-    const weights = ArrayBuffer.isView(files.weights)
-      ? new Uint8Array(files.weights.buffer, files.weights.byteOffset, files.weights.byteLength)
-      : new Uint8Array(files.weights);
-    await checkFits({ config: files.config, prefix: weights, size: weights.length, quantize });
-    const ptr = core._malloc(weights.length);
-    if (!ptr) throw new OutOfMemoryError(`cannot allocate ${Math.ceil(weights.length / 2 ** 20)} MB for the weights in the WebAssembly heap`);
-    core.HEAPU8.set(weights, ptr);   // the one copy into the heap; the engine owns ptr from here
-    const model = new LocalModel();
-    model.#core = core;
-    model.#engine = core.Engine.create(ptr, weights.length,
-                                       { config: files.config, vocab: files.vocab ?? '', merges: files.merges ?? '', quantize });
-    model.config = JSON.parse(files.config);
-    model.quantize = quantize;
-    const { labels, bidirectional, maskTokenId } = model.#engine.info();
-    model.labels = Object.freeze(labels);
-    model.bidirectional = bidirectional;
-    model.maskTokenId = maskTokenId;
-    model.threads = core.threads();
-    return model;
+  // (WeightsLoading.finish makes them.)
+  constructor(core, engine, config, quantize) {
+    this.#core = core;
+    this.#engine = engine;
+    this.config = JSON.parse(config);
+    this.quantize = quantize;
+    const { labels, bidirectional, maskTokenId } = engine.info();
+    this.labels = Object.freeze(labels);
+    this.bidirectional = bidirectional;
+    this.maskTokenId = maskTokenId;
+    this.threads = core.threads();
   }
 
   #live() {

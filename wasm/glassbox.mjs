@@ -8,7 +8,7 @@
 // Errors are rejected promises with an Error whose message says what to fix, of one of the classes
 // of errors.mjs (a stable `name`, the same with or without a worker).
 import { errorFromWire, InvalidArgumentError, StateError } from './errors.mjs';
-import { cacheName, checkSha256, checkSource, readModelFiles } from './model-source.mjs';
+import { cacheName, checkSha256, checkSource, readModelFiles, removeCachedModels } from './model-source.mjs';
 
 export { listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
 export {
@@ -36,21 +36,26 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
   if (worker) return WorkerModel.load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256 });
   // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
   // worker never downloads them twice.
-  const { checkFits, LocalModel, LocalTokenizer } = await import('./engine.mjs');
+  const { checkFits, LocalTokenizer, WeightsLoading } = await import('./engine.mjs');
   let model = null, early = null, done = false;
   const onTokenizerFiles = onTokenizer && ((text) => LocalTokenizer.load(text).then((tokenizer) => {
     if (done) return tokenizer.handOver(model);   // the model was quicker
     early = tokenizer;
     onTokenizer(tokenizer);
   }, () => {}));   // a tokenizer that cannot be made: the model's load says why
-  let files;
+  let files, loading = null;
   try {
-    // A model that cannot fit is refused from its header, before its weights are read.
-    const onWeightsHeader = (header) => checkFits({ ...header, quantize });
-    files = await readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, onWeightsHeader });
-    model = await LocalModel.load(files, { quantize });
+    // A model that cannot fit is refused from its header, before its weights are read; then they
+    // stream into the engine.
+    const openWeights = async (header) => {
+      await checkFits({ ...header, quantize });
+      return (loading = await WeightsLoading.open(header, { quantize }));
+    };
+    files = await readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, openWeights });
+    model = loading.finish(files);
   } finally {
     done = true;
+    if (!model) loading?.cancel();
     early?.handOver(model);
   }
   if (signal?.aborted) {   // cancelled while the engine was being built
@@ -128,8 +133,10 @@ class WorkerModel {
       const worker = model.#worker;
       model.#worker = null;
       if (signal?.aborted) worker.postMessage({ method: 'cancel-load' });   // also when aborted before the listener
-      // A failed load leaves no thread behind; a cancelled one first finishes its clean-up.
-      loaded.catch(() => {}).finally(() => {
+      // A failed load leaves no thread behind; a cancelled one first finishes its clean-up. A load
+      // that was cancelled only after the worker had finished it (and stored it) keeps nothing either.
+      const unstore = (result) => cache && !result?.fromCache && typeof source === 'string' && removeCachedModels(source, cache);
+      loaded.then(unstore).catch(() => {}).finally(() => {
         model.#die(e);
         worker.terminate();
       });

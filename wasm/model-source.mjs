@@ -2,9 +2,12 @@
 // they are: a URL (streamed with progress in bytes, and optionally kept with the Cache API), a path
 // in Node, or the files themselves (strings, buffers, Blobs/Files).
 //
-// This runs where the engine runs. With { worker: true } that is the worker: a 500 MB download, its
-// assembly into one buffer and its copy into the WebAssembly heap never touch the page's thread, and
-// Blobs/Files cross to the worker by reference (structured clone), not as bytes.
+// This runs where the engine runs. With { worker: true } that is the worker: a 500 MB download and
+// its way into the WebAssembly heap never touch the page's thread, and Blobs/Files cross to the
+// worker by reference (structured clone), not as bytes.
+//
+// model.safetensors is never held whole: its bytes are handed on as they arrive (4 MB pieces from a
+// file) to the sink that openWeights gives, the engine's streaming loader.
 
 import { InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError } from './errors.mjs';
 
@@ -31,11 +34,10 @@ export function checkSha256(sha256) {
   return sha256.trim().toLowerCase();
 }
 
-// Throws unless the bytes' SHA-256 is `want` (lower-case hex); nothing to do without one.
-async function verifySha256(bytes, want, what) {
+// Throws unless the SHA-256 the sink computed is `want` (lower-case hex); nothing to do without one.
+function verifySha256(sink, want, what) {
   if (!want) return;
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-  const got = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+  const got = sink.sha256();
   if (got !== want) throw new ModelFormatError(`${what} has SHA-256 ${got}, not the ${want} that was asked for: it is not the expected file (nothing was cached)`);
 }
 
@@ -47,46 +49,38 @@ export function cacheName(cache) {
   throw new InvalidArgumentError(`loadModel: cache must be true or the name of a cache, got ${JSON.stringify(cache)}`);
 }
 
-// -> {config: string, weights: Uint8Array, vocab?: string, merges?: string, fromCache?: true, cacheError?: string}
-// onProgress({loaded, total}): bytes of model.safetensors. signal: an AbortSignal that cancels the reading.
-// sha256 (checked by checkSha256): model.safetensors must have this SHA-256, else the load fails
-// (and a cached copy that does not match is removed). onTokenizerFiles({config, vocab, merges}):
+// -> {config: string, vocab?: string, merges?: string, fromCache?: true, cacheError?: string}, once
+// every byte of model.safetensors has gone to the sink of openWeights.
+// openWeights({config, prefix, size, sha256}): called (and awaited) with config.json, the first bytes
+// of model.safetensors up to the end of its header, the file's size as its source says (0: not
+// known) and whether a SHA-256 is wanted, before the rest is read; it returns the sink {write(bytes),
+// sha256()} that receives every byte of the file from its first, in order (write copies them before
+// it returns), or throws to end the load (a model that cannot fit is refused without downloading it).
+// onProgress({loaded, total}): bytes of model.safetensors. signal: an AbortSignal that cancels the
+// reading. sha256 (checked by checkSha256): model.safetensors must have this SHA-256, else the load
+// fails (and a cached copy that does not match is removed). onTokenizerFiles({config, vocab, merges}):
 // called once the three are read, before the weights are (from a URL: as soon as they have downloaded).
-// onWeightsHeader({config, prefix, size}): called (and awaited) with the first bytes of
-// model.safetensors up to the end of its header and the file's size, before the rest is read or a
-// buffer of its size is allocated; what it throws ends the load (a model that cannot fit is
-// refused without downloading it). Not called for weights given as a buffer: they are in memory.
-export async function readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, onWeightsHeader } = {}) {
+export async function readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, openWeights } = {}) {
   checkSource(source);
   const want = checkSha256(sha256);
   const tokenizerFiles = (files) => {
     if (typeof files.vocab === 'string' && typeof files.merges === 'string')
       onTokenizerFiles?.({ config: files.config, vocab: files.vocab, merges: files.merges });
   };
+  const weights = { openWeights, onProgress, signal, want };
   if (typeof source === 'string' || source instanceof URL) {
     const local = isNode && !/^https?:/.test(String(source));
-    if (!local) return readDirectoryUrl(source, onProgress, signal, cacheName(cache), want, tokenizerFiles, onWeightsHeader);
-    const files = await readDirectoryNode(source, onProgress, signal, onWeightsHeader);
-    tokenizerFiles(files);
-    await verifySha256(files.weights, want, 'model.safetensors');
-    return files;
-  }
-  const total = byteLength(source.weights);
-  const config = await asText(source.config, 'config');
-  if (typeof Blob !== 'undefined' && source.weights instanceof Blob && onWeightsHeader) {   // a file on this device
-    const prefix = await headerOfBlob(source.weights);
-    await onWeightsHeader({ config, prefix, size: source.weights.size });
+    if (!local) return readDirectoryUrl(source, weights, cacheName(cache), tokenizerFiles);
+    return readDirectoryNode(source, weights, tokenizerFiles);
   }
   const files = {
-    config,
-    weights: await asBytes(source.weights, 'weights'),
+    config: await asText(source.config, 'config'),
     vocab: source.vocab === undefined ? undefined : await asText(source.vocab, 'vocab'),
     merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges'),
   };
-  signal?.throwIfAborted();
   tokenizerFiles(files);
-  await verifySha256(files.weights, want, 'the weights (model.safetensors)');
-  onProgress?.({ loaded: total, total });
+  await pourWeights(piecesOf(source.weights, signal), { ...weights, config: files.config, size: byteLength(source.weights),
+                                                         what: 'the weights (model.safetensors)' });
   return files;
 }
 
@@ -94,11 +88,82 @@ function byteLength(x) {
   return x?.byteLength ?? x?.size ?? 0;
 }
 
-async function asBytes(x, what) {
-  if (x instanceof ArrayBuffer) return new Uint8Array(x);
-  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-  if (typeof Blob !== 'undefined' && x instanceof Blob) return new Uint8Array(await x.arrayBuffer());
-  throw new InvalidArgumentError(`loadModel: "${what}" must be an ArrayBuffer, a typed array or a Blob/File`);
+// How much of a file is read at a time: large enough that a read's overhead does not count, small
+// enough that the piece is nothing beside the model.
+const PIECE = 4 * 2 ** 20;
+
+// A reader ({read(): {done, value}}) of the weights given as bytes or as a Blob/File, in pieces.
+function piecesOf(x, signal) {
+  if (typeof Blob !== 'undefined' && x instanceof Blob) return x.stream().getReader();
+  let bytes;
+  if (x instanceof ArrayBuffer) bytes = new Uint8Array(x);
+  else if (ArrayBuffer.isView(x)) bytes = new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  else throw new InvalidArgumentError('loadModel: "weights" must be an ArrayBuffer, a typed array or a Blob/File');
+  let at = 0;
+  return {
+    async read() {
+      signal?.throwIfAborted();
+      if (at >= bytes.length) return { done: true };
+      const value = bytes.subarray(at, at + PIECE);   // a view: no copy
+      at += value.length;
+      return { done: false, value };
+    },
+    async cancel() {},
+  };
+}
+
+// Reads model.safetensors through `next(loaded)` ({done, value}: its next piece) into the sink that
+// openWeights makes from its header (see readModelFiles), reporting progress, and checks its
+// SHA-256. onPiece(piece): awaited for each piece once the engine has it (a copy into a cache).
+// size: the file's size as its source announces it (0: not known); what: the file, in errors.
+async function pourWeights(reader, { config, size, openWeights, onProgress, signal, want, what, next, onPiece }) {
+  next ??= async () => {
+    signal?.throwIfAborted();
+    return reader.read();
+  };
+  let loaded = 0, reported = performance.now();
+  onProgress?.({ loaded, total: size });
+  // The header first (the first pieces gathered until it is whole): the engine plans the load from it.
+  let head = new Uint8Array(0);
+  while (head.length < headerLength(head)) {
+    const piece = await next(head.length);
+    if (piece.done) break;
+    const grown = new Uint8Array(head.length + piece.value.length);
+    grown.set(head);
+    grown.set(piece.value, head.length);
+    head = grown;
+  }
+  let sink;
+  try {
+    sink = await openWeights({ config, prefix: head, size, sha256: Boolean(want) });
+  } catch (e) {
+    reader.cancel?.(e)?.catch?.(() => {});
+    throw e;
+  }
+  const pour = async (piece) => {
+    sink.write(piece);
+    loaded += piece.length;
+    await onPiece?.(piece);
+    const now = performance.now();
+    if (now - reported >= 50) {   // at most 20 reports a second: each may cross to the page and redraw
+      reported = now;
+      onProgress?.({ loaded, total: Math.max(size, loaded) });
+    }
+  };
+  try {
+    if (head.length) await pour(head);
+    for (;;) {
+      const piece = await next(loaded);
+      if (piece.done) break;
+      await pour(piece.value);
+    }
+  } catch (e) {
+    reader.cancel?.(e)?.catch?.(() => {});
+    throw e;
+  }
+  verifySha256(sink, want, what);   // before anything uses or keeps the model
+  onProgress?.({ loaded, total: Math.max(size, loaded) });
+  return loaded;
 }
 
 // The longest header the engine reads: a file claiming a longer one gets its error from the
@@ -113,9 +178,11 @@ export function headerLength(first8) {
   return 8 + Number(n < BigInt(MAX_HEADER) ? n : BigInt(MAX_HEADER));
 }
 
-async function headerOfBlob(blob) {
-  const first8 = new Uint8Array(await blob.slice(0, 8).arrayBuffer());
-  return new Uint8Array(await blob.slice(0, headerLength(first8)).arrayBuffer());
+async function asBytes(x, what) {
+  if (x instanceof ArrayBuffer) return new Uint8Array(x);
+  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  if (typeof Blob !== 'undefined' && x instanceof Blob) return new Uint8Array(await x.arrayBuffer());
+  throw new InvalidArgumentError(`loadModel: "${what}" must be an ArrayBuffer, a typed array or a Blob/File`);
 }
 
 async function asText(x, what) {
@@ -123,46 +190,55 @@ async function asText(x, what) {
   return new TextDecoder('utf-8', { fatal: false }).decode(await asBytes(x, what));
 }
 
-async function readDirectoryNode(dir, onProgress, signal, onWeightsHeader) {
+async function readDirectoryNode(dir, weights, tokenizerFiles) {
   const { open, readFile, stat } = await import('node:fs/promises');
   const { fileURLToPath } = await import('node:url');
   const path = await import('node:path');
+  const { signal } = weights;
   const base = dir instanceof URL || String(dir).startsWith('file:') ? fileURLToPath(dir) : String(dir);
+  const fail = (name, e) => {
+    if (signal?.aborted) throw signal.reason;
+    throw new ModelFormatError(`cannot read ${path.join(base, name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+  };
   const read = async (name) => {
     try {
-      return await readFile(path.join(base, name), { signal });
+      return (await readFile(path.join(base, name), { signal })).toString('utf8');
     } catch (e) {
-      if (signal?.aborted) throw signal.reason;
-      if (OPTIONAL.has(name) && e.code === 'ENOENT') return undefined;
-      throw new ModelFormatError(`cannot read ${path.join(base, name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+      if (OPTIONAL.has(name) && e.code === 'ENOENT' && !signal?.aborted) return undefined;
+      fail(name, e);
     }
   };
   const info = await stat(base).catch(() => null);
   if (!info?.isDirectory()) throw new ModelFormatError(`${base} is not a model directory (${MODEL_FILES.join(', ')})`);
-  if (onWeightsHeader) {   // the header first: a model that cannot fit is refused before it is read
-    const config = await read('config.json');
-    const file = await open(path.join(base, 'model.safetensors')).catch(() => null);
-    if (file) {
-      try {
-        const { size } = await file.stat();
-        const first8 = new Uint8Array(8);
-        await file.read(first8, 0, 8, 0);
-        const prefix = new Uint8Array(Math.min(size, headerLength(first8)));
-        await file.read(prefix, 0, prefix.length, 0);
-        await onWeightsHeader({ config: config.toString('utf8'), prefix, size });
-      } finally {
-        await file.close();
-      }
-    }
+  const [config, vocab, merges] = await Promise.all(['config.json', 'vocab.json', 'merges.txt'].map(read));
+  const files = { config, vocab, merges };
+  tokenizerFiles(files);
+  // The weights in pieces, each read into the same buffer and copied on by the sink before the next.
+  const name = path.join(base, 'model.safetensors');
+  const file = await open(name).catch((e) => fail('model.safetensors', e));
+  try {
+    const { size } = await file.stat();
+    const buffer = new Uint8Array(Math.min(PIECE, Math.max(size, 1)));
+    let at = 0;
+    const reader = {
+      async read() {
+        signal?.throwIfAborted();
+        const { bytesRead } = await file.read(buffer, 0, buffer.length, at).catch((e) => fail('model.safetensors', e));
+        at += bytesRead;
+        return bytesRead ? { done: false, value: buffer.subarray(0, bytesRead) } : { done: true };
+      },
+    };
+    await pourWeights(reader, { ...weights, config, size, what: name });
+  } finally {
+    await file.close();
   }
-  const [config, weights, vocab, merges] = await Promise.all(MODEL_FILES.map(read));
-  onProgress?.({ loaded: weights.length, total: weights.length });
-  return { config: config.toString('utf8'), weights, vocab: vocab?.toString('utf8'), merges: merges?.toString('utf8') };
+  return files;
 }
 
 // --- a directory URL, with the Cache API
 
-async function readDirectoryUrl(dir, onProgress, signal, cache, sha256, tokenizerFiles, onWeightsHeader) {
+async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
+  const { signal, want } = weights;
   const base = new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
   let store = null, cacheError;
   if (cache) {
@@ -174,25 +250,21 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256, tokenize
     } catch (e) {   // storage blocked (a privacy setting): the model loads, uncached
       cacheError = `the cache could not be opened (${e?.message ?? e}); the model will be downloaded again next time`;
     }
-    const cached = store && await readCached(store, base, onProgress, signal, tokenizerFiles, onWeightsHeader);
-    if (cached) {
-      try {
-        await verifySha256(cached.weights, sha256, `${new URL('model.safetensors', base)} (cached)`);
-      } catch (e) {
-        await forget(store, base);
-        throw e;
-      }
-      return cached;
-    }
+    const cached = store && await readCached(store, base, weights, tokenizerFiles).catch(async (e) => {
+      if (!(e instanceof ModelFormatError) || signal?.aborted) throw e;
+      await forget(store, base);   // a cached copy that is not the file asked for, or broken
+      throw e;
+    });
+    if (cached) return cached;
   }
   // All four downloads start at once (the weights are most of the time: none of them waits for
   // another), and are taken in order: the small files, then the weights. With a cache, the weights
-  // stream into it while they are read (a clone of the response), and an entry for
-  // model.safetensors therefore means the directory's other files are stored too. Anything that
-  // fails leaves nothing in the cache.
+  // go into it piece by piece as the engine takes them, and the entry is complete only once every
+  // check has passed: an entry for model.safetensors means the directory's other files are stored
+  // too. Anything that fails leaves nothing in the cache.
   const files = cacheError ? { cacheError } : {};
   const order = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
-  let storing = null;
+  let storing = null, writer = null;
   // The downloads' own signal: a failure here also stops the copy streaming into the cache.
   const downloads = new AbortController();
   const stop = () => downloads.abort(signal.reason);
@@ -215,14 +287,28 @@ async function readDirectoryUrl(dir, onProgress, signal, cache, sha256, tokenize
         if (store) await putOrFail(store, url, new Response(bytes, { headers }), files);
         continue;
       }
-      if (store && !files.cacheError) storing = putOrFail(store, url, response.clone(), files);
-      const onHeader = onWeightsHeader && ((prefix, size) => onWeightsHeader({ config: files.config, prefix, size }));
-      files.weights = await readWithProgress(response, onProgress, signal, url, onHeader);
-      await verifySha256(files.weights, sha256, String(url));   // before anything uses or keeps it
+      let onPiece;
+      if (store && !files.cacheError) {
+        // The cache's copy is fed the pieces the engine took, with backpressure (a tee of the
+        // response would buffer without bound whenever the cache is the slower of the two).
+        const { readable, writable } = new TransformStream();
+        writer = writable.getWriter();
+        const headers = { 'content-type': 'application/octet-stream' };
+        const length = response.headers.get('content-length');
+        if (length && (response.headers.get('content-encoding') ?? 'identity') === 'identity') headers['content-length'] = length;
+        storing = putOrFail(store, url, new Response(readable, { headers }), files);
+        onPiece = async (piece) => {
+          await writer.ready;
+          writer.write(piece).catch(() => {});   // (a failure shows in storing)
+        };
+      }
+      await readWithProgress(response, { ...weights, config: files.config, url, onPiece });
+      await writer?.close();   // the size and the SHA-256 are right: the cache's copy may be complete
     }
     await storing;
   } catch (e) {
     downloads.abort(e);
+    await writer?.abort(e).catch(() => {});
     await storing?.catch(() => {});
     if (store) await forget(store, base);   // after the copy into the cache has stopped
     throw signal?.aborted ? signal.reason : e;
@@ -265,54 +351,19 @@ async function download(url, signal, cancelled) {
   return response;
 }
 
-// Streams a response into one buffer, reporting bytes as they arrive. With a Content-Length the
-// buffer is allocated once and filled in place: a 500 MB download never needs twice its size, and
-// a download that ends short of it (or breaks off) is an error, not a truncated model.
-// onHeader(prefix, size): awaited once the safetensors header is in (the first chunks are held
-// until then), before that buffer is allocated; what it throws cancels the download.
-async function readWithProgress(response, onProgress, signal, url, onHeader) {
+// Pours a response's body into the engine (pourWeights), with the download's errors: one that
+// ends short of its Content-Length (or breaks off) is an error, not a truncated model.
+async function readWithProgress(response, weights) {
+  const { signal, url } = weights;
   const total = Number(response.headers.get('content-length')) || 0;
   // Compressed, the announced length is that of the compressed bytes: only a plain body can be held to it.
   const encoding = (response.headers.get('content-encoding') ?? 'identity').toLowerCase();
   const announced = encoding === 'identity' ? total : 0;
-  let loaded = 0, reported = performance.now();
-  onProgress?.({ loaded, total });
   const reader = response.body.getReader();
-  let bytes;
-  if (onHeader) {
-    const head = await readHeader(reader, signal, url, announced);
-    try {
-      await onHeader(head, Math.max(total, head.length));
-    } catch (e) {
-      reader.cancel(e).catch(() => {});
-      throw e;
-    }
-    bytes = new Uint8Array(Math.max(total, head.length));
-    bytes.set(head);
-    loaded = head.length;
-  } else {
-    bytes = new Uint8Array(total);
-  }
-  for (;;) {
-    const { done, value } = await readChunk(reader, signal, url, loaded, announced);
-    if (done) break;
-    if (loaded + value.length > bytes.length) {   // no (or a wrong) Content-Length: grow
-      const grown = new Uint8Array(Math.max(2 * bytes.length, loaded + value.length));
-      grown.set(bytes.subarray(0, loaded));
-      bytes = grown;
-    }
-    bytes.set(value, loaded);
-    loaded += value.length;
-    const now = performance.now();
-    if (now - reported >= 50) {   // at most 20 reports a second: each may cross to the page and redraw
-      reported = now;
-      onProgress?.({ loaded, total: Math.max(total, loaded) });
-    }
-  }
+  const next = (loaded) => readChunk(reader, signal, url, loaded, announced);
+  const loaded = await pourWeights(reader, { ...weights, size: total, what: String(url ?? 'model.safetensors'), next });
   if (announced && loaded !== announced)
     throw new NetworkError(`cannot download ${url}: received ${loaded} bytes, the server announced ${announced}; nothing was cached`);
-  onProgress?.({ loaded, total: Math.max(total, loaded) });
-  return loaded === bytes.length ? bytes : bytes.slice(0, loaded);
 }
 
 // The next chunk of a download ({done, value}); a broken connection is a NetworkError that says
@@ -327,24 +378,10 @@ async function readChunk(reader, signal, url, loaded, announced) {
   }
 }
 
-// The first bytes of a safetensors download up to the end of its header (fewer if the body ends
-// first), read from the stream.
-async function readHeader(reader, signal, url, announced) {
-  let head = new Uint8Array(0);
-  while (head.length < headerLength(head)) {
-    const chunk = await readChunk(reader, signal, url, head.length, announced);
-    if (chunk.done) break;
-    const grown = new Uint8Array(head.length + chunk.value.length);
-    grown.set(head);
-    grown.set(chunk.value, head.length);
-    head = grown;
-  }
-  return head;
-}
-
-async function readCached(store, base, onProgress, signal, tokenizerFiles, onWeightsHeader) {
-  const weights = await store.match(new URL('model.safetensors', base));
-  if (!weights) return null;
+async function readCached(store, base, weights, tokenizerFiles) {
+  const url = new URL('model.safetensors', base);
+  const cached = await store.match(url);
+  if (!cached) return null;
   const files = { fromCache: true };
   for (const [i, name] of MODEL_FILES.entries()) {
     if (name === 'model.safetensors') continue;
@@ -353,8 +390,7 @@ async function readCached(store, base, onProgress, signal, tokenizerFiles, onWei
     else if (!OPTIONAL.has(name)) return null;
   }
   tokenizerFiles(files);
-  const onHeader = onWeightsHeader && ((prefix, size) => onWeightsHeader({ config: files.config, prefix, size }));
-  files.weights = await readWithProgress(weights, onProgress, signal, undefined, onHeader);
+  await readWithProgress(cached, { ...weights, config: files.config, url: `${url} (cached)` });
   return files;
 }
 

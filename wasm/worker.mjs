@@ -18,7 +18,7 @@
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
 // the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
-import { checkFits, loadCore, LocalModel, LocalTokenizer } from './engine.mjs';
+import { checkFits, loadCore, LocalTokenizer, WeightsLoading } from './engine.mjs';
 import { errorToWire, StateError } from './errors.mjs';
 import { readModelFiles } from './model-source.mjs';
 
@@ -43,8 +43,8 @@ const calls = {
   // The worker reads the files itself: nothing large is copied on the page's thread.
   async load(args, id) {
     // The engine's module downloads and compiles while the model's files are read: neither waits
-    // for the other (LocalModel.load awaits the same promise).
-    loadCore().catch(() => {});   // (its failure is reported by LocalModel.load)
+    // for the other (WeightsLoading.open awaits the same promise).
+    loadCore().catch(() => {});   // (its failure is reported by WeightsLoading.open)
     loading = new AbortController();
     let files;
     // A tokenizer as soon as vocab.json and merges.txt are in; one that cannot be made is no
@@ -55,15 +55,21 @@ const calls = {
       tokenizer = t;
       port.send({ id, tokenizer: { config: t.config } });
     }, () => {});
+    let weights = null;
+    const openWeights = async (header) => {
+      await checkFits({ ...header, quantize: args.quantize });
+      return (weights = await WeightsLoading.open(header, { quantize: args.quantize }));
+    };
     try {
       files = await readModelFiles(args.source, {
         onProgress: (progress) => port.send({ id, progress }), cache: args.cache, sha256: args.sha256, signal: loading.signal,
-        onTokenizerFiles, onWeightsHeader: (header) => checkFits({ ...header, quantize: args.quantize }),
+        onTokenizerFiles, openWeights,
       });
-      model = await LocalModel.load(files, { quantize: args.quantize });
+      model = weights.finish(files);
     } finally {
       done = true;
       loading = null;
+      if (!model) weights?.cancel();
       tokenizer?.handOver(model);
       tokenizer = null;
     }
