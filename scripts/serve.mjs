@@ -38,12 +38,22 @@ export function startServer(root, port = 0, { isolate = true } = {}) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    res.writeHead(200, {
+    const headers = {
       'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-      'content-length': info.size,
+      'accept-ranges': 'bytes',
       ...(isolate ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {}),
       'cache-control': 'no-cache',
-    });
+    };
+    // One range ("bytes=FROM-TO" or "bytes=FROM-"), as static hosts serve them: the page reads a
+    // model's header this way to tell its size before downloading it.
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    if (range && Number(range[1]) < info.size) {
+      const from = Number(range[1]), to = Math.min(range[2] ? Number(range[2]) : info.size - 1, info.size - 1);
+      res.writeHead(206, { ...headers, 'content-range': `bytes ${from}-${to}/${info.size}`, 'content-length': to - from + 1 });
+      createReadStream(file, { start: from, end: to }).pipe(res);
+      return;
+    }
+    res.writeHead(200, { ...headers, 'content-length': info.size });
     createReadStream(file).pipe(res);
   });
   return new Promise((ok) => server.listen(port, '127.0.0.1', () => ok({ server, url: `http://127.0.0.1:${server.address().port}/` })));

@@ -19,24 +19,33 @@ export function availableThreads() {
 // fetch() a file path); in browsers and workers the glue fetches it next to its .mjs. The threaded
 // module starts its Web Workers (threads - 1, the pool of glassbox/threads.h) before it resolves.
 export function loadCore() {
-  corePromise ??= (async () => {
-    const threads = availableThreads();
-    const options = {};
-    if (isNode) {
-      const { readFile } = await import('node:fs/promises');
-      options.wasmBinary = await readFile(new URL('./glassbox-core.wasm', import.meta.url));
-    }
-    if (threads > 1) {
-      const { default: create } = await import('./glassbox-core-mt.mjs');
-      const core = await create({ ...options, errors: errorClasses, glassboxPoolSize: threads - 1 });
-      core.setThreads(threads);
-      return core;
-    }
-    const { default: create } = await import('./glassbox-core.mjs');
-    return create({ ...options, errors: errorClasses });   // the classes the C++ side throws
-  })();
+  corePromise ??= createCore(availableThreads());
   return corePromise;
 }
+
+async function createCore(threads) {
+  const options = {};
+  if (isNode) {
+    const { readFile } = await import('node:fs/promises');
+    options.wasmBinary = await readFile(new URL('./glassbox-core.wasm', import.meta.url));
+  }
+  let core;
+  if (threads > 1) {
+    const { default: create } = await import('./glassbox-core-mt.mjs');
+    core = await create({ ...options, errors: errorClasses, glassboxPoolSize: threads - 1 });
+    core.setThreads(threads);
+  } else {
+    const { default: create } = await import('./glassbox-core.mjs');
+    core = await create({ ...options, errors: errorClasses });   // the classes the C++ side throws
+  }
+  core.startHeapBytes = core.HEAPU8.length;   // the heap before any model: the rest is what one can have
+  return core;
+}
+
+// For counting only (memoryNeeded): this thread's engine if it has one, else the single-threaded
+// module, which starts no workers (a page whose models run in a worker counts on its own thread).
+let countingCore = null;
+const coreForCounting = () => corePromise ?? (countingCore ??= createCore(1));
 
 // A WebAssembly heap (wasm32) holds at most 4 GB; the glue reports the exact limit.
 const HEAP_LIMIT = 4294901760;
@@ -61,16 +70,23 @@ export function checkIds(ids, what = 'ids') {
 // the engine plans a load from.
 const headerOf = (bytes) => bytes.subarray(0, headerLength(bytes));
 
-// Throws OutOfMemoryError when a model cannot be loaded and run in this thread's heap: what the
-// engine converts, packs or quantizes its file into, with the loader's staging (computed by the
-// loader from config.json and the file's header alone; prefix: at least the file's first bytes up
-// to the end of its header; the file itself is never held), and a generation's KV cache at the
-// full context. Called before the weights are read.
+// What a model takes in this thread's heap, from config.json and the first bytes of its
+// model.safetensors through the end of its header (prefix): {loadBytes: what the engine converts,
+// packs or quantizes the file into, with the loader's staging (Model::load_memory; the file itself
+// is never held), cacheBytes: a generation's KV cache at the full context (KVCache::peak_bytes),
+// leftBytes: what the heap can still give this thread}.
+// core: the module whose heap is meant (default: this thread's, or one for counting only).
+export async function memoryNeeded({ config, prefix, quantize = 'none' }, core = null) {
+  core ??= await coreForCounting();
+  return { loadBytes: core.Engine.loadMemory(config, headerOf(prefix), quantize), cacheBytes: core.Engine.cacheMemory(config),
+           leftBytes: HEAP_LIMIT - core.HEAPU8.length, limitBytes: HEAP_LIMIT - core.startHeapBytes };
+}
+
+// Throws OutOfMemoryError when a model cannot be loaded and run in this thread's heap
+// (memoryNeeded). Called before the weights are read.
 export async function checkFits({ config, prefix, quantize = 'none' }) {
-  const core = await loadCore();
-  const loading = core.Engine.loadMemory(config, headerOf(prefix), quantize);
-  const cache = core.Engine.cacheMemory(config);
-  const left = HEAP_LIMIT - core.HEAPU8.length, MB = (n) => Math.ceil(n / 2 ** 20);
+  const { loadBytes: loading, cacheBytes: cache, leftBytes: left } = await memoryNeeded({ config, prefix, quantize }, await loadCore());
+  const MB = (n) => Math.ceil(n / 2 ** 20);
   if (loading + cache > left) {
     throw new OutOfMemoryError(`the model needs about ${MB(loading + cache)} MB of WebAssembly memory; ` +
                                `at most ${Math.floor(left / 2 ** 20)} MB are left in this thread's 4 GB heap ` +

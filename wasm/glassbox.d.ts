@@ -161,6 +161,20 @@ export function loadModel(source: string | URL | ModelFiles, options?: LoadOptio
 export const MODEL_FILES: readonly string[];
 
 /** The model directories in a cache (default "glassbox-models"), with their size in bytes. */
+/** What loading and running a model would take, from config.json and the header of model.safetensors alone (a URL: its first 64 KB). */
+export interface ModelEstimate {
+  /** model.safetensors' size (0: the server did not say). */
+  fileBytes: number;
+  /** The weights as the engine holds them (F32 or int8), and loading them. */
+  loadBytes: number;
+  /** A generation's keys and values at the model's full context. */
+  cacheBytes: number;
+  totalBytes: number;
+  /** What a thread's 4 GB WebAssembly heap can give a model. */
+  limitBytes: number;
+  fits: boolean;
+}
+export function estimateModel(source: string | URL | ModelFiles, options?: { quantize?: 'none' | 'int8'; signal?: AbortSignal; worker?: boolean }): Promise<ModelEstimate>;
 export function listCachedModels(cache?: true | string): Promise<{ url: string; bytes: number }[]>;
 
 /** Removes one directory's files from the cache (url as listCachedModels gives it), or everything. */

@@ -67,6 +67,59 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
   return model;
 }
 
+// What loading and running a model would take, from its config.json and the header of its
+// model.safetensors alone (from a URL: config.json and the file's first 64 KB; the weights are not
+// downloaded): {fileBytes, loadBytes (its weights as the engine holds them, and loading them),
+// cacheBytes (a generation's keys and values at the full context), totalBytes, limitBytes (what a
+// thread's 4 GB heap can give a model), fits}. Counted by the engine itself: in this thread (the
+// single-threaded module, ~0.5 MB, is loaded for it if it is not yet), or with { worker: true } in
+// a worker of its own, ended once it has answered (a page whose Content-Security-Policy keeps the
+// engine out of the page's thread).
+export async function estimateModel(source, { quantize, signal, worker = false } = {}) {
+  checkSource(source);
+  quantize = checkQuantize(quantize);
+  signal?.throwIfAborted();
+  let needed;
+  if (worker) {
+    if (!isNode && (typeof source === 'string' || source instanceof URL)) source = new URL(source, globalThis.location?.href).href;
+    if (source instanceof URL) source = source.href;
+    needed = await callOnce('estimate', { source, quantize }, signal);
+  } else {
+    const { memoryNeeded } = await import('./engine.mjs');
+    const { readModelHeader } = await import('./model-source.mjs');
+    const header = await readModelHeader(source, { signal });
+    needed = { size: header.size, ...(await memoryNeeded({ ...header, quantize })) };
+  }
+  const { size, loadBytes, cacheBytes, limitBytes } = needed;
+  const totalBytes = loadBytes + cacheBytes;
+  return { fileBytes: size, loadBytes, cacheBytes, totalBytes, limitBytes, fits: totalBytes <= limitBytes };
+}
+
+// One call in a worker of its own (worker.mjs), which then ends; signal ends it at once.
+async function callOnce(method, args, signal) {
+  const url = new URL('./worker.mjs', import.meta.url);
+  let worker, listen;
+  if (isNode) {
+    const { Worker } = await import('node:worker_threads');
+    worker = new Worker(url);
+    listen = (f) => worker.on('message', f);
+  } else {
+    worker = new Worker(url, { type: 'module' });
+    listen = (f) => { worker.onmessage = (e) => f(e.data); };
+  }
+  try {
+    return await new Promise((resolve, reject) => {
+      listen(({ result, error }) => (error ? reject(errorFromWire(error)) : resolve(result)));
+      if (isNode) worker.on('error', reject);
+      else worker.onerror = (e) => reject(new StateError(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      worker.postMessage({ id: 1, method, args });
+    });
+  } finally {
+    worker.terminate();
+  }
+}
+
 function checkQuantize(quantize) {
   if (quantize === undefined) return 'none';
   if (quantize !== 'none' && quantize !== 'int8') throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);

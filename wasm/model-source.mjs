@@ -394,6 +394,81 @@ async function readCached(store, base, weights, tokenizerFiles) {
   return files;
 }
 
+// --- a model's size before it is loaded
+
+// -> {config: string, prefix: Uint8Array, size}: config.json, the first bytes of model.safetensors
+// through the end of its header, and the file's size, read without the rest of the weights. From a
+// URL: config.json and one ranged request for the file's first 64 KB (a second one for a longer
+// header); a server that ignores ranges sends the whole file, of which only the start is read.
+export async function readModelHeader(source, { signal } = {}) {
+  checkSource(source);
+  if (typeof source === 'string' || source instanceof URL) {
+    if (isNode && !/^https?:/.test(String(source))) {
+      const { open, readFile } = await import('node:fs/promises');
+      const { fileURLToPath } = await import('node:url');
+      const path = await import('node:path');
+      const base = source instanceof URL || String(source).startsWith('file:') ? fileURLToPath(source) : String(source);
+      const config = await readFile(path.join(base, 'config.json'), { encoding: 'utf8', signal }).catch((e) => {
+        throw new ModelFormatError(`cannot read ${path.join(base, 'config.json')}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+      });
+      const file = await open(path.join(base, 'model.safetensors')).catch((e) => {
+        throw new ModelFormatError(`cannot read ${path.join(base, 'model.safetensors')}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+      });
+      try {
+        const { size } = await file.stat();
+        const read = async (n) => {
+          const bytes = new Uint8Array(Math.min(n, size));
+          await file.read(bytes, 0, bytes.length, 0);
+          return bytes;
+        };
+        return { config, prefix: await read(headerLength(await read(8))), size };
+      } finally {
+        await file.close();
+      }
+    }
+    const base = new URL(String(source).endsWith('/') ? String(source) : `${source}/`, globalThis.location?.href);
+    const configResponse = await download(new URL('config.json', base), signal, signal);
+    if (!configResponse) throw new NetworkError(`cannot download ${new URL('config.json', base)}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
+    const config = await configResponse.text();
+    const url = new URL('model.safetensors', base);
+    let prefix = new Uint8Array(0), size = 0;
+    for (let want = 64 * 1024; prefix.length < headerLength(prefix) && prefix.length < want;) {
+      const response = await fetch(url, { signal, headers: { range: `bytes=${prefix.length}-${want - 1}` } }).catch((e) => {
+        if (signal?.aborted) throw signal.reason;
+        throw new NetworkError(`cannot download ${url}: ${e.message}`);
+      });
+      if (!response.ok) throw new NetworkError(`cannot download ${url}: HTTP ${response.status}`);
+      const ranged = response.status === 206;
+      size = ranged ? Number(response.headers.get('content-range')?.split('/')[1]) || 0 : Number(response.headers.get('content-length')) || 0;
+      const reader = response.body.getReader();
+      const start = ranged ? prefix.length : 0;
+      let got = ranged ? prefix : new Uint8Array(0);
+      // A range is read to its end; a whole file (a server without ranges) only to its header's.
+      while (ranged || got.length < headerLength(got)) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const grown = new Uint8Array(got.length + value.length);
+        grown.set(got);
+        grown.set(value, got.length);
+        got = grown;
+      }
+      if (!ranged) reader.cancel().catch(() => {});
+      prefix = got;
+      if (!ranged || got.length === start) break;   // the whole file's start was read, or it ended
+      want = headerLength(prefix);
+    }
+    return { config, prefix: prefix.subarray(0, headerLength(prefix)), size };
+  }
+  const config = await asText(source.config, 'config');
+  const weights = source.weights;
+  if (typeof Blob !== 'undefined' && weights instanceof Blob) {
+    const first = new Uint8Array(await weights.slice(0, 8).arrayBuffer());
+    return { config, prefix: new Uint8Array(await weights.slice(0, headerLength(first)).arrayBuffer()), size: weights.size };
+  }
+  const bytes = await asBytes(weights, 'weights');
+  return { config, prefix: bytes.subarray(0, headerLength(bytes)), size: bytes.length };
+}
+
 // --- what is in the cache, for a page that shows it
 
 // -> [{url, bytes}]: the model directories in the cache, with their size.

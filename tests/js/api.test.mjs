@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
+import { estimateModel, GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
 import { checkClassifyReport, classifyScenario } from './classify.mjs';
 import { concurrency } from './concurrency.mjs';
@@ -645,6 +645,63 @@ test('streaming load: every source gives the same model; a failed or cancelled l
     assert.equal(core.heapBytesInUse(), inUse, 'a cancelled load keeps nothing');
   } finally {
     server.closeAllConnections?.();
+    server.close();
+  }
+});
+
+// estimateModel: what a model takes, from config.json and the header of model.safetensors alone.
+// From a URL only the file's first bytes are asked for (a ranged request); a server that ignores
+// ranges gives the same answer.
+test('estimateModel: the memory a model needs, without its weights', { timeout: 60_000 }, async () => {
+  const { createServer } = await import('node:http');
+  const dir = fixture('gpt2-f32');
+  const weights = readFileSync(new URL('model.safetensors', dir)), config = readFileSync(new URL('config.json', dir), 'utf8');
+  const fromPath = await estimateModel(dir);
+  assert.equal(fromPath.fileBytes, weights.length);
+  assert.ok(fromPath.loadBytes > 0 && fromPath.cacheBytes > 0 && fromPath.fits);
+  assert.equal(fromPath.totalBytes, fromPath.loadBytes + fromPath.cacheBytes);
+  assert.ok(fromPath.limitBytes > 3.9 * 2 ** 30 && fromPath.limitBytes < 4 * 2 ** 30, `${fromPath.limitBytes}`);
+  const int8 = await estimateModel(dir, { quantize: 'int8' });
+  assert.ok(int8.loadBytes < fromPath.loadBytes, 'int8 weights take less');
+  assert.deepEqual(await estimateModel({ config, weights: new Blob([weights]) }), fromPath);
+  assert.deepEqual(await estimateModel({ config, weights }), fromPath);
+  assert.deepEqual(await estimateModel(dir, { worker: true }), fromPath, 'counted in a worker of its own');
+
+  // What loading takes is what the load then holds, and a little more while it runs (its staging).
+  const core = await loadCore();
+  const before = core.heapBytesInUse();
+  const model = await loadModel(dir);
+  const held = core.heapBytesInUse() - before;
+  assert.ok(held <= fromPath.loadBytes && held > 0.5 * fromPath.loadBytes, `held ${held}, estimated ${fromPath.loadBytes}`);
+  await model.dispose();
+
+  const huge = await estimateModel(hugeModel());
+  assert.equal(huge.fits, false);
+  assert.match(`${Math.ceil(huge.totalBytes / 2 ** 20)}`, /^977\d$/);
+
+  let sent = 0;
+  const server = createServer((req, res) => {
+    const name = req.url.split('/').pop();
+    if (req.url.startsWith('/missing/')) return res.writeHead(404).end();
+    if (name === 'config.json') return res.writeHead(200).end(config);
+    if (name !== 'model.safetensors') return res.writeHead(404).end();
+    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    if (req.url.includes('/ranged/') && range) {
+      const [from, to] = [Number(range[1]), Math.min(Number(range[2]), weights.length - 1)];
+      sent += to + 1 - from;
+      return res.writeHead(206, { 'content-range': `bytes ${from}-${to}/${weights.length}`, 'content-length': String(to + 1 - from) })
+        .end(weights.subarray(from, to + 1));
+    }
+    res.writeHead(200, { 'content-length': String(weights.length) }).end(weights);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const base = `http://127.0.0.1:${server.address().port}`;
+    assert.deepEqual(await estimateModel(`${base}/ranged/`), fromPath);
+    assert.ok(sent <= 64 * 1024, `${sent} bytes of the weights were sent`);
+    assert.deepEqual(await estimateModel(`${base}/plain/`), fromPath);
+    await assert.rejects(estimateModel(`${base}/missing/`), { name: 'NetworkError', message: /config\.json: HTTP 404/ });
+  } finally {
     server.close();
   }
 });

@@ -38,6 +38,7 @@ const launchOptions = {
          '--disable-component-update', '--disable-sync'],   // playwright gives it a fresh profile dir
 };
 const big = join(root, 'build/page-test-gpt2-size');   // under the served root, made by writeGpt2Sized
+const hugeDir = join(root, 'build/page-test-huge');     // a header promising more than a tab can hold
 
 // A checkpoint with the shapes, names, dtype and size of the hub's gpt2/model.safetensors (124M
 // parameters in F32 plus the 12 causal-mask buffers: 548 MB), all zeros, and GPT-2's real tokenizer
@@ -114,6 +115,7 @@ after(async () => {
   server?.close();
   if (tmp) await rm(tmp, { recursive: true, force: true });
   await rm(big, { recursive: true, force: true });
+  await rm(hugeDir, { recursive: true, force: true });
 });
 
 // A fresh browser context (its own cache storage) unless one is given; every problem is recorded,
@@ -889,48 +891,65 @@ test('a 548 MB GPT-2 checkpoint from a URL: the page keeps responding while it l
   // storage in memory, too small for this model's cache entry).
   const profile = await mkdtemp(join(tmpdir(), 'glassbox-profile-'));
   const persistent = await chromium.launchPersistentContext(profile, { ...launchOptions, viewport: { width: 1280, height: 800 } });
-  const { page, context } = await openPage({ context: persistent });
-  await page.goto(new URL('web/', url).href);
-  await waitReady(page);
-  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption({ label: 'Download from a URL…' });
-  await page.getByRole('textbox', { name: 'Model URL' }).fill(new URL('build/page-test-gpt2-size/', url).href);
-  // The page's own clock: the longest time between two ticks of a 10 ms timer while the model loads.
-  await page.evaluate(() => {
-    const w = (window.__ticks = { last: performance.now(), longest: 0, progress: new Set() });
-    w.timer = setInterval(() => {
-      const now = performance.now();
-      w.longest = Math.max(w.longest, now - w.last);
-      w.last = now;
-      w.progress.add(document.getElementById('load-progress-text').textContent);
-    }, 10);
-  });
-  await arm(page);
-  const t0 = Date.now();
-  await page.getByRole('button', { name: 'Download', exact: true }).click();
-  await waitReady(page, 240_000);
-  const loadMs = Date.now() - t0;
-  const ticks = await page.evaluate(() => {
-    clearInterval(window.__ticks.timer);
-    return { longest: window.__ticks.longest, progress: [...window.__ticks.progress] };
-  });
-  timings.big = { loadMs, longestTickMs: Math.round(ticks.longest), bytes };
-  const of = ` of ${(bytes / 2 ** 20).toFixed(1)} MB`;
-  assert.ok(ticks.progress.some((p) => /^[\d.]+ MB of /.test(p) && p.endsWith(of)), `progress in bytes (${ticks.progress.slice(0, 5).join(' | ')})`);
-  // A frozen page would not run its timer for the seconds the download, its assembly and the copy
-  // into the engine take; in the worker they cost the page nothing.
-  assert.ok(ticks.longest < 1000, `the page's timer ran throughout (longest gap ${ticks.longest.toFixed(0)} ms)`);
-  assert.match(await page.locator('#model-info').textContent(), /12 layers × 12 heads, 768 wide, 1,024 positions, 50,257-token vocabulary/);
-  // GPT-2's own tokenizer (tiktoken's gpt2 encoding gives these ids).
-  await page.getByRole('textbox', { name: 'Prompt' }).fill('Hello world');
-  await settled(page);
-  assert.deepEqual(await chipIds(page), [15496, 995]);
-  await setSampling(page, { 'Max tokens': 2, Temperature: 0 });
-  assert.match(await generate(page), /^Done: reached Max tokens\. 2 tokens/);
-  await page.locator('#cache-summary').click();
-  await page.getByRole('button', { name: 'Clear cache', exact: true }).click();
-  await page.waitForFunction(() => document.getElementById('cache-summary').textContent === 'Cached models (none)');
-  await context.close();
-  await rm(profile, { recursive: true, force: true });
+  try {
+    const { page } = await openPage({ context: persistent });
+    await page.goto(new URL('web/', url).href);
+    await waitReady(page);
+    await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption({ label: 'Download from a URL…' });
+    // Beside the URL field, what the model will take, from its config.json and header alone: a model
+    // too large for a tab says so before anything is downloaded; this one fits.
+    const estimate = page.locator('#model-url-estimate');
+    const estimated = async (kind) => {
+      await page.waitForFunction((k) => document.getElementById('model-url-estimate').dataset.kind === k, kind, { timeout: 30_000 });
+      return estimate.textContent();
+    };
+    const huge = hugeModel();   // a header alone: two F32 copies of a 4 GB embedding
+    await mkdir(hugeDir, { recursive: true });
+    await writeFile(join(hugeDir, 'config.json'), huge.config);
+    await writeFile(join(hugeDir, 'model.safetensors'), huge.weights);
+    await page.getByRole('textbox', { name: 'Model URL' }).fill(new URL('build/page-test-huge/', url).href);
+    assert.match(await estimated('too-large'), /^model\.safetensors is [\d.]+ KB\. It needs about 9\.\d\d GB of memory \(9\.\d\d GB for the F32 weights, [\d.]+ KB for a full context\): more than the 3\.9\d GB a browser tab's engine can have\.$/);
+    await page.getByRole('textbox', { name: 'Model URL' }).fill(new URL('build/page-test-gpt2-size/', url).href);
+    assert.match(await estimated('fits'), /^model\.safetensors is 5\d\d(\.\d+)? MB\. It needs about [\d.]+ [MG]B of memory \([\d.]+ [MG]B for the F32 weights, [\d.]+ MB for a full context\): it fits in the 3\.9\d GB a browser tab's engine can have\.$/);
+    // The page's own clock: the longest time between two ticks of a 10 ms timer while the model loads.
+    await page.evaluate(() => {
+      const w = (window.__ticks = { last: performance.now(), longest: 0, progress: new Set() });
+      w.timer = setInterval(() => {
+        const now = performance.now();
+        w.longest = Math.max(w.longest, now - w.last);
+        w.last = now;
+        w.progress.add(document.getElementById('load-progress-text').textContent);
+      }, 10);
+    });
+    await arm(page);
+    const t0 = Date.now();
+    await page.getByRole('button', { name: 'Download', exact: true }).click();
+    await waitReady(page, 240_000);
+    const loadMs = Date.now() - t0;
+    const ticks = await page.evaluate(() => {
+      clearInterval(window.__ticks.timer);
+      return { longest: window.__ticks.longest, progress: [...window.__ticks.progress] };
+    });
+    timings.big = { loadMs, longestTickMs: Math.round(ticks.longest), bytes };
+    const of = ` of ${(bytes / 2 ** 20).toFixed(1)} MB`;
+    assert.ok(ticks.progress.some((p) => /^[\d.]+ MB of /.test(p) && p.endsWith(of)), `progress in bytes (${ticks.progress.slice(0, 5).join(' | ')})`);
+    // A frozen page would not run its timer for the seconds the download, its assembly and the copy
+    // into the engine take; in the worker they cost the page nothing.
+    assert.ok(ticks.longest < 1000, `the page's timer ran throughout (longest gap ${ticks.longest.toFixed(0)} ms)`);
+    assert.match(await page.locator('#model-info').textContent(), /12 layers × 12 heads, 768 wide, 1,024 positions, 50,257-token vocabulary/);
+    // GPT-2's own tokenizer (tiktoken's gpt2 encoding gives these ids).
+    await page.getByRole('textbox', { name: 'Prompt' }).fill('Hello world');
+    await settled(page);
+    assert.deepEqual(await chipIds(page), [15496, 995]);
+    await setSampling(page, { 'Max tokens': 2, Temperature: 0 });
+    assert.match(await generate(page), /^Done: reached Max tokens\. 2 tokens/);
+    await page.locator('#cache-summary').click();
+    await page.getByRole('button', { name: 'Clear cache', exact: true }).click();
+    await page.waitForFunction(() => document.getElementById('cache-summary').textContent === 'Cached models (none)');
+  } finally {   // a failed assertion must not leave this browser running (the test run would never end)
+    await persistent.close();
+    await rm(profile, { recursive: true, force: true });
+  }
 });
 
 // Controls inside the viewport's width and not on top of each other.

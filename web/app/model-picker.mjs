@@ -2,7 +2,7 @@
 // files (file inputs, or drag-and-drop of the files or their folder anywhere on the page) and from a
 // URL (downloaded with a progress bar in bytes and cached). The engine always runs in a worker, so
 // loading a large checkpoint never blocks the page. Failures are shown on the page (role=alert).
-import { loadModel } from '../dist/glassbox.mjs';
+import { estimateModel, loadModel } from '../dist/glassbox.mjs';
 import { SHIPPED, shippedLoad } from '../start.mjs';
 import { clear, el, formatBytes } from './dom.mjs';
 import { cacheAvailable, clearCache, listCached, modelDirectoryUrl, removeCached } from './model-cache.mjs';
@@ -17,6 +17,9 @@ export class ModelPicker {
   #urlInput = $('model-url');
   #urlLoad = $('model-url-load');
   #urlCancel = $('model-url-cancel');
+  #urlEstimate = $('model-url-estimate');
+  #estimating = null;       // AbortController of the estimate in progress
+  #estimateTimer = 0;
   #shaInput = $('model-sha256');
   #progress = $('load-progress');
   #progressBar = $('load-progress-bar');
@@ -42,7 +45,11 @@ export class ModelPicker {
   constructor(callbacks) {
     this.#callbacks = callbacks;
     this.#select.addEventListener('change', () => this.#picked());
-    this.#int8.addEventListener('change', () => this.#reload());
+    this.#int8.addEventListener('change', () => {
+      this.#reload();
+      this.#estimateSoon(0);
+    });
+    this.#urlInput.addEventListener('input', () => this.#estimateSoon(500));
     for (const input of [$('model-files'), $('model-folder')]) {
       input.addEventListener('change', () => {
         const files = Array.from(input.files ?? []);
@@ -132,6 +139,52 @@ export class ModelPicker {
       return;
     }
     await this.#loadRemote(dir, sha256 || undefined);
+  }
+
+  // The memory the model at the URL field's address needs, shown under the field (from its
+  // config.json and the header of its model.safetensors: a few KB, not the weights), once typing
+  // has paused for `delay` ms.
+  #estimateSoon(delay) {
+    clearTimeout(this.#estimateTimer);
+    this.#estimating?.abort();
+    this.#estimateTimer = setTimeout(() => this.#estimate(), delay);
+  }
+
+  async #estimate() {
+    const show = (text, kind) => {
+      this.#urlEstimate.hidden = !text;
+      this.#urlEstimate.textContent = text;
+      this.#urlEstimate.dataset.kind = kind;
+    };
+    let dir;
+    try {
+      dir = modelDirectoryUrl(this.#urlInput.value);
+    } catch {
+      return show('', 'none');   // nothing (yet) to estimate: the Download button says what is wrong
+    }
+    const controller = (this.#estimating = new AbortController());
+    const int8 = this.#int8.checked;
+    show('Checking the size of this model…', 'pending');
+    try {
+      const e = await estimateModel(dir, { quantize: int8 ? 'int8' : 'none', signal: controller.signal, worker: true });
+      if (controller.signal.aborted) return;
+      const size = e.fileBytes ? `model.safetensors is ${formatBytes(e.fileBytes)}. ` : '';
+      const parts = `${formatBytes(e.loadBytes)} for the ${int8 ? 'int8' : 'F32'} weights, ${formatBytes(e.cacheBytes)} for a full context`;
+      let text = `${size}It needs about ${formatBytes(e.totalBytes)} of memory (${parts}): `;
+      if (e.fits) {
+        text += `it fits in the ${formatBytes(e.limitBytes)} a browser tab's engine can have.`;
+      } else {
+        text += `more than the ${formatBytes(e.limitBytes)} a browser tab's engine can have.`;
+        if (!int8) {
+          const small = await estimateModel(dir, { quantize: 'int8', signal: controller.signal, worker: true });
+          if (controller.signal.aborted) return;
+          if (small.fits) text += ` With Int8 weights it needs about ${formatBytes(small.totalBytes)} and fits.`;
+        }
+      }
+      show(text, e.fits ? 'fits' : 'too-large');
+    } catch (e) {
+      if (!controller.signal.aborted) show(`Cannot tell its size yet: ${e.message}`, 'unknown');
+    }
   }
 
   #fillSelect() {
