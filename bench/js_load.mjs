@@ -3,7 +3,10 @@
 // the load left behind, and greedy decode tokens/s over 128 tokens. For the streaming load (issue
 // 22): its peak against the weights the model holds.
 //
-//   node bench/js_load.mjs --runs N --model DIR [--quantize none|int8]      JSON on stdout
+//   node bench/js_load.mjs --runs N --model DIR [--quantize none|int8] [--tokens T]     JSON on stdout
+//
+// --tokens: how many to generate (default 129); the model's context (1023 after a one-token
+// prompt) shows that a full context's keys and values fit beside the weights (heap_mb at the end).
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -12,7 +15,7 @@ import { stats } from './merge.mjs';
 
 const { values } = parseArgs({ options: {
   runs: { type: 'string', default: '3' }, model: { type: 'string' }, quantize: { type: 'string', default: 'none' },
-  child: { type: 'boolean', default: false },
+  tokens: { type: 'string', default: '129' }, child: { type: 'boolean', default: false },
 } });
 
 if (values.child) {
@@ -27,7 +30,7 @@ if (values.child) {
   const heapInUse = core.heapBytesInUse();
   const peakAfterLoad = process.resourceUsage().maxRSS * 1024;
   let n = 0, t1 = 0;
-  for await (const step of model.generate([464], { maxTokens: 129, temperature: 0 })) {
+  for await (const step of model.generate([464], { maxTokens: Number(values.tokens), temperature: 0 })) {
     if (n++ === 0) t1 = performance.now();   // decode: after the first token
     void step;
   }
@@ -35,7 +38,7 @@ if (values.child) {
   process.stdout.write(JSON.stringify({
     load_ms: loadMs, rss_before_mb: rssBefore / 2 ** 20, peak_rss_load_mb: peakAfterLoad / 2 ** 20,
     peak_rss_mb: process.resourceUsage().maxRSS / 1024, heap_in_use_mb: heapInUse / 2 ** 20,
-    heap_mb: core.HEAPU8.length / 2 ** 20, decode_tok_s: decodeTokS,
+    heap_mb: core.HEAPU8.length / 2 ** 20, decode_tok_s: decodeTokS, tokens: n,
   }));
   await model.dispose();
 } else {
@@ -44,7 +47,7 @@ if (values.child) {
   for (let i = 0; i < runs; ++i) {
     process.stderr.write(`bench: JS API load, ${values.quantize}, run ${i + 1}/${runs}\n`);
     results.push(JSON.parse(execFileSync(process.execPath, ['--no-experimental-fetch', fileURLToPath(import.meta.url), '--child',
-      '--model', values.model, '--quantize', values.quantize], { maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] })));
+      '--model', values.model, '--quantize', values.quantize, '--tokens', values.tokens], { maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] })));
   }
   const out = { model: values.model, quantize: values.quantize, runs };
   for (const key of Object.keys(results[0])) out[key] = stats(results.map((r) => r[key]));

@@ -27,7 +27,6 @@
 namespace glassbox {
 namespace {
 
-const char* const kSource = "model.safetensors";
 constexpr std::size_t kScratchBytes = 64 << 10;   // for skipped tensors: any size works
 
 std::uint64_t tensor_bytes(const TensorInfo& t) { return std::uint64_t(t.numel) * dtype_size(t.dtype); }
@@ -40,6 +39,7 @@ struct ModelLoader::Impl {
   std::string config_json;
   ModelConfig config;
   Quantization quantization;
+  std::string source;              // the weights file's name in errors
   std::string header;              // the file's first data_start bytes, as given to the constructor
   WeightPlan plan;
   LargeBlock staging;              // 64-aligned: F32 matrices are packed from it where they are
@@ -73,7 +73,7 @@ struct ModelLoader::Impl {
       throw InvalidArgument("commit of " + std::to_string(n) + " bytes into a window of " + std::to_string(w.size()));
     if (sha) sha->update(w.first(n));
     if (received < data_start() && std::memcmp(w.data(), header.data() + received, n) != 0)
-      throw ModelFormatError(kSource, "its header changed while the file was being read (was it replaced?)");
+      throw ModelFormatError(source, "its header changed while the file was being read (was it replaced?)");
     received += n;
     convert_whole_tensors();
   }
@@ -105,24 +105,25 @@ struct ModelLoader::Impl {
 
 std::uint64_t ModelLoader::header_size(std::span<const std::byte> first_bytes) {
   if (first_bytes.size() < 8)
-    throw ModelFormatError(kSource, "file is " + std::to_string(first_bytes.size()) + " bytes, too short for a safetensors header");
+    throw ModelFormatError("model.safetensors", "file is " + std::to_string(first_bytes.size()) + " bytes, too short for a safetensors header");
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(first_bytes[i]);
-  if (n > (16u << 20)) throw ModelFormatError(kSource, "header length " + std::to_string(n) + " exceeds the 16 MB limit");
+  if (n > (16u << 20)) throw ModelFormatError("model.safetensors", "header length " + std::to_string(n) + " exceeds the 16 MB limit");
   return 8 + n;
 }
 
 ModelLoader::ModelLoader(const std::string& config_json, std::span<const std::byte> header, const LoadOptions& options,
-                         bool sha256)
+                         bool sha256, const ModelFileNames& names)
     : impl_(std::make_unique<Impl>()) {
 #ifdef __EMSCRIPTEN__
   kernels::warm_up();   // V8 optimises the kernels while the weights are converted (kernels.h)
 #endif
   Impl& m = *impl_;
   m.config_json = config_json;
-  m.config = ModelConfig::parse(config_json, "config.json");
+  m.config = ModelConfig::parse(config_json, names.config);
   m.quantization = options.quantize;
-  const SafeTensors layout = SafeTensors::parse_header(header, kSource);
+  m.source = names.weights;
+  const SafeTensors layout = SafeTensors::parse_header(header, m.source);
   m.header.assign(reinterpret_cast<const char*>(header.data()), layout.data_start());
   m.plan = plan_weights(m.config, layout, options.quantize, WeightSource::Streamed);
   std::uint64_t staging = 0, data = 0;
@@ -167,7 +168,7 @@ void ModelLoader::write(std::span<const std::byte> bytes) {
     const std::span<std::byte> w = window();
     if (w.empty()) {
       impl_->fail();
-      throw ModelFormatError(kSource, std::to_string(bytes.size()) + " bytes after the last tensor belong to no tensor");
+      throw ModelFormatError(impl_->source, std::to_string(bytes.size()) + " bytes after the last tensor belong to no tensor");
     }
     const std::size_t n = std::min(w.size(), bytes.size());
     std::memcpy(w.data(), bytes.data(), n);
@@ -188,7 +189,7 @@ Model ModelLoader::finish() {
     const std::string where = m.received < m.data_start() ? "in its header"
                                                            : "in tensor '" + m.plan.jobs[m.next].tensor->name + "'";
     m.fail();
-    throw ModelFormatError(kSource, "the file ends after " + std::to_string(m.received) + " of its " + std::to_string(m.size) +
+    throw ModelFormatError(m.source, "the file ends after " + std::to_string(m.received) + " of its " + std::to_string(m.size) +
                                         " bytes, " + where + " (file truncated?)");
   }
   Model model = Model::from_weights(m.config_json, m.config, m.quantization, std::move(m.plan.weights));

@@ -126,6 +126,9 @@ class Model {
   friend class ModelLoader;
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
+  // load() in WebAssembly: the file read in pieces into a ModelLoader.
+  static Model load_streaming(const std::string& config_json, const std::string& config_source,
+                              const std::filesystem::path& path, const LoadOptions& options);
   // A model of weights loaded elsewhere (ModelLoader's).
   static Model from_weights(const std::string& config_json, ModelConfig config, Quantization quantization,
                             ModelWeights&& weights);

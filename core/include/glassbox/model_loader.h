@@ -23,6 +23,12 @@
 
 namespace glassbox {
 
+// The files' names in error messages (a path, say).
+struct ModelFileNames {
+  std::string config = "config.json";
+  std::string weights = "model.safetensors";
+};
+
 class ModelLoader {
  public:
   // How many of a safetensors file's first bytes hold its 8-byte length and header, given at least
@@ -35,7 +41,7 @@ class ModelLoader {
   // before any data is read (ModelFormatError; std::bad_alloc when memory runs out).
   // sha256: also hash the bytes as they pass (sha256_hex()).
   ModelLoader(const std::string& config_json, std::span<const std::byte> header, const LoadOptions& options = {},
-              bool sha256 = false);
+              bool sha256 = false, const ModelFileNames& names = {});
   ModelLoader(ModelLoader&&) noexcept;
   ModelLoader& operator=(ModelLoader&&) noexcept;
   // Frees everything not yet handed to a Model: destroying a loader cancels its load.
