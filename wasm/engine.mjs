@@ -2,7 +2,7 @@
 // glassbox-core-mt.*) behind async methods. glassbox.mjs uses it directly, or from worker.mjs
 // inside a Web Worker / worker thread.
 import { errorClasses, InvalidArgumentError, ModelFormatError, OutOfMemoryError, StateError } from './errors.mjs';
-import { headerLength } from './model-source.mjs';
+import { headerLength, readModelHeader } from './model-source.mjs';
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
@@ -82,6 +82,15 @@ export async function memoryNeeded({ config, prefix, quantize = 'none' }, core =
            leftBytes: HEAP_LIMIT - core.HEAPU8.length, limitBytes: HEAP_LIMIT - core.startHeapBytes };
 }
 
+// estimateModel's figures for a model directory or files, from its config.json and weights' header
+// (readModelHeader): {fileBytes, loadBytes, cacheBytes, totalBytes, limitBytes, fits}.
+export async function estimate(source, { quantize = 'none', signal } = {}) {
+  const header = await readModelHeader(source, { signal });
+  const { loadBytes, cacheBytes, limitBytes } = await memoryNeeded({ ...header, quantize });
+  const totalBytes = loadBytes + cacheBytes;
+  return { fileBytes: header.size, loadBytes, cacheBytes, totalBytes, limitBytes, fits: totalBytes <= limitBytes };
+}
+
 // Throws OutOfMemoryError when a model cannot be loaded and run in this thread's heap
 // (memoryNeeded). Called before the weights are read.
 export async function checkFits({ config, prefix, quantize = 'none' }) {
@@ -115,8 +124,6 @@ export class WeightsLoading {
     return w;
   }
 
-  get size() { return this.#loading.size(); }
-
   // The file's next bytes (a Uint8Array), copied into the heap before this returns.
   write(bytes) {
     for (let at = 0; at < bytes.length;) {
@@ -137,9 +144,8 @@ export class WeightsLoading {
   // The model, once every byte is in; files: {vocab?, merges?} (strings) for its tokenizer.
   finish(files) {
     try {
-      const model = new LocalModel(this.#core, this.#loading.finish({ vocab: files.vocab ?? '', merges: files.merges ?? '' }),
-                                   this.config, this.#quantize);
-      return model;
+      return new LocalModel(this.#core, this.#loading.finish({ vocab: files.vocab ?? '', merges: files.merges ?? '' }),
+                            this.config, this.#quantize);
     } finally {
       this.cancel();
     }

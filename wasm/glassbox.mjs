@@ -79,45 +79,46 @@ export async function estimateModel(source, { quantize, signal, worker = false }
   checkSource(source);
   quantize = checkQuantize(quantize);
   signal?.throwIfAborted();
-  let needed;
-  if (worker) {
-    if (!isNode && (typeof source === 'string' || source instanceof URL)) source = new URL(source, globalThis.location?.href).href;
-    if (source instanceof URL) source = source.href;
-    needed = await callOnce('estimate', { source, quantize }, signal);
-  } else {
-    const { memoryNeeded } = await import('./engine.mjs');
-    const { readModelHeader } = await import('./model-source.mjs');
-    const header = await readModelHeader(source, { signal });
-    needed = { size: header.size, ...(await memoryNeeded({ ...header, quantize })) };
+  if (!worker) return (await import('./engine.mjs')).estimate(source, { quantize, signal });
+  // One call in a worker of its own, ended once it has answered (or at once, by signal).
+  let settle;
+  const answer = new Promise((resolve, reject) => {
+    settle = { resolve, reject };
+    signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+  const thread = await startWorker(({ result, error }) => (error ? settle.reject(errorFromWire(error)) : settle.resolve(result)),
+                                   (e) => settle.reject(e));
+  try {
+    thread.postMessage({ id: 1, method: 'estimate', args: { source: forWorker(source), quantize } });
+    return await answer;
+  } finally {
+    thread.terminate();
   }
-  const { size, loadBytes, cacheBytes, limitBytes } = needed;
-  const totalBytes = loadBytes + cacheBytes;
-  return { fileBytes: size, loadBytes, cacheBytes, totalBytes, limitBytes, fits: totalBytes <= limitBytes };
 }
 
-// One call in a worker of its own (worker.mjs), which then ends; signal ends it at once.
-async function callOnce(method, args, signal) {
+// worker.mjs in a worker (a worker thread in Node, a module Web Worker elsewhere): onMessage(data)
+// gets its messages, onFailure(error) an error that ended it (or kept it from starting).
+async function startWorker(onMessage, onFailure) {
   const url = new URL('./worker.mjs', import.meta.url);
-  let worker, listen;
   if (isNode) {
-    const { Worker } = await import('node:worker_threads');
-    worker = new Worker(url);
-    listen = (f) => worker.on('message', f);
-  } else {
-    worker = new Worker(url, { type: 'module' });
-    listen = (f) => { worker.onmessage = (e) => f(e.data); };
+    const { Worker: NodeWorker } = await import('node:worker_threads');
+    const worker = new NodeWorker(url);
+    worker.on('message', onMessage);
+    worker.on('error', onFailure);
+    worker.on('exit', (code) => onFailure(new StateError(`the glassbox worker ended (exit code ${code})`)));
+    return worker;
   }
-  try {
-    return await new Promise((resolve, reject) => {
-      listen(({ result, error }) => (error ? reject(errorFromWire(error)) : resolve(result)));
-      if (isNode) worker.on('error', reject);
-      else worker.onerror = (e) => reject(new StateError(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-      worker.postMessage({ id: 1, method, args });
-    });
-  } finally {
-    worker.terminate();
-  }
+  const worker = new Worker(url, { type: 'module' });
+  worker.onmessage = (e) => onMessage(e.data);
+  worker.onerror = (e) => onFailure(new StateError(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
+  return worker;
+}
+
+// A source as a worker can read it: a URL resolved here, against the page's address (the worker's
+// own address is another); Blobs/Files are cloned by reference; buffers are copied.
+function forWorker(source) {
+  if (!isNode && (typeof source === 'string' || source instanceof URL)) return new URL(source, globalThis.location?.href).href;
+  return source instanceof URL ? source.href : source;
 }
 
 function checkQuantize(quantize) {
@@ -140,20 +141,8 @@ class WorkerModel {
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
   static async load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256 }) {
     const model = new WorkerModel();
-    const url = new URL('./worker.mjs', import.meta.url);
-    if (isNode) {
-      const { Worker } = await import('node:worker_threads');
-      model.#worker = new Worker(url);
-      model.#worker.on('message', (m) => model.#receive(m));
-      model.#worker.on('error', (e) => model.#die(e));
-      model.#worker.on('exit', (code) => model.#die(new StateError(`the glassbox worker ended (exit code ${code})`)));
-    } else {
-      model.#worker = new Worker(url, { type: 'module' });
-      model.#worker.onmessage = (e) => model.#receive(e.data);
-      model.#worker.onerror = (e) => model.#die(new StateError(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
-    }
-    if (!isNode && (typeof source === 'string' || source instanceof URL)) source = new URL(source, globalThis.location?.href).href;
-    if (source instanceof URL) source = source.href;
+    model.#worker = await startWorker((m) => model.#receive(m), (e) => model.#die(e));
+    source = forWorker(source);
     // The worker says when its tokenizer is ready: this model's tokenize and detokenize work then.
     const tokenizerReady = onTokenizer && (({ config }) => onTokenizer({
       config,

@@ -128,10 +128,7 @@ async function pourWeights(reader, { config, size, openWeights, onProgress, sign
   while (head.length < headerLength(head)) {
     const piece = await next(head.length);
     if (piece.done) break;
-    const grown = new Uint8Array(head.length + piece.value.length);
-    grown.set(head);
-    grown.set(piece.value, head.length);
-    head = grown;
+    head = concat(head, piece.value);
   }
   let sink;
   try {
@@ -166,6 +163,31 @@ async function pourWeights(reader, { config, size, openWeights, onProgress, sign
   return loaded;
 }
 
+// a and b, one after the other, in a new array.
+function concat(a, b) {
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a);
+  joined.set(b, a.length);
+  return joined;
+}
+
+// A model directory's address, ending with "/" (relative: to the page's).
+const directoryUrl = (dir) => new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
+
+// A model directory given as a path or a file: URL, in Node: {base (the path), file(name)}, and the
+// error for a file of it that cannot be read (the caller's signal's reason once it is aborted).
+async function nodeDirectory(dir, signal) {
+  const { fileURLToPath } = await import('node:url');
+  const path = await import('node:path');
+  const base = dir instanceof URL || String(dir).startsWith('file:') ? fileURLToPath(dir) : String(dir);
+  const file = (name) => path.join(base, name);
+  const cannotRead = (name, e) => {
+    if (signal?.aborted) return signal.reason;
+    return new ModelFormatError(`cannot read ${file(name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+  };
+  return { base, file, cannotRead };
+}
+
 // The longest header the engine reads: a file claiming a longer one gets its error from the
 // engine, which reads this much of it.
 const MAX_HEADER = 16 * 2 ** 20;
@@ -192,17 +214,14 @@ async function asText(x, what) {
 
 async function readDirectoryNode(dir, weights, tokenizerFiles) {
   const { open, readFile, stat } = await import('node:fs/promises');
-  const { fileURLToPath } = await import('node:url');
-  const path = await import('node:path');
   const { signal } = weights;
-  const base = dir instanceof URL || String(dir).startsWith('file:') ? fileURLToPath(dir) : String(dir);
+  const { base, file: pathOf, cannotRead } = await nodeDirectory(dir, signal);
   const fail = (name, e) => {
-    if (signal?.aborted) throw signal.reason;
-    throw new ModelFormatError(`cannot read ${path.join(base, name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+    throw cannotRead(name, e);
   };
   const read = async (name) => {
     try {
-      return (await readFile(path.join(base, name), { signal })).toString('utf8');
+      return (await readFile(pathOf(name), { signal })).toString('utf8');
     } catch (e) {
       if (OPTIONAL.has(name) && e.code === 'ENOENT' && !signal?.aborted) return undefined;
       fail(name, e);
@@ -214,7 +233,7 @@ async function readDirectoryNode(dir, weights, tokenizerFiles) {
   const files = { config, vocab, merges };
   tokenizerFiles(files);
   // The weights in pieces, each read into the same buffer and copied on by the sink before the next.
-  const name = path.join(base, 'model.safetensors');
+  const name = pathOf('model.safetensors');
   const file = await open(name).catch((e) => fail('model.safetensors', e));
   try {
     const { size } = await file.stat();
@@ -239,7 +258,7 @@ async function readDirectoryNode(dir, weights, tokenizerFiles) {
 
 async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
   const { signal, want } = weights;
-  const base = new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
+  const base = directoryUrl(dir);
   let store = null, cacheError;
   if (cache) {
     if (typeof caches !== 'object') {
@@ -335,10 +354,10 @@ async function forget(store, base) {
 
 // Response, or null for a 404 (an optional file may be missing). signal stops the download;
 // cancelled, the caller's signal: its reason is what the caller sees.
-async function download(url, signal, cancelled) {
+async function download(url, signal, cancelled, headers = undefined) {
   let response;
   try {
-    response = await fetch(url, { signal });
+    response = await fetch(url, { signal, headers });
   } catch (e) {
     if (cancelled?.aborted) throw cancelled.reason;
     throw new NetworkError(`cannot download ${url}: ${e.message} (is the address right, and does the server allow this page to read it?)`);
@@ -405,14 +424,12 @@ export async function readModelHeader(source, { signal } = {}) {
   if (typeof source === 'string' || source instanceof URL) {
     if (isNode && !/^https?:/.test(String(source))) {
       const { open, readFile } = await import('node:fs/promises');
-      const { fileURLToPath } = await import('node:url');
-      const path = await import('node:path');
-      const base = source instanceof URL || String(source).startsWith('file:') ? fileURLToPath(source) : String(source);
-      const config = await readFile(path.join(base, 'config.json'), { encoding: 'utf8', signal }).catch((e) => {
-        throw new ModelFormatError(`cannot read ${path.join(base, 'config.json')}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+      const { file: pathOf, cannotRead } = await nodeDirectory(source, signal);
+      const config = await readFile(pathOf('config.json'), { encoding: 'utf8', signal }).catch((e) => {
+        throw cannotRead('config.json', e);
       });
-      const file = await open(path.join(base, 'model.safetensors')).catch((e) => {
-        throw new ModelFormatError(`cannot read ${path.join(base, 'model.safetensors')}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+      const file = await open(pathOf('model.safetensors')).catch((e) => {
+        throw cannotRead('model.safetensors', e);
       });
       try {
         const { size } = await file.stat();
@@ -426,18 +443,16 @@ export async function readModelHeader(source, { signal } = {}) {
         await file.close();
       }
     }
-    const base = new URL(String(source).endsWith('/') ? String(source) : `${source}/`, globalThis.location?.href);
+    const base = directoryUrl(source);
+    const missing = (name) => new NetworkError(`cannot download ${new URL(name, base)}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
     const configResponse = await download(new URL('config.json', base), signal, signal);
-    if (!configResponse) throw new NetworkError(`cannot download ${new URL('config.json', base)}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
+    if (!configResponse) throw missing('config.json');
     const config = await configResponse.text();
     const url = new URL('model.safetensors', base);
     let prefix = new Uint8Array(0), size = 0;
     for (let want = 64 * 1024; prefix.length < headerLength(prefix) && prefix.length < want;) {
-      const response = await fetch(url, { signal, headers: { range: `bytes=${prefix.length}-${want - 1}` } }).catch((e) => {
-        if (signal?.aborted) throw signal.reason;
-        throw new NetworkError(`cannot download ${url}: ${e.message}`);
-      });
-      if (!response.ok) throw new NetworkError(`cannot download ${url}: HTTP ${response.status}`);
+      const response = await download(url, signal, signal, { range: `bytes=${prefix.length}-${want - 1}` });
+      if (!response) throw missing('model.safetensors');
       const ranged = response.status === 206;
       size = ranged ? Number(response.headers.get('content-range')?.split('/')[1]) || 0 : Number(response.headers.get('content-length')) || 0;
       const reader = response.body.getReader();
@@ -447,10 +462,7 @@ export async function readModelHeader(source, { signal } = {}) {
       while (ranged || got.length < headerLength(got)) {
         const { done, value } = await reader.read();
         if (done) break;
-        const grown = new Uint8Array(got.length + value.length);
-        grown.set(got);
-        grown.set(value, got.length);
-        got = grown;
+        got = concat(got, value);
       }
       if (!ranged) reader.cancel().catch(() => {});
       prefix = got;
@@ -498,7 +510,7 @@ export async function removeCachedModels(url = null, cache = true) {
     await caches.delete(cacheName(cache));
     return;
   }
-  const base = new URL(String(url).endsWith('/') ? String(url) : `${url}/`, globalThis.location?.href);
+  const base = directoryUrl(url);
   await Promise.all(MODEL_FILES.map((name) => store.delete(new URL(name, base))));
 }
 

@@ -18,9 +18,9 @@
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
 // the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
-import { checkFits, loadCore, LocalTokenizer, memoryNeeded, WeightsLoading } from './engine.mjs';
+import { checkFits, estimate, loadCore, LocalTokenizer, WeightsLoading } from './engine.mjs';
 import { errorToWire, StateError } from './errors.mjs';
-import { readModelFiles, readModelHeader } from './model-source.mjs';
+import { readModelFiles } from './model-source.mjs';
 
 const port = typeof self === 'object' && typeof self.postMessage === 'function'
   ? { send: (m, transfer) => self.postMessage(m, transfer), listen: (f) => { self.onmessage = (e) => f(e.data); } }
@@ -119,10 +119,7 @@ const calls = {
     }
   },
   // estimateModel in a worker: what a model needs, from its config.json and weights' header.
-  async estimate(args) {
-    const header = await readModelHeader(args.source);
-    return { size: header.size, ...(await memoryNeeded({ ...header, quantize: args.quantize })) };
-  },
+  estimate: (args) => estimate(args.source, { quantize: args.quantize }),
   async dispose() {
     await model?.dispose();
     model = null;

@@ -291,12 +291,7 @@ Model Model::load_streaming(const std::string& config_json, const std::string& c
   };
   std::vector<std::byte> header(8);
   header.resize(read(header.data(), 8));
-  try {
-    header.resize(static_cast<std::size_t>(ModelLoader::header_size(header)));
-  } catch (const ModelFormatError&) {   // too short, or a header past the limit: the parser says which, with the path
-    SafeTensors::parse_header(header, path.string());
-    throw;
-  }
+  header.resize(static_cast<std::size_t>(ModelLoader::header_size(header, path.string())));
   header.resize(8 + read(header.data() + 8, header.size() - 8));
   ModelLoader loader(config_json, header, options, false, {config_source, path.string()});
   loader.write(header);

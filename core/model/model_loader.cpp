@@ -29,10 +29,6 @@ namespace {
 
 constexpr std::size_t kScratchBytes = 64 << 10;   // for skipped tensors: any size works
 
-std::uint64_t tensor_bytes(const TensorInfo& t) { return std::uint64_t(t.numel) * dtype_size(t.dtype); }
-
-bool skipped(const TensorJob& job) { return !job.to_rows && !job.matrix; }
-
 }  // namespace
 
 struct ModelLoader::Impl {
@@ -63,7 +59,7 @@ struct ModelLoader::Impl {
     const std::uint64_t done = received - data_start() - job.tensor->offset;
     const std::size_t left = static_cast<std::size_t>(tensor_bytes(*job.tensor) - done);
     if (streams_into_rows(job)) return {reinterpret_cast<std::byte*>(job.rows) + done, left};
-    if (skipped(job)) return std::span(scratch).first(std::min(left, scratch.size()));
+    if (job.skipped()) return std::span(scratch).first(std::min(left, scratch.size()));
     return {staging.data() + done, left};
   }
 
@@ -84,7 +80,7 @@ struct ModelLoader::Impl {
       const TensorJob& job = plan.jobs[next];
       const std::uint64_t end = data_start() + job.tensor->offset + tensor_bytes(*job.tensor);
       if (received < end) return;
-      if (!skipped(job)) {
+      if (!job.skipped()) {
         const std::size_t n = static_cast<std::size_t>(tensor_bytes(*job.tensor));
         const std::byte* bytes = streams_into_rows(job) ? reinterpret_cast<const std::byte*>(job.rows) : staging.data();
         convert_tensor(job, {bytes, n});
@@ -103,12 +99,12 @@ struct ModelLoader::Impl {
   }
 };
 
-std::uint64_t ModelLoader::header_size(std::span<const std::byte> first_bytes) {
+std::uint64_t ModelLoader::header_size(std::span<const std::byte> first_bytes, const std::string& source) {
   if (first_bytes.size() < 8)
-    throw ModelFormatError("model.safetensors", "file is " + std::to_string(first_bytes.size()) + " bytes, too short for a safetensors header");
+    throw ModelFormatError(source, "file is " + std::to_string(first_bytes.size()) + " bytes, too short for a safetensors header");
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(first_bytes[i]);
-  if (n > (16u << 20)) throw ModelFormatError("model.safetensors", "header length " + std::to_string(n) + " exceeds the 16 MB limit");
+  if (n > (16u << 20)) throw ModelFormatError(source, "header length " + std::to_string(n) + " exceeds the 16 MB limit");
   return 8 + n;
 }
 
@@ -126,12 +122,10 @@ ModelLoader::ModelLoader(const std::string& config_json, std::span<const std::by
   const SafeTensors layout = SafeTensors::parse_header(header, m.source);
   m.header.assign(reinterpret_cast<const char*>(header.data()), layout.data_start());
   m.plan = plan_weights(m.config, layout, options.quantize, WeightSource::Streamed);
-  std::uint64_t staging = 0, data = 0;
-  for (const TensorJob& job : m.plan.jobs) {
-    data += tensor_bytes(*job.tensor);
-    if (!skipped(job) && !streams_into_rows(job)) staging = std::max(staging, tensor_bytes(*job.tensor));
-  }
+  std::uint64_t data = 0;
+  for (const TensorJob& job : m.plan.jobs) data += tensor_bytes(*job.tensor);
   m.size = layout.data_start() + data;
+  const std::uint64_t staging = staging_bytes(m.plan.jobs);
   if (staging > 0) m.staging = LargeBlock(static_cast<std::size_t>(staging));
   m.scratch.resize(kScratchBytes);
   if (sha256) m.sha.emplace();

@@ -229,8 +229,6 @@ std::uint64_t matrix_copy_bytes(const TensorJob& job, bool source_in_place) {
   return !straight && (!in_place || job.matrix->transpose) ? 4 * std::uint64_t(job.tensor->numel) : 0;
 }
 
-std::uint64_t tensor_bytes(const TensorInfo& t) { return std::uint64_t(t.numel) * dtype_size(t.dtype); }
-
 WeightPlan plan(const ModelConfig& config, const SafeTensors& file, Quantization quantize, WeightSource source,
                 LoadFootprint* count) {
   WeightPlan p;
@@ -243,7 +241,16 @@ WeightPlan plan(const ModelConfig& config, const SafeTensors& file, Quantization
 
 }  // namespace
 
+std::uint64_t tensor_bytes(const TensorInfo& t) { return std::uint64_t(t.numel) * dtype_size(t.dtype); }
+
 bool streams_into_rows(const TensorJob& job) { return job.to_rows && job.tensor->dtype == DType::F32; }
+
+std::uint64_t staging_bytes(const std::vector<TensorJob>& jobs) {
+  std::uint64_t largest = 0;
+  for (const TensorJob& job : jobs)
+    if (!job.skipped() && !streams_into_rows(job)) largest = std::max(largest, tensor_bytes(*job.tensor));
+  return largest;
+}
 
 void convert_tensor(const TensorJob& job, std::span<const std::byte> bytes) {
   TensorInfo src = *job.tensor;
@@ -263,7 +270,7 @@ WeightPlan plan_weights(const ModelConfig& config, const SafeTensors& file, Quan
 ModelWeights load_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize) {
   WeightPlan p = plan_weights(config, file, quantize, WeightSource::Kept);
   for (const TensorJob& job : p.jobs) {
-    if (!job.to_rows && !job.matrix) continue;
+    if (job.skipped()) continue;
     convert_tensor(job, job.tensor->bytes);
     p.weights.file.drop_pages(*job.tensor);   // the model keeps its own arrays (or reads in place on demand)
   }
@@ -283,11 +290,10 @@ LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file,
       source_in_place = f32_in_place(t.dtype, address);
     } else {   // gathered in the 64-aligned staging buffer, unless it streams into its rows
       source_in_place = t.dtype == DType::F32;
-      if ((job.to_rows || job.matrix) && !streams_into_rows(job))
-        footprint.staging = std::max(footprint.staging, tensor_bytes(t));
     }
     footprint.transient = std::max(footprint.transient, matrix_copy_bytes(job, source_in_place));
   }
+  if (source == WeightSource::Streamed) footprint.staging = staging_bytes(p.jobs);
   return footprint;
 }
 

@@ -93,6 +93,7 @@ struct TensorJob {
   bool to_rows = false;             // kept as F32 rows: `rows` (null when only counting)
   float* rows = nullptr;
   std::optional<MatrixJob> matrix;  // the tensor as a matrix for the kernels (made from the rows when both)
+  bool skipped() const { return !to_rows && !matrix; }
 };
 
 // The model's arrays, allocated but not yet written, and one job for each tensor of the file in
@@ -128,7 +129,14 @@ struct LoadFootprint {
 LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file, Quantization quantize,
                              WeightSource source);
 
+// Bytes of a tensor's data in the file.
+std::uint64_t tensor_bytes(const TensorInfo& t);
+
 // Whether a Streamed job's bytes go straight into its F32 rows (no staging): F32 in the file.
 bool streams_into_rows(const TensorJob& job);
+
+// The staging buffer a Streamed load needs: the largest tensor it gathers whole before converting
+// (one that is neither skipped nor streamed into its rows).
+std::uint64_t staging_bytes(const std::vector<TensorJob>& jobs);
 
 }  // namespace glassbox

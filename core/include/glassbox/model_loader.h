@@ -32,8 +32,8 @@ struct ModelFileNames {
 class ModelLoader {
  public:
   // How many of a safetensors file's first bytes hold its 8-byte length and header, given at least
-  // its first 8. Throws ModelFormatError for fewer, or a header past the 16 MB limit.
-  static std::uint64_t header_size(std::span<const std::byte> first_bytes);
+  // its first 8. Throws ModelFormatError (naming `source`) for fewer, or a header past the 16 MB limit.
+  static std::uint64_t header_size(std::span<const std::byte> first_bytes, const std::string& source = "model.safetensors");
 
   // config.json's text and the file's first bytes, at least through the end of its header (more
   // are ignored: they are given again through window()). Parses and checks the header against the
