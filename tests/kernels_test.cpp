@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <cstdio>
+#include <stdexcept>
 
 #include "kernels/kernels.h"
 #include "kernels/quantized.h"
@@ -113,6 +115,40 @@ TEST(Kernels, AttentionMatchesReference) {
       for (int j = pos0 + i + 1; j < S; ++j) EXPECT_EQ(probs[std::size_t(i) * S + j], 0.0f);
     // Output padding between strided rows is left alone.
     for (int i = 0; i < T; ++i) EXPECT_EQ(out[std::size_t(i) * out_stride + hd], 7.0f);
+  }
+}
+
+// Decoding's attention over heads side by side gives, head by head, the bits of attention() with
+// one query (itself checked against the reference above): with and without probabilities, with
+// the keys cut by a mask or by the causal position, with head sizes that leave vector tails, and
+// on a range of heads taken out of the middle of the rows (as the threads do).
+TEST(Kernels, AttentionOneQueryEqualsAttentionPerHead) {
+  std::mt19937 rng(3);
+  const int shapes[][4] = {{1, 1, 16, -1}, {3, 9, 8, -1}, {12, 64, 64, -1}, {4, 23, 13, -1}, {2, 7, 40, 5}, {5, 30, 12, 0},
+                           {3, 5, 64, 9}};   // heads, n_keys, hd, mask keys
+  for (const auto& sh : shapes) {
+    const int heads = sh[0], S = sh[1], hd = sh[2];
+    const AttentionMask mask{true, sh[3]};
+    const int first = 1, total = heads + 2;   // heads first .. first+heads-1 of `total` in each row
+    const int kv_stride = total * hd + 3;
+    const auto q = random_vector(std::size_t(total) * hd, rng), k = random_vector(std::size_t(S) * kv_stride, rng),
+               v = random_vector(std::size_t(S) * kv_stride, rng);
+    const std::size_t off = std::size_t(first) * hd;
+    std::vector<float> out(std::size_t(heads) * hd, 7.0f), probs(std::size_t(heads) * S, 9.0f),
+        scratch(std::size_t(heads) * S);
+    for (const bool with_probs : {true, false}) {
+      attention_one_query(out.data(), q.data() + off, k.data() + off, v.data() + off, kv_stride, S, heads, hd, 0.3f,
+                          with_probs ? probs.data() : nullptr, scratch.data(), mask);
+      for (int h = 0; h < heads; ++h) {
+        std::vector<float> one(hd), one_probs(S), one_scratch(S);
+        const std::size_t c = off + std::size_t(h) * hd;
+        attention(one.data(), hd, q.data() + c, hd, k.data() + c, v.data() + c, kv_stride, 1, S - 1, hd, 0.3f,
+                  one_probs.data(), one_scratch.data(), mask);
+        for (int d = 0; d < hd; ++d)
+          ASSERT_EQ(out[std::size_t(h) * hd + d], one[d]) << "heads=" << heads << " S=" << S << " hd=" << hd << " h=" << h;
+        for (int j = 0; j < S; ++j) ASSERT_EQ(probs[std::size_t(h) * S + j], one_probs[j]) << "h=" << h << " j=" << j;
+      }
+    }
   }
 }
 
@@ -311,7 +347,7 @@ TEST(Kernels, QuantizeWeightsRoundTrip) {
         const float scale = d[q8_scale_index(s, n, b)];
         float amax = 0.0f;
         for (int k = b * kQ8Block; k < (b + 1) * kQ8Block; ++k) {
-          const std::int8_t v = q[q8_index(s, n, k)];
+          const int v = q8_weight(q.data(), s, n, k);
           if (n >= N || k >= K) {
             ASSERT_EQ(v, 0) << "padding at n=" << n << " k=" << k;
             continue;
@@ -334,17 +370,32 @@ TEST(Kernels, QuantizeNonFiniteAndSubnormalBlocks) {
   x[3] = NAN;
   x[kQ8Block + 5] = INFINITY;
   for (int i = 2 * kQ8Block; i < 3 * kQ8Block; ++i) x[i] = (i % 2 ? 1 : -1) * 1e-40f * float(i % 7 + 1);
-  const Q8Shape s(1, int(x.size()));
-  std::vector<std::int16_t> q(s.Kp, 99);
-  std::vector<float> d(s.blocks);
-  quantize_activations_q8(q.data(), d.data(), x.data(), 1, int(x.size()));
-  EXPECT_TRUE(std::isnan(d[0]));
-  EXPECT_TRUE(std::isinf(d[1]));
-  for (int i = 0; i < 2 * kQ8Block; ++i) EXPECT_EQ(q[i], 0) << i;
+  Q8Activations q;
+  quantize_activations_q8(q, x.data(), 1, int(x.size()));
+  EXPECT_TRUE(std::isnan(q.d[0]));
+  EXPECT_TRUE(std::isinf(q.d[1]));
+  for (int i = 0; i < 2 * kQ8Block; ++i) EXPECT_EQ(q.q[i], 0) << i;
   for (int i = 2 * kQ8Block; i < 3 * kQ8Block; ++i) {
-    EXPECT_LE(std::abs(q[i]), 127) << i;
-    EXPECT_EQ(q[i] > 0, x[i] > 0) << i;
+    EXPECT_LE(std::abs(q.q[i]), 127) << i;
+    EXPECT_EQ(q.q[i] > 0, x[i] > 0) << i;
   }
+}
+
+// The stored bytes (quantized.h): the value at an even k has its top bit flipped, at an odd k not.
+TEST(Kernels, QuantizedWeightBytes) {
+  const float w[4] = {1.0f, -1.0f, -1.0f, 0.5f};   // scale 1/127: 127, -127, -127, 64 (63.5 rounds away from 0)
+  const Q8Shape s(1, 4);
+  std::vector<std::int8_t> q(s.q_size());
+  std::vector<float> d(s.d_size());
+  quantize_weights_q8(q.data(), d.data(), w, 1, 4);
+  EXPECT_EQ(q[0], std::int8_t(127 ^ 0x80));
+  EXPECT_EQ(q[1], -127);
+  EXPECT_EQ(q[2], std::int8_t(-127 ^ 0x80));
+  EXPECT_EQ(q[3], 64);
+  EXPECT_EQ(q[4], std::int8_t(0x80));   // padding: 0 at an even k
+  EXPECT_EQ(q[5], 0);
+  const int values[4] = {127, -127, -127, 64};
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(q8_weight(q.data(), s, 0, k), values[k]) << k;
 }
 
 TEST(Kernels, QuantizeActivationsRoundTrip) {
@@ -353,56 +404,103 @@ TEST(Kernels, QuantizeActivationsRoundTrip) {
   auto x = random_vector(std::size_t(T) * K, rng, 3.0f);
   x[5] = 400.0f;   // an outlier costs precision only within its own block
   const Q8Shape s(1, K);
-  std::vector<std::int16_t> q(std::size_t(T) * s.Kp, 99);
-  std::vector<float> d(std::size_t(T) * s.blocks);
-  quantize_activations_q8(q.data(), d.data(), x.data(), T, K);
+  Q8Activations q;
+  quantize_activations_q8(q, x.data(), T, K);
+  ASSERT_EQ(q.T, T);
+  ASSERT_EQ(q.Kp, s.Kp);
+  ASSERT_EQ(q.blocks, s.blocks);
   for (int t = 0; t < T; ++t)
     for (int k = 0; k < s.Kp; ++k) {
-      const std::int16_t v = q[std::size_t(t) * s.Kp + k];
+      const int v = q.q[std::size_t(t) * s.Kp + k];
       if (k >= K) {
         ASSERT_EQ(v, 0);
         continue;
       }
-      const float scale = d[std::size_t(t) * s.blocks + k / kQ8Block];
+      const float scale = q.d[std::size_t(t) * s.blocks + k / kQ8Block];
       ASSERT_LE(std::abs(v * scale - x[std::size_t(t) * K + k]), scale * 0.5f * 1.0001f);
       ASSERT_LE(std::abs(v), 127);
     }
-  EXPECT_FLOAT_EQ(d[0], 400.0f / 127.0f);
-  EXPECT_LT(d[1], 0.2f);   // the second block of row 0 keeps its own, fine scale
+  EXPECT_FLOAT_EQ(q.d[0], 400.0f / 127.0f);
+  EXPECT_LT(q.d[1], 0.2f);   // the second block of row 0 keeps its own, fine scale
+  // The other forms, from the values: per block e_j = q[2j], o_j = q[2j+1] - 256 q[2j], and the
+  // sums of q at even k and over the block, times 128.
+  for (int t = 0; t < T; ++t)
+    for (int b = 0; b < s.blocks; ++b) {
+      const std::size_t tb = std::size_t(t) * s.blocks + b;
+      const std::int8_t* v = q.q.data() + std::size_t(t) * s.Kp + b * kQ8Block;
+      int even = 0, all = 0;
+      for (int j = 0; j < kQ8Block / 2; ++j) {
+        ASSERT_EQ(q.pairs[tb * kQ8Block + j], v[2 * j]);
+        ASSERT_EQ(q.pairs[tb * kQ8Block + kQ8Block / 2 + j], v[2 * j + 1] - 256 * v[2 * j]);
+        even += v[2 * j];
+        all += v[2 * j] + v[2 * j + 1];
+      }
+      ASSERT_EQ(q.even_sum[tb], 128 * even);
+      ASSERT_EQ(q.sum[tb], 128 * all);
+    }
 }
 
-// Quantized forms of random x (T,K) and w (N,K).
+// Quantized forms of random x (T,K) and w (N,K); `sign` draws every value as +-1 instead, which
+// quantizes to +-127: the largest products the kernels' integer steps must hold.
 struct Q8Case {
-  Q8Case(int T, int K, int N, std::mt19937& rng)
-      : x(random_vector(std::size_t(T) * K, rng)), w(random_vector(std::size_t(N) * K, rng, 0.1f)),
-        bias(random_vector(N, rng)), s(N, K), wq(s.q_size()), wd(s.d_size()), xq(std::size_t(T) * s.Kp),
-        xd(std::size_t(T) * s.blocks) {
+  Q8Case(int T, int K, int N, std::mt19937& rng, bool sign = false)
+      : x(values(std::size_t(T) * K, rng, 1.0f, sign)), w(values(std::size_t(N) * K, rng, 0.1f, sign)),
+        bias(random_vector(N, rng)), s(N, K), wq(s.q_size()), wd(s.d_size()) {
     quantize_weights_q8(wq.data(), wd.data(), w.data(), N, K);
-    quantize_activations_q8(xq.data(), xd.data(), x.data(), T, K);
+    quantize_activations_q8(xq, x.data(), T, K);
+  }
+  static std::vector<float> values(std::size_t n, std::mt19937& rng, float scale, bool sign) {
+    auto v = random_vector(n, rng, scale);
+    if (sign)
+      for (float& f : v) f = f < 0.0f ? -1.0f : 1.0f;
+    return v;
   }
   std::vector<float> x, w, bias;
   Q8Shape s;
   std::vector<std::int8_t> wq;
   std::vector<float> wd;
-  std::vector<std::int16_t> xq;
-  std::vector<float> xd;
+  Q8Activations xq;
 };
 
-// Integer dot products are exact and blocks are summed in one order, so the fast kernel equals the
-// reference bit for bit, on ragged shapes too (K, N not multiples of 32 and 4).
+// Integer dot products are exact and blocks are summed in one order, so every kernel this CPU has
+// equals the reference bit for bit, on ragged shapes too (K, N not multiples of 32 and 4; an odd
+// number of blocks and of row groups), with values at the extremes, and on a slice of the rows
+// written with a stride (as the threads do).
 TEST(Kernels, MatmulQ8EqualsReference) {
   std::mt19937 rng(13);
-  const int shapes[][3] = {{1, 1, 1}, {1, 32, 4}, {3, 33, 5}, {1, 768, 13}, {5, 100, 7}, {2, 3072, 9}, {6, 64, 64}, {1, 16, 50}};
-  for (const auto& sh : shapes) {
-    const int T = sh[0], K = sh[1], N = sh[2];
-    Q8Case c(T, K, N, rng);
-    for (const float* bias : {static_cast<const float*>(c.bias.data()), static_cast<const float*>(nullptr)}) {
-      std::vector<float> fast(std::size_t(T) * N, 7.0f), ref(fast.size(), 8.0f);
-      matmul_q8(fast.data(), c.xq.data(), c.xd.data(), c.wq.data(), c.wd.data(), bias, T, c.s.Kp, N);
-      reference::matmul_q8(ref.data(), c.xq.data(), c.xd.data(), c.wq.data(), c.wd.data(), bias, T, c.s.Kp, N);
-      for (std::size_t i = 0; i < fast.size(); ++i) ASSERT_EQ(fast[i], ref[i]) << "T=" << T << " K=" << K << " N=" << N << " i=" << i;
+  const int shapes[][3] = {{1, 1, 1},     {1, 32, 4},   {3, 33, 5},  {1, 768, 13}, {5, 100, 7}, {2, 3072, 9},
+                           {6, 64, 64},   {1, 16, 50},  {1, 800, 21}, {1, 96, 12},  {1, 3072, 40}, {2, 800, 9}};
+  int kernels_run = 0;
+  for (const Q8Kernel kernel : {Q8Kernel::Best, Q8Kernel::Portable, Q8Kernel::Avx2, Q8Kernel::Avx512Vnni}) {
+    if (!q8_kernel_available(kernel)) {
+      EXPECT_THROW(matmul_q8(nullptr, Q8Activations{}, nullptr, nullptr, nullptr, 0, 0, kernel), std::invalid_argument);
+      continue;
     }
+    ++kernels_run;
+    for (const bool sign : {false, true})
+      for (const auto& sh : shapes) {
+        const int T = sh[0], K = sh[1], N = sh[2];
+        Q8Case c(T, K, N, rng, sign);
+        std::vector<float> ref(std::size_t(T) * N, 8.0f);
+        for (const float* bias : {static_cast<const float*>(c.bias.data()), static_cast<const float*>(nullptr)}) {
+          std::vector<float> fast(std::size_t(T) * N, 7.0f);
+          matmul_q8(fast.data(), c.xq, c.wq.data(), c.wd.data(), bias, N, 0, kernel);
+          reference::matmul_q8(ref.data(), c.xq.q.data(), c.xq.d.data(), c.wq.data(), c.wd.data(), bias, T, c.s.Kp, N);
+          for (std::size_t i = 0; i < fast.size(); ++i)
+            ASSERT_EQ(fast[i], ref[i]) << "kernel " << int(kernel) << " T=" << T << " K=" << K << " N=" << N << " i=" << i;
+        }
+        // Rows 4.. N-1 alone, from their slice of the weights, into the same place of out.
+        if (N <= 4) continue;
+        std::vector<float> slice(std::size_t(T) * N, 9.0f);
+        matmul_q8(slice.data() + 4, c.xq, c.wq.data() + 4 * std::size_t(c.s.Kp), c.wd.data() + 4 * c.s.blocks, nullptr,
+                  N - 4, N, kernel);
+        for (int t = 0; t < T; ++t)
+          for (int n = 0; n < N; ++n)
+            ASSERT_EQ(slice[std::size_t(t) * N + n], n < 4 ? 9.0f : ref[std::size_t(t) * N + n]) << "slice t=" << t << " n=" << n;
+      }
   }
+  std::printf("int8 kernels checked on this CPU: %d (of 4, Best included)\n", kernels_run);
+  EXPECT_GE(kernels_run, 2);
 }
 
 // Against the F32 product: each of x and w is off by at most half a step per value, so the
@@ -412,7 +510,7 @@ TEST(Kernels, MatmulQ8ApproximatesF32) {
   const int T = 4, K = 768, N = 64;
   Q8Case c(T, K, N, rng);
   std::vector<float> q8(std::size_t(T) * N), f32(q8.size());
-  matmul_q8(q8.data(), c.xq.data(), c.xd.data(), c.wq.data(), c.wd.data(), nullptr, T, c.s.Kp, N);
+  matmul_q8(q8.data(), c.xq, c.wq.data(), c.wd.data(), nullptr, N);
   reference::matmul(f32.data(), c.x.data(), c.w.data(), nullptr, T, K, N);
   double worst = 0.0;
   for (int t = 0; t < T; ++t)

@@ -66,6 +66,16 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
                int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
                AttentionMask mask = {});
 
+// Attention of one query (decoding) for `heads` heads side by side: head h reads columns
+// h*hd .. (h+1)*hd of q, of each key and value row, and of out. The query sits at position
+// n_keys - 1; the mask says which keys it sees, as in attention(). Cost: each key and value row
+// is read once for all the heads, in one piece (the memory system serves that much faster than
+// one short piece per head). Per head, the same bits as attention() with T = 1.
+//   q (heads*hd)   k, v (n_keys, ..) row stride kv_stride   out (heads*hd)
+//   probs, if not null: (heads, n_keys)   scratch: heads * n_keys floats
+void attention_one_query(float* out, const float* q, const float* k, const float* v, int kv_stride, int n_keys,
+                         int heads, int hd, float scale, float* probs, float* scratch, AttentionMask mask = {});
+
 // The keys query i (0 .. T-1) of attention sees: keys 0 .. visible_keys(..) - 1.
 inline int visible_keys(const AttentionMask& mask, int i, int T, int pos0) {
   const int n = std::max(0, mask.causal ? pos0 + i + 1 : pos0 + T);

@@ -1,16 +1,20 @@
-// Int8 matrix products (layout and contract in quantized.h).
+// Int8 matrix products (layout and contract in quantized.h): quantization, the portable kernel
+// and the choice of kernel.
 //
-// The kernel works on tiles of 4 weight rows x 1 block of 32: four exact integer dot products,
-// reduced to one vector of 4 sums (one per row), converted to float and scaled by the 4 rows'
-// block scales (stored together for this load) times x's block scale. Lanes are rows, so no
+// The portable kernel works on tiles of 4 weight rows x 1 block of 32: four exact integer dot
+// products, reduced to one vector of 4 sums (one per row), converted to float and scaled by the 4
+// rows' block scales (stored together for this load) times x's block scale. Lanes are rows, so no
 // horizontal sum is left at the end. For a prompt (T > 1) every input row runs over the same 4
-// weight rows, which stay in L1 (4 x 3072 bytes at most in GPT-2 small).
+// weight rows, which stay in L1 (4 x 3072 bytes at most in GPT-2 small). Decoding (T = 1) runs
+// two groups of rows, far apart, in one pass: two streams of weights keep more memory requests in
+// flight than one (as for F32, kernels.cpp).
 #include "kernels/quantized.h"
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
-#include "kernels/reference.h"
+#include "kernels/quantized_x86.h"
 #include "kernels/simd.h"
 
 #ifdef __wasm_simd128__
@@ -21,6 +25,7 @@ namespace glassbox::kernels {
 namespace {
 
 using simd::load;
+using simd::store;
 using simd::Vec4;
 using simd::Vec4i;
 
@@ -29,8 +34,7 @@ using simd::Vec4i;
 // as F32's would (not silently finite); its values are then 0. Values are clamped as floats: a
 // float -> int conversion of NaN or of a value out of range is undefined behaviour (both found by
 // tests/fuzz).
-template <typename Int>
-void quantize_block(Int* q, float* scale, const float* v, int n) {
+void quantize_block(std::int8_t* q, float* scale, const float* v, int n) {
   float amax = 0.0f;
   bool nan = false;
   for (int i = 0; i < n; ++i) {
@@ -41,93 +45,175 @@ void quantize_block(Int* q, float* scale, const float* v, int n) {
   const float inv = d > 0.0f && std::isfinite(d) ? 1.0f / d : 0.0f;
   for (int i = 0; i < n; ++i) {
     const float r = v[i] * inv;   // in [-127, 127] but for rounding (a subnormal d has few digits), or NaN
-    q[i] = std::isnan(r) ? 0 : static_cast<Int>(std::clamp(r + (r < 0.0f ? -0.5f : 0.5f), -127.0f, 127.0f));
+    q[i] = std::isnan(r) ? 0 : static_cast<std::int8_t>(std::clamp(r + (r < 0.0f ? -0.5f : 0.5f), -127.0f, 127.0f));
   }
   for (int i = n; i < kQ8Block; ++i) q[i] = 0;   // padding past K
   *scale = d;
 }
 
+constexpr int kPairs = kQ8Block / 2;   // 16-bit words per block row
+
 #ifdef __wasm_simd128__
-// Block b of one weight row against x, as 4 partial sums: 8 int16 products per
-// i32x4.dot_i16x8_s (SIMD128 has no int8 dot product). v128.load8x8_s widens 8 bytes as it loads
-// them (one pmovsxbw natively), cheaper than extending the high half of a 16-byte load.
-GLASSBOX_INLINE v128_t block_dot(const std::int8_t* w, const std::int16_t* x) {
-  v128_t s = wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(w), wasm_v128_load(x));
-  for (int i = 8; i < kQ8Block; i += 8)
-    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(w + i), wasm_v128_load(x + i)));
-  return s;
+// One weight row's block (32 stored bytes = 16 words W) against x's pairs p (e[16], o[16]):
+// W . e + (W >> 8) . o, 8 products per i32x4.dot_i16x8_s, the words taken as they are stored.
+GLASSBOX_INLINE v128_t row_dot(const std::int8_t* w, const std::int16_t* p) {
+  const v128_t w0 = wasm_v128_load(w), w1 = wasm_v128_load(w + 16);
+  const v128_t lo = wasm_i32x4_add(wasm_i32x4_dot_i16x8(w0, wasm_v128_load(p)),
+                                   wasm_i32x4_dot_i16x8(wasm_i16x8_shr(w0, 8), wasm_v128_load(p + kPairs)));
+  const v128_t hi = wasm_i32x4_add(wasm_i32x4_dot_i16x8(w1, wasm_v128_load(p + 8)),
+                                   wasm_i32x4_dot_i16x8(wasm_i16x8_shr(w1, 8), wasm_v128_load(p + kPairs + 8)));
+  return wasm_i32x4_add(lo, hi);
 }
 
-// The exact dot products of one block of 4 weight rows (128 bytes, row after row) with x: lane r
-// is row r.
-GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int16_t* x) {
-  const v128_t a = block_dot(w, x), b = block_dot(w + kQ8Block, x);
-  const v128_t c = block_dot(w + 2 * kQ8Block, x), d = block_dot(w + 3 * kQ8Block, x);
+// The exact dot products of one block of 4 weight rows (128 bytes, row after row) with x, plus
+// x's even sum (removed by the caller): lane r is row r.
+GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int16_t* p) {
+  const v128_t a = row_dot(w, p), b = row_dot(w + kQ8Block, p);
+  const v128_t c = row_dot(w + 2 * kQ8Block, p), d = row_dot(w + 3 * kQ8Block, p);
   // Transpose and add: [a0+a2, b0+b2, a1+a3, b1+b3], the same for c, d, then [sum a, .., sum d].
   const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
   const v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-  const v128_t s = wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
-  Vec4i out;
-  wasm_v128_store(&out, s);
-  return out;
+  return Vec4i(wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7)));
 }
 #else
-// Natively the compiler vectorizes this loop for each target clone (pmovsxbw + pmaddwd, 16 or 32
-// products per instruction with AVX2 / AVX-512).
-GLASSBOX_INLINE std::int32_t block_dot(const std::int8_t* w, const std::int16_t* x) {
+// Natively the compiler vectorizes this loop for each target clone (sign extensions and vpmaddwd),
+// on the stored bytes flipped back to w.
+GLASSBOX_INLINE std::int32_t row_dot(const std::int8_t* w, const std::int8_t* x) {
   std::int32_t s = 0;
-  for (int i = 0; i < kQ8Block; ++i) s += std::int32_t(w[i]) * x[i];
+  for (int i = 0; i < kQ8Block; ++i) s += std::int32_t(std::int8_t(w[i] ^ (i % 2 ? 0 : -128))) * x[i];
   return s;
 }
 
-GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int16_t* x) {
-  return Vec4i{block_dot(w, x), block_dot(w + kQ8Block, x), block_dot(w + 2 * kQ8Block, x),
-               block_dot(w + 3 * kQ8Block, x)};
+GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int8_t* x) {
+  return Vec4i{row_dot(w, x), row_dot(w + kQ8Block, x), row_dot(w + 2 * kQ8Block, x), row_dot(w + 3 * kQ8Block, x)};
 }
 #endif
+
+// Block b's 4 products of one group, added to acc: float(dot) * (dw * dx), in block order.
+GLASSBOX_INLINE Vec4 add_block(Vec4 acc, const std::int8_t* w, const float* dw, const Q8Activations& x, int t, int b) {
+  const std::size_t tb = std::size_t(t) * x.blocks + b;
+#ifdef __wasm_simd128__
+  const Vec4i dots = block_sums4(w + b * kQ8Rows * kQ8Block, x.pairs.data() + tb * kQ8Block) - x.even_sum[tb];
+#else
+  const Vec4i dots = block_sums4(w + b * kQ8Rows * kQ8Block, x.q.data() + tb * kQ8Block);
+#endif
+  return acc + __builtin_convertvector(dots, Vec4) * (load<Vec4>(dw + b * kQ8Rows) * x.d[tb]);
+}
+
+// Rows 4g..4g+3 that exist (N need not be a multiple of 4), plus the bias.
+GLASSBOX_INLINE void store_group(float* out, Vec4 acc, const float* bias, int g, int N) {
+  const int n = g * kQ8Rows;
+  for (int r = 0; r < std::min(kQ8Rows, N - n); ++r) out[n + r] = acc[r] + (bias ? bias[n + r] : 0.0f);
+}
+
+GLASSBOX_CLONES void matmul_q8_portable(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd,
+                                        const float* bias, int N, int ld) {
+  const int blocks = x.blocks, groups = (N + kQ8Rows - 1) / kQ8Rows;
+  const std::size_t group_q = std::size_t(blocks) * kQ8Rows * kQ8Block, group_d = std::size_t(blocks) * kQ8Rows;
+  if (x.T == 1) {   // groups g and g + half together (the last one alone when groups is odd)
+    const int half = (groups + 1) / 2;
+    for (int g = 0; g < half; ++g) {
+      const int g2 = g + half < groups ? g + half : g;
+      Vec4 acc = {}, acc2 = {};
+      for (int b = 0; b < blocks; ++b) {
+        acc = add_block(acc, wq + g * group_q, wd + g * group_d, x, 0, b);
+        acc2 = add_block(acc2, wq + g2 * group_q, wd + g2 * group_d, x, 0, b);
+      }
+      store_group(out, acc, bias, g, N);
+      store_group(out, acc2, bias, g2, N);
+    }
+    return;
+  }
+  for (int g = 0; g < groups; ++g)
+    for (int t = 0; t < x.T; ++t) {
+      Vec4 acc = {};
+      for (int b = 0; b < blocks; ++b) acc = add_block(acc, wq + g * group_q, wd + g * group_d, x, t, b);
+      store_group(out + std::size_t(t) * ld, acc, bias, g, N);
+    }
+}
 
 }  // namespace
 
 void quantize_weights_q8(std::int8_t* q, float* d, const float* w, int N, int K) {
   const Q8Shape s(N, K);
+  std::int8_t block[kQ8Block];
   for (int n = 0; n < s.Np; ++n) {
     for (int b = 0; b < s.blocks; ++b) {
       const int k0 = b * kQ8Block;
       const int len = n < N ? std::min(kQ8Block, K - k0) : 0;   // padding rows are all zero
-      quantize_block(q + q8_index(s, n, k0), d + q8_scale_index(s, n, b), w + std::size_t(n) * K + k0, len);
+      quantize_block(block, d + q8_scale_index(s, n, b), w + std::size_t(n) * K + k0, len);
+      std::int8_t* to = q + q8_index(s, n, k0);
+      for (int i = 0; i < kQ8Block; ++i) to[i] = static_cast<std::int8_t>(i % 2 ? block[i] : block[i] ^ -128);
     }
   }
 }
 
-void quantize_activations_q8(std::int16_t* q, float* d, const float* x, int T, int K) {
+void quantize_activations_q8(Q8Activations& x, const float* in, int T, int K) {
   const Q8Shape s(1, K);
+  x.T = T, x.Kp = s.Kp, x.blocks = s.blocks;
+  x.q.resize(std::size_t(T) * s.Kp);
+  x.d.resize(std::size_t(T) * s.blocks);
+  x.pairs.resize(x.q.size());
+  x.even_sum.resize(x.d.size());
+  x.sum.resize(x.d.size());
   for (int t = 0; t < T; ++t)
     for (int b = 0; b < s.blocks; ++b) {
+      const std::size_t tb = std::size_t(t) * s.blocks + b;
       const int k0 = b * kQ8Block;
-      quantize_block(q + std::size_t(t) * s.Kp + k0, d + std::size_t(t) * s.blocks + b, x + std::size_t(t) * K + k0,
-                     std::min(kQ8Block, K - k0));
+      std::int8_t* q = x.q.data() + std::size_t(t) * s.Kp + k0;
+      quantize_block(q, &x.d[tb], in + std::size_t(t) * K + k0, std::min(kQ8Block, K - k0));
+      std::int16_t* p = x.pairs.data() + tb * kQ8Block;
+      std::int32_t even = 0, all = 0;
+      for (int j = 0; j < kPairs; ++j) {
+        p[j] = q[2 * j];
+        p[kPairs + j] = static_cast<std::int16_t>(q[2 * j + 1] - 256 * q[2 * j]);   // |.| <= 32639: |q| <= 127
+        even += q[2 * j];
+        all += q[2 * j] + q[2 * j + 1];
+      }
+      x.even_sum[tb] = 128 * even;
+      x.sum[tb] = 128 * all;
     }
 }
 
-GLASSBOX_CLONES void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq,
-                               const float* wd, const float* bias, int T, int Kp, int N, int out_stride) {
-  const int blocks = Kp / kQ8Block;
-  const int ld = out_stride ? out_stride : N;
-  for (int n = 0; n < N; n += kQ8Rows) {   // rows n..n+3 (those past N are zero padding)
-    const std::int8_t* w = wq + std::size_t(n) * Kp;
-    const float* dw = wd + std::size_t(n / kQ8Rows) * blocks * kQ8Rows;
-    for (int t = 0; t < T; ++t) {
-      const std::int16_t* x = xq + std::size_t(t) * Kp;
-      const float* dx = xd + std::size_t(t) * blocks;
-      Vec4 acc = {};
-      for (int b = 0; b < blocks; ++b) {
-        const Vec4i dots = block_sums4(w + b * kQ8Rows * kQ8Block, x + b * kQ8Block);
-        acc += __builtin_convertvector(dots, Vec4) * (load<Vec4>(dw + b * kQ8Rows) * dx[b]);
-      }
-      float* o = out + std::size_t(t) * ld + n;
-      for (int r = 0; r < std::min(kQ8Rows, N - n); ++r) o[r] = acc[r] + (bias ? bias[n + r] : 0.0f);
-    }
+#ifdef GLASSBOX_X86_KERNELS
+static_assert(kQ8Block == x86::kBlockValues && kQ8Rows == x86::kGroupRows, "quantized_x86.h's layout constants");
+static bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+static bool has_avx512_vnni() {
+  static const bool yes = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  return yes;
+}
+#endif
+
+bool q8_kernel_available(Q8Kernel kernel) {
+  switch (kernel) {
+    case Q8Kernel::Best:
+    case Q8Kernel::Portable: return true;
+#ifdef GLASSBOX_X86_KERNELS
+    case Q8Kernel::Avx2: return has_avx2();
+    case Q8Kernel::Avx512Vnni: return has_avx512_vnni();
+#endif
+    default: return false;
   }
+}
+
+// The x86 kernels where the CPU has them: the portable kernel's per-row widening and horizontal
+// sums cost more than reading the memory, and they do fewer of both (docs/performance.md, Int8
+// kernels).
+void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd, const float* bias, int N,
+               int out_stride, Q8Kernel kernel) {
+  if (!q8_kernel_available(kernel)) throw std::invalid_argument("matmul_q8: this CPU does not have the kernel asked for");
+  const int ld = out_stride ? out_stride : N;
+#ifdef GLASSBOX_X86_KERNELS
+  if (kernel == Q8Kernel::Best)
+    kernel = has_avx512_vnni() ? Q8Kernel::Avx512Vnni : has_avx2() ? Q8Kernel::Avx2 : Q8Kernel::Portable;
+  const x86::Q8Rows rows{x.q.data(), x.d.data(), x.sum.data(), x.T, x.Kp, x.blocks};
+  if (kernel == Q8Kernel::Avx2) return x86::matmul_q8_avx2(out, ld, rows, wq, wd, bias, N);
+  if (kernel == Q8Kernel::Avx512Vnni) return x86::matmul_q8_vnni(out, ld, rows, wq, wd, bias, N);
+#endif
+  matmul_q8_portable(out, x, wq, wd, bias, N, ld);
 }
 
 }  // namespace glassbox::kernels

@@ -2,21 +2,28 @@
 // (value ~= scale * q, scale = max |w| over the block / 127), and its product with activations
 // quantized the same way on the fly. Decoding streams every weight once per token, so a quarter
 // of the bytes (plus 1/8 for the scales) is what makes it faster; the products are exact integer
-// dot products (SIMD128 i32x4.dot_i16x8_s, SSE/AVX pmaddwd), scaled once per block.
+// dot products, scaled once per block.
 //
-// Layout of an (N,K) matrix, for the kernel's tile of 4 rows x 1 block:
+// Layout of an (N,K) matrix, for the kernels' tile of 4 rows x 1 block:
 //   K is padded with zeros to Kp = K rounded up to 32 (blocks = Kp / 32); N to Np, a multiple of 4.
 //   q  (Np/4, blocks, 4, 32)  int8: block b of rows 4g..4g+3, 128 bytes together, so that a pass
 //                             over 4 rows reads one contiguous stream (decoding is bound by memory
 //                             bandwidth; 4 row streams were slower, as for F32: kernels.h)
 //   d  (Np/4, blocks, 4)      float: the scales of rows 4g..4g+3 for block b sit together
 // q8_index and q8_scale_index say where w[n][k] and the scale of row n's block b are.
-// Activations are quantized per row into int16 (values in [-127, 127]), already widened because
-// every weight row reads them: x (T,K) -> q (T,Kp) int16, d (T, blocks) float.
+//
+// The byte of a value at an even k is stored with its top bit flipped (w ^ 0x80 = w + 128 read as
+// unsigned); q8_weight reads a value back. Why: read as a little-endian 16-bit word, two values
+// w0 (even k) and w1 are then W = (w0 + 128) + 256 * w1, and W . e + (W >> 8) . o, with e = x0 and
+// o = x1 - 256 * x0, is w0 x0 + w1 x1 + 128 x0 exactly. So a 16-bit dot product (SIMD128 has
+// nothing narrower) takes the stored bytes as they are, with no widening, and one subtraction per
+// block removes the 128s. The x86 kernels flip the other bytes as well (w + 128 for every value)
+// or flip these back (w itself), one XOR per vector.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace glassbox::kernels {
 
@@ -38,18 +45,39 @@ inline std::size_t q8_index(const Q8Shape& s, int n, int k) {
 inline std::size_t q8_scale_index(const Q8Shape& s, int n, int b) {
   return (std::size_t(n / kQ8Rows) * s.blocks + b) * kQ8Rows + n % kQ8Rows;
 }
+// The value w[n][k] in [-127, 127] (the stored byte, flipped back at even k).
+inline int q8_weight(const std::int8_t* q, const Q8Shape& s, int n, int k) {
+  const int v = q[q8_index(s, n, k)];
+  return k % 2 ? v : v ^ -128;   // flips bit 7 of the byte as a signed value: (v + 128) mod 256 - 128
+}
 
 // w (N,K) float -> q, d in the layout above (padding zero).
 void quantize_weights_q8(std::int8_t* q, float* d, const float* w, int N, int K);
 
-// x (T,K) float -> q (T,Kp) int16, d (T,blocks); round to nearest.
-void quantize_activations_q8(std::int16_t* q, float* d, const float* x, int T, int K);
+// Activations x (T,K) quantized per row and block (round to nearest), in the forms the kernels
+// read. Every weight row reads them, so they are prepared once per product.
+struct Q8Activations {
+  int T = 0, Kp = 0, blocks = 0;
+  std::vector<std::int8_t> q;          // (T,Kp) values in [-127, 127], zero past K
+  std::vector<float> d;                // (T,blocks) block scales
+  std::vector<std::int16_t> pairs;     // (T,blocks,2,16) per block: e_j = q[2j], then o_j = q[2j+1] - 256 q[2j]
+  std::vector<std::int32_t> even_sum;  // (T,blocks) 128 * sum of q at even k (removed from W . e + (W >> 8) . o)
+  std::vector<std::int32_t> sum;       // (T,blocks) 128 * sum of q (removed from (w + 128) . q)
+};
+void quantize_activations_q8(Q8Activations& x, const float* in, int T, int K);
 
-// out (T,N) = x @ w^T + bias (bias may be null), from the quantized forms of both; Kp, N as above.
+// The kernels of matmul_q8. All give the same bits; Best picks the fastest this CPU has.
+//   Portable   vector extensions / SIMD128, 16-bit dot products (every target)
+//   Avx2       x86-64-v3: vpmaddubsw (|x| times w with x's sign) + vpmaddwd
+//   Avx512Vnni AVX-512 VNNI on 256-bit vectors: vpdpbusd, (w + 128) . x
+enum class Q8Kernel { Best, Portable, Avx2, Avx512Vnni };
+bool q8_kernel_available(Q8Kernel kernel);
+
+// out (T,N) = x @ w^T + bias (bias may be null), from the quantized forms of both; N as above.
 // Per output: s = sum over blocks b, in order, of float(exact int dot of block b) * (dw * dx),
-// then s + bias. Fast and reference kernels agree bit for bit. Rows of out are out_stride apart
-// (0: N); a slice of w's rows starting at a multiple of 4 is a matrix in this layout too.
-void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
-               const float* bias, int T, int Kp, int N, int out_stride = 0);
+// then s + bias. Every kernel and the reference agree bit for bit. Rows of out are out_stride
+// apart (0: N); a slice of w's rows starting at a multiple of 4 is a matrix in this layout too.
+void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd, const float* bias, int N,
+               int out_stride = 0, Q8Kernel kernel = Q8Kernel::Best);
 
 }  // namespace glassbox::kernels

@@ -117,7 +117,7 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
 
 // Int8 blocks (layout in quantized.h): each block's dot product is an exact integer, scaled by
 // the two blocks' scales; blocks are summed in order.
-void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
+void matmul_q8(float* out, const std::int8_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
                const float* bias, int T, int Kp, int N) {
   const Q8Shape s(N, Kp);
   const int blocks = s.blocks;
@@ -128,7 +128,7 @@ void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::i
         std::int32_t dot = 0;
         for (int i = 0; i < kQ8Block; ++i) {
           const int k = b * kQ8Block + i;
-          dot += std::int32_t(wq[q8_index(s, n, k)]) * xq[std::size_t(t) * Kp + k];
+          dot += q8_weight(wq, s, n, k) * xq[std::size_t(t) * Kp + k];
         }
         const float dw = wd[q8_scale_index(s, n, b)];
         sum += static_cast<float>(dot) * (dw * xd[std::size_t(t) * blocks + b]);

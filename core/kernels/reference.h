@@ -21,7 +21,7 @@ void softmax(float* x, int n);
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
                int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
                AttentionMask mask = {});
-void matmul_q8(float* out, const std::int16_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
+void matmul_q8(float* out, const std::int8_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
                const float* bias, int T, int Kp, int N);   // quantized.h
 
 }  // namespace glassbox::kernels::reference

@@ -53,8 +53,7 @@ struct Activations {
   std::vector<float> fc;      // (T, F)  MLP hidden layer
   std::vector<float> scratch; // (H, S)  one row of attention scores per head
   std::vector<float> probs;   // (H, T, S) only when a hook listens
-  std::vector<std::int16_t> xq;  // (T, Kp) the input of an int8 product, quantized
-  std::vector<float> xd;         // (T, Kp/32) its block scales
+  kernels::Q8Activations xq;  // the input of an int8 product, quantized
   int T;
 };
 
@@ -71,12 +70,10 @@ void linear(float* out, const float* in, const Matrix& w, const float* bias, int
     });
   }
   const kernels::Q8Shape s(N, K);
-  a.xq.resize(std::size_t(T) * s.Kp);
-  a.xd.resize(std::size_t(T) * s.blocks);
-  kernels::quantize_activations_q8(a.xq.data(), a.xd.data(), in, T, K);
+  kernels::quantize_activations_q8(a.xq, in, T, K);
   parallel_for(N, kGrain, work, [&](int n0, int n1) {
-    kernels::matmul_q8(out + n0, a.xq.data(), a.xd.data(), w.q + std::size_t(n0) * s.Kp,
-                       w.d + std::size_t(n0) * s.blocks, bias ? bias + n0 : nullptr, T, s.Kp, n1 - n0, N);
+    kernels::matmul_q8(out + n0, a.xq, w.q + std::size_t(n0) * s.Kp, w.d + std::size_t(n0) * s.blocks,
+                       bias ? bias + n0 : nullptr, n1 - n0, N);
   });
 }
 
@@ -133,6 +130,11 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
     float* heads = a.heads.data() + row0 * C;
     const double work = 2.0 * T * S * C;   // scores and weighted sums over every head
     parallel_for(H, 1, work, [&](int h0, int h1) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
+      if (T == 1) {   // decoding: each cache row read once for heads h0 .. h1-1
+        return kernels::attention_one_query(heads + h0 * hd, qkv + h0 * hd, K + h0 * hd, V + h0 * hd, C, S, h1 - h0,
+                                            hd, scale, o.hook ? a.probs.data() + std::size_t(h0) * S : nullptr,
+                                            a.scratch.data() + std::size_t(h0) * S, mask);
+      }
       for (int h = h0; h < h1; ++h) {
         float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
         kernels::attention(heads + h * hd, C, qkv + h * hd, 3 * C, K + h * hd, V + h * hd, C, T, pos0, hd, scale,

@@ -1,0 +1,31 @@
+// matmul_q8's kernel for x86-64-v3 (AVX2), compiled with -mavx2 (see quantized_x86.h).
+//
+// AVX2 has no int8 x int8 dot product. vpmaddubsw multiplies unsigned bytes by signed ones and
+// adds pairs into int16: with |x| as the unsigned side and w carrying x's sign (vpsignb), each
+// pair is w0 x0 + w1 x1, at most 2 * 127 * 127 = 32258 (never saturates: |w|, |x| <= 127; also
+// vpsignb would leave -128 as it is). vpmaddwd by 1 then adds pairs of those into int32.
+#include "kernels/quantized_x86_decode.h"
+
+namespace glassbox::kernels::x86 {
+namespace {
+
+struct Avx2Dots {
+  static constexpr bool kBiased = false;
+  explicit Avx2Dots(const std::int8_t* xq)
+      : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))), abs_x(_mm256_abs_epi8(x)) {}
+  __m256i row(const std::int8_t* w) const {
+    // The stored bytes at even k are w ^ 0x80 (quantized.h): flip them back.
+    const __m256i wv = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(0x0080));
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(abs_x, _mm256_sign_epi8(wv, x)), _mm256_set1_epi16(1));
+  }
+  __m256i x, abs_x;
+};
+
+}  // namespace
+
+void matmul_q8_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
+                    int N) {
+  matmul<Avx2Dots>(out, ld, x, wq, wd, bias, N);
+}
+
+}  // namespace glassbox::kernels::x86

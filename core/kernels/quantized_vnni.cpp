@@ -1,0 +1,31 @@
+// matmul_q8's kernel for AVX-512 VNNI, on 256-bit vectors (AVX512VL), compiled with
+// those sets switched on (see quantized_x86.h).
+//
+// vpdpbusd multiplies unsigned bytes by signed ones, 4 products into each int32 lane. The weights
+// are the unsigned side as w + 128 (stored: every value's top bit flipped, quantized.h), x the
+// signed one; (w + 128) . x = w . x + 128 sum(x), and the loop takes the 128 sum(x) off. A lane
+// holds at most 4 * 255 * 127 = 129,540: no overflow.
+#include "kernels/quantized_x86_decode.h"
+
+namespace glassbox::kernels::x86 {
+namespace {
+
+struct VnniDots {
+  static constexpr bool kBiased = true;
+  explicit VnniDots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
+  __m256i row(const std::int8_t* w) const {
+    // Even k are stored flipped already; flip the odd ones: every byte is then w + 128.
+    const __m256i wv = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(-0x8000));
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), wv, x);
+  }
+  __m256i x;
+};
+
+}  // namespace
+
+void matmul_q8_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
+                    int N) {
+  matmul<VnniDots>(out, ld, x, wq, wd, bias, N);
+}
+
+}  // namespace glassbox::kernels::x86
