@@ -49,20 +49,19 @@ GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
 // s[j] = scale * (q . k_j) for n keys k_j (hd) kv_stride apart: four keys at a time, four
 // independent sums (one sum's adds wait on each other, which made this a visible share of
 // decoding), each key in dot()'s order, so the bits are dot()'s.
-// s[u] = scale * (q . k_u) for the 4 keys k[u] (hd), four independent sums (one sum's adds wait
-// on each other, which made this a visible share of decoding), each in dot()'s order, so the bits
-// are dot()'s.
-GLASSBOX_INLINE void scores4(float* s, const float* q, const float* const (&k)[4], int hd, float scale) {
+// s[u] = scale * (q[u] . k[u]) for 4 pairs of vectors (hd), four independent sums (one sum's adds
+// wait on each other, which made this a visible share of decoding), each in dot()'s order, so the
+// bits are dot()'s.
+GLASSBOX_INLINE void scores4(float* const (&s)[4], const float* const (&q)[4], const float* const (&k)[4], int hd,
+                             float scale) {
   const int kv = hd - hd % kAccLanes;
   Vec4 acc[4] = {};
-  for (int d = 0; d < kv; d += kAccLanes) {
-    const Vec4 q4 = load4(q + d);
-    for (int u = 0; u < 4; ++u) acc[u] += q4 * load4(k[u] + d);
-  }
+  for (int d = 0; d < kv; d += kAccLanes)
+    for (int u = 0; u < 4; ++u) acc[u] += load4(q[u] + d) * load4(k[u] + d);
   for (int u = 0; u < 4; ++u) {
     float sum = hsum(acc[u]);
-    for (int d = kv; d < hd; ++d) sum += q[d] * k[u][d];
-    s[u] = sum * scale;
+    for (int d = kv; d < hd; ++d) sum += q[u][d] * k[u][d];
+    *s[u] = sum * scale;
   }
 }
 
@@ -72,7 +71,7 @@ GLASSBOX_INLINE void scores(float* s, const float* q, const float* k, int kv_str
   for (; j + 4 <= n; j += 4) {
     const float* kj[4];
     for (int u = 0; u < 4; ++u) kj[u] = k + static_cast<std::size_t>(j + u) * kv_stride;
-    scores4(s + j, q, kj, hd, scale);
+    scores4({s + j, s + j + 1, s + j + 2, s + j + 3}, {q, q, q, q}, kj, hd, scale);
   }
   for (; j < n; ++j) s[j] = dot(q, k + static_cast<std::size_t>(j) * kv_stride, hd) * scale;
 }
@@ -406,24 +405,20 @@ GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q
   }
 }
 
-// o (n) += p[u] * v[u] (n) for u = 0 .. R-1 in order, elementwise: weighted_sum's arithmetic.
-template <int R>
-GLASSBOX_INLINE void add_rows(float* o, const float* p, const float* const (&v)[R], int n) {
+// o (n) += p * v (n), elementwise: one step of weighted_sum's arithmetic.
+GLASSBOX_INLINE void add_scaled(float* o, float p, const float* v, int n) {
   const int nv = n - n % kLanes;
-  for (int c = 0; c < nv; c += kLanes) {
-    Vec8 acc = load(o + c);
-    for (int u = 0; u < R; ++u) acc += simd::splat(p[u]) * load(v[u] + c);
-    store(o + c, acc);
-  }
-  for (int c = nv; c < n; ++c)
-    for (int u = 0; u < R; ++u) o[c] += p[u] * v[u][c];
+  const Vec8 pv = simd::splat(p);
+  for (int c = 0; c < nv; c += kLanes) store(o + c, load(o + c) + pv * load(v + c));
+  for (int c = nv; c < n; ++c) o[c] += p * v[c];
 }
 
-// One query over heads side by side (kernels.h). Row by row, 4 rows at a time, every head's part
-// of the row in turn, so each key (then value) row is read once, as one contiguous piece; the
-// per-head kernel above reads `heads` short pieces of it, one per call, far apart. Per head the
-// arithmetic is attention()'s: scores4 / dot, softmax_row, and the weighted sum accumulated in
-// out itself, j in order (weighted_sum's bits: out starts at zero, as its registers do).
+// One query over heads side by side (kernels.h). Row after row, every head's part of the row in
+// turn, so that the keys, then the values, are read as one sequential stream; the per-head kernel
+// above reads `heads` short pieces of each row, one per call, far apart, and taking 4 rows at a
+// time (4 streams) was slower too. Per head the arithmetic is attention()'s: scores4 / dot,
+// softmax_row, and the weighted sum accumulated in out itself, j in order (weighted_sum's bits:
+// out starts at zero, as its registers do).
 GLASSBOX_CLONES void attention_one_query(float* out, const float* q, const float* k, const float* v, int kv_stride,
                                          int n_keys, int heads, int hd, float scale, float* probs, float* scratch,
                                          AttentionMask mask) {
@@ -432,28 +427,20 @@ GLASSBOX_CLONES void attention_one_query(float* out, const float* q, const float
     return m + static_cast<std::size_t>(j) * kv_stride + static_cast<std::size_t>(h) * hd;
   };
   const auto s = [&](int h) { return scratch + static_cast<std::size_t>(h) * n_keys; };
-  int j = 0;
-  for (; j + 4 <= visible; j += 4) {
-    for (int h = 0; h < heads; ++h) {
-      const float* kj[4] = {at(k, j, h), at(k, j + 1, h), at(k, j + 2, h), at(k, j + 3, h)};
-      scores4(s(h) + j, q + static_cast<std::size_t>(h) * hd, kj, hd, scale);
-    }
+  const auto qh = [&](int h) { return q + static_cast<std::size_t>(h) * hd; };
+  const int h4 = heads - heads % 4;
+  for (int j = 0; j < visible; ++j) {   // row j: 4 heads at a time, then the rest one by one
+    int h = 0;
+    for (; h < h4; h += 4)
+      scores4({s(h) + j, s(h + 1) + j, s(h + 2) + j, s(h + 3) + j}, {qh(h), qh(h + 1), qh(h + 2), qh(h + 3)},
+              {at(k, j, h), at(k, j, h + 1), at(k, j, h + 2), at(k, j, h + 3)}, hd, scale);
+    for (; h < heads; ++h) s(h)[j] = dot(qh(h), at(k, j, h), hd) * scale;
   }
-  for (; j < visible; ++j)
-    for (int h = 0; h < heads; ++h) s(h)[j] = dot(q + static_cast<std::size_t>(h) * hd, at(k, j, h), hd) * scale;
   for (int h = 0; h < heads; ++h) softmax_row(s(h), visible);
 
   std::memset(out, 0, sizeof(float) * static_cast<std::size_t>(heads) * hd);
-  for (j = 0; j + 4 <= visible; j += 4)
-    for (int h = 0; h < heads; ++h) {
-      const float* vj[4] = {at(v, j, h), at(v, j + 1, h), at(v, j + 2, h), at(v, j + 3, h)};
-      add_rows<4>(out + static_cast<std::size_t>(h) * hd, s(h) + j, vj, hd);
-    }
-  for (; j < visible; ++j)
-    for (int h = 0; h < heads; ++h) {
-      const float* vj[1] = {at(v, j, h)};
-      add_rows<1>(out + static_cast<std::size_t>(h) * hd, s(h) + j, vj, hd);
-    }
+  for (int j = 0; j < visible; ++j)
+    for (int h = 0; h < heads; ++h) add_scaled(out + static_cast<std::size_t>(h) * hd, s(h)[j], at(v, j, h), hd);
   if (probs) {   // (heads, n_keys), zeros where the mask hides a key
     for (int h = 0; h < heads; ++h) {
       float* row = probs + static_cast<std::size_t>(h) * n_keys;
