@@ -7,6 +7,10 @@
 //                                                      then, the model freed, the triad
 //   glassbox_perf tokenizer DIR TEXT                   encode and decode TEXT's bytes
 //   glassbox_perf triad [--mb N]                       single-core memory bandwidth (STREAM triad)
+//   glassbox_perf kernels [--keys S]                   the decoding kernels alone on GPT-2 small's
+//                                                      shapes (random values): the int8 products of
+//                                                      one token, attention over S cached keys in
+//                                                      all 12 layers, quantizing activations
 //
 // Prints one JSON object. Times are wall-clock (steady_clock); peak memory is the process's
 // resident high-water mark (getrusage natively; Node's process.resourceUsage() in WebAssembly).
@@ -17,12 +21,15 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "kernels/kernels.h"
+#include "kernels/quantized.h"
 #include "model/arena.h"
 #include "glassbox/model.h"
 #include "glassbox/threads.h"
@@ -111,6 +118,107 @@ json run_tokenizer(const std::string& dir, const std::string& text_file) {
           {"encode_mb_s", 1000.0 * mb / encode_ms}, {"decode_mb_s", 1000.0 * mb / decode_ms}};
 }
 
+// The median of `reps` timings of fn(), in ms; before() runs untimed before each.
+template <typename F, typename B>
+double median_ms(int reps, F&& fn, B&& before) {
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    before();
+    const auto t0 = Clock::now();
+    fn();
+    ms.push_back(ms_since(t0));
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// The kernels a decoded token of GPT-2 small spends its time in, alone: what each costs, and how
+// close to the memory's speed the bandwidth-bound ones get (docs/performance.md, Int8 kernels).
+json run_kernels(int keys, int reps) {
+  namespace k = glassbox::kernels;
+  constexpr int L = 12, H = 12, hd = 64, C = H * hd, F = 4 * C, V = 50257;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  const auto random = [&](std::size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = normal(rng);
+    return v;
+  };
+  // Every int8 matrix of a token, in the order the forward pass reads them, on huge pages as the
+  // model's weights are (arena.h).
+  struct Q8Matrix {
+    int N, K;
+    std::int8_t* q;
+    float* d;
+  };
+  std::vector<std::pair<int, int>> shapes;
+  for (int l = 0; l < L; ++l) shapes.insert(shapes.end(), {{3 * C, C}, {C, C}, {F, C}, {C, F}});
+  shapes.push_back({V, C});
+  const auto padded = [](std::size_t n) { return (n + 63) / 64 * 64; };
+  std::size_t bytes = 0;
+  for (const auto& [N, K] : shapes) bytes += padded(k::Q8Shape(N, K).q_size()) + padded(sizeof(float) * k::Q8Shape(N, K).d_size());
+  glassbox::LargeBlock block(bytes);
+  std::vector<Q8Matrix> matrices;
+  std::byte* at = block.data();
+  for (const auto& [N, K] : shapes) {
+    const k::Q8Shape s(N, K);
+    Q8Matrix m{N, K, reinterpret_cast<std::int8_t*>(at), reinterpret_cast<float*>(at + padded(s.q_size()))};
+    at += padded(s.q_size()) + padded(sizeof(float) * s.d_size());
+    k::quantize_weights_q8(m.q, m.d, random(std::size_t(N) * K).data(), N, K);
+    matrices.push_back(m);
+  }
+  const auto x = random(F);
+  k::Q8Activations narrow, wide;
+  k::quantize_activations_q8(narrow, x.data(), 1, C);
+  k::quantize_activations_q8(wide, x.data(), 1, F);
+  std::vector<float> out(V);
+  const auto products = [&] {
+    for (const Q8Matrix& m : matrices) k::matmul_q8(out.data(), m.K == C ? narrow : wide, m.q, m.d, nullptr, m.N);
+  };
+  const auto nothing = [] {};
+  const double products_ms = median_ms(reps, products, nothing);
+  const double values = 100.0 * L * (3 * C + F);   // each layer's 4 products quantize C, C, C and F values
+  const double quantize_ms = median_ms(reps, [&] {
+    for (int i = 0; i < 100 * L; ++i) {
+      for (int j = 0; j < 3; ++j) k::quantize_activations_q8(narrow, x.data(), 1, C);
+      k::quantize_activations_q8(wide, x.data(), 1, F);
+    }
+  }, nothing);
+
+  // Attention of one query over `keys` cached positions in every layer: the cache's rows hold the
+  // heads side by side (KVCache), one pass for all heads, and per head as prompts do. Before
+  // each, the products stream the weights through the caches, as in a decoded token.
+  const std::size_t matrix = std::size_t(keys) * C;   // one layer's keys or values, on huge pages as KVCache's
+  glassbox::LargeBlock cache_block(2 * L * matrix * sizeof(float));
+  std::vector<float*> cache(2 * L);
+  for (int i = 0; i < 2 * L; ++i) {
+    cache[i] = reinterpret_cast<float*>(cache_block.data()) + i * matrix;
+    const auto values = random(matrix);
+    std::copy(values.begin(), values.end(), cache[i]);
+  }
+  const auto q = random(3 * C);
+  std::vector<float> heads(C), scratch(std::size_t(H) * keys);
+  const double one_query_ms = median_ms(reps, [&] {
+    for (int l = 0; l < L; ++l)
+      k::attention_one_query(heads.data(), q.data(), cache[2 * l], cache[2 * l + 1], C, keys, H, hd, 0.125f,
+                             nullptr, scratch.data());
+  }, products);
+  const double per_head_ms = median_ms(reps, [&] {
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < H; ++h)
+        k::attention(heads.data() + h * hd, C, q.data() + h * hd, 3 * C, cache[2 * l] + h * hd,
+                     cache[2 * l + 1] + h * hd, C, 1, keys - 1, hd, 0.125f, nullptr, scratch.data());
+  }, products);
+  const double cache_bytes = 2.0 * L * keys * C * sizeof(float);
+  const double mb = static_cast<double>(bytes) / 1e6;
+  return {{"int8_products", {{"mb", mb}, {"ms", products_ms}, {"gb_s", mb / products_ms},
+                             {"tok_s", 1000.0 / products_ms}}},
+          {"quantize_activations", {{"ns_per_value", 1e6 * quantize_ms / values}}},
+          {"attention", {{"keys", keys}, {"cache_mb", cache_bytes / 1e6},
+                         {"one_query_ms", one_query_ms}, {"one_query_gb_s", cache_bytes / one_query_ms / 1e6},
+                         {"per_head_ms", per_head_ms}, {"per_head_gb_s", cache_bytes / per_head_ms / 1e6}}}};
+}
+
 // a[i] = b[i] + s * c[i] over three arrays much larger than the caches; 12 bytes move per element
 // (two floats read, one written). The best of 5 passes, as STREAM reports. The arrays are on huge
 // pages where the model's weights are (arena.h), so that the roofline is the one the weights see.
@@ -159,6 +267,10 @@ int main(int argc, char** argv) {
   tokenizer->add_option("text", text_file, "UTF-8 text file")->required();
   auto* triad = app.add_subcommand("triad", "memory bandwidth");
   triad->add_option("--mb", megabytes, "megabytes per array")->check(CLI::Range(16, 4096));
+  auto* kernels = app.add_subcommand("kernels", "the decoding kernels alone, GPT-2 small's shapes");
+  int keys = 192, reps = 15;
+  kernels->add_option("--keys", keys, "cached positions attention reads")->check(CLI::Range(1, 4096))->capture_default_str();
+  kernels->add_option("--reps", reps, "timings, of which the median")->check(CLI::Range(1, 1000))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     json out;
@@ -171,6 +283,7 @@ int main(int argc, char** argv) {
       if (triad_after) out["triad_gb_s"] = run_triad(triad_after)["gb_s"];
     }
     else if (*tokenizer) out = run_tokenizer(dir, text_file);
+    else if (*kernels) out = run_kernels(keys, reps);
     else out = run_triad(megabytes);
 #ifdef __EMSCRIPTEN__
     out["build"] = "wasm";
