@@ -193,8 +193,8 @@ json run_kernels(int keys, int reps) {
   std::vector<float*> cache(2 * L);
   for (int i = 0; i < 2 * L; ++i) {
     cache[i] = reinterpret_cast<float*>(cache_block.data()) + i * matrix;
-    const auto values = random(matrix);
-    std::copy(values.begin(), values.end(), cache[i]);
+    const auto filler = random(matrix);
+    std::copy(filler.begin(), filler.end(), cache[i]);
   }
   const auto q = random(3 * C);
   std::vector<float> heads(C), scratch(std::size_t(H) * keys);

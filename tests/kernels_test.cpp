@@ -134,9 +134,9 @@ TEST(Kernels, AttentionOneQueryEqualsAttentionPerHead) {
     const auto q = random_vector(std::size_t(total) * hd, rng), k = random_vector(std::size_t(S) * kv_stride, rng),
                v = random_vector(std::size_t(S) * kv_stride, rng);
     const std::size_t off = std::size_t(first) * hd;
-    std::vector<float> out(std::size_t(heads) * hd, 7.0f), probs(std::size_t(heads) * S, 9.0f),
-        scratch(std::size_t(heads) * S);
-    for (const bool with_probs : {true, false}) {
+    for (const bool with_probs : {false, true}) {   // without first: decoding's path, no hook
+      std::vector<float> out(std::size_t(heads) * hd, 7.0f), probs(std::size_t(heads) * S, 9.0f),
+          scratch(std::size_t(heads) * S);
       attention_one_query(out.data(), q.data() + off, k.data() + off, v.data() + off, kv_stride, S, heads, hd, 0.3f,
                           with_probs ? probs.data() : nullptr, scratch.data(), mask);
       for (int h = 0; h < heads; ++h) {
@@ -146,7 +146,8 @@ TEST(Kernels, AttentionOneQueryEqualsAttentionPerHead) {
                   one_probs.data(), one_scratch.data(), mask);
         for (int d = 0; d < hd; ++d)
           ASSERT_EQ(out[std::size_t(h) * hd + d], one[d]) << "heads=" << heads << " S=" << S << " hd=" << hd << " h=" << h;
-        for (int j = 0; j < S; ++j) ASSERT_EQ(probs[std::size_t(h) * S + j], one_probs[j]) << "h=" << h << " j=" << j;
+        for (int j = 0; j < S; ++j)
+          ASSERT_EQ(probs[std::size_t(h) * S + j], with_probs ? one_probs[j] : 9.0f) << "h=" << h << " j=" << j;
       }
     }
   }
@@ -381,6 +382,72 @@ TEST(Kernels, QuantizeNonFiniteAndSubnormalBlocks) {
   }
 }
 
+// The fast quantizer gives the plain reference's bits (scale and values), for weights and
+// activations, on blocks that reach every branch: halves and values just below them (0.49999997
+// must round to 0), values that clamp, NaN, infinities, -0, subnormal blocks (a scale with no
+// finite inverse), huge values, blocks shorter than 32, random blocks at scales from 1e-40 to 1e30.
+TEST(Kernels, QuantizeEqualsReference) {
+  std::mt19937 rng(15);
+  std::vector<std::vector<float>> blocks;
+  std::vector<float> halves(32);
+  for (int i = 0; i < 32; ++i) halves[i] = (i % 2 ? -1.0f : 1.0f) * (float(i * 4) + 0.5f);   // max 124.5
+  halves[0] = 127.0f;   // scale exactly 1
+  halves[1] = 0.49999997f;
+  halves[2] = -0.49999997f;
+  halves[3] = 126.5f;
+  halves[4] = -0.5f;
+  halves[5] = 1.5f;
+  halves[6] = std::nextafter(2.5f, 0.0f);
+  blocks.push_back(halves);
+  blocks.push_back({1.0f, NAN, 2.0f});
+  blocks.push_back({1.0f, INFINITY, -3.0f});
+  blocks.push_back({-0.0f, 0.0f, -0.0f});
+  blocks.push_back({1e-37f, 1e-38f, -2e-39f, 5e-45f, -1e-37f});   // max below 3.7e-37: subnormal scale
+  blocks.push_back({3e38f, -3.4e38f, 1.0f, 1e30f});
+  blocks.push_back(std::vector<float>(32, 0.0f));
+  for (int r = 0; r < 400; ++r) {
+    std::vector<float> b(r % 5 == 0 ? 1 + r % 31 : 32);
+    const float scale = std::pow(10.0f, float(r % 71) - 40.0f);
+    for (float& x : b) x = std::normal_distribution<float>(0.0f, scale)(rng);
+    blocks.push_back(b);
+  }
+  for (const auto& b : blocks) {
+    const int n = int(b.size());
+    std::int8_t want[kQ8Block];
+    float want_d;
+    reference::quantize_q8(want, &want_d, b.data(), n);
+    Q8Activations x;
+    quantize_activations_q8(x, b.data(), 1, n);
+    const Q8Shape s(1, n);
+    std::vector<std::int8_t> wq(s.q_size());
+    std::vector<float> wd(s.d_size());
+    quantize_weights_q8(wq.data(), wd.data(), b.data(), 1, n);
+    for (const float got : {x.d[0], wd[0]}) {
+      if (std::isnan(want_d)) ASSERT_TRUE(std::isnan(got)) << "n=" << n << " first=" << b[0];
+      else ASSERT_EQ(got, want_d) << "n=" << n << " first=" << b[0];
+    }
+    for (int i = 0; i < kQ8Block; ++i) {
+      ASSERT_EQ(x.q[i], want[i]) << "activations, i=" << i << " v=" << (i < n ? b[i] : 0.0f) << " d=" << want_d;
+      ASSERT_EQ(q8_weight(wq.data(), s, 0, i), want[i]) << "weights, i=" << i;
+    }
+  }
+  // The cases the old quantizer got wrong: 0.49999997 (scale 1) rounds to 0, and the values of a
+  // subnormal block keep their proportions.
+  std::int8_t q[kQ8Block];
+  float d;
+  reference::quantize_q8(q, &d, halves.data(), 32);
+  EXPECT_EQ(q[1], 0);
+  EXPECT_EQ(q[2], 0);
+  EXPECT_EQ(q[3], 127);
+  EXPECT_EQ(q[4], -1);
+  EXPECT_EQ(q[5], 2);
+  EXPECT_EQ(q[6], 2);
+  reference::quantize_q8(q, &d, blocks[4].data(), 5);
+  EXPECT_EQ(q[0], 127);
+  EXPECT_EQ(q[1], 13);   // 1e-38 / (1e-37 / 127) = 12.7
+  EXPECT_EQ(q[2], -3);   // -2.54
+}
+
 // The stored bytes (quantized.h): the value at an even k has its top bit flipped, at an odd k not.
 TEST(Kernels, QuantizedWeightBytes) {
   const float w[4] = {1.0f, -1.0f, -1.0f, 0.5f};   // scale 1/127: 127, -127, -127, 64 (63.5 rounds away from 0)
@@ -435,8 +502,8 @@ TEST(Kernels, QuantizeActivationsRoundTrip) {
         even += v[2 * j];
         all += v[2 * j] + v[2 * j + 1];
       }
-      ASSERT_EQ(q.even_sum[tb], 128 * even);
-      ASSERT_EQ(q.sum[tb], 128 * all);
+      ASSERT_EQ(q.even_sum128[tb], 128 * even);
+      ASSERT_EQ(q.sum128[tb], 128 * all);
     }
 }
 

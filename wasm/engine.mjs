@@ -2,6 +2,7 @@
 // glassbox-core-mt.*) behind async methods. glassbox.mjs uses it directly, or from worker.mjs
 // inside a Web Worker / worker thread.
 import { errorClasses, InvalidArgumentError, ModelFormatError, OutOfMemoryError, StateError } from './errors.mjs';
+import { asyncDispose, Generation } from './generation.mjs';
 import { headerLength, readModelHeader } from './model-source.mjs';
 
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
@@ -227,7 +228,11 @@ export class LocalModel {
 
   // Yields {id, text, position, windowStart, attention?, top?} per token; returns {stopReason, text}, where text holds
   // what the decoder still held back (an unfinished character, as U+FFFD) when generation stopped.
-  async *generate(prompt, options = {}) {
+  generate(prompt, options = {}) {
+    return new Generation(this.#generate(prompt, options));
+  }
+
+  async *#generate(prompt, options) {
     const { maxTokens = 64, temperature = 1, topK = 0, topP = 1, seed, signal, attention = false, allowSpecial = false,
             top = 0, contextFull = 'slide' } = options;
     this.#live();
@@ -267,6 +272,8 @@ export class LocalModel {
     this.#engine?.delete();
     this.#engine = null;
   }
+
+  [asyncDispose]() { return this.dispose(); }
 }
 
 // The tokenizer of a model whose weights have not arrived yet (loadModel's onTokenizer): tokenize

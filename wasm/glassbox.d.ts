@@ -150,8 +150,26 @@ export interface Model {
    * or without a tokenizer for a string.
    */
   classify(input: string | ArrayLike<number>): Promise<ClassifyResult>;
-  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<GenerateStep, GenerateResult, void>;
+  /** The steps, one per token, for `for await`; once it has ended, the iterator's stopReason and
+   *  text say how (next()'s last result carries them too). */
+  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): Generation;
   dispose(): Promise<void>;
+  /** `await using model = await loadModel(...)`: disposed at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** What generate() returns: an async iterator of steps that keeps how the generation ended. */
+export interface Generation extends AsyncIterableIterator<GenerateStep> {
+  next(): Promise<IteratorResult<GenerateStep, GenerateResult>>;
+  /** Ends the generation (what leaving a `for await` loop early calls); stopReason 'cancelled'. */
+  return(value?: unknown): Promise<IteratorResult<GenerateStep, GenerateResult>>;
+  throw(error?: unknown): Promise<IteratorResult<GenerateStep, GenerateResult>>;
+  [Symbol.asyncIterator](): Generation;
+  /** How it ended, once it has: undefined while it runs or if it failed; 'cancelled' after an abort
+   *  or leaving the loop early. */
+  readonly stopReason: GenerateResult['stopReason'] | undefined;
+  /** Bytes still held back when it ended, as U+FFFD. */
+  readonly text: string | undefined;
 }
 
 /** source: a model directory (URL in the browser; path or file: URL in Node) or its files. */

@@ -8,6 +8,7 @@
 // Errors are rejected promises with an Error whose message says what to fix, of one of the classes
 // of errors.mjs (a stable `name`, the same with or without a worker).
 import { errorFromWire, InvalidArgumentError, StateError } from './errors.mjs';
+import { asyncDispose, Generation } from './generation.mjs';
 import { cacheName, checkSha256, checkSource, readModelFiles, removeCachedModels } from './model-source.mjs';
 
 export { listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
@@ -253,7 +254,11 @@ class WorkerModel {
   // caller takes steps at its own. Each step yielded returns one step of credit. An abort, or
   // leaving the loop early (break, return, a throw in its body), drops whatever is queued: no step
   // is yielded after it, and the worker's generation ends too.
-  async *generate(prompt, options = {}) {
+  generate(prompt, options = {}) {
+    return new Generation(this.#generate(prompt, options));
+  }
+
+  async *#generate(prompt, options) {
     this.#live();
     const { signal, ...rest } = options;
     if (this.#generating) throw new StateError('a generation is already running on this model: finish or abort it first');
@@ -302,4 +307,6 @@ class WorkerModel {
     this.#die(new StateError('this model has been disposed'));
     await worker.terminate();
   }
+
+  [asyncDispose]() { return this.dispose(); }
 }

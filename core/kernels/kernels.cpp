@@ -46,9 +46,6 @@ GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
   return s;
 }
 
-// s[j] = scale * (q . k_j) for n keys k_j (hd) kv_stride apart: four keys at a time, four
-// independent sums (one sum's adds wait on each other, which made this a visible share of
-// decoding), each key in dot()'s order, so the bits are dot()'s.
 // s[u] = scale * (q[u] . k[u]) for 4 pairs of vectors (hd), four independent sums (one sum's adds
 // wait on each other, which made this a visible share of decoding), each in dot()'s order, so the
 // bits are dot()'s.

@@ -34,24 +34,30 @@ using simd::Vec8i;
 typedef std::int16_t Vec8s __attribute__((vector_size(16)));
 typedef std::uint16_t Vec8us __attribute__((vector_size(16)));
 
-// Rounds v / scale to the nearest integer (halves away from zero) in [-127, 127]. A NaN or an
-// infinity in the block makes its scale NaN or infinite, so that the products come out non-finite
-// as F32's would (not silently finite); its values are then 0. Values are clamped as floats: a
-// float -> int conversion of NaN or of a value out of range is undefined behaviour (both found by
-// tests/fuzz). Vectors of 8 over the block, padded with zeros past n (which quantize to 0): every
-// product quantizes its input on every call, so this runs once per value per matrix.
-// q (32) = t (32 floats in [-127.5, 127.5]) truncated toward zero.
+// Whole numbers toward zero, 8 lanes (|v| <= 127 here).
+GLASSBOX_INLINE Vec8 trunc8(Vec8 v) {
+#ifdef __wasm_simd128__
+  // Clang turns a vector float <-> int conversion into one scalar conversion per lane in
+  // WebAssembly; f32x4.trunc is one instruction.
+  const v128_t lo = wasm_f32x4_trunc(v128_t(__builtin_shufflevector(v, v, 0, 1, 2, 3)));
+  const v128_t hi = wasm_f32x4_trunc(v128_t(__builtin_shufflevector(v, v, 4, 5, 6, 7)));
+  return __builtin_shufflevector(Vec4(lo), Vec4(hi), 0, 1, 2, 3, 4, 5, 6, 7);
+#else
+  return __builtin_convertvector(__builtin_convertvector(v, Vec8i), Vec8);
+#endif
+}
+
+// q (32) = t (32 whole numbers in [-127, 127], as floats).
 GLASSBOX_INLINE void to_int8(std::int8_t* q, const Vec8 (&t)[kQ8Block / simd::kLanes]) {
 #ifdef __wasm_simd128__
-  // Clang turns a vector float -> int conversion into one scalar conversion per lane here; the
-  // saturating SIMD128 instructions and two narrowings make it 7 instructions per 16 values.
-  const auto trunc = [](Vec8 v, bool high) {
+  // Two narrowings (saturating, but nothing saturates here) after SIMD128's conversion.
+  const auto ints = [](Vec8 v, bool high) {
     const Vec4 half = high ? __builtin_shufflevector(v, v, 4, 5, 6, 7) : __builtin_shufflevector(v, v, 0, 1, 2, 3);
     return wasm_i32x4_trunc_sat_f32x4(v128_t(half));
   };
   for (int i = 0; i < 2; ++i) {
-    const v128_t lo = wasm_i16x8_narrow_i32x4(trunc(t[2 * i], false), trunc(t[2 * i], true));
-    const v128_t hi = wasm_i16x8_narrow_i32x4(trunc(t[2 * i + 1], false), trunc(t[2 * i + 1], true));
+    const v128_t lo = wasm_i16x8_narrow_i32x4(ints(t[2 * i], false), ints(t[2 * i], true));
+    const v128_t hi = wasm_i16x8_narrow_i32x4(ints(t[2 * i + 1], false), ints(t[2 * i + 1], true));
     wasm_v128_store(q + 16 * i, wasm_i8x16_narrow_i16x8(lo, hi));
   }
 #else
@@ -62,6 +68,13 @@ GLASSBOX_INLINE void to_int8(std::int8_t* q, const Vec8 (&t)[kQ8Block / simd::kL
 #endif
 }
 
+// One block of 32 values (zeros past K): the scale d = max |v| / 127 and q = v / d rounded to the
+// nearest whole number (halves away from zero) in [-127, 127], 8 lanes at a time: every product
+// quantizes its input on every call. reference::quantize_q8 is the same arithmetic written plainly
+// (the same bits, tested). A NaN or an infinity in the block makes d NaN or infinite, so that the
+// products come out non-finite as F32's would (not silently finite); its values are then 0. Values
+// are clamped as floats before any conversion: a float -> int conversion of NaN or of a value out
+// of range is undefined behaviour (both found by tests/fuzz).
 GLASSBOX_INLINE void quantize_full_block(std::int8_t* q, float* scale, const float* v) {
   constexpr int kVecs = kQ8Block / simd::kLanes;
   Vec8 x[kVecs], amax = {};
@@ -77,12 +90,17 @@ GLASSBOX_INLINE void quantize_full_block(std::int8_t* q, float* scale, const flo
   for (int l = 0; l < simd::kLanes; ++l) m = std::max(m, amax[l]), any_nan |= nan[l] != 0;
   const float d = any_nan ? NAN : m / 127.0f;
   const float inv = d > 0.0f && std::isfinite(d) ? 1.0f / d : 0.0f;
+  // A subnormal d (a block below ~3.7e-37) has no finite inverse: divide by d instead.
+  const bool divide = std::isinf(inv);
   Vec8 t[kVecs];
   for (int i = 0; i < kVecs; ++i) {
-    const Vec8 r = x[i] * inv;   // in [-127, 127] but for rounding (a subnormal d has few digits), or NaN
-    t[i] = r + (r < 0.0f ? Vec8{} - 0.5f : Vec8{} + 0.5f);
-    t[i] = t[i] < -127.0f ? Vec8{} - 127.0f : (127.0f < t[i] ? Vec8{} + 127.0f : t[i]);   // std::clamp
-    t[i] = r == r ? t[i] : Vec8{};                                                          // NaN -> 0
+    Vec8 r = divide ? x[i] / d : x[i] * inv;
+    r = r == r ? r : Vec8{};                                                      // NaN -> 0
+    r = r < -127.0f ? Vec8{} - 127.0f : (127.0f < r ? Vec8{} + 127.0f : r);       // std::clamp
+    // Halves away from zero, as std::round: from the fraction, which r - trunc(r) gives exactly
+    // (adding 0.5 first would round 0.49999997 up, in the addition).
+    const Vec8 whole = trunc8(r), fraction = r - whole;
+    t[i] = whole + (fraction >= 0.5f ? Vec8{} + 1.0f : (fraction <= -0.5f ? Vec8{} - 1.0f : Vec8{}));
   }
   to_int8(q, t);
   *scale = d;
@@ -91,7 +109,7 @@ GLASSBOX_INLINE void quantize_full_block(std::int8_t* q, float* scale, const flo
 GLASSBOX_INLINE void quantize_block(std::int8_t* q, float* scale, const float* v, int n) {
   if (n == kQ8Block) return quantize_full_block(q, scale, v);
   float padded[kQ8Block] = {};
-  std::memcpy(padded, v, sizeof(float) * std::size_t(n));
+  if (n > 0) std::memcpy(padded, v, sizeof(float) * std::size_t(n));
   quantize_full_block(q, scale, padded);
 }
 
@@ -137,7 +155,7 @@ GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int8_t* x) {
 GLASSBOX_INLINE Vec4 add_block(Vec4 acc, const std::int8_t* w, const float* dw, const Q8Activations& x, int t, int b) {
   const std::size_t tb = std::size_t(t) * x.blocks + b;
 #ifdef __wasm_simd128__
-  const Vec4i dots = block_sums4(w + b * kQ8Rows * kQ8Block, x.pairs.data() + tb * kQ8Block) - x.even_sum[tb];
+  const Vec4i dots = block_sums4(w + b * kQ8Rows * kQ8Block, x.pairs.data() + tb * kQ8Block) - x.even_sum128[tb];
 #else
   const Vec4i dots = block_sums4(w + b * kQ8Rows * kQ8Block, x.q.data() + tb * kQ8Block);
 #endif
@@ -185,7 +203,7 @@ GLASSBOX_CLONES void quantize_weights_q8(std::int8_t* q, float* d, const float* 
     for (int b = 0; b < s.blocks; ++b) {
       const int k0 = b * kQ8Block;
       const int len = n < N ? std::min(kQ8Block, K - k0) : 0;   // padding rows are all zero
-      quantize_block(block, d + q8_scale_index(s, n, b), w + std::size_t(n) * K + k0, len);
+      quantize_block(block, d + q8_scale_index(s, n, b), len ? w + std::size_t(n) * K + k0 : nullptr, len);
       std::int8_t* to = q + q8_index(s, n, k0);
       for (int i = 0; i < kQ8Block; ++i) to[i] = static_cast<std::int8_t>(i % 2 ? block[i] : block[i] ^ -128);
     }
@@ -198,8 +216,8 @@ GLASSBOX_CLONES void quantize_activations_q8(Q8Activations& x, const float* in, 
   x.q.resize(std::size_t(T) * s.Kp);
   x.d.resize(std::size_t(T) * s.blocks);
   x.pairs.resize(x.q.size());
-  x.even_sum.resize(x.d.size());
-  x.sum.resize(x.d.size());
+  x.even_sum128.resize(x.d.size());
+  x.sum128.resize(x.d.size());
   for (int t = 0; t < T; ++t)
     for (int b = 0; b < s.blocks; ++b) {
       const std::size_t tb = std::size_t(t) * s.blocks + b;
@@ -218,8 +236,8 @@ GLASSBOX_CLONES void quantize_activations_q8(Q8Activations& x, const float* in, 
       }
       std::int32_t even = 0, all = 0;
       for (int l = 0; l < 8; ++l) even += even_sums[l], all += even_sums[l] + odd_sums[l];
-      x.even_sum[tb] = 128 * even;
-      x.sum[tb] = 128 * all;
+      x.even_sum128[tb] = 128 * even;
+      x.sum128[tb] = 128 * all;
     }
 }
 
@@ -230,7 +248,9 @@ static bool has_avx2() {
   return yes;
 }
 static bool has_avx512_vnni() {
-  static const bool yes = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  // Every set quantized_vnni.cpp is compiled with (core/CMakeLists.txt).
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
   return yes;
 }
 #endif
@@ -257,7 +277,7 @@ void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const 
 #ifdef GLASSBOX_X86_KERNELS
   if (kernel == Q8Kernel::Best)
     kernel = has_avx512_vnni() ? Q8Kernel::Avx512Vnni : has_avx2() ? Q8Kernel::Avx2 : Q8Kernel::Portable;
-  const x86::Q8Rows rows{x.q.data(), x.d.data(), x.sum.data(), x.T, x.Kp, x.blocks};
+  const x86::Q8Rows rows{x.q.data(), x.d.data(), x.sum128.data(), x.T, x.Kp, x.blocks};
   if (kernel == Q8Kernel::Avx2) return x86::matmul_q8_avx2(out, ld, rows, wq, wd, bias, N);
   if (kernel == Q8Kernel::Avx512Vnni) return x86::matmul_q8_vnni(out, ld, rows, wq, wd, bias, N);
 #endif

@@ -61,8 +61,8 @@ struct Q8Activations {
   std::vector<std::int8_t> q;          // (T,Kp) values in [-127, 127], zero past K
   std::vector<float> d;                // (T,blocks) block scales
   std::vector<std::int16_t> pairs;     // (T,blocks,2,16) per block: e_j = q[2j], then o_j = q[2j+1] - 256 q[2j]
-  std::vector<std::int32_t> even_sum;  // (T,blocks) 128 * sum of q at even k (removed from W . e + (W >> 8) . o)
-  std::vector<std::int32_t> sum;       // (T,blocks) 128 * sum of q (removed from (w + 128) . q)
+  std::vector<std::int32_t> even_sum128;  // (T,blocks) 128 * sum of q at even k (taken off W . e + (W >> 8) . o)
+  std::vector<std::int32_t> sum128;       // (T,blocks) 128 * sum of q (taken off (w + 128) . q)
 };
 void quantize_activations_q8(Q8Activations& x, const float* in, int T, int K);
 

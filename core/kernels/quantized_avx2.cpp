@@ -4,7 +4,7 @@
 // adds pairs into int16: with |x| as the unsigned side and w carrying x's sign (vpsignb), each
 // pair is w0 x0 + w1 x1, at most 2 * 127 * 127 = 32258 (never saturates: |w|, |x| <= 127; also
 // vpsignb would leave -128 as it is). vpmaddwd by 1 then adds pairs of those into int32.
-#include "kernels/quantized_x86_decode.h"
+#include "kernels/quantized_x86_loop.h"
 
 namespace glassbox::kernels::x86 {
 namespace {

@@ -5,7 +5,7 @@
 // are the unsigned side as w + 128 (stored: every value's top bit flipped, quantized.h), x the
 // signed one; (w + 128) . x = w . x + 128 sum(x), and the loop takes the 128 sum(x) off. A lane
 // holds at most 4 * 255 * 127 = 129,540: no overflow.
-#include "kernels/quantized_x86_decode.h"
+#include "kernels/quantized_x86_loop.h"
 
 namespace glassbox::kernels::x86 {
 namespace {

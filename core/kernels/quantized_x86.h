@@ -1,7 +1,7 @@
 // The x86 kernels of matmul_q8 (layout and contract in quantized.h). Each is compiled in
 // its own file with its instruction set switched on (quantized_avx2.cpp, quantized_vnni.cpp), and
 // matmul_q8 calls it only when the CPU reports that set. Those files see nothing but this header
-// and the loop in quantized_x86_decode.h: an inline function of a shared header compiled there
+// and the loop in quantized_x86_loop.h: an inline function of a shared header compiled there
 // (std::vector's, say) could be the copy the linker keeps for the whole program, with
 // instructions the CPU may not have.
 #pragma once
@@ -19,7 +19,7 @@ constexpr int kBlockValues = 32, kGroupRows = 4;   // kQ8Block and kQ8Rows (chec
 struct Q8Rows {
   const std::int8_t* q;     // (T,Kp)
   const float* d;           // (T,blocks)
-  const std::int32_t* sum;  // (T,blocks) 128 * sum of q over the block
+  const std::int32_t* sum128;  // (T,blocks) 128 * sum of q over the block
   int T, Kp, blocks;
 };
 

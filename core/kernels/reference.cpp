@@ -1,5 +1,6 @@
 // Scalar reference kernels: the plainest correct loop for each operation, never optimized.
 // They define what the fast kernels (kernels.cpp) must compute; tests compare the two.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/kernels.h"
@@ -113,6 +114,23 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
       for (int j = 0; j < n_keys; ++j) probs[i * n_keys + j] = j < visible ? scratch[j] : 0.0f;
     }
   }
+}
+
+void quantize_q8(std::int8_t* q, float* d, const float* v, int n) {
+  float amax = 0.0f;
+  bool nan = false;
+  for (int i = 0; i < n; ++i) {
+    nan |= std::isnan(v[i]);
+    amax = std::max(amax, std::abs(v[i]));
+  }
+  const float scale = nan ? NAN : amax / 127.0f;
+  const float inv = scale > 0.0f && std::isfinite(scale) ? 1.0f / scale : 0.0f;
+  for (int i = 0; i < kQ8Block; ++i) {
+    const float x = i < n ? v[i] : 0.0f;
+    const float r = std::isinf(inv) ? x / scale : x * inv;   // a subnormal scale has no finite inverse
+    q[i] = std::isnan(r) ? 0 : static_cast<std::int8_t>(std::round(std::clamp(r, -127.0f, 127.0f)));
+  }
+  *d = scale;
 }
 
 // Int8 blocks (layout in quantized.h): each block's dot product is an exact integer, scaled by

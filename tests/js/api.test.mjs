@@ -218,6 +218,19 @@ for (const worker of [false, true]) {
     }
     assert.equal(n, 3, 'no token after the abort');
     assert.equal(r.value.stopReason, 'cancelled');
+    assert.equal(run.stopReason, 'cancelled');
+
+    // A for-await loop sees how the generation ended on the iterator.
+    const generation = model.generate('hello', { maxTokens: 5, seed: 2 });
+    assert.equal(generation.stopReason, undefined, 'nothing until it ends');
+    let count = 0;
+    for await (const step of generation) count += step.text.length >= 0;
+    assert.equal(count, 5);
+    assert.equal(generation.stopReason, 'max_tokens');
+    assert.equal(typeof generation.text, 'string');
+    const early = model.generate('hello', { maxTokens: 5, seed: 2 });
+    for await (const step of early) if (step) break;
+    assert.equal(early.stopReason, 'cancelled', 'left early');
     await model.dispose();
   });
 
@@ -246,6 +259,15 @@ for (const worker of [false, true]) {
     assert.equal(plain.steps[0].top, undefined, 'no top unless asked');
     await assert.rejects(collect(model.generate(prompt, { top: -1 })), /top must be an integer >= 0/);
     await model.dispose();
+  });
+
+  // Node 20 has Symbol.asyncDispose but not the `await using` syntax, which calls it at the end of
+  // the block (TypeScript compiles the syntax to that call).
+  test(`${mode}: Symbol.asyncDispose disposes of the model (await using)`, async () => {
+    const model = await loadModel(fixture('gpt2-f32'), { worker });
+    assert.ok((await model.forward([1, 2, 3])).logits.length > 0);
+    await model[Symbol.asyncDispose]();
+    await assert.rejects(model.forward([1, 2, 3]), { name: 'StateError', message: /disposed/ });
   });
 
   test(`${mode}: forward without logits; leaving a generation early; disposing during one`, async () => {

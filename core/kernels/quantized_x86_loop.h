@@ -1,7 +1,7 @@
 // The loop of the x86 int8 kernels (quantized_x86.h), written once for both. `Dots`
 // holds x's 32 values of one block in registers and gives, for one stored weight row of that block
 // (32 bytes), 8 partial sums of its products with them (int32 lanes). Dots::kBiased says the
-// products are (w + 128) . x, so that 128 * sum(x) (Q8Rows::sum) comes off.
+// products are (w + 128) . x, so that 128 * sum(x) (Q8Rows::sum128) comes off.
 //
 // Costs: decoding (T = 1) streams the weights once and is bound by memory bandwidth, so the loop
 //   - keeps two streams of weights in flight (groups g and g + half, as for F32 in kernels.cpp);
@@ -57,17 +57,19 @@ void matmul(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const fl
     for (int t = 0; t < x.T; ++t) {
       const std::int8_t* xq = x.q + std::size_t(t) * x.Kp;
       const float* dx = x.d + std::size_t(t) * blocks;
-      const std::int32_t* sum = x.sum + std::size_t(t) * blocks;
+      const std::int32_t* sum128 = x.sum128 + std::size_t(t) * blocks;
       __m128 acc[2] = {_mm_setzero_ps(), _mm_setzero_ps()};
       int b = 0;
       for (; b + 2 <= blocks; b += 2) {
         const Dots x0(xq + b * kBlock), x1(xq + (b + 1) * kBlock);
         const __m256 dx2 = _mm256_set_m128(_mm_set1_ps(dx[b + 1]), _mm_set1_ps(dx[b]));
-        const __m256i corr = Dots::kBiased ? _mm256_set_m128i(_mm_set1_epi32(sum[b + 1]), _mm_set1_epi32(sum[b]))
+        const __m256i corr = Dots::kBiased ? _mm256_set_m128i(_mm_set1_epi32(sum128[b + 1]), _mm_set1_epi32(sum128[b]))
                                            : _mm256_setzero_si256();
         for (int s = 0; s < 2; ++s) {
           const std::int8_t* w = wq + gs[s] * group_q + std::size_t(b) * kGroupBlock;
-          for (int line = 0; line < 2 * kGroupBlock; line += 64) _mm_prefetch((const char*)w + kPrefetchAhead + line, _MM_HINT_NTA);
+          // The address as an integer: past the matrix's end it is never formed as a pointer.
+          for (int line = 0; line < 2 * kGroupBlock; line += 64)
+            _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(w) + kPrefetchAhead + line), _MM_HINT_NTA);
           const __m256i u = block_rows(x0, w), v = block_rows(x1, w + kGroupBlock);
           const __m256i dots = _mm256_sub_epi32(
               _mm256_add_epi32(_mm256_permute2x128_si256(u, v, 0x20), _mm256_permute2x128_si256(u, v, 0x31)), corr);
@@ -81,7 +83,7 @@ void matmul(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const fl
         for (int s = 0; s < 2; ++s) {
           const __m256i u = block_rows(x0, wq + gs[s] * group_q + std::size_t(b) * kGroupBlock);
           const __m128i dots = _mm_sub_epi32(_mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1)),
-                                             _mm_set1_epi32(Dots::kBiased ? sum[b] : 0));
+                                             _mm_set1_epi32(Dots::kBiased ? sum128[b] : 0));
           const __m128 p = _mm_mul_ps(_mm_cvtepi32_ps(dots), _mm_mul_ps(_mm_loadu_ps(wd + gs[s] * group_d + b * kRows),
                                                                         _mm_set1_ps(dx[b])));
           acc[s] = _mm_add_ps(acc[s], p);
