@@ -1,9 +1,9 @@
-// A static file server for the page and the tests: correct MIME types for .mjs and .wasm, and the
+// A static file server for the page and the tests: correct MIME types for .mjs and .wasm, the
 // cross-origin isolation headers (COOP/COEP) under which the page runs the threaded engine
-// (SharedArrayBuffer). Loopback only.
+// (SharedArrayBuffer), and the page's Content-Security-Policy as a header. Loopback only.
 //
 //   node scripts/serve.mjs [ROOT] [PORT]     default: the repository root, port 8000
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -16,9 +16,16 @@ const TYPES = {
   '.safetensors': 'application/octet-stream',
 };
 
+// The page's Content-Security-Policy (its <meta> tag in web/index.html), sent as a header with
+// every file as a deployment would: a <meta> tag does not reach a worker, whose policy is the
+// header of its own script.
+const PAGE_POLICY = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/
+  .exec(readFileSync(new URL('../web/index.html', import.meta.url), 'utf8'))?.[1];
+
 // Resolves with {server, url} once listening on 127.0.0.1 (port 0: any free port). isolate: false
 // leaves out COOP/COEP, as a plain static host would (the engine then runs on one thread).
 export function startServer(root, port = 0, { isolate = true } = {}) {
+  if (!PAGE_POLICY) throw new Error("web/index.html has no Content-Security-Policy <meta> tag to serve as a header");
   const base = resolve(root);
   const server = createServer(async (req, res) => {
     const path = normalize(join(base, decodeURIComponent(new URL(req.url, 'http://x').pathname)));
@@ -43,6 +50,7 @@ export function startServer(root, port = 0, { isolate = true } = {}) {
       'accept-ranges': 'bytes',
       ...(isolate ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {}),
       'cache-control': 'no-cache',
+      'content-security-policy': PAGE_POLICY,
     };
     // One range ("bytes=FROM-TO" or "bytes=FROM-"), as static hosts serve them: the page reads a
     // model's header this way to tell its size before downloading it.
