@@ -4,8 +4,8 @@
 import { errorClasses, InvalidArgumentError, ModelFormatError, OutOfMemoryError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
 import { headerLength, readModelHeader } from './model-source.mjs';
+import { importNode, isNode } from './platform.mjs';
 
-const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
 let corePromise = null;   // one WASM instance per thread, shared by every model loaded in it
 
@@ -27,7 +27,7 @@ export function loadCore() {
 async function createCore(threads) {
   const options = {};
   if (isNode) {
-    const { readFile } = await import('node:fs/promises');
+    const { readFile } = await importNode('fs/promises');
     options.wasmBinary = await readFile(new URL('./glassbox-core.wasm', import.meta.url));
   }
   let core;

@@ -10,13 +10,13 @@
 import { errorFromWire, InvalidArgumentError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
 import { cacheName, checkSha256, checkSource, readModelFiles, removeCachedModels } from './model-source.mjs';
+import { importNode, isNode } from './platform.mjs';
 
 export { listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
 export {
   GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError, OutOfMemoryError, StateError,
 } from './errors.mjs';
 
-const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
 // source: a model directory (URL in the browser, path or file: URL in Node), or the files
 // themselves: {config, weights, vocab, merges} as ArrayBuffer, typed array, Blob/File or string.
@@ -99,17 +99,18 @@ export async function estimateModel(source, { quantize, signal, worker = false }
 
 // worker.mjs in a worker (a worker thread in Node, a module Web Worker elsewhere): onMessage(data)
 // gets its messages, onFailure(error) an error that ended it (or kept it from starting).
+// The worker's URL is written out in each `new Worker(new URL(...))`: bundlers recognise that form
+// and bundle worker.mjs with its imports.
 async function startWorker(onMessage, onFailure) {
-  const url = new URL('./worker.mjs', import.meta.url);
   if (isNode) {
-    const { Worker: NodeWorker } = await import('node:worker_threads');
-    const worker = new NodeWorker(url);
+    const { Worker: NodeWorker } = await importNode('worker_threads');
+    const worker = new NodeWorker(new URL('./worker.mjs', import.meta.url));
     worker.on('message', onMessage);
     worker.on('error', onFailure);
     worker.on('exit', (code) => onFailure(new StateError(`the glassbox worker ended (exit code ${code})`)));
     return worker;
   }
-  const worker = new Worker(url, { type: 'module' });
+  const worker = new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' });
   worker.onmessage = (e) => onMessage(e.data);
   worker.onerror = (e) => onFailure(new StateError(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
   return worker;

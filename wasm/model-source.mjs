@@ -10,11 +10,11 @@
 // file) to the sink that openWeights gives, the engine's streaming loader.
 
 import { InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError } from './errors.mjs';
+import { importNode, isNode } from './platform.mjs';
 
 export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
 export const DEFAULT_CACHE = 'glassbox-models';
 
-const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 const KEYS = ['config', 'weights', 'vocab', 'merges'];   // in MODEL_FILES order
 const OPTIONAL = new Set(['vocab.json', 'merges.txt']);  // a model without them runs on ids only
 
@@ -177,8 +177,8 @@ const directoryUrl = (dir) => new URL(String(dir).endsWith('/') ? String(dir) : 
 // A model directory given as a path or a file: URL, in Node: {base (the path), file(name)}, and the
 // error for a file of it that cannot be read (the caller's signal's reason once it is aborted).
 async function nodeDirectory(dir, signal) {
-  const { fileURLToPath } = await import('node:url');
-  const path = await import('node:path');
+  const { fileURLToPath } = await importNode('url');
+  const path = await importNode('path');
   const base = dir instanceof URL || String(dir).startsWith('file:') ? fileURLToPath(dir) : String(dir);
   const file = (name) => path.join(base, name);
   const cannotRead = (name, e) => {
@@ -213,7 +213,7 @@ async function asText(x, what) {
 }
 
 async function readDirectoryNode(dir, weights, tokenizerFiles) {
-  const { open, readFile, stat } = await import('node:fs/promises');
+  const { open, readFile, stat } = await importNode('fs/promises');
   const { signal } = weights;
   const { base, file: pathOf, cannotRead } = await nodeDirectory(dir, signal);
   const fail = (name, e) => {
@@ -423,7 +423,7 @@ export async function readModelHeader(source, { signal } = {}) {
   checkSource(source);
   if (typeof source === 'string' || source instanceof URL) {
     if (isNode && !/^https?:/.test(String(source))) {
-      const { open, readFile } = await import('node:fs/promises');
+      const { open, readFile } = await importNode('fs/promises');
       const { file: pathOf, cannotRead } = await nodeDirectory(source, signal);
       const config = await readFile(pathOf('config.json'), { encoding: 'utf8', signal }).catch((e) => {
         throw cannotRead('config.json', e);

@@ -21,13 +21,21 @@
 import { checkFits, estimate, loadCore, LocalTokenizer, WeightsLoading } from './engine.mjs';
 import { errorToWire, StateError } from './errors.mjs';
 import { readModelFiles } from './model-source.mjs';
+import { importNode } from './platform.mjs';
 
+// The channel to the page: a Web Worker's own scope, or a Node worker thread's parentPort. Found
+// without a top-level await, which a bundler's worker build may not allow; a Node worker keeps the
+// messages sent to it until it listens, and this worker sends only in answer to one.
+let nodeParent = null;
 const port = typeof self === 'object' && typeof self.postMessage === 'function'
   ? { send: (m, transfer) => self.postMessage(m, transfer), listen: (f) => { self.onmessage = (e) => f(e.data); } }
-  : await (async () => {
-      const { parentPort } = await import('node:worker_threads');
-      return { send: (m, transfer) => parentPort.postMessage(m, transfer), listen: (f) => parentPort.on('message', f) };
-    })();
+  : {
+      send: (m, transfer) => nodeParent.postMessage(m, transfer),
+      listen: (f) => importNode('worker_threads').then(({ parentPort }) => {
+        nodeParent = parentPort;
+        parentPort.on('message', f);
+      }),
+    };
 
 let model = null;
 let tokenizer = null;    // the tokenizer alone, while the model's weights are on their way
