@@ -172,8 +172,14 @@ export interface Generation extends AsyncIterableIterator<GenerateStep> {
   readonly text: string | undefined;
 }
 
-/** source: a model directory (URL in the browser; path or file: URL in Node) or its files. */
+/** source: a model directory (URL in the browser; path or file: URL in Node), a hub model
+ *  ('owner/name', or a huggingface.co page of it: see hubDirectoryUrl), or its files. */
 export function loadModel(source: string | URL | ModelFiles, options?: LoadOptions): Promise<Model>;
+
+/** A Hugging Face hub model, as people name it ('owner/name'; https://huggingface.co/owner/name and
+ *  its tree/, blob/ and file pages, also hf.co) -> the directory its files resolve from
+ *  ('https://huggingface.co/owner/name/resolve/main/'); null for any other source. */
+export function hubDirectoryUrl(source: string | URL | ModelFiles): string | null;
 
 /** The files of a model directory: config.json, model.safetensors, vocab.json, merges.txt. */
 export const MODEL_FILES: readonly string[];

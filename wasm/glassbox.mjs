@@ -9,10 +9,10 @@
 // of errors.mjs (a stable `name`, the same with or without a worker).
 import { errorFromWire, InvalidArgumentError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
-import { cacheName, checkSha256, checkSource, readModelFiles, removeCachedModels } from './model-source.mjs';
+import { cacheName, checkSha256, checkSource, hubDirectoryUrl, readModelFiles, removeCachedModels } from './model-source.mjs';
 import { importNode, isNode } from './platform.mjs';
 
-export { listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
+export { hubDirectoryUrl, listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
 export {
   GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError, OutOfMemoryError, StateError,
 } from './errors.mjs';
@@ -29,6 +29,7 @@ export {
 // read (the weights still on their way), with {tokenize, detokenize} that work from then on.
 export async function loadModel(source, { onProgress, onTokenizer, worker = false, signal, cache, quantize, sha256 } = {}) {
   checkSource(source);
+  source = hubDirectoryUrl(source) ?? source;
   cacheName(cache);   // throws for a bad value before anything starts
   quantize = checkQuantize(quantize);
   sha256 = checkSha256(sha256);
@@ -78,6 +79,7 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
 // engine out of the page's thread).
 export async function estimateModel(source, { quantize, signal, worker = false } = {}) {
   checkSource(source);
+  source = hubDirectoryUrl(source) ?? source;
   quantize = checkQuantize(quantize);
   signal?.throwIfAborted();
   if (!worker) return (await import('./engine.mjs')).estimate(source, { quantize, signal });

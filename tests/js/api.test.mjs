@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { estimateModel, GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
+import { estimateModel, GlassboxError, hubDirectoryUrl, loadModel } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
 import { checkClassifyReport, classifyScenario } from './classify.mjs';
 import { concurrency } from './concurrency.mjs';
@@ -439,6 +439,31 @@ test('native and WebAssembly logits are the same bits on every fixture (the "gel
 
 test('worker: pipelined generation gives the unpipelined steps; an abort or return() mid-batch stops it', async () => {
   checkPipelining(assert, await pipelining(loadModel, new URL('../../web/models/brown-small/', import.meta.url)), 'Node');
+});
+
+test('hub ids and hub pages: loadModel("owner/name") reads the hub directory; local paths stay local', async () => {
+  const hub = 'https://huggingface.co/openai-community/gpt2/resolve/main/';
+  for (const source of ['openai-community/gpt2', ' openai-community/gpt2 ', 'https://huggingface.co/openai-community/gpt2',
+                        'https://hf.co/openai-community/gpt2/', 'https://huggingface.co/openai-community/gpt2/tree/main',
+                        'https://huggingface.co/openai-community/gpt2/blob/main/config.json', hub, new URL(hub)])
+    assert.equal(hubDirectoryUrl(source), hub, String(source));
+  assert.equal(hubDirectoryUrl('https://huggingface.co/gpt2'), 'https://huggingface.co/gpt2/resolve/main/');
+  for (const source of ['./openai-community/gpt2', 'openai-community/gpt2/', '/abs/dir', 'a/b/c', 'example.org/models',
+                        '../x/y', 'http://huggingface.co/a/b', 'https://example.org/a/b', { config: '{}', weights: new Uint8Array() }])
+    assert.equal(hubDirectoryUrl(source), null, JSON.stringify(source));
+  // loadModel asks the hub for the files (here fetch answers 404 for all: no network in the tests).
+  const asked = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (url) => {
+    asked.push(String(url));
+    return new Response('not here', { status: 404 });
+  };
+  try {
+    await assert.rejects(loadModel('openai-community/gpt2'), { name: 'NetworkError' });
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+  assert.ok(asked.length > 0 && asked.every((u) => u.startsWith(hub)), asked.join(', '));
 });
 
 test('sha256: the weights must have the SHA-256 given, else the load fails', async () => {

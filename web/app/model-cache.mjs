@@ -2,7 +2,7 @@
 // URL; and the cache they are kept in. The engine's worker downloads a model itself (progress in
 // bytes) and keeps it with the Cache API (loadModel's { cache }), so the next visit reads it from
 // disk; the page only lists and removes what is cached.
-import { listCachedModels, MODEL_FILES, removeCachedModels } from '../dist/glassbox.mjs';
+import { hubDirectoryUrl, listCachedModels, MODEL_FILES, removeCachedModels } from '../dist/glassbox.mjs';
 
 export const cacheAvailable = typeof caches === 'object' && globalThis.isSecureContext !== false;
 
@@ -11,8 +11,9 @@ export const cacheAvailable = typeof caches === 'object' && globalThis.isSecureC
 export function modelDirectoryUrl(input, base = location.href) {
   const text = input.trim();
   if (!text) throw new Error('Enter the address of a model directory.');
+  // A hub id, "owner/name" or just "name" ("gpt2"), but not a host name ("example.org").
   if (/^[\w.-]+(\/[\w.-]+)?$/.test(text) && !text.includes('..') && !/^[\w-]+\.[a-z]{2,}$/i.test(text))
-    return `https://huggingface.co/${text}/resolve/main/`;
+    return hubDirectoryUrl(`https://huggingface.co/${text}`);
   let url;
   try {
     // "example.org/path" (a host without a scheme) means https://example.org/path.
@@ -24,14 +25,13 @@ export function modelDirectoryUrl(input, base = location.href) {
   const loopback = url.protocol === 'http:' && /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/.test(url.hostname);
   if (url.protocol !== 'https:' && url.origin !== new URL(base).origin && !loopback)
     throw new Error('Remote models are loaded over https:// only (or http:// from this computer).');
+  const hub = hubDirectoryUrl(url);   // the API's rule for the hub's pages
+  if (hub) return hub;
   url.search = '';
   url.hash = '';
-  const hub = /^(huggingface\.co|hf\.co)$/.test(url.hostname);
   let path = url.pathname;
   const file = MODEL_FILES.find((f) => path.endsWith(`/${f}`));
   if (file) path = path.slice(0, -file.length);
-  if (hub && /^\/[^/]+(\/[^/]+)?\/?$/.test(path) && !path.includes('/resolve/')) path = `${path.replace(/\/$/, '')}/resolve/main/`;
-  if (hub && /\/(tree|blob)\//.test(path)) path = path.replace(/\/(tree|blob)\//, '/resolve/');
   url.pathname = path.endsWith('/') ? path : `${path}/`;
   return url.href;
 }
