@@ -79,7 +79,8 @@ export function cacheName(cache) {
 // known) and whether a SHA-256 is wanted, before the rest is read; it returns the sink {write(bytes),
 // sha256()} that receives every byte of the file from its first, in order (write copies them before
 // it returns), or throws to end the load (a model that cannot fit is refused without downloading it).
-// onProgress({loaded, total}): bytes of model.safetensors. signal: an AbortSignal that cancels the
+// onProgress({phase, file, loaded, total}): bytes of model.safetensors (file), downloaded (phase
+// 'download') or read from a file, a Blob, a buffer or the cache ('read'). signal: an AbortSignal that cancels the
 // reading. sha256 (checked by checkSha256): model.safetensors must have this SHA-256, else the load
 // fails (and a cached copy that does not match is removed). onTokenizerFiles({config, vocab, merges}):
 // called once the three are read, before the weights are (from a URL: as soon as they have downloaded).
@@ -139,13 +140,14 @@ function piecesOf(x, signal) {
 // openWeights makes from its header (see readModelFiles), reporting progress, and checks its
 // SHA-256. onPiece(piece): awaited for each piece once the engine has it (a copy into a cache).
 // size: the file's size as its source announces it (0: not known); what: the file, in errors.
-async function pourWeights(reader, { config, size, openWeights, onProgress, signal, want, what, next, onPiece }) {
+async function pourWeights(reader, { config, size, openWeights, onProgress, signal, want, what, next, onPiece, phase = 'read' }) {
+  const report = (loaded, total) => onProgress?.({ phase, file: 'model.safetensors', loaded, total });
   next ??= async () => {
     signal?.throwIfAborted();
     return reader.read();
   };
   let loaded = 0, reported = performance.now();
-  onProgress?.({ loaded, total: size });
+  report(loaded, size);
   // The header first (the first pieces gathered until it is whole): the engine plans the load from it.
   let head = new Uint8Array(0);
   while (head.length < headerLength(head)) {
@@ -167,7 +169,7 @@ async function pourWeights(reader, { config, size, openWeights, onProgress, sign
     const now = performance.now();
     if (now - reported >= 50) {   // at most 20 reports a second: each may cross to the page and redraw
       reported = now;
-      onProgress?.({ loaded, total: Math.max(size, loaded) });
+      report(loaded, Math.max(size, loaded));
     }
   };
   try {
@@ -182,7 +184,7 @@ async function pourWeights(reader, { config, size, openWeights, onProgress, sign
     throw e;
   }
   verifySha256(sink, want, what);   // before anything uses or keeps the model
-  onProgress?.({ loaded, total: Math.max(size, loaded) });
+  report(loaded, Math.max(size, loaded));
   return loaded;
 }
 
@@ -344,7 +346,7 @@ async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
           writer.write(piece).catch(() => {});   // (a failure shows in storing)
         };
       }
-      await readWithProgress(response, { ...weights, config: files.config, url, onPiece });
+      await readWithProgress(response, { ...weights, config: files.config, url, onPiece, phase: 'download' });
       await writer?.close();   // the size and the SHA-256 are right: the cache's copy may be complete
     }
     await storing;

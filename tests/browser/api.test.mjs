@@ -78,6 +78,7 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
     assert.equal(c.second.fromCache, true, `${where}: the next load reads the cache`);
     assert.deepEqual(c.second.ids, [71, 68, 75, 75, 78], where);
     assert.ok(c.second.progress.loaded === c.second.progress.total && c.second.progress.total > 0, `${where}: progress from the cache`);
+    assert.equal(c.second.progress.phase, 'read', `${where}: the cache is read, not downloaded`);
     assert.deepEqual(c.afterRemove, [], `${where}: removed`);
     assert.equal(c.cancel, 'AbortError: stopped by the test', `${where}: a cancelled load rejects with the signal's reason`);
     assert.equal(c.midCancel, 'AbortError: mid-download', `${where}: cancelled during the download`);
@@ -90,6 +91,7 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
     assert.equal(r.threads, served === 'isolated' ? Math.min(8, r.cores) : 1, `${where}: threads (${r.cores} cores)`);
     const last = r.progress.at(-1);
     assert.ok(last && last.loaded === last.total && last.total > 0, `${where}: progress ends at the total (${JSON.stringify(last)})`);
+    assert.ok(r.progress.every((p) => p.phase === 'download' && p.file === 'model.safetensors'), `${where}: a URL is downloaded`);
     assert.ok(r.idsMatch, `${where}: greedy ids equal PyTorch's`);
     assert.ok(r.textMatch, `${where}: streamed text equals the reference`);
     assert.equal(r.stopReason, 'max_tokens', where);

@@ -533,7 +533,8 @@ test('progress reports bytes; a model too large for the WebAssembly heap is refu
   const events = [];
   const model = await loadModel(fixture('gpt2-f32'), { onProgress: (p) => events.push(p) });
   const size = readFileSync(new URL('model.safetensors', fixture('gpt2-f32'))).length;
-  assert.deepEqual(events.at(-1), { loaded: size, total: size });
+  assert.deepEqual(events.at(-1), { phase: 'read', file: 'model.safetensors', loaded: size, total: size });
+  assert.ok(events.every((e) => e.phase === 'read' && e.file === 'model.safetensors' && e.loaded <= e.total));
   await model.dispose();
 
   // A header promising two F32 copies of a 4.1 GB embedding (its rows and the LM head's), and its
