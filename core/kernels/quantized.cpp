@@ -127,8 +127,8 @@ GLASSBOX_INLINE v128_t row_dot(const std::int8_t* w, const std::int16_t* p) {
   return wasm_i32x4_add(lo, hi);
 }
 
-// The exact dot products of one block of 4 weight rows (128 bytes, row after row) with x, plus
-// x's even sum (removed by the caller): lane r is row r.
+// The exact dot products of one block of 4 weight rows (128 bytes, row after row) with x, each
+// plus 128 * the sum of x at even k (even_sum128, which the caller takes off): lane r is row r.
 GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int16_t* p) {
   const v128_t a = row_dot(w, p), b = row_dot(w + kQ8Block, p);
   const v128_t c = row_dot(w + 2 * kQ8Block, p), d = row_dot(w + 3 * kQ8Block, p);
