@@ -215,29 +215,35 @@ GLASSBOX_CLONES void quantize_activations_q8(Q8Activations& x, const float* in, 
   x.T = T, x.Kp = s.Kp, x.blocks = s.blocks;
   x.q.resize(std::size_t(T) * s.Kp);
   x.d.resize(std::size_t(T) * s.blocks);
-  x.pairs.resize(x.q.size());
-  x.even_sum128.resize(x.d.size());
-  x.sum128.resize(x.d.size());
+  x.pairs.resize(kQ8Pairs ? x.q.size() : 0);
+  x.even_sum128.resize(kQ8Pairs ? x.d.size() : 0);
+  x.sum128.resize(kQ8Sums ? x.d.size() : 0);
   for (int t = 0; t < T; ++t)
     for (int b = 0; b < s.blocks; ++b) {
       const std::size_t tb = std::size_t(t) * s.blocks + b;
       const int k0 = b * kQ8Block;
       std::int8_t* q = x.q.data() + std::size_t(t) * s.Kp + k0;
       quantize_block(q, &x.d[tb], in + std::size_t(t) * K + k0, std::min(kQ8Block, K - k0));
-      // 16 bytes = 8 words at a time: e = the low (even) byte, sign-extended; odd = the high byte.
-      std::int16_t* p = x.pairs.data() + tb * kQ8Block;
-      Vec8s even_sums = {}, odd_sums = {};
-      for (int i = 0; i < 2; ++i) {
-        const Vec8s w = load<Vec8s>(q + 16 * i);
-        const Vec8s e = Vec8s(Vec8us(w) << 8) >> 8, odd = w >> 8;
-        store(p + 8 * i, e);
-        store(p + kPairs + 8 * i, odd - e * 256);   // |.| <= 32639: |q| <= 127
-        even_sums += e, odd_sums += odd;
+      if constexpr (kQ8Pairs) {
+        // 16 bytes = 8 words at a time: e = the low (even) byte, sign-extended; odd = the high byte.
+        std::int16_t* p = x.pairs.data() + tb * kQ8Block;
+        Vec8s sums = {};
+        for (int i = 0; i < 2; ++i) {
+          const Vec8s w = load<Vec8s>(q + 16 * i);
+          const Vec8s e = Vec8s(Vec8us(w) << 8) >> 8, odd = w >> 8;
+          store(p + 8 * i, e);
+          store(p + kPairs + 8 * i, odd - e * 256);   // |.| <= 32639: |q| <= 127
+          sums += e;
+        }
+        std::int32_t even = 0;
+        for (int l = 0; l < 8; ++l) even += sums[l];
+        x.even_sum128[tb] = 128 * even;
       }
-      std::int32_t even = 0, all = 0;
-      for (int l = 0; l < 8; ++l) even += even_sums[l], all += even_sums[l] + odd_sums[l];
-      x.even_sum128[tb] = 128 * even;
-      x.sum128[tb] = 128 * all;
+      if constexpr (kQ8Sums) {
+        std::int32_t all = 0;
+        for (int i = 0; i < kQ8Block; ++i) all += q[i];
+        x.sum128[tb] = 128 * all;
+      }
     }
 }
 

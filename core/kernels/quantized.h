@@ -54,15 +54,21 @@ inline int q8_weight(const std::int8_t* q, const Q8Shape& s, int n, int k) {
 // w (N,K) float -> q, d in the layout above (padding zero).
 void quantize_weights_q8(std::int8_t* q, float* d, const float* w, int N, int K);
 
-// Activations x (T,K) quantized per row and block (round to nearest), in the forms the kernels
-// read. Every weight row reads them, so they are prepared once per product.
+// Activations x (T,K) quantized per row and block (round to nearest), in the forms this build's
+// kernels read. Every weight row reads them, so they are prepared once per product; a form no
+// kernel of the build reads stays empty (kQ8Pairs: the SIMD128 kernel's; kQ8Sums: the VNNI one's).
+#ifdef __wasm_simd128__
+constexpr bool kQ8Pairs = true, kQ8Sums = false;
+#else
+constexpr bool kQ8Pairs = false, kQ8Sums = true;
+#endif
 struct Q8Activations {
   int T = 0, Kp = 0, blocks = 0;
-  std::vector<std::int8_t> q;          // (T,Kp) values in [-127, 127], zero past K
-  std::vector<float> d;                // (T,blocks) block scales
-  std::vector<std::int16_t> pairs;     // (T,blocks,2,16) per block: e_j = q[2j], then o_j = q[2j+1] - 256 q[2j]
-  std::vector<std::int32_t> even_sum128;  // (T,blocks) 128 * sum of q at even k (taken off W . e + (W >> 8) . o)
-  std::vector<std::int32_t> sum128;       // (T,blocks) 128 * sum of q (taken off (w + 128) . q)
+  std::vector<std::int8_t> q;             // (T,Kp) values in [-127, 127], zero past K
+  std::vector<float> d;                   // (T,blocks) block scales
+  std::vector<std::int16_t> pairs;        // kQ8Pairs: (T,blocks,2,16) per block e_j = q[2j], then o_j = q[2j+1] - 256 q[2j]
+  std::vector<std::int32_t> even_sum128;  // kQ8Pairs: (T,blocks) 128 * sum of q at even k (taken off W . e + (W >> 8) . o)
+  std::vector<std::int32_t> sum128;       // kQ8Sums: (T,blocks) 128 * sum of q (taken off (w + 128) . q)
 };
 void quantize_activations_q8(Q8Activations& x, const float* in, int T, int K);
 

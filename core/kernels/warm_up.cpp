@@ -14,7 +14,8 @@ namespace glassbox::kernels {
 
 void warm_up() {
   constexpr int T = 6, K = 64, N = 64, hd = 16, kRounds = 100;
-  std::vector<float> x(T * K, 0.5f), w(N * K, 0.25f), packed(N * K), bias(N, 0.0f), out(T * N), scratch(T), heads_scratch(T * K / hd);
+  std::vector<float> x(T * K, 0.5f), w(N * K, 0.25f), packed(N * K), bias(N, 0.0f), out(T * N), scratch(T);
+  std::vector<float> heads_scratch(T * K / hd);   // attention_one_query: K / hd heads over T keys
   pack_matrix(packed.data(), w.data(), N, K);
   const Q8Shape s(N, K);
   std::vector<std::int8_t> wq(s.q_size());
