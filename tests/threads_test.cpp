@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "glassbox/error.h"
@@ -39,10 +40,38 @@ TEST(ThreadPool, RunsEveryIndexOnceInWholeGrains) {
           for (int i = begin; i < end; ++i) ++hits[i];
         });
         for (int i = 0; i < n; ++i) ASSERT_EQ(hits[i], 1) << "threads=" << threads << " n=" << n << " i=" << i;
-        EXPECT_LE(ranges, threads);
+        EXPECT_LE(ranges, ThreadPool::kChunksPerThread * threads);
       }
     }
   }
+}
+
+// A thread that cannot go on (here: held inside its first chunk until every other chunk is done)
+// leaves the rest of the job to the others: chunks are taken, not assigned in advance.
+TEST(ThreadPool, AStalledThreadLeavesItsShareToTheOthers) {
+  ThreadPool pool(3);
+  const int n = 64;
+  std::vector<std::atomic<int>> hits(n);
+  std::atomic<int> done = 0;
+  std::atomic<bool> someone_stalled = false;
+  std::atomic<bool> timed_out = false;
+  const auto caller = std::this_thread::get_id();
+  pool.run(n, 1, [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) ++hits[i];
+    if (std::this_thread::get_id() != caller && !someone_stalled.exchange(true)) {
+      // Every other chunk must be done by the two other threads while this one waits.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (done.load() != ThreadPool::kChunksPerThread * 3 - 1)
+        if (std::chrono::steady_clock::now() > deadline) {
+          timed_out = true;
+          break;
+        }
+    }
+    ++done;
+  });
+  EXPECT_FALSE(timed_out) << "the other chunks waited for the stalled thread";
+  EXPECT_EQ(done, ThreadPool::kChunksPerThread * 3);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(hits[i], 1) << i;
 }
 
 // A job started while the pool runs another thread's job runs on its own thread, at once.

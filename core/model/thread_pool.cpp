@@ -11,7 +11,7 @@
 namespace glassbox {
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 0; i + 1 < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+  for (int i = 0; i + 1 < threads; ++i) workers_.emplace_back([this] { work(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -35,61 +35,75 @@ inline void cpu_relax() {
 #endif
 }
 
+// next_'s fields: job number, chunk count, next chunk.
+constexpr std::uint64_t pack(std::uint32_t job, int chunks, int next) {
+  return std::uint64_t(job) << 32 | std::uint64_t(chunks) << 16 | std::uint64_t(next);
+}
+
 }  // namespace
 
 void ThreadPool::run(int n, int grain, const std::function<void(int, int)>& fn) {
   grain = std::max(grain, 1);
-  const int chunks = (n + grain - 1) / grain;
-  const int parts = std::min(size(), chunks);
+  const int grains = (n + grain - 1) / grain;
+  const int chunks = std::min(grains, kChunksPerThread * size());
   std::unique_lock busy(busy_, std::try_to_lock);
-  if (parts <= 1 || !busy.owns_lock()) {
+  if (chunks <= 1 || size() == 1 || !busy.owns_lock()) {
     if (n > 0) fn(0, n);
     return;
   }
-  std::pair<int, int> first;
+  std::uint32_t job;
   {
     std::lock_guard lock(m_);
-    // Contiguous ranges of whole grains, as even as they can be. Only the thread holding busy_
-    // writes them; workers read them under m_.
-    ranges_.clear();
-    for (int p = 0, begin = 0; p < parts; ++p) {
-      const int end = std::min(n, begin + (chunks / parts + (p < chunks % parts ? 1 : 0)) * grain);
-      ranges_.emplace_back(begin, end);
-      begin = end;
-    }
-    first = ranges_[0];
-    job_ = &fn;
-    pending_ = parts - 1;
-    ++generation_;
+    fn_ = &fn;
+    n_ = n;
+    grain_ = grain;
+    grains_ = grains;
+    finished_.store(0, std::memory_order_relaxed);
+    job = job_.load(std::memory_order_relaxed) + 1;
+    next_.store(pack(job, chunks, 0), std::memory_order_release);   // publishes the fields above
+    job_.store(job, std::memory_order_release);
   }
   wake_.notify_all();
-  fn(first.first, first.second);
-  for (int i = 0; i < kSpins && pending_.load(std::memory_order_acquire) != 0; ++i) cpu_relax();
+  take_chunks(job);
+  for (int i = 0; i < kSpins && finished_.load(std::memory_order_acquire) != chunks; ++i) cpu_relax();
   std::unique_lock lock(m_);
-  done_.wait(lock, [&] { return pending_ == 0; });
-  job_ = nullptr;
+  done_.wait(lock, [&] { return finished_.load(std::memory_order_acquire) == chunks; });
+  fn_ = nullptr;
 }
 
-void ThreadPool::work(int index) {
-  long seen = 0;
+// Runs chunks of job `job` until none is left to take (or the pool has moved on to another job).
+void ThreadPool::take_chunks(std::uint32_t job) {
   for (;;) {
-    std::pair<int, int> range;
-    const std::function<void(int, int)>* job;
-    for (int i = 0; i < kSpins && generation_.load(std::memory_order_acquire) == seen && !stop_; ++i) cpu_relax();
+    std::uint64_t seen = next_.load(std::memory_order_acquire);
+    int chunk, chunks;
+    do {
+      chunks = int(seen >> 16 & 0xffff);
+      chunk = int(seen & 0xffff);
+      if (std::uint32_t(seen >> 32) != job || chunk >= chunks) return;
+    } while (!next_.compare_exchange_weak(seen, seen + 1, std::memory_order_acq_rel, std::memory_order_acquire));
+    // A chunk taken holds the job open, so its fields stay as run() wrote them until it is done.
+    // Chunk c: grains [c * grains / chunks, (c + 1) * grains / chunks), as even as they can be.
+    const int begin = int(std::int64_t(chunk) * grains_ / chunks) * grain_;
+    const int end = std::min(n_, int(std::int64_t(chunk + 1) * grains_ / chunks) * grain_);
+    (*fn_)(begin, end);
+    if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) {
+      std::lock_guard lock(m_);
+      done_.notify_one();
+    }
+  }
+}
+
+void ThreadPool::work() {
+  std::uint32_t seen = 0;
+  for (;;) {
+    for (int i = 0; i < kSpins && job_.load(std::memory_order_acquire) == seen && !stop_; ++i) cpu_relax();
     {
       std::unique_lock lock(m_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      wake_.wait(lock, [&] { return stop_ || job_.load(std::memory_order_relaxed) != seen; });
       if (stop_) return;
-      seen = generation_;
-      if (index + 1 >= static_cast<int>(ranges_.size())) continue;   // this job has fewer parts
-      range = ranges_[index + 1];
-      job = job_;
+      seen = job_.load(std::memory_order_relaxed);
     }
-    (*job)(range.first, range.second);
-    {
-      std::lock_guard lock(m_);
-      if (--pending_ == 0) done_.notify_one();
-    }
+    take_chunks(seen);
   }
 }
 

@@ -1,8 +1,10 @@
 // The pool behind glassbox/threads.h: a fixed set of worker threads that run one job at a time,
-// split into contiguous ranges, with the calling thread taking the first range.
+// split into contiguous chunks that the threads, the calling one included, take in turn until
+// none is left.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -21,23 +23,34 @@ class ThreadPool {
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // fn(begin, end) over [0, n) split into at most size() ranges, each a multiple of `grain` long
-  // except the last; returns when every range is done. Runs fn(0, n) on the calling thread when
-  // one range is enough or another thread's job holds the pool. fn must not throw (the forward
-  // pass's jobs are kernels, which do not).
+  // fn(begin, end) over [0, n) split into at most kChunksPerThread * size() chunks, each a
+  // multiple of `grain` long except the last; returns when every chunk is done. Runs fn(0, n) on
+  // the calling thread when one chunk is enough or another thread's job holds the pool. fn must
+  // not throw (the forward pass's jobs are kernels, which do not).
   void run(int n, int grain, const std::function<void(int, int)>& fn);
 
+  // Chunks are taken, not assigned: a thread that lost its core for a while (another program, or
+  // a web page's own threads beside the engine's) leaves its share to the others instead of
+  // holding up the job. Several chunks per thread make that share small; each costs an atomic
+  // step and a call of fn.
+  static constexpr int kChunksPerThread = 4;
+
  private:
-  void work(int index);
+  void work();
+  void take_chunks(std::uint32_t job);
 
   std::vector<std::thread> workers_;
   std::mutex busy_;            // held by the thread whose job the pool runs
   std::mutex m_;
   std::condition_variable wake_, done_;
-  const std::function<void(int, int)>* job_ = nullptr;
-  std::vector<std::pair<int, int>> ranges_;   // ranges_[i + 1] is worker i's
-  std::atomic<long> generation_ = 0;   // bumped for every job: workers wait for a new one
-  std::atomic<int> pending_ = 0;       // workers still running the current job
+  // The current job, written before it is published in next_ and left alone until it is done.
+  const std::function<void(int, int)>* fn_ = nullptr;
+  int n_ = 0, grain_ = 1, grains_ = 0;
+  std::atomic<std::uint32_t> job_ = 0;    // bumped for every job: workers wait for a new one
+  // The job's number (high 32 bits), its chunk count (16 bits) and the next chunk to take (low 16):
+  // one word, so a thread late for a job can never take a chunk of the next one.
+  std::atomic<std::uint64_t> next_ = 0;
+  std::atomic<int> finished_ = 0;         // chunks of the current job done
   std::atomic<bool> stop_ = false;
 };
 
