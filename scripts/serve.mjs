@@ -22,6 +22,10 @@ const TYPES = {
 const PAGE_POLICY = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/
   .exec(readFileSync(new URL('../web/index.html', import.meta.url), 'utf8'))?.[1];
 
+// Files are read and sent 1 MB at a time: with Node's default of 64 KB, this server, not the
+// browser, set the pace of a model's download (a static host sends a file with sendfile).
+const CHUNK = 1 << 20;
+
 // Resolves with {server, url} once listening on 127.0.0.1 (port 0: any free port). isolate: false
 // leaves out COOP/COEP, as a plain static host would (the engine then runs on one thread).
 export function startServer(root, port = 0, { isolate = true } = {}) {
@@ -58,11 +62,11 @@ export function startServer(root, port = 0, { isolate = true } = {}) {
     if (range && Number(range[1]) < info.size) {
       const from = Number(range[1]), to = Math.min(range[2] ? Number(range[2]) : info.size - 1, info.size - 1);
       res.writeHead(206, { ...headers, 'content-range': `bytes ${from}-${to}/${info.size}`, 'content-length': to - from + 1 });
-      createReadStream(file, { start: from, end: to }).pipe(res);
+      createReadStream(file, { start: from, end: to, highWaterMark: CHUNK }).pipe(res);
       return;
     }
     res.writeHead(200, { ...headers, 'content-length': info.size });
-    createReadStream(file).pipe(res);
+    createReadStream(file, { highWaterMark: CHUNK }).pipe(res);
   });
   return new Promise((ok) => server.listen(port, '127.0.0.1', () => ok({ server, url: `http://127.0.0.1:${server.address().port}/` })));
 }

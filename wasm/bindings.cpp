@@ -276,6 +276,46 @@ void set_threads(int threads) {
   });
 }
 
+// The tokenizer alone, from vocab.json and merges.txt: a page can show its prompt's tokens while
+// the weights still download (engine.mjs, LocalTokenizer).
+class TextTokenizer {
+ public:
+  static TextTokenizer* create(const std::string& vocab, const std::string& merges) {
+    return guarded([&] { return new TextTokenizer(Tokenizer::from_strings(vocab, merges)); });
+  }
+  explicit TextTokenizer(Tokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
+
+  val tokenize(const std::string& text, bool allow_special) const {
+    return guarded([&] {
+      const auto ids = live().encode(text, allow_special);
+      return typed_array_copy("Int32Array", ids.data(), ids.size());
+    });
+  }
+
+  val detokenize(const val& ids) const {
+    return guarded([&] { return js_text(live().decode(ids_from_js(ids))); });
+  }
+
+  // The tokenizer, moved into the model made of the same files (Loading::finish): building it
+  // again would cost as much as the first time, on the way to the model being ready.
+  Tokenizer take() {
+    Tokenizer t = std::move(live());
+    tokenizer_.reset();
+    return t;
+  }
+
+ private:
+  const Tokenizer& live() const {
+    if (!tokenizer_) throw Error("this tokenizer was handed over to its model");
+    return *tokenizer_;
+  }
+  Tokenizer& live() { return const_cast<Tokenizer&>(std::as_const(*this).live()); }
+
+  std::optional<Tokenizer> tokenizer_;
+};
+
+
+
 // A model on its way in: the bytes of model.safetensors are written into window() and committed,
 // and finish() makes the Engine (glassbox/model_loader.h). delete() cancels, freeing everything.
 class Loading {
@@ -303,42 +343,23 @@ class Loading {
   }
   void commit(double n) { guarded([&] { loader_.commit(static_cast<std::size_t>(n)); }); }
   std::string sha256() const { return guarded([&] { return loader_.sha256_hex(); }); }
-  // The engine, with the tokenizer of files {vocab, merges} (strings; empty: ids only).
+  // The engine, with the tokenizer of files {vocab, merges} (strings; empty: ids only), or
+  // files.tokenizer's when given (a Tokenizer made of the same files, which it takes over).
   Engine* finish(const val& files) {
     return guarded([&] {
       auto engine = std::make_unique<Engine>(loader_.finish());
+      const val early = files["tokenizer"];
       const auto vocab = files["vocab"].as<std::string>();
-      if (!vocab.empty()) engine->set_tokenizer(Tokenizer::from_strings(vocab, files["merges"].as<std::string>()));
+      if (!early.isUndefined() && !early.isNull())
+        engine->set_tokenizer(early.as<TextTokenizer*>(emscripten::allow_raw_pointers())->take());
+      else if (!vocab.empty())
+        engine->set_tokenizer(Tokenizer::from_strings(vocab, files["merges"].as<std::string>()));
       return engine.release();
     });
   }
 
  private:
   ModelLoader loader_;
-};
-
-// The tokenizer alone, from vocab.json and merges.txt: a page can show its prompt's tokens while
-// the weights still download (engine.mjs, LocalTokenizer).
-class TextTokenizer {
- public:
-  static TextTokenizer* create(const std::string& vocab, const std::string& merges) {
-    return guarded([&] { return new TextTokenizer(Tokenizer::from_strings(vocab, merges)); });
-  }
-  explicit TextTokenizer(Tokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
-
-  val tokenize(const std::string& text, bool allow_special) const {
-    return guarded([&] {
-      const auto ids = tokenizer_.encode(text, allow_special);
-      return typed_array_copy("Int32Array", ids.data(), ids.size());
-    });
-  }
-
-  val detokenize(const val& ids) const {
-    return guarded([&] { return js_text(tokenizer_.decode(ids_from_js(ids))); });
-  }
-
- private:
-  Tokenizer tokenizer_;
 };
 
 EMSCRIPTEN_BINDINGS(glassbox) {

@@ -142,12 +142,16 @@ export class WeightsLoading {
 
   sha256() { return this.#loading.sha256(); }
 
-  // The model, once every byte is in; files: {vocab?, merges?} (strings) for its tokenizer.
-  finish(files) {
+  // The model, once every byte is in; files: {vocab?, merges?} (strings) for its tokenizer. early:
+  // a LocalTokenizer made of the same files, whose tokenizer the model takes over (it is not made
+  // a second time); it then answers through the model (its handOver).
+  finish(files, early = null) {
+    const tokenizer = early?.release();
     try {
-      return new LocalModel(this.#core, this.#loading.finish({ vocab: files.vocab ?? '', merges: files.merges ?? '' }),
+      return new LocalModel(this.#core, this.#loading.finish({ vocab: files.vocab ?? '', merges: files.merges ?? '', tokenizer }),
                             this.config, this.#quantize);
     } finally {
+      tokenizer?.delete();
       this.cancel();
     }
   }
@@ -284,9 +288,13 @@ export class LocalTokenizer {
   #model = null;
 
   // files: {config, vocab, merges} (strings); config is parsed here, as the model's will be.
+  // Making it takes tens of milliseconds of this thread in one piece, so it waits for a moment
+  // when nothing else is ready to run: the weights, if they are arriving, keep streaming into the
+  // engine (their bytes are buffered meanwhile) instead of waiting behind it.
   static async load({ config, vocab, merges }) {
     const parsed = JSON.parse(config);
     const core = await loadCore();
+    await new Promise((resolve) => setTimeout(resolve, 0));
     const tokenizer = new LocalTokenizer();
     tokenizer.#tokenizer = core.Tokenizer.create(vocab, merges);
     tokenizer.config = parsed;
@@ -302,6 +310,14 @@ export class LocalTokenizer {
   async detokenize(ids) {
     if (this.#model) return this.#model.detokenize(ids);
     return this.#live().detokenize(checkIds(ids));
+  }
+
+  // Its engine-side tokenizer, for WeightsLoading.finish to move into the model; until handOver
+  // this tokenizer can no longer answer.
+  release() {
+    const tokenizer = this.#tokenizer;
+    this.#tokenizer = null;
+    return tokenizer;
   }
 
   // model: the loaded model (or null: the load failed, and this tokenizer ends with it).

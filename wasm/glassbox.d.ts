@@ -29,8 +29,13 @@ export interface LoadOptions {
    *  tokens before the model is ready. Not called for a model without a tokenizer. */
   onTokenizer?: (tokenizer: Tokenizer) => void;
   /** Run the engine in a Web Worker (browser) or worker thread (Node); the API stays the same. The worker
-   *  downloads/reads the files itself, so a large model never blocks the page's thread. */
-  worker?: boolean;
+   *  downloads/reads the files itself, so a large model never blocks the page's thread. true: a worker
+   *  is started here; or a Worker you made of glassbox's worker.mjs (a module Web Worker, or a Node
+   *  worker thread): made early, the engine downloads and compiles while the rest of your page loads,
+   *  or made however your bundler or Content-Security-Policy needs. It is glassbox's from then on:
+   *  ended with the model, and refused if handed over again. Until you hand it over, its `error`
+   *  event is yours to listen to. */
+  worker?: boolean | GlassboxWorker;
   /** Cancels the load (the download, or the worker); the promise rejects with the signal's reason. */
   signal?: AbortSignal;
   /** For a URL source: keep the files with the Cache API (true: the cache "glassbox-models", or a
@@ -200,7 +205,13 @@ export interface ModelEstimate {
   limitBytes: number;
   fits: boolean;
 }
-export function estimateModel(source: string | URL | ModelFiles, options?: { quantize?: 'none' | 'int8'; signal?: AbortSignal; worker?: boolean }): Promise<ModelEstimate>;
+/** A Worker running glassbox's worker.mjs: a module Web Worker, or a Node worker_threads Worker. */
+export interface GlassboxWorker {
+  postMessage(message: unknown, transfer?: any): void;
+  terminate(): unknown;
+}
+/** worker: true counts in a worker of its own, or in the GlassboxWorker given, ended once it has answered. */
+export function estimateModel(source: string | URL | ModelFiles, options?: { quantize?: 'none' | 'int8'; signal?: AbortSignal; worker?: boolean | GlassboxWorker }): Promise<ModelEstimate>;
 export function listCachedModels(cache?: true | string): Promise<{ url: string; bytes: number }[]>;
 
 /** Removes one directory's files from the cache (url as listCachedModels gives it), or everything. */

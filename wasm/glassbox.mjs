@@ -21,7 +21,8 @@ export {
 // source: a model directory (URL in the browser, path or file: URL in Node), or the files
 // themselves: {config, weights, vocab, merges} as ArrayBuffer, typed array, Blob/File or string.
 // options: onProgress({loaded, total}) in bytes of model.safetensors; worker: run the engine in a
-// worker; signal: an AbortSignal that cancels the load; cache: true or a cache name, to keep a model
+// worker (true: one started here; or a Worker the caller made of worker.mjs, see ownWorker);
+// signal: an AbortSignal that cancels the load; cache: true or a cache name, to keep a model
 // read from a URL with the Cache API and read it from there next time; quantize: 'int8' to hold
 // the matrices as int8 blocks (~3.6x fewer bytes to read per token, made at load), 'none' (F32);
 // sha256: the SHA-256 (hex) model.safetensors must have, checked before it is used or cached;
@@ -35,7 +36,8 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
   sha256 = checkSha256(sha256);
   if (onTokenizer !== undefined && typeof onTokenizer !== 'function') throw new InvalidArgumentError('onTokenizer must be a function');
   signal?.throwIfAborted();
-  if (worker) return WorkerModel.load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256 });
+  const given = ownWorker(worker);
+  if (worker) return WorkerModel.load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, given });
   // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
   // worker never downloads them twice.
   const { checkFits, LocalTokenizer, WeightsLoading } = await import('./engine.mjs');
@@ -54,7 +56,7 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
       return (loading = await WeightsLoading.open(header, { quantize }));
     };
     files = await readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, openWeights });
-    model = loading.finish(files);
+    model = loading.finish(files, early);
   } finally {
     done = true;
     if (!model) loading?.cancel();
@@ -76,11 +78,12 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
 // thread's 4 GB heap can give a model), fits}. Counted by the engine itself: in this thread (the
 // single-threaded module, ~0.5 MB, is loaded for it if it is not yet), or with { worker: true } in
 // a worker of its own, ended once it has answered (a page whose Content-Security-Policy keeps the
-// engine out of the page's thread).
+// engine out of the page's thread); a Worker the caller made (see ownWorker) is ended the same way.
 export async function estimateModel(source, { quantize, signal, worker = false } = {}) {
   checkSource(source);
   source = hubDirectoryUrl(source) ?? source;
   quantize = checkQuantize(quantize);
+  const given = ownWorker(worker);
   signal?.throwIfAborted();
   if (!worker) return (await import('./engine.mjs')).estimate(source, { quantize, signal });
   // One call in a worker of its own, ended once it has answered (or at once, by signal).
@@ -90,7 +93,7 @@ export async function estimateModel(source, { quantize, signal, worker = false }
     signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
   });
   const thread = await startWorker(({ result, error }) => (error ? settle.reject(errorFromWire(error)) : settle.resolve(result)),
-                                   (e) => settle.reject(e));
+                                   (e) => settle.reject(e), given);
   try {
     thread.postMessage({ id: 1, method: 'estimate', args: { source: forWorker(source), quantize } });
     return await answer;
@@ -100,21 +103,36 @@ export async function estimateModel(source, { quantize, signal, worker = false }
 }
 
 // worker.mjs in a worker (a worker thread in Node, a module Web Worker elsewhere): onMessage(data)
-// gets its messages, onFailure(error) an error that ended it (or kept it from starting).
+// gets its messages, onFailure(error) an error that ended it (or kept it from starting). given: a
+// Worker the caller made (ownWorker), else one is started here.
 // The worker's URL is written out in each `new Worker(new URL(...))`: bundlers recognise that form
 // and bundle worker.mjs with its imports.
-async function startWorker(onMessage, onFailure) {
-  if (isNode) {
-    const { Worker: NodeWorker } = await importNode('worker_threads');
-    const worker = new NodeWorker(new URL('./worker.mjs', import.meta.url));
+async function startWorker(onMessage, onFailure, given = null) {
+  if (given ? typeof given.on === 'function' : isNode) {   // Node's worker_threads.Worker
+    const worker = given ?? new (await importNode('worker_threads')).Worker(new URL('./worker.mjs', import.meta.url));
     worker.on('message', onMessage);
     worker.on('error', onFailure);
     worker.on('exit', (code) => onFailure(new StateError(`the glassbox worker ended (exit code ${code})`)));
     return worker;
   }
-  const worker = new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' });
+  const worker = given ?? new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' });
   worker.onmessage = (e) => onMessage(e.data);
   worker.onerror = (e) => onFailure(new StateError(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
+  return worker;
+}
+
+// The `worker` option: false or true, or a Worker the caller made of glassbox's worker.mjs (a
+// module Web Worker, or a Node worker thread): a page can start it before the API's modules have
+// arrived, so that the engine downloads and compiles meanwhile, or make it the way its bundler or
+// its Content-Security-Policy needs. The Worker is glassbox's from then on: it is ended with the
+// model (dispose) or once the estimate has answered, and cannot be handed over twice.
+const handedOver = new WeakSet();
+function ownWorker(worker) {
+  if (worker === undefined || worker === null || typeof worker === 'boolean') return null;
+  if (typeof worker !== 'object' || typeof worker.postMessage !== 'function' || typeof worker.terminate !== 'function')
+    throw new InvalidArgumentError('worker must be true, false or a Worker running glassbox\'s worker.mjs');
+  if (handedOver.has(worker)) throw new InvalidArgumentError('this Worker was already handed to glassbox: make a new one for each model');
+  handedOver.add(worker);
   return worker;
 }
 
@@ -143,9 +161,9 @@ class WorkerModel {
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
-  static async load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256 }) {
+  static async load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, given }) {
     const model = new WorkerModel();
-    model.#worker = await startWorker((m) => model.#receive(m), (e) => model.#die(e));
+    model.#worker = await startWorker((m) => model.#receive(m), (e) => model.#die(e), given);
     source = forWorker(source);
     // The worker says when its tokenizer is ready: this model's tokenize and detokenize work then.
     const tokenizerReady = onTokenizer && (({ config }) => onTokenizer({

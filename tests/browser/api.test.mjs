@@ -43,7 +43,8 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
   assert.ok(!results.error, results.error);
   const fromFiles = results.pop();
   assert.deepEqual(fromFiles.ids, [71, 68, 75, 75, 78], 'loaded from File objects');
-  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent, classify, text, pipelined } = results.pop();
+  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent, classify, text, pipelined, own } = results.pop();
+  assert.deepEqual(own, { idsMatch: true, again: 'InvalidArgumentError', sameEstimate: true }, 'a Worker the page made');
   checkPipelining(assert, pipelined, 'Chromium');   // tests/js/pipelining.mjs
   assert.equal(text.length, 2);
   for (const r of text) {   // tests/js/text-roundtrip.mjs

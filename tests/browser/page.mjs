@@ -1,7 +1,7 @@
 // The JS API in a real browser, with the engine in a Web Worker and in the page's thread:
 // URL source with progress, the Cache API, cancelling a load, greedy tokens against the PyTorch fixture, abort, errors,
 // classifiers (tests/js/classify.mjs), and whether the page kept running timers while the engine worked.
-import { listCachedModels, loadModel, removeCachedModels } from '/web/dist/glassbox.mjs';
+import { estimateModel, listCachedModels, loadModel, removeCachedModels } from '/web/dist/glassbox.mjs';
 import { classifyScenario } from '/tests/js/classify.mjs';
 import { concurrency } from '/tests/js/concurrency.mjs';
 import { pipelining } from '/tests/js/pipelining.mjs';
@@ -78,6 +78,22 @@ async function fromFiles() {
   const ids = await model.tokenize('hello');
   await model.dispose();
   return { worker: true, files: true, ids };
+}
+
+// A module Worker the page made itself (the `worker` option), as the project's page does to start
+// the engine early: greedy ids, not reusable, and an estimate counted in one.
+async function ownWorker() {
+  const expected = await (await fetch('/tests/fixtures/gpt2-bytes/expected.json')).json(), g = expected.greedy;
+  const make = () => new Worker(new URL('/web/dist/worker.mjs', location.href), { type: 'module' });
+  const worker = make();
+  const model = await loadModel('/tests/fixtures/gpt2-bytes/', { worker });
+  const ids = [];
+  for await (const step of model.generate(g.prompt_text, { maxTokens: g.max_tokens, temperature: 0 })) ids.push(step.id);
+  const again = await loadModel('/tests/fixtures/gpt2-bytes/', { worker }).then(() => '(loaded)', (e) => e.name);
+  await model.dispose();
+  const estimate = await estimateModel('/tests/fixtures/gpt2-bytes/', { worker: make() });
+  const here = await estimateModel('/tests/fixtures/gpt2-bytes/', { worker: true });
+  return { idsMatch: JSON.stringify(ids) === JSON.stringify(g.tokens), again, sameEstimate: JSON.stringify(estimate) === JSON.stringify(here) };
 }
 
 // The Cache API: the first load downloads and stores, the next reads from the cache; listing and
@@ -160,6 +176,7 @@ window.results = (async () => {
   const classify = [await classified(true), await classified(false)];
   const text = [await roundTrip(true), await roundTrip(false)];
   const pipelined = await pipelining(loadModel, '/web/models/brown-small/');
-  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify, text, pipelined }, files];
+  const own = await ownWorker();
+  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify, text, pipelined, own }, files];
 })()
   .catch((e) => ({ error: String(e?.stack ?? e) }));

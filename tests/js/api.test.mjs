@@ -753,3 +753,31 @@ test('estimateModel: the memory a model needs, without its weights', { timeout: 
     server.close();
   }
 });
+
+// The `worker` option given a Worker the caller made of worker.mjs (as the page does, to start the
+// engine before the API's modules arrive): it runs the model, ends with it, cannot be handed over
+// twice, and anything else is refused.
+test('worker: a Worker the caller made runs the model and ends with it; estimateModel takes one too', { timeout: 60_000 }, async () => {
+  const { Worker } = await import('node:worker_threads');
+  const workerUrl = new URL('../../web/dist/worker.mjs', import.meta.url);
+  const name = 'gpt2-bytes', g = expected(name).greedy;
+  const worker = new Worker(workerUrl);
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  const model = await loadModel(fixture(name), { worker });
+  assert.ok(model.threads >= 1);
+  const ids = [];
+  for await (const step of model.generate(g.prompt_text, { maxTokens: g.max_tokens, temperature: 0 })) ids.push(step.id);
+  assert.deepEqual(ids, g.tokens, 'greedy ids equal PyTorch\'s');
+  await assert.rejects(loadModel(fixture(name), { worker }), { name: 'InvalidArgumentError', message: /already handed to glassbox/ });
+  await model.dispose();
+  await exited;   // ended with the model
+
+  for (const bad of [{}, 'yes', 1, { postMessage() {} }]) {
+    await assert.rejects(loadModel(fixture(name), { worker: bad }), { name: 'InvalidArgumentError', message: /^worker must be true, false or a Worker/ }, JSON.stringify(bad));
+  }
+
+  const own = new Worker(workerUrl);
+  const ownExited = new Promise((resolve) => own.once('exit', resolve));
+  assert.deepEqual(await estimateModel(fixture(name), { worker: own }), await estimateModel(fixture(name)));
+  await ownExited;   // ended once it answered
+});
