@@ -23,63 +23,14 @@
 #include "glassbox/model_loader.h"
 #include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
+#include "js_glue.h"
+#include "text_tokenizer.h"
 
 namespace {
 
 using emscripten::val;
 using namespace glassbox;
-
-// Runs f; a C++ exception becomes the JS error of its kind, with the library's message (a rejected
-// promise once it reaches the async API). The JS error is thrown after the C++ exception is done
-// with: a JS throw unwinds no C++ frames, so one thrown inside a catch block would never free the
-// exception, and one thrown past a std::string would never free the string. Hence the message's
-// copy in a fixed buffer (long messages are cut).
-template <typename F>
-auto guarded(F&& f) -> decltype(f()) {
-  static char message[4096];
-  const char* name;
-  auto keep = [](const char* what) {
-    std::strncpy(message, what, sizeof message - 1);
-    message[sizeof message - 1] = '\0';
-  };
-  try {
-    return f();
-  } catch (const ModelFormatError& e) {
-    name = "ModelFormatError";
-    keep(e.what());
-  } catch (const InvalidArgument& e) {
-    name = "InvalidArgumentError";
-    keep(e.what());
-  } catch (const std::bad_alloc&) {
-    name = "OutOfMemoryError";
-    keep("out of WebAssembly memory (a thread's heap holds at most 4 GB)");
-  } catch (const std::exception& e) {
-    name = "GlassboxError";
-    keep(e.what());
-  }
-  val::module_property("errors")[name].new_(val(static_cast<const char*>(message))).throw_();
-}
-
-std::vector<std::int32_t> ids_from_js(const val& array) {
-  return emscripten::convertJSArrayToNumberVector<std::int32_t>(array);
-}
-
-template <typename T>
-val typed_array_copy(const char* type, const T* data, std::size_t n) {
-  return val::global(type).new_(val(emscripten::typed_memory_view(n, data)));
-}
-
-// A JS string of UTF-8 text, decoded with its byte order mark kept: Embind's own std::string
-// conversion decodes long strings with a TextDecoder that drops a leading U+FEFF.
-val js_text(const std::string& utf8) {
-  static const val decoder = [] {
-    val options = val::object();
-    options.set("ignoreBOM", true);
-    return val::global("TextDecoder").new_(std::string("utf-8"), options);
-  }();
-  // A copy: TextDecoder refuses views of the threaded module's shared memory.
-  return decoder.call<val>("decode", typed_array_copy("Uint8Array", reinterpret_cast<const std::uint8_t*>(utf8.data()), utf8.size()));
-}
+using namespace glassbox::js;
 
 class Engine {
  public:
@@ -276,43 +227,6 @@ void set_threads(int threads) {
   });
 }
 
-// The tokenizer alone, from vocab.json and merges.txt: a page can show its prompt's tokens while
-// the weights still download (engine.mjs, LocalTokenizer).
-class TextTokenizer {
- public:
-  static TextTokenizer* create(const std::string& vocab, const std::string& merges) {
-    return guarded([&] { return new TextTokenizer(Tokenizer::from_strings(vocab, merges)); });
-  }
-  explicit TextTokenizer(Tokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
-
-  val tokenize(const std::string& text, bool allow_special) const {
-    return guarded([&] {
-      const auto ids = live().encode(text, allow_special);
-      return typed_array_copy("Int32Array", ids.data(), ids.size());
-    });
-  }
-
-  val detokenize(const val& ids) const {
-    return guarded([&] { return js_text(live().decode(ids_from_js(ids))); });
-  }
-
-  // The tokenizer, moved into the model made of the same files (Loading::finish): building it
-  // again would cost as much as the first time, on the way to the model being ready.
-  Tokenizer take() {
-    Tokenizer t = std::move(live());
-    tokenizer_.reset();
-    return t;
-  }
-
- private:
-  const Tokenizer& live() const {
-    if (!tokenizer_) throw Error("this tokenizer was handed over to its model");
-    return *tokenizer_;
-  }
-  Tokenizer& live() { return const_cast<Tokenizer&>(std::as_const(*this).live()); }
-
-  std::optional<Tokenizer> tokenizer_;
-};
 
 
 

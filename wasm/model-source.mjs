@@ -234,6 +234,8 @@ async function asBytes(x, what) {
 
 async function asText(x, what) {
   if (typeof x === 'string') return x;
+  if (!(x instanceof ArrayBuffer) && !ArrayBuffer.isView(x) && !(typeof Blob !== 'undefined' && x instanceof Blob))
+    throw new InvalidArgumentError(`"${what}" must be a string, an ArrayBuffer, a typed array or a Blob/File`);
   return new TextDecoder('utf-8', { fatal: false }).decode(await asBytes(x, what));
 }
 
@@ -444,6 +446,36 @@ async function readCached(store, base, weights, tokenizerFiles) {
 // through the end of its header, and the file's size, read without the rest of the weights. From a
 // URL: config.json and one ranged request for the file's first 64 KB (a second one for a longer
 // header); a server that ignores ranges sends the whole file, of which only the start is read.
+// vocab.json and merges.txt as text, for the tokenizer alone (tokenizer.mjs): from a directory
+// (a model's, whose weights are not read; a URL, a hub id, or a path in Node) or from {vocab,
+// merges} (strings, buffers or Blobs).
+export async function readTokenizerFiles(source, { signal } = {}) {
+  if (source === null || source === undefined) throw new InvalidArgumentError('loadTokenizer needs a directory with vocab.json and merges.txt, or {vocab, merges}');
+  if (typeof source !== 'string' && !(source instanceof URL)) {
+    if (typeof source !== 'object' || !('vocab' in source) || !('merges' in source))
+      throw new InvalidArgumentError('loadTokenizer: the files object needs "vocab" (vocab.json) and "merges" (merges.txt)');
+    return { vocab: await asText(source.vocab, 'vocab'), merges: await asText(source.merges, 'merges') };
+  }
+  source = hubDirectoryUrl(source) ?? source;
+  const names = ['vocab.json', 'merges.txt'];
+  let texts;
+  if (isNode && !/^https?:/.test(String(source))) {
+    const { readFile } = await importNode('fs/promises');
+    const { file, cannotRead } = await nodeDirectory(source, signal);
+    texts = await Promise.all(names.map((name) => readFile(file(name), { encoding: 'utf8', signal }).catch((e) => {
+      throw cannotRead(name, e);
+    })));
+  } else {
+    const base = directoryUrl(source);
+    texts = await Promise.all(names.map(async (name) => {
+      const response = await download(new URL(name, base), signal, signal);
+      if (!response) throw new ModelFormatError(`${new URL(name, base)}: no such file (HTTP 404): the tokenizer needs vocab.json and merges.txt`);
+      return response.text();
+    }));
+  }
+  return { vocab: texts[0], merges: texts[1] };
+}
+
 export async function readModelHeader(source, { signal } = {}) {
   checkSource(source);
   if (typeof source === 'string' || source instanceof URL) {

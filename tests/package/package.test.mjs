@@ -1,0 +1,167 @@
+// The npm package (web/dist, which the wasm preset builds) as its users get it: packed with
+// `npm pack`, installed from the tarball into fresh projects, and used there: from Node (the
+// engine in the calling thread, in a worker it starts, in a worker of one's own; the tokenizer
+// entry), from TypeScript (tsc --strict on a usage file), and bundled by esbuild for a page in
+// headless Chromium under the project's strict Content-Security-Policy sent as a header, and
+// built by Vite for production the same way.
+//
+//   node --test tests/package/          (needs the wasm preset's build, and npm ci for the tools)
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+import { chromium } from 'playwright-core';
+
+import { startServer } from '../../scripts/serve.mjs';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const dist = join(repo, 'web/dist');
+const fixtures = join(repo, 'tests/fixtures');
+const shipped = join(repo, 'web/models/brown-small');
+const tools = join(repo, 'node_modules/.bin');
+const here = fileURLToPath(new URL('project/', import.meta.url));
+const manifest = JSON.parse(readFileSync(join(dist, 'package.json'), 'utf8'));
+
+let work, tarball, packed;
+const run = (command, args, cwd) => execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+// A fresh project with the tarball installed (no network: the package has no dependencies).
+function project(name) {
+  const dir = join(work, name);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
+  run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+  return dir;
+}
+
+before(() => {
+  work = mkdtempSync(join(tmpdir(), 'glassbox-package-'));
+  [packed] = JSON.parse(run('npm', ['pack', dist, '--json', '--pack-destination', work, '--loglevel=error'], repo));
+  tarball = join(work, packed.filename);
+});
+after(() => rmSync(work, { recursive: true, force: true }));
+
+test('the tarball holds what runs and its papers, within 600 KB', () => {
+  const files = packed.files.map((f) => f.path).sort();
+  assert.deepEqual(files, [...manifest.files, 'package.json', 'README.md', 'LICENSE'].sort());
+  assert.ok(packed.size <= 600 * 1024, `the tarball is ${packed.size} bytes`);
+  assert.equal(packed.name, 'glassbox');
+  assert.match(packed.version, /^\d+\.\d+\.\d+$/);
+  const changelog = readFileSync(join(dist, 'CHANGELOG.md'), 'utf8');
+  assert.ok(changelog.includes(`## ${packed.version}`), 'the CHANGELOG has an entry for this version');
+});
+
+test('the tokenizer entry: its JS and WebAssembly within 200 KB gzipped', () => {
+  // tokenizer.mjs and what it imports, its module's glue and .wasm.
+  const files = ['tokenizer.mjs', 'model-source.mjs', 'errors.mjs', 'platform.mjs', 'glassbox-tokenizer.mjs', 'glassbox-tokenizer.wasm'];
+  const bytes = files.reduce((n, f) => n + gzipSync(readFileSync(join(dist, f)), { level: 9 }).length, 0);
+  assert.ok(bytes <= 200 * 1024, `${bytes} bytes gzipped`);
+  const imports = [...readFileSync(join(dist, 'tokenizer.mjs'), 'utf8').matchAll(/from '\.\/([\w-]+\.mjs)'|import\('\.\/([\w-]+\.mjs)'\)/g)]
+    .map((m) => m[1] ?? m[2]);
+  for (const f of imports) assert.ok(files.includes(f), `${f} (imported by tokenizer.mjs) is counted`);
+});
+
+test('Node: the installed package runs models (this thread, its worker, one\'s own) and the tokenizer entry', { timeout: 180_000 }, () => {
+  const dir = project('node-app');
+  cpSync(join(here, 'node-app.mjs'), join(dir, 'node-app.mjs'));
+  const report = JSON.parse(run(process.execPath, ['node-app.mjs', fixtures, shipped], dir));
+  const g = JSON.parse(readFileSync(join(fixtures, 'gpt2-bytes/expected.json'), 'utf8')).greedy;
+  for (const mode of ['page thread', 'worker', 'own worker']) {
+    assert.deepEqual(report[mode].ids, g.tokens, `${mode}: greedy ids equal PyTorch's`);
+    assert.equal(report[mode].stopReason, 'max_tokens', mode);
+    assert.equal(report[mode].afterDispose, 'StateError', mode);
+  }
+  assert.equal(report.shipped.length, 20);
+  assert.deepEqual(report.tokenizer.mismatches, [], `tiktoken's ids on all ${report.tokenizer.cases} cases`);
+  assert.equal(report.tokenizer.vocabSize, 50257);
+  assert.equal(report.tokenizer.roundTrip, 'naïve café 🙂');
+  shippedIds = report.shipped;
+});
+let shippedIds = null;   // the shipped model's 20 greedy ids in Node, for the browser runs
+
+test('TypeScript: tsc --noEmit --strict on a usage file (await using), Node and bundler resolution', { timeout: 120_000 }, () => {
+  const dir = project('ts-app');
+  cpSync(join(here, 'usage.ts'), join(dir, 'usage.ts'));
+  const options = { strict: true, noEmit: true, target: 'es2022', lib: ['es2022', 'dom', 'esnext.disposable'], types: [], skipLibCheck: false };
+  for (const [module, moduleResolution] of [['nodenext', 'nodenext'], ['esnext', 'bundler']]) {
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...options, module, moduleResolution }, files: ['usage.ts'] }));
+    try {
+      run(join(tools, 'tsc'), ['-p', 'tsconfig.json'], dir);
+    } catch (e) {
+      assert.fail(`tsc (${moduleResolution}) failed:\n${e.stdout}${e.stderr}`);
+    }
+  }
+  // And it does find errors: a wrong option's type is one.
+  writeFileSync(join(dir, 'wrong.ts'), "import { loadModel } from 'glassbox';\nawait loadModel('x', { quantize: 'int4' });\n");
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...options, module: 'nodenext', moduleResolution: 'nodenext' }, files: ['wrong.ts'] }));
+  assert.throws(() => run(join(tools, 'tsc'), ['-p', 'tsconfig.json'], dir), (e) => /int4/.test(e.stdout + e.stderr));
+});
+
+// The app of project/web (load the shipped model, stream 20 greedy tokens; in a worker, then in
+// the page's thread) served from `root` by scripts/serve.mjs, with the project's page's
+// Content-Security-Policy as a header, cross-origin isolated (threads) and not.
+async function checkInChromium(root, page, bundler) {
+  symlinkSync(shipped, join(root, 'model'));
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    for (const isolate of [true, false]) {
+      const server = await startServer(root, 0, { isolate });
+      try {
+        const tab = await browser.newPage();
+        const problems = [];
+        tab.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+        tab.on('pageerror', (e) => problems.push(String(e)));
+        await tab.goto(new URL(page, server.url).href);
+        const results = await tab.evaluate(() => window.results);
+        for (const r of results) {
+          const where = `${bundler}, ${r.worker ? 'worker' : 'page thread'}, ${isolate ? 'isolated' : 'not isolated'}`;
+          assert.ok(!r.error, `${where}: ${r.error}`);
+          assert.equal(r.ids.length, 20, where);
+          if (shippedIds) assert.deepEqual(r.ids, shippedIds, `${where}: the same greedy ids as in Node`);
+          assert.equal(r.threads, isolate ? Math.min(8, r.cores) : 1, `${where}: threads`);
+          assert.equal(r.stopReason, 'max_tokens', where);
+        }
+        assert.deepEqual(results.map((r) => r.worker), [true, false]);
+        assert.deepEqual(problems, [], `${bundler}: no errors, no CSP violations`);
+        await tab.close();
+      } finally {
+        server.server.close();
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+}
+
+test('esbuild: a bundled app in Chromium under the strict CSP header, in a worker and the page thread, isolated and not', { timeout: 300_000 }, async () => {
+  const dir = project('esbuild-app');
+  cpSync(join(here, 'web'), dir, { recursive: true });
+  run(join(tools, 'esbuild'), ['app.js', '--bundle', '--format=esm', '--outfile=out/app.js', '--log-level=error'], dir);
+  // esbuild bundles the JS the app imports; the worker, the engine's glue and .wasm files are
+  // loaded by URL at run time and go next to the bundle, as the package's README says.
+  const pkg = join(dir, 'node_modules/glassbox');
+  for (const f of readdirSync(pkg).filter((f) => /\.(mjs|wasm|js)$/.test(f))) cpSync(join(pkg, f), join(dir, 'out', f));
+  await checkInChromium(dir, 'index.html', 'esbuild');
+});
+
+test('Vite: a production build, with no configuration, in Chromium under the strict CSP header, as above', { timeout: 300_000 }, async () => {
+  const dir = project('vite-app');
+  cpSync(join(here, 'web'), dir, { recursive: true });
+  writeFileSync(join(dir, 'index.html'), readFileSync(join(dir, 'index.html'), 'utf8').replace('src="out/app.js"', 'src="app.js"'));
+  try {
+    run(join(tools, 'vite'), ['build', '--logLevel', 'error'], dir);
+  } catch (e) {
+    assert.fail(`vite build failed:\n${e.stdout}${e.stderr}`);
+  }
+  await checkInChromium(join(dir, 'dist'), 'index.html', 'Vite');
+});

@@ -1,0 +1,20 @@
+// Type-checked with `tsc --noEmit --strict` in a fresh project where the glassbox tarball is
+// installed (tests/package): the package's types as a TypeScript user sees them. Not run.
+import { estimateModel, loadModel, type GenerateStep, InvalidArgumentError, type Model } from 'glassbox';
+import { loadTokenizer, type Tokenizer } from 'glassbox/tokenizer';
+
+export async function run(signal: AbortSignal): Promise<string> {
+  await using model: Model = await loadModel('openai-community/gpt2', { worker: true, quantize: 'int8', signal,
+    onProgress: ({ phase, loaded, total }) => console.log(phase, loaded, total) });
+  const generation = model.generate('Hello', { maxTokens: 20, attention: true, top: 5 });
+  let text = '';
+  for await (const step of generation) {
+    const s: GenerateStep = step;
+    text += s.text;
+  }
+  const reason: 'max_tokens' | 'end_of_text' | 'context_full' | 'cancelled' | undefined = generation.stopReason;
+  const estimate = await estimateModel('openai-community/gpt2');
+  using tokenizer: Tokenizer = await loadTokenizer({ vocab: '{}', merges: '' });
+  const ids: number[] = tokenizer.tokenize(text, { allowSpecial: true });
+  return `${reason} ${estimate.fits} ${ids.length} ${new InvalidArgumentError('x').name}`;
+}

@@ -1,0 +1,18 @@
+# Makes the threaded glue start its threads' workers as module workers: Emscripten 3.1.6 writes
+# `new Worker(new URL("glassbox-core-mt.worker.js", import.meta.url))`, a classic worker, which
+# bundlers can only build as one file in their "iife" format (Vite refuses it next to ES module
+# workers). glassbox-core-mt.worker.js loads the glue with import(), so it runs as a module worker
+# as it is. Fails the build if the glue does not read as expected. cmake -DDIST=<web/dist> -P patch_glue.cmake
+set(glue ${DIST}/glassbox-core-mt.mjs)
+file(READ ${glue} text)
+set(classic "new Worker(new URL(\"glassbox-core-mt.worker.js\",import.meta.url))")
+set(module "new Worker(new URL(\"glassbox-core-mt.worker.js\",import.meta.url),{type:\"module\"})")
+string(FIND "${text}" "${module}" done)
+if(done EQUAL -1)
+  string(FIND "${text}" "${classic}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${glue}: no `${classic}` to make a module worker (a new Emscripten?)")
+  endif()
+  string(REPLACE "${classic}" "${module}" text "${text}")
+  file(WRITE ${glue} "${text}")
+endif()

@@ -1,0 +1,25 @@
+// Types of the tokenizer-only entry (tokenizer.mjs, the package's "./tokenizer").
+
+export { GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, StateError } from './glassbox.js';
+
+/** Reads vocab.json and merges.txt and makes GPT-2's byte-level BPE tokenizer (byte-exact with
+ *  tiktoken's "gpt2" encoding) without the model: from a directory (a model's, whose weights are not
+ *  read; a URL, a hub id 'owner/name', or a path in Node), or from the two files' contents. */
+export function loadTokenizer(
+  source: string | URL | { vocab: string | ArrayBuffer | ArrayBufferView | Blob; merges: string | ArrayBuffer | ArrayBufferView | Blob },
+  options?: { signal?: AbortSignal },
+): Promise<Tokenizer>;
+
+/** Synchronous: the tokenizer runs in the calling thread. */
+export class Tokenizer {
+  private constructor();
+  readonly vocabSize: number;
+  /** Text -> ids. Special tokens such as "<|endoftext|>" are ordinary text unless allowSpecial. */
+  tokenize(text: string, options?: { allowSpecial?: boolean }): number[];
+  /** Ids -> text; bytes that are not whole UTF-8 characters become U+FFFD. */
+  detokenize(ids: ArrayLike<number>): string;
+  /** Frees its memory; later calls throw a StateError. */
+  dispose(): void;
+  /** `using tokenizer = await loadTokenizer(...)`: disposed at the end of the block. */
+  [Symbol.dispose](): void;
+}

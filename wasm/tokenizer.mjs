@@ -1,0 +1,88 @@
+// The tokenizer alone (the package's "./tokenizer" entry): GPT-2's byte-level BPE, byte-exact with
+// tiktoken's "gpt2" encoding, from vocab.json + merges.txt, without the model or its engine. Its
+// module (glassbox-tokenizer.mjs/.wasm) is a fraction of the engine's size: for pages that count
+// tokens or show them, and for servers that check a prompt's length.
+//
+//   const tokenizer = await loadTokenizer('models/brown-small/');   // or 'owner/name', a path, {vocab, merges}
+//   tokenizer.tokenize('Hello world');  // -> [15496, 995]
+//   tokenizer.detokenize([15496, 995]); // -> 'Hello world'
+//
+// Unlike the model's, these methods are synchronous: the tokenizer runs in the calling thread.
+import { errorClasses, InvalidArgumentError, StateError } from './errors.mjs';
+import { readTokenizerFiles } from './model-source.mjs';
+import { importNode, isNode } from './platform.mjs';
+
+export {
+  GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, StateError,
+} from './errors.mjs';
+
+let modulePromise = null;   // one instance per thread, shared by every tokenizer made in it
+
+// The Emscripten module. In Node the .wasm bytes are handed in (the 3.1.6 glue would fetch() a
+// path); elsewhere the glue fetches glassbox-tokenizer.wasm next to its .mjs.
+function loadModule() {
+  modulePromise ??= (async () => {
+    const options = { errors: errorClasses };   // the classes the C++ side throws
+    if (isNode) {
+      const { readFile } = await importNode('fs/promises');
+      options.wasmBinary = await readFile(new URL('./glassbox-tokenizer.wasm', import.meta.url));
+    }
+    const { default: create } = await import('./glassbox-tokenizer.mjs');
+    return create(options);
+  })();
+  return modulePromise;
+}
+
+// JS strings can hold lone surrogates, which are not text: UTF-8 has no encoding for them.
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+// source: a directory holding vocab.json and merges.txt (a model's: its weights are not read; a
+// URL, a hub id 'owner/name', or a path in Node), or {vocab, merges} as strings, buffers or Blobs.
+// options: signal, an AbortSignal that cancels reading the files.
+export async function loadTokenizer(source, { signal } = {}) {
+  const [files, module] = await Promise.all([readTokenizerFiles(source, { signal }), loadModule()]);
+  signal?.throwIfAborted();
+  return new Tokenizer(module.Tokenizer.create(files.vocab, files.merges));
+}
+
+export class Tokenizer {
+  #handle;
+
+  // (loadTokenizer makes them.)
+  constructor(handle) {
+    this.#handle = handle;
+    this.vocabSize = handle.vocabSize();
+  }
+
+  // Text -> token ids. Special tokens such as "<|endoftext|>" are ordinary text unless
+  // allowSpecial is true (tiktoken's encode_ordinary and encode(..., allowed_special='all')).
+  tokenize(text, { allowSpecial = false } = {}) {
+    if (typeof text !== 'string') throw new InvalidArgumentError(`text must be a string, got ${typeof text}`);
+    if (loneSurrogate.test(text)) throw new InvalidArgumentError('text contains a lone UTF-16 surrogate, which is not valid text');
+    return Array.from(this.#live().tokenize(text, Boolean(allowSpecial)));
+  }
+
+  // Token ids -> text; bytes that are not whole UTF-8 characters become U+FFFD, as in tiktoken.
+  detokenize(ids) {
+    if (!Array.isArray(ids) && !ArrayBuffer.isView(ids)) throw new InvalidArgumentError('ids must be an array of token ids');
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new InvalidArgumentError(`ids: ${id} is not a token id (an integer >= 0)`);
+    }
+    return this.#live().detokenize(Array.from(ids));
+  }
+
+  // Frees its memory; calls after it throw a StateError.
+  dispose() {
+    this.#handle?.delete();
+    this.#handle = null;
+  }
+
+  [Symbol.dispose ?? Symbol.for('Symbol.dispose')]() {
+    this.dispose();
+  }
+
+  #live() {
+    if (!this.#handle) throw new StateError('this tokenizer has been disposed');
+    return this.#handle;
+  }
+}
