@@ -1,13 +1,14 @@
 // The engine in the current thread: the Embind module (glassbox-core.mjs/.wasm, or with threads
 // glassbox-core-mt.*) behind async methods. glassbox.mjs uses it directly, or from worker.mjs
 // inside a Web Worker / worker thread.
-import { errorClasses, InvalidArgumentError, ModelFormatError, OutOfMemoryError, StateError } from './errors.mjs';
+import { errorClasses, GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, OutOfMemoryError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
 import { headerLength, readModelHeader } from './model-source.mjs';
 import { importNode, isNode } from './platform.mjs';
 
 
 let corePromise = null;   // one WASM instance per thread, shared by every model loaded in it
+let coreSettings = null;  // what it was made with: {threads, wasmPaths}
 
 // Threads the engine can use here: in a cross-origin isolated page (SharedArrayBuffer usable),
 // one per core up to 8; elsewhere, and in Node, 1 (the single-threaded module).
@@ -16,37 +17,84 @@ export function availableThreads() {
   return Math.max(1, Math.min(8, globalThis.navigator?.hardwareConcurrency ?? 1));
 }
 
-// The Emscripten module. In Node the .wasm bytes are handed in (the 3.1.6 glue would try to
-// fetch() a file path); in browsers and workers the glue fetches it next to its .mjs. The threaded
-// module starts its Web Workers (threads - 1, the pool of glassbox/threads.h) before it resolves.
-export function loadCore() {
-  corePromise ??= createCore(availableThreads());
+// The loadModel options that choose this thread's engine, checked: threads (an integer >= 1; more
+// than availableThreads() is that many; default: all of them), wasmPaths (the directory the .wasm
+// files are served from, as a URL, or a path in Node; default: next to the glue, where a bundler
+// puts them). Returns them resolved.
+export function engineSettings({ threads, wasmPaths } = {}) {
+  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1))
+    throw new InvalidArgumentError(`threads must be an integer >= 1, got ${JSON.stringify(threads)}`);
+  if (wasmPaths !== undefined && typeof wasmPaths !== 'string' && !(wasmPaths instanceof URL))
+    throw new InvalidArgumentError('wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files');
+  return { threads: Math.min(threads ?? availableThreads(), availableThreads()), wasmPaths: wasmPaths === undefined ? null : directoryOf(wasmPaths) };
+}
+
+const directoryOf = (dir) => {
+  const text = String(dir).endsWith('/') ? String(dir) : `${dir}/`;
+  return isNode && !/^[a-z][\w+.-]*:/i.test(text) ? text : new URL(text, globalThis.location?.href).href;
+};
+
+// This thread's engine, made at the first call with the settings given then (engineSettings'
+// options). The Emscripten module: in Node the .wasm bytes are handed in (the 3.1.6 glue would
+// try to fetch() a file path); in browsers and workers the glue fetches it (next to its .mjs, or
+// from wasmPaths). The threaded module starts its Web Workers (threads - 1, the pool of
+// glassbox/threads.h) in the background. Asking again with other settings is an error: the
+// engine of a thread is made once (a worker of its own can have others).
+export function loadCore(options = undefined) {
+  const wanted = engineSettings(options);
+  if (corePromise) {
+    if (options?.threads !== undefined && wanted.threads !== coreSettings.threads)
+      throw new InvalidArgumentError(`the engine in this thread already runs with ${coreSettings.threads} thread(s); ` +
+                                     'load with { worker: true } for an engine with another count');
+    if (options?.wasmPaths !== undefined && wanted.wasmPaths !== coreSettings.wasmPaths)
+      throw new InvalidArgumentError(`the engine in this thread was already loaded from ${coreSettings.wasmPaths ?? 'its default place'}`);
+    return corePromise;
+  }
+  coreSettings = wanted;
+  corePromise = createCore(wanted);
   return corePromise;
 }
 
-async function createCore(threads) {
-  const options = {};
+async function createCore({ threads, wasmPaths }) {
+  const options = { errors: errorClasses };   // the classes the C++ side throws
+  const file = threads > 1 ? 'glassbox-core-mt.wasm' : 'glassbox-core.wasm';
+  const where = wasmPaths ?? 'beside glassbox-core.mjs';
   if (isNode) {
     const { readFile } = await importNode('fs/promises');
-    options.wasmBinary = await readFile(new URL('./glassbox-core.wasm', import.meta.url));
+    const path = wasmPaths ? await nodePath(wasmPaths, file) : new URL('./glassbox-core.wasm', import.meta.url);
+    options.wasmBinary = await readFile(path).catch((e) => {
+      throw new GlassboxError(`cannot read the engine's ${file} (${where}): ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+    });
+  } else if (wasmPaths) {
+    options.locateFile = (name) => new URL(name, wasmPaths).href;
   }
+  // The glue reports a .wasm it could not fetch by aborting, with its own words.
+  const failed = (e) => {
+    throw new NetworkError(`cannot load the engine's ${file} (${where}): ${e?.message ?? e}`);
+  };
   let core;
   if (threads > 1) {
     const { default: create } = await import('./glassbox-core-mt.mjs');
-    core = await create({ ...options, errors: errorClasses, glassboxPoolSize: threads - 1 });
+    core = await create({ ...options, glassboxPoolSize: threads - 1 }).catch(failed);
     core.setThreads(threads);
   } else {
     const { default: create } = await import('./glassbox-core.mjs');
-    core = await create({ ...options, errors: errorClasses });   // the classes the C++ side throws
+    core = await create(options).catch(failed);
   }
   core.startHeapBytes = core.HEAPU8.length;   // the heap before any model: the rest is what one can have
   return core;
 }
 
+// A file of a directory given as a path or a file: URL, in Node.
+async function nodePath(dir, name) {
+  if (!/^file:/.test(dir)) return (await importNode('path')).join(dir, name);
+  return new URL(name, dir);
+}
+
 // For counting only (memoryNeeded): this thread's engine if it has one, else the single-threaded
 // module, which starts no workers (a page whose models run in a worker counts on its own thread).
 let countingCore = null;
-const coreForCounting = () => corePromise ?? (countingCore ??= createCore(1));
+const coreForCounting = (wasmPaths = null) => corePromise ?? (countingCore ??= createCore({ threads: 1, wasmPaths }));
 
 // A WebAssembly heap (wasm32) holds at most 4 GB; the glue reports the exact limit.
 const HEAP_LIMIT = 4294901760;
@@ -77,17 +125,17 @@ const headerOf = (bytes) => bytes.subarray(0, headerLength(bytes));
 // is never held), cacheBytes: a generation's KV cache at the full context (KVCache::peak_bytes),
 // leftBytes: what the heap can still give this thread}.
 // core: the module whose heap is meant (default: this thread's, or one for counting only).
-export async function memoryNeeded({ config, prefix, quantize = 'none' }, core = null) {
-  core ??= await coreForCounting();
+export async function memoryNeeded({ config, prefix, quantize = 'none' }, core = null, wasmPaths = null) {
+  core ??= await coreForCounting(wasmPaths);
   return { loadBytes: core.Engine.loadMemory(config, headerOf(prefix), quantize), cacheBytes: core.Engine.cacheMemory(config),
            leftBytes: HEAP_LIMIT - core.HEAPU8.length, limitBytes: HEAP_LIMIT - core.startHeapBytes };
 }
 
 // estimateModel's figures for a model directory or files, from its config.json and weights' header
 // (readModelHeader): {fileBytes, loadBytes, cacheBytes, totalBytes, limitBytes, fits}.
-export async function estimate(source, { quantize = 'none', signal } = {}) {
+export async function estimate(source, { quantize = 'none', signal, wasmPaths } = {}) {
   const header = await readModelHeader(source, { signal });
-  const { loadBytes, cacheBytes, limitBytes } = await memoryNeeded({ ...header, quantize });
+  const { loadBytes, cacheBytes, limitBytes } = await memoryNeeded({ ...header, quantize }, null, engineSettings({ wasmPaths }).wasmPaths);
   const totalBytes = loadBytes + cacheBytes;
   return { fileBytes: header.size, loadBytes, cacheBytes, totalBytes, limitBytes, fits: totalBytes <= limitBytes };
 }

@@ -38,6 +38,14 @@ export interface LoadOptions {
   worker?: boolean | GlassboxWorker;
   /** Cancels the load (the download, or the worker); the promise rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Threads for the engine (default: one per core, up to 8, where the page is cross-origin isolated;
+   *  else 1, and in Node 1). More than the page allows is what it allows. The engine of a thread is
+   *  made once: in this thread a second model keeps the first one's count (another count is an
+   *  InvalidArgumentError); each worker has its own. */
+  threads?: number;
+  /** The directory the engine's .wasm files are served from, as a URL (a path in Node), when they
+   *  are not beside the package's .mjs files (a CDN, an assets folder). */
+  wasmPaths?: string | URL;
   /** For a URL source: keep the files with the Cache API (true: the cache "glassbox-models", or a
    *  cache name) and read them from there next time. Needs a secure context (https or localhost). */
   cache?: boolean | string;
@@ -211,7 +219,7 @@ export interface GlassboxWorker {
   terminate(): unknown;
 }
 /** worker: true counts in a worker of its own, or in the GlassboxWorker given, ended once it has answered. */
-export function estimateModel(source: string | URL | ModelFiles, options?: { quantize?: 'none' | 'int8'; signal?: AbortSignal; worker?: boolean | GlassboxWorker }): Promise<ModelEstimate>;
+export function estimateModel(source: string | URL | ModelFiles, options?: { quantize?: 'none' | 'int8'; signal?: AbortSignal; worker?: boolean | GlassboxWorker; wasmPaths?: string | URL }): Promise<ModelEstimate>;
 export function listCachedModels(cache?: true | string): Promise<{ url: string; bytes: number }[]>;
 
 /** Removes one directory's files from the cache (url as listCachedModels gives it), or everything. */

@@ -26,9 +26,12 @@ export {
 // read from a URL with the Cache API and read it from there next time; quantize: 'int8' to hold
 // the matrices as int8 blocks (~3.6x fewer bytes to read per token, made at load), 'none' (F32);
 // sha256: the SHA-256 (hex) model.safetensors must have, checked before it is used or cached;
+// threads: how many threads the engine may use (at most what the page allows: see engine.mjs;
+// an engine in this thread is made once, so a second model there keeps the first one's count);
+// wasmPaths: the directory the engine's .wasm files are served from (default: beside the glue);
 // onTokenizer(tokenizer): called before the load ends, as soon as vocab.json and merges.txt are
 // read (the weights still on their way), with {tokenize, detokenize} that work from then on.
-export async function loadModel(source, { onProgress, onTokenizer, worker = false, signal, cache, quantize, sha256 } = {}) {
+export async function loadModel(source, { onProgress, onTokenizer, worker = false, signal, cache, quantize, sha256, threads, wasmPaths } = {}) {
   checkSource(source);
   source = hubDirectoryUrl(source) ?? source;
   cacheName(cache);   // throws for a bad value before anything starts
@@ -37,10 +40,11 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
   if (onTokenizer !== undefined && typeof onTokenizer !== 'function') throw new InvalidArgumentError('onTokenizer must be a function');
   signal?.throwIfAborted();
   const given = ownWorker(worker);
-  if (worker) return WorkerModel.load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, given });
+  if (worker) return WorkerModel.load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, given, threads, wasmPaths });
   // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
   // worker never downloads them twice.
-  const { checkFits, LocalTokenizer, WeightsLoading } = await import('./engine.mjs');
+  const { checkFits, loadCore, LocalTokenizer, WeightsLoading } = await import('./engine.mjs');
+  loadCore({ threads, wasmPaths }).catch(() => {});   // starts it (a failure is reported where it is awaited)
   let model = null, early = null, done = false;
   const onTokenizerFiles = onTokenizer && ((text) => LocalTokenizer.load(text).then((tokenizer) => {
     if (done) return tokenizer.handOver(model);   // the model was quicker
@@ -79,13 +83,13 @@ export async function loadModel(source, { onProgress, onTokenizer, worker = fals
 // single-threaded module, ~0.5 MB, is loaded for it if it is not yet), or with { worker: true } in
 // a worker of its own, ended once it has answered (a page whose Content-Security-Policy keeps the
 // engine out of the page's thread); a Worker the caller made (see ownWorker) is ended the same way.
-export async function estimateModel(source, { quantize, signal, worker = false } = {}) {
+export async function estimateModel(source, { quantize, signal, worker = false, wasmPaths } = {}) {
   checkSource(source);
   source = hubDirectoryUrl(source) ?? source;
   quantize = checkQuantize(quantize);
   const given = ownWorker(worker);
   signal?.throwIfAborted();
-  if (!worker) return (await import('./engine.mjs')).estimate(source, { quantize, signal });
+  if (!worker) return (await import('./engine.mjs')).estimate(source, { quantize, signal, wasmPaths });
   // One call in a worker of its own, ended once it has answered (or at once, by signal).
   let settle;
   const answer = new Promise((resolve, reject) => {
@@ -95,7 +99,7 @@ export async function estimateModel(source, { quantize, signal, worker = false }
   const thread = await startWorker(({ result, error }) => (error ? settle.reject(errorFromWire(error)) : settle.resolve(result)),
                                    (e) => settle.reject(e), given);
   try {
-    thread.postMessage({ id: 1, method: 'estimate', args: { source: forWorker(source), quantize } });
+    thread.postMessage({ id: 1, method: 'estimate', args: { source: forWorker(source), quantize, wasmPaths: forWorker(wasmPaths) } });
     return await answer;
   } finally {
     thread.terminate();
@@ -161,7 +165,7 @@ class WorkerModel {
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
-  static async load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, given }) {
+  static async load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, given, threads, wasmPaths }) {
     const model = new WorkerModel();
     model.#worker = await startWorker((m) => model.#receive(m), (e) => model.#die(e), given);
     source = forWorker(source);
@@ -171,7 +175,7 @@ class WorkerModel {
       tokenize: (text, options) => model.tokenize(text, options),
       detokenize: (ids) => model.detokenize(ids),
     }));
-    const loaded = model.#call('load', { source, cache, quantize, sha256 }, [], onProgress, tokenizerReady);
+    const loaded = model.#call('load', { source, cache, quantize, sha256, threads, wasmPaths: forWorker(wasmPaths) }, [], onProgress, tokenizerReady);
     // Cancelling: the worker stops reading (and removes what it put in the cache), then it ends.
     // The caller does not wait for that: the promise rejects at once.
     let onAbort;

@@ -19,13 +19,19 @@ export {
 let modulePromise = null;   // one instance per thread, shared by every tokenizer made in it
 
 // The Emscripten module. In Node the .wasm bytes are handed in (the 3.1.6 glue would fetch() a
-// path); elsewhere the glue fetches glassbox-tokenizer.wasm next to its .mjs.
-function loadModule() {
+// path); elsewhere the glue fetches glassbox-tokenizer.wasm next to its .mjs, or from wasmPaths
+// (a directory URL; the first call's is used).
+function loadModule(wasmPaths) {
   modulePromise ??= (async () => {
     const options = { errors: errorClasses };   // the classes the C++ side throws
+    const dir = wasmPaths === undefined ? null : String(wasmPaths).replace(/\/?$/, '/');
     if (isNode) {
       const { readFile } = await importNode('fs/promises');
-      options.wasmBinary = await readFile(new URL('./glassbox-tokenizer.wasm', import.meta.url));
+      const file = dir === null ? new URL('./glassbox-tokenizer.wasm', import.meta.url)
+        : /^file:/.test(dir) ? new URL('glassbox-tokenizer.wasm', dir) : `${dir}glassbox-tokenizer.wasm`;
+      options.wasmBinary = await readFile(file);
+    } else if (dir !== null) {
+      options.locateFile = (name) => new URL(name, new URL(dir, globalThis.location?.href)).href;
     }
     const { default: create } = await import('./glassbox-tokenizer.mjs');
     return create(options);
@@ -38,9 +44,12 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 
 // source: a directory holding vocab.json and merges.txt (a model's: its weights are not read; a
 // URL, a hub id 'owner/name', or a path in Node), or {vocab, merges} as strings, buffers or Blobs.
-// options: signal, an AbortSignal that cancels reading the files.
-export async function loadTokenizer(source, { signal } = {}) {
-  const [files, module] = await Promise.all([readTokenizerFiles(source, { signal }), loadModule()]);
+// options: signal, an AbortSignal that cancels reading the files; wasmPaths, the directory
+// glassbox-tokenizer.wasm is served from (default: beside its glue, where a bundler puts it).
+export async function loadTokenizer(source, { signal, wasmPaths } = {}) {
+  if (wasmPaths !== undefined && typeof wasmPaths !== 'string' && !(wasmPaths instanceof URL))
+    throw new InvalidArgumentError('wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files');
+  const [files, module] = await Promise.all([readTokenizerFiles(source, { signal }), loadModule(wasmPaths)]);
   signal?.throwIfAborted();
   return new Tokenizer(module.Tokenizer.create(files.vocab, files.merges));
 }

@@ -37,12 +37,6 @@ const port = typeof self === 'object' && typeof self.postMessage === 'function'
       }),
     };
 
-// The engine's module downloads and compiles from the moment this worker starts: a page can start
-// the worker before the rest of its modules have arrived, and nothing the worker is asked to do
-// waits longer than it must (WeightsLoading.open and every other use await the same promise; a
-// failure is reported there).
-loadCore().catch(() => {});
-
 let model = null;
 let tokenizer = null;    // the tokenizer alone, while the model's weights are on their way
 let loading = null;      // AbortController of the load in progress
@@ -56,6 +50,9 @@ const BATCH_MS = 4;
 const calls = {
   // The worker reads the files itself: nothing large is copied on the page's thread.
   async load(args, id) {
+    // The engine's module downloads and compiles while the model's files are read: neither waits
+    // for the other (WeightsLoading.open awaits the same promise). Bad settings reject the load.
+    loadCore({ threads: args.threads, wasmPaths: args.wasmPaths }).catch(() => {});
     loading = new AbortController();
     let files;
     // A tokenizer as soon as vocab.json and merges.txt are in; one that cannot be made is no
@@ -130,7 +127,7 @@ const calls = {
     }
   },
   // estimateModel in a worker: what a model needs, from its config.json and weights' header.
-  estimate: (args) => estimate(args.source, { quantize: args.quantize }),
+  estimate: (args) => estimate(args.source, { quantize: args.quantize, wasmPaths: args.wasmPaths }),
   async dispose() {
     await model?.dispose();
     model = null;

@@ -43,8 +43,15 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
   assert.ok(!results.error, results.error);
   const fromFiles = results.pop();
   assert.deepEqual(fromFiles.ids, [71, 68, 75, 75, 78], 'loaded from File objects');
-  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent, classify, text, pipelined, own } = results.pop();
+  const { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent, classify, text, pipelined, own, engine } = results.pop();
   assert.deepEqual(own, { idsMatch: true, again: 'InvalidArgumentError', sameEstimate: true }, 'a Worker the page made');
+  const all = served === 'isolated' ? Math.min(8, results[0].cores) : 1;
+  assert.deepEqual(engine.one, { threads: 1, idsMatch: true }, 'threads: 1');
+  assert.deepEqual(engine.all, { threads: all, idsMatch: true }, 'threads by default');
+  assert.deepEqual(engine.wasmPaths, { threads: all, idsMatch: true }, 'wasmPaths');
+  if (all > 1) assert.match(engine.pageThreadOne, /^InvalidArgumentError: the engine in this thread already runs with \d+ thread/);
+  else assert.equal(engine.pageThreadOne, '(loaded)', 'one thread is what the page thread runs with');
+  assert.match(engine.missingWasm, /^NetworkError: cannot load the engine's glassbox-core(-mt)?\.wasm \(http.*\/nowhere\/\)/);
   checkPipelining(assert, pipelined, 'Chromium');   // tests/js/pipelining.mjs
   assert.equal(text.length, 2);
   for (const r of text) {   // tests/js/text-roundtrip.mjs

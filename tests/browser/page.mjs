@@ -96,6 +96,28 @@ async function ownWorker() {
   return { idsMatch: JSON.stringify(ids) === JSON.stringify(g.tokens), again, sameEstimate: JSON.stringify(estimate) === JSON.stringify(here) };
 }
 
+// threads and wasmPaths: a worker's engine with one thread and with all, the same greedy ids; the
+// page thread's engine (made by an earlier scenario) keeps its count; the .wasm files from a
+// directory named explicitly, or from one that lacks them.
+async function engineOptions() {
+  const expected = await (await fetch('/tests/fixtures/gpt2-bytes/expected.json')).json(), g = expected.greedy;
+  const greedyIds = async (model) => {
+    const ids = [];
+    for await (const step of model.generate(g.prompt_text, { maxTokens: g.max_tokens, temperature: 0 })) ids.push(step.id);
+    return ids;
+  };
+  const out = {};
+  for (const [key, options] of [['one', { threads: 1 }], ['all', {}], ['wasmPaths', { wasmPaths: '/web/dist/' }]]) {
+    const model = await loadModel('/tests/fixtures/gpt2-bytes/', { worker: true, ...options });
+    out[key] = { threads: model.threads, idsMatch: JSON.stringify(await greedyIds(model)) === JSON.stringify(g.tokens) };
+    await model.dispose();
+  }
+  const fail = (p) => p.then((m) => { m.dispose(); return '(loaded)'; }, (e) => `${e.name}: ${e.message}`);
+  out.pageThreadOne = await fail(loadModel('/tests/fixtures/gpt2-bytes/', { threads: 1 }));
+  out.missingWasm = await fail(loadModel('/tests/fixtures/gpt2-bytes/', { worker: true, wasmPaths: '/nowhere/' }));
+  return out;
+}
+
 // The Cache API: the first load downloads and stores, the next reads from the cache; listing and
 // removing; a load that is cancelled rejects with the signal's reason.
 async function cached(worker) {
@@ -177,6 +199,7 @@ window.results = (async () => {
   const text = [await roundTrip(true), await roundTrip(false)];
   const pipelined = await pipelining(loadModel, '/web/models/brown-small/');
   const own = await ownWorker();
-  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify, text, pipelined, own }, files];
+  const engine = await engineOptions();
+  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify, text, pipelined, own, engine }, files];
 })()
   .catch((e) => ({ error: String(e?.stack ?? e) }));

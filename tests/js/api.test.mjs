@@ -781,3 +781,33 @@ test('worker: a Worker the caller made runs the model and ends with it; estimate
   assert.deepEqual(await estimateModel(fixture(name), { worker: own }), await estimateModel(fixture(name)));
   await ownExited;   // ended once it answered
 });
+
+// threads and wasmPaths: what the engine runs with, and where its .wasm files come from.
+test('threads and wasmPaths: checked, honoured in a worker, a missing .wasm is a clear error', { timeout: 60_000 }, async () => {
+  const { cpSync, mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'glassbox-wasm-'));
+  try {
+    cpSync(fileURLToPath(new URL('../../web/dist/glassbox-core.wasm', import.meta.url)), join(dir, 'glassbox-core.wasm'));
+    const name = 'gpt2-bytes', g = expected(name).greedy;
+    for (const wasmPaths of [dir, new URL(`file://${dir}/`)]) {
+      const model = await loadModel(fixture(name), { worker: true, wasmPaths, threads: 4 });
+      assert.equal(model.threads, 1, 'Node runs the single-threaded engine, whatever is asked');
+      const ids = [];
+      for await (const step of model.generate(g.prompt_text, { maxTokens: g.max_tokens, temperature: 0 })) ids.push(step.id);
+      assert.deepEqual(ids, g.tokens, `${wasmPaths}: PyTorch's greedy ids`);
+      await model.dispose();
+    }
+    await assert.rejects(loadModel(fixture(name), { worker: true, wasmPaths: join(dir, 'nowhere') }),
+                         { name: 'GlassboxError', message: /cannot read the engine's glassbox-core\.wasm \(.*nowhere\/\): no such file/ });
+    for (const threads of [0, 1.5, '2']) {
+      for (const worker of [false, true]) {
+        await assert.rejects(loadModel(fixture(name), { worker, threads }), { name: 'InvalidArgumentError', message: /^threads must be an integer >= 1/ });
+      }
+    }
+    await assert.rejects(loadModel(fixture(name), { wasmPaths: 7 }), { name: 'InvalidArgumentError', message: /^wasmPaths must be/ });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
