@@ -27,8 +27,10 @@ const PAGE_POLICY = /<meta http-equiv="Content-Security-Policy" content="([^"]+)
 const CHUNK = 1 << 20;
 
 // Resolves with {server, url} once listening on 127.0.0.1 (port 0: any free port). isolate: false
-// leaves out COOP/COEP, as a plain static host would (the engine then runs on one thread).
-export function startServer(root, port = 0, { isolate = true } = {}) {
+// leaves out COOP/COEP, as a plain static host would (the engine then runs on one thread). cors:
+// let pages of any origin use the files (a CDN). policy: the Content-Security-Policy header
+// (default: the page's; null: none).
+export function startServer(root, port = 0, { isolate = true, cors = false, policy = PAGE_POLICY } = {}) {
   if (!PAGE_POLICY) throw new Error("web/index.html has no Content-Security-Policy <meta> tag to serve as a header");
   const base = resolve(root);
   const server = createServer(async (req, res) => {
@@ -54,7 +56,8 @@ export function startServer(root, port = 0, { isolate = true } = {}) {
       'accept-ranges': 'bytes',
       ...(isolate ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {}),
       'cache-control': 'no-cache',
-      'content-security-policy': PAGE_POLICY,
+      ...(policy ? { 'content-security-policy': policy } : {}),
+      ...(cors ? { 'access-control-allow-origin': '*', 'cross-origin-resource-policy': 'cross-origin' } : {}),
     };
     // One range ("bytes=FROM-TO" or "bytes=FROM-"), as static hosts serve them: the page reads a
     // model's header this way to tell its size before downloading it.

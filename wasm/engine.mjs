@@ -11,9 +11,12 @@ let corePromise = null;   // one WASM instance per thread, shared by every model
 let coreSettings = null;  // what it was made with: {threads, wasmPaths}
 
 // Threads the engine can use here: in a cross-origin isolated page (SharedArrayBuffer usable),
-// one per core up to 8; elsewhere, and in Node, 1 (the single-threaded module).
+// one per core up to 8, when the engine's files are of the page's origin; elsewhere, and in
+// Node, 1 (the single-threaded module).
 export function availableThreads() {
   if (isNode || globalThis.crossOriginIsolated !== true || typeof SharedArrayBuffer !== 'function') return 1;
+  // The threaded module starts its threads' workers from its own URL, which must be of this origin.
+  if (new URL(import.meta.url).origin !== globalThis.location?.origin) return 1;
   return Math.max(1, Math.min(8, globalThis.navigator?.hardwareConcurrency ?? 1));
 }
 

@@ -119,9 +119,25 @@ async function startWorker(onMessage, onFailure, given = null) {
     worker.on('exit', (code) => onFailure(new StateError(`the glassbox worker ended (exit code ${code})`)));
     return worker;
   }
-  const worker = given ?? new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' });
+  const worker = given ?? (crossOrigin() ? crossOriginWorker() : new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' }));
   worker.onmessage = (e) => onMessage(e.data);
   worker.onerror = (e) => onFailure(new StateError(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
+  return worker;
+}
+
+// Whether this module was loaded from another origin than the page's (a CDN): a Worker's script
+// must be of the page's origin, so such a module starts its worker through a module of the page's
+// origin, a blob: URL that imports worker.mjs from where this module came from (which the server
+// must allow with CORS, as it must for this module itself; the page's CSP must allow blob: and the
+// module's origin in worker-src, which governs a worker's imports). Its engine then runs on one
+// thread (engine.mjs: its threads' workers would be cross-origin again).
+const crossOrigin = () => typeof location === 'object' && new URL(import.meta.url).origin !== location.origin;
+
+function crossOriginWorker() {
+  const shim = URL.createObjectURL(new Blob([`import ${JSON.stringify(new URL('./worker.mjs', import.meta.url).href)};\n`],
+                                            { type: 'text/javascript' }));
+  const worker = new Worker(shim, { type: 'module' });
+  setTimeout(() => URL.revokeObjectURL(shim), 60_000);   // once the worker has surely read it
   return worker;
 }
 

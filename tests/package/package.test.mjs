@@ -105,7 +105,10 @@ test('TypeScript: tsc --noEmit --strict on a usage file (await using), Node and 
 // The app of project/web (load the shipped model, stream 20 greedy tokens; in a worker, then in
 // the page's thread) served from `root` by scripts/serve.mjs, with the project's page's
 // Content-Security-Policy as a header, cross-origin isolated (threads) and not.
-async function checkInChromium(root, page, bundler) {
+// Options: policy (the page's CSP header instead of the project page's), cdn (a server of the
+// installed package at another origin: the page gets its address in ?cdn=, and the engine must
+// then run on one thread).
+async function checkInChromium(root, page, bundler, { policy, cdn = false } = {}) {
   symlinkSync(shipped, join(root, 'model'));
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -115,20 +118,23 @@ async function checkInChromium(root, page, bundler) {
   });
   try {
     for (const isolate of [true, false]) {
-      const server = await startServer(root, 0, { isolate });
+      const cdnServer = cdn ? await startServer(join(root, 'node_modules/glassbox'), 0, { isolate, cors: true, policy: null }) : null;
+      const cdnUrl = cdnServer?.url;
+      const server = await startServer(root, 0, { isolate, ...(policy ? { policy: policy(cdnUrl) } : {}) });
       try {
         const tab = await browser.newPage();
         const problems = [];
         tab.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
         tab.on('pageerror', (e) => problems.push(String(e)));
-        await tab.goto(new URL(page, server.url).href);
+        await tab.goto(new URL(cdn ? `${page}?cdn=${encodeURIComponent(cdnUrl)}` : page, server.url).href);
         const results = await tab.evaluate(() => window.results);
+        assert.ok(Array.isArray(results), `${bundler}: the app ran (${problems.join('; ')})`);
         for (const r of results) {
           const where = `${bundler}, ${r.worker ? 'worker' : 'page thread'}, ${isolate ? 'isolated' : 'not isolated'}`;
           assert.ok(!r.error, `${where}: ${r.error}`);
           assert.equal(r.ids.length, 20, where);
           if (shippedIds) assert.deepEqual(r.ids, shippedIds, `${where}: the same greedy ids as in Node`);
-          assert.equal(r.threads, isolate ? Math.min(8, r.cores) : 1, `${where}: threads`);
+          assert.equal(r.threads, isolate && !cdn ? Math.min(8, r.cores) : 1, `${where}: threads`);
           assert.equal(r.stopReason, 'max_tokens', where);
         }
         assert.deepEqual(results.map((r) => r.worker), [true, false]);
@@ -136,6 +142,7 @@ async function checkInChromium(root, page, bundler) {
         await tab.close();
       } finally {
         server.server.close();
+        cdnServer?.server.close();
       }
     }
   } finally {
@@ -164,4 +171,17 @@ test('Vite: a production build, with no configuration, in Chromium under the str
     assert.fail(`vite build failed:\n${e.stdout}${e.stderr}`);
   }
   await checkInChromium(join(dir, 'dist'), 'index.html', 'Vite');
+});
+
+test('a cross-origin (CDN) import: the worker starts through a same-origin blob: module, in Chromium under a strict CSP', { timeout: 300_000 }, async () => {
+  const dir = project('cdn-app');
+  cpSync(join(here, 'web'), dir, { recursive: true });
+  // The page's policy names the CDN for scripts, fetches and the worker's imports (worker-src), and
+  // allows blob: workers (the shim).
+  const policy = (cdn) => {
+    const origin = new URL(cdn).origin;
+    return `default-src 'self'; script-src 'self' ${origin} 'wasm-unsafe-eval'; worker-src 'self' blob: ${origin}; ` +
+           `connect-src 'self' ${origin}; img-src 'self' data:; object-src 'none'; base-uri 'none'`;
+  };
+  await checkInChromium(dir, 'cdn.html', 'CDN', { policy, cdn: true });
 });
