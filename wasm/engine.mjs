@@ -3,18 +3,25 @@
 // inside a Web Worker / worker thread.
 import { errorClasses, GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, OutOfMemoryError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
-import { headerLength, readModelHeader } from './model-source.mjs';
+import { headerLength, readModelFiles, readModelHeader } from './model-source.mjs';
 import { importNode, isNode } from './platform.mjs';
 
 
 let corePromise = null;   // one WASM instance per thread, shared by every model loaded in it
 let coreSettings = null;  // what it was made with: {threads, wasmPaths}
+let providedFactory = null;   // the single-threaded module's factory, if given (useCoreFactory)
+
+// Where import() is not allowed (a service worker), the entry imports the single-threaded module
+// statically and hands its factory here; the engine of this thread is then made from it.
+export function useCoreFactory(create) {
+  providedFactory = create;
+}
 
 // Threads the engine can use here: in a cross-origin isolated page (SharedArrayBuffer usable),
 // one per core up to 8, when the engine's files are of the page's origin; elsewhere, and in
 // Node, 1 (the single-threaded module).
 export function availableThreads() {
-  if (isNode || globalThis.crossOriginIsolated !== true || typeof SharedArrayBuffer !== 'function') return 1;
+  if (isNode || providedFactory || globalThis.crossOriginIsolated !== true || typeof SharedArrayBuffer !== 'function') return 1;
   // The threaded module starts its threads' workers from its own URL, which must be of this origin.
   if (new URL(import.meta.url).origin !== globalThis.location?.origin) return 1;
   return Math.max(1, Math.min(8, globalThis.navigator?.hardwareConcurrency ?? 1));
@@ -76,7 +83,9 @@ async function createCore({ threads, wasmPaths }) {
     throw new NetworkError(`cannot load the engine's ${file} (${where}): ${e?.message ?? e}`);
   };
   let core;
-  if (threads > 1) {
+  if (providedFactory) {   // a service worker: its module was imported statically (no import() there)
+    core = await providedFactory(options).catch(failed);
+  } else if (threads > 1) {
     const { default: create } = await import('./glassbox-core-mt.mjs');
     core = await create({ ...options, glassboxPoolSize: threads - 1 }).catch(failed);
     core.setThreads(threads);
@@ -92,6 +101,42 @@ async function createCore({ threads, wasmPaths }) {
 async function nodePath(dir, name) {
   if (!/^file:/.test(dir)) return (await importNode('path')).join(dir, name);
   return new URL(name, dir);
+}
+
+// loadModel with the engine in this thread (glassbox.mjs, service-worker.mjs), its options checked
+// (model-source.mjs, checkLoadOptions; threads and wasmPaths by loadCore). The files stream into
+// the engine; a tokenizer is made as soon as vocab.json and merges.txt are in when onTokenizer asks
+// for one, and then moves into the model.
+export async function loadHere(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, threads, wasmPaths }) {
+  loadCore({ threads, wasmPaths }).catch(() => {});   // starts it (a failure is reported where it is awaited)
+  let model = null, early = null, done = false;
+  const onTokenizerFiles = onTokenizer && ((text) => LocalTokenizer.load(text).then((tokenizer) => {
+    if (done) return tokenizer.handOver(model);   // the model was quicker
+    early = tokenizer;
+    onTokenizer(tokenizer);
+  }, () => {}));   // a tokenizer that cannot be made: the model's load says why
+  let files, loading = null;
+  try {
+    // A model that cannot fit is refused from its header, before its weights are read; then they
+    // stream into the engine.
+    const openWeights = async (header) => {
+      await checkFits({ ...header, quantize });
+      return (loading = await WeightsLoading.open(header, { quantize }));
+    };
+    files = await readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, openWeights });
+    model = loading.finish(files, early);
+  } finally {
+    done = true;
+    if (!model) loading?.cancel();
+    early?.handOver(model);
+  }
+  if (signal?.aborted) {   // cancelled while the engine was being built
+    await model.dispose();
+    throw signal.reason;
+  }
+  if (files.fromCache) model.fromCache = true;
+  if (files.cacheError) model.cacheError = files.cacheError;
+  return model;
 }
 
 // For counting only (memoryNeeded): this thread's engine if it has one, else the single-threaded

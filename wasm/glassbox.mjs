@@ -9,7 +9,7 @@
 // of errors.mjs (a stable `name`, the same with or without a worker).
 import { errorFromWire, InvalidArgumentError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
-import { cacheName, checkSha256, checkSource, hubDirectoryUrl, readModelFiles, removeCachedModels } from './model-source.mjs';
+import { checkLoadOptions, checkQuantize, checkSource, hubDirectoryUrl, removeCachedModels } from './model-source.mjs';
 import { importNode, isNode } from './platform.mjs';
 
 export { hubDirectoryUrl, listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
@@ -31,48 +31,16 @@ export {
 // wasmPaths: the directory the engine's .wasm files are served from (default: beside the glue);
 // onTokenizer(tokenizer): called before the load ends, as soon as vocab.json and merges.txt are
 // read (the weights still on their way), with {tokenize, detokenize} that work from then on.
-export async function loadModel(source, { onProgress, onTokenizer, worker = false, signal, cache, quantize, sha256, threads, wasmPaths } = {}) {
-  checkSource(source);
-  source = hubDirectoryUrl(source) ?? source;
-  cacheName(cache);   // throws for a bad value before anything starts
-  quantize = checkQuantize(quantize);
-  sha256 = checkSha256(sha256);
-  if (onTokenizer !== undefined && typeof onTokenizer !== 'function') throw new InvalidArgumentError('onTokenizer must be a function');
+export async function loadModel(source, options = {}) {
+  const { onProgress, onTokenizer, worker = false, signal, cache, sha256, threads, wasmPaths } = options;
+  const checked = checkLoadOptions(source, options);
   signal?.throwIfAborted();
   const given = ownWorker(worker);
-  if (worker) return WorkerModel.load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, given, threads, wasmPaths });
+  if (worker) return WorkerModel.load(checked.source, { onProgress, onTokenizer, signal, cache, quantize: checked.quantize, sha256: checked.sha256, given, threads, wasmPaths });
   // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
   // worker never downloads them twice.
-  const { checkFits, loadCore, LocalTokenizer, WeightsLoading } = await import('./engine.mjs');
-  loadCore({ threads, wasmPaths }).catch(() => {});   // starts it (a failure is reported where it is awaited)
-  let model = null, early = null, done = false;
-  const onTokenizerFiles = onTokenizer && ((text) => LocalTokenizer.load(text).then((tokenizer) => {
-    if (done) return tokenizer.handOver(model);   // the model was quicker
-    early = tokenizer;
-    onTokenizer(tokenizer);
-  }, () => {}));   // a tokenizer that cannot be made: the model's load says why
-  let files, loading = null;
-  try {
-    // A model that cannot fit is refused from its header, before its weights are read; then they
-    // stream into the engine.
-    const openWeights = async (header) => {
-      await checkFits({ ...header, quantize });
-      return (loading = await WeightsLoading.open(header, { quantize }));
-    };
-    files = await readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, openWeights });
-    model = loading.finish(files, early);
-  } finally {
-    done = true;
-    if (!model) loading?.cancel();
-    early?.handOver(model);
-  }
-  if (signal?.aborted) {   // cancelled while the engine was being built
-    await model.dispose();
-    throw signal.reason;
-  }
-  if (files.fromCache) model.fromCache = true;
-  if (files.cacheError) model.cacheError = files.cacheError;
-  return model;
+  const { loadHere } = await import('./engine.mjs');
+  return loadHere(checked.source, { onProgress, onTokenizer, signal, cache, quantize: checked.quantize, sha256: checked.sha256, threads, wasmPaths });
 }
 
 // What loading and running a model would take, from its config.json and the header of its
@@ -161,12 +129,6 @@ function ownWorker(worker) {
 function forWorker(source) {
   if (!isNode && (typeof source === 'string' || source instanceof URL)) return new URL(source, globalThis.location?.href).href;
   return source instanceof URL ? source.href : source;
-}
-
-function checkQuantize(quantize) {
-  if (quantize === undefined) return 'none';
-  if (quantize !== 'none' && quantize !== 'int8') throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);
-  return quantize;
 }
 
 // --- the same API with the engine in a worker (a Web Worker, or a worker thread in Node); the

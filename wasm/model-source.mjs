@@ -49,6 +49,22 @@ export function checkSource(source) {
     throw new InvalidArgumentError('loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)');
 }
 
+// loadModel's source and options, checked before anything starts (every entry checks the same):
+// {source (a hub id made its directory), quantize, sha256} normalised; throws InvalidArgumentError.
+export function checkLoadOptions(source, { cache, quantize, sha256, onTokenizer } = {}) {
+  checkSource(source);
+  cacheName(cache);
+  const checked = { source: hubDirectoryUrl(source) ?? source, quantize: checkQuantize(quantize), sha256: checkSha256(sha256) };
+  if (onTokenizer !== undefined && typeof onTokenizer !== 'function') throw new InvalidArgumentError('onTokenizer must be a function');
+  return checked;
+}
+
+export function checkQuantize(quantize) {
+  if (quantize === undefined) return 'none';
+  if (quantize !== 'none' && quantize !== 'int8') throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);
+  return quantize;
+}
+
 // The `sha256` option: 64 hex digits (any case), returned in lower case; undefined: no check.
 export function checkSha256(sha256) {
   if (sha256 === undefined || sha256 === null || sha256 === '') return undefined;

@@ -108,7 +108,7 @@ test('TypeScript: tsc --noEmit --strict on a usage file (await using), Node and 
 // Options: policy (the page's CSP header instead of the project page's), cdn (a server of the
 // installed package at another origin: the page gets its address in ?cdn=, and the engine must
 // then run on one thread).
-async function checkInChromium(root, page, bundler, { policy, cdn = false } = {}) {
+async function checkInChromium(root, page, bundler, { policy, cdn = false, modes = [true, false] } = {}) {
   symlinkSync(shipped, join(root, 'model'));
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -130,14 +130,15 @@ async function checkInChromium(root, page, bundler, { policy, cdn = false } = {}
         const results = await tab.evaluate(() => window.results);
         assert.ok(Array.isArray(results), `${bundler}: the app ran (${problems.join('; ')})`);
         for (const r of results) {
-          const where = `${bundler}, ${r.worker ? 'worker' : 'page thread'}, ${isolate ? 'isolated' : 'not isolated'}`;
+          const where = `${bundler}, ${r.worker === true ? 'worker' : r.worker || 'page thread'}, ${isolate ? 'isolated' : 'not isolated'}`;
           assert.ok(!r.error, `${where}: ${r.error}`);
           assert.equal(r.ids.length, 20, where);
           if (shippedIds) assert.deepEqual(r.ids, shippedIds, `${where}: the same greedy ids as in Node`);
-          assert.equal(r.threads, isolate && !cdn ? Math.min(8, r.cores) : 1, `${where}: threads`);
+          assert.equal(r.threads, isolate && !cdn && r.worker !== 'service worker' ? Math.min(8, r.cores) : 1, `${where}: threads`);
+          if (r.worker === 'service worker') assert.equal(r.refused, 'NotSupportedError', `${where}: no Worker there`);
           assert.equal(r.stopReason, 'max_tokens', where);
         }
-        assert.deepEqual(results.map((r) => r.worker), [true, false]);
+        assert.deepEqual(results.map((r) => r.worker), modes);
         assert.deepEqual(problems, [], `${bundler}: no errors, no CSP violations`);
         await tab.close();
       } finally {
@@ -184,4 +185,10 @@ test('a cross-origin (CDN) import: the worker starts through a same-origin blob:
            `connect-src 'self' ${origin}; img-src 'self' data:; object-src 'none'; base-uri 'none'`;
   };
   await checkInChromium(dir, 'cdn.html', 'CDN', { policy, cdn: true });
+});
+
+test('plain static files: a page imports the installed files as they are, and a service worker runs the engine (service-worker entry)', { timeout: 300_000 }, async () => {
+  const dir = project('static-app');
+  cpSync(join(here, 'web'), dir, { recursive: true });
+  await checkInChromium(dir, 'plain.html', 'static files', { modes: [true, false, 'service worker'] });
 });

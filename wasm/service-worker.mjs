@@ -1,0 +1,37 @@
+// The engine for a service worker (the package's "./service-worker" entry): loadModel and
+// estimateModel with the engine in the service worker's own thread. A service worker may not use
+// import() nor start a Worker, so this entry imports everything statically, the single-threaded
+// module included, and refuses { worker }. The rest of the API is glassbox.mjs's.
+//
+//   // sw.js, registered with navigator.serviceWorker.register('sw.js', { type: 'module' })
+//   import { loadModel } from 'glassbox/service-worker';
+//   const model = await loadModel('https://example.com/models/gpt2/');
+import createGlassboxCore from './glassbox-core.mjs';
+import { estimate, loadHere, useCoreFactory } from './engine.mjs';
+import { NotSupportedError } from './errors.mjs';
+import { checkLoadOptions, checkQuantize, checkSource, hubDirectoryUrl } from './model-source.mjs';
+
+export { hubDirectoryUrl, listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
+export {
+  GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError, OutOfMemoryError, StateError,
+} from './errors.mjs';
+
+useCoreFactory(createGlassboxCore);
+
+const noWorker = () => new NotSupportedError('a service worker cannot start a Worker: load without { worker }, in its own thread');
+
+// As glassbox.mjs's loadModel, in this thread only.
+export async function loadModel(source, options = {}) {
+  if (options.worker) throw noWorker();
+  const checked = checkLoadOptions(source, options);
+  options.signal?.throwIfAborted();
+  return loadHere(checked.source, { ...options, quantize: checked.quantize, sha256: checked.sha256 });
+}
+
+// As glassbox.mjs's estimateModel, in this thread only.
+export async function estimateModel(source, { quantize, signal, worker = false, wasmPaths } = {}) {
+  if (worker) throw noWorker();
+  checkSource(source);
+  signal?.throwIfAborted();
+  return estimate(hubDirectoryUrl(source) ?? source, { quantize: checkQuantize(quantize), signal, wasmPaths });
+}
