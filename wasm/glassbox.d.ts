@@ -31,8 +31,7 @@ export interface LoadOptions {
   /** Run the engine in a Web Worker (browser) or worker thread (Node); the API stays the same. The worker
    *  downloads/reads the files itself, so a large model never blocks the page's thread. true: a worker
    *  is started here; or a Worker you made of glassbox's worker.mjs (a module Web Worker, or a Node
-   *  worker thread): made early, the engine downloads and compiles while the rest of your page loads,
-   *  or made however your bundler or Content-Security-Policy needs. It is glassbox's from then on:
+   *  worker thread), made however your bundler or Content-Security-Policy needs. It is glassbox's from then on:
    *  ended with the model, and refused if handed over again. Until you hand it over, its `error`
    *  event is yours to listen to. */
   worker?: boolean | GlassboxWorker;

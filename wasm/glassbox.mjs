@@ -110,9 +110,8 @@ function crossOriginWorker() {
 }
 
 // The `worker` option: false or true, or a Worker the caller made of glassbox's worker.mjs (a
-// module Web Worker, or a Node worker thread): a page can start it before the API's modules have
-// arrived, so that the engine downloads and compiles meanwhile, or make it the way its bundler or
-// its Content-Security-Policy needs. The Worker is glassbox's from then on: it is ended with the
+// module Web Worker, or a Node worker thread), made the way its bundler or its
+// Content-Security-Policy needs. The Worker is glassbox's from then on: it is ended with the
 // model (dispose) or once the estimate has answered, and cannot be handed over twice.
 const handedOver = new WeakSet();
 function ownWorker(worker) {
