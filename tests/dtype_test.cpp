@@ -29,6 +29,28 @@ TEST(DType, HalfToFloat) {
   EXPECT_TRUE(std::isnan(f16_to_f32(0x7c01)));
 }
 
+// Every half, against the value its fields give (IEEE 754 binary16), computed in double.
+TEST(DType, HalfToFloatEveryValue) {
+  for (std::uint32_t h = 0; h < 0x10000u; ++h) {
+    const int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    const float got = f16_to_f32(static_cast<std::uint16_t>(h));
+    if (exp == 31) {
+      if (mant == 0) {
+        ASSERT_EQ(got, sign ? -INFINITY : INFINITY) << std::hex << h;
+      } else {
+        ASSERT_TRUE(std::isnan(got)) << std::hex << h;
+        std::uint32_t bits;
+        std::memcpy(&bits, &got, 4);
+        ASSERT_EQ(bits & 0x7fffffu, std::uint32_t(mant) << 13) << "payload of " << std::hex << h;
+      }
+      continue;
+    }
+    const double magnitude = exp == 0 ? std::ldexp(double(mant), -24) : std::ldexp(double(1024 + mant), exp - 25);
+    ASSERT_EQ(double(got), sign ? -magnitude : magnitude) << std::hex << h;
+    ASSERT_EQ(std::signbit(got), sign == 1) << std::hex << h;
+  }
+}
+
 TEST(DType, BFloat16ToFloat) {
   EXPECT_EQ(bf16_to_f32(0x3f80), 1.0f);
   EXPECT_EQ(bf16_to_f32(0xc0a0), -5.0f);

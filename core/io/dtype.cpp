@@ -51,26 +51,17 @@ std::uint16_t f32_to_bf16(float f) {
   return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+// Without branches on the value, so that converting a model's tensors is a plain loop the compiler
+// vectorises (in WebAssembly too, where loading a model's F16 weights is on the way to its first
+// token): the half's exponent and mantissa moved into a float's places read as a float 2^112
+// times too small, for normal and subnormal halves alike, and multiplying by 2^112 is exact.
+// Infinities and NaNs (exponent 31) get the float's all-ones exponent, their payload kept.
 float f16_to_f32(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  std::uint32_t exp = (h >> 10) & 0x1fu;
-  std::uint32_t mant = h & 0x3ffu;
-  std::uint32_t bits;
-  if (exp == 0 && mant == 0) {
-    bits = sign;
-  } else if (exp == 0) {   // subnormal m * 2^-24: shift the mantissa up to an implicit leading 1
-    exp = 127 - 15 + 1;
-    while ((mant & 0x400u) == 0) {
-      mant <<= 1;
-      --exp;
-    }
-    bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-  } else if (exp == 31) {  // inf / NaN (payload kept)
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  return as_float(bits);
+  const std::uint32_t magnitude = static_cast<std::uint32_t>(h & 0x7fffu) << 13;
+  const float scaled = as_float(magnitude) * 0x1p112f;
+  const std::uint32_t special = (h & 0x7c00u) == 0x7c00u ? 0x7f800000u | magnitude : 0u;
+  return as_float(sign | (special ? special : bits_of(scaled)));
 }
 
 float bf16_to_f32(std::uint16_t h) { return as_float(static_cast<std::uint32_t>(h) << 16); }
