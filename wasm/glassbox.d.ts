@@ -22,8 +22,10 @@ export interface ModelFiles {
 export interface LoadOptions {
   /** Bytes of model.safetensors loaded so far, of the total (Content-Length; loaded when unknown). */
   /** Bytes of model.safetensors (file) so far, of total (0 while unknown): downloaded (phase
-   *  'download'), or read from a file, a Blob, a buffer or the cache ('read'). */
-  onProgress?: (progress: { phase: 'download' | 'read'; file: 'model.safetensors'; loaded: number; total: number }) => void;
+   *  'download'), or read from a file, a Blob, a buffer or the cache ('read'); each tensor is
+   *  converted as its bytes arrive. Last, once every byte is in, 'convert' (loaded = total): the
+   *  engine makes the model from them. */
+  onProgress?: (progress: { phase: 'download' | 'read' | 'convert'; file: 'model.safetensors'; loaded: number; total: number }) => void;
   /** Called before the load ends, once vocab.json and merges.txt are read and the weights are still on
    *  their way (from a URL, as soon as those two have downloaded): a page can show its prompt's
    *  tokens before the model is ready. Not called for a model without a tokenizer. */

@@ -201,6 +201,8 @@ async function pourWeights(reader, { config, size, openWeights, onProgress, sign
   }
   verifySha256(sink, want, what);   // before anything uses or keeps the model
   report(loaded, Math.max(size, loaded));
+  // Every byte is in (and converted as it came): what is left is the engine making the model.
+  onProgress?.({ phase: 'convert', file: 'model.safetensors', loaded, total: loaded });
   return loaded;
 }
 

@@ -87,6 +87,7 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
     assert.deepEqual(c.second.ids, [71, 68, 75, 75, 78], where);
     assert.ok(c.second.progress.loaded === c.second.progress.total && c.second.progress.total > 0, `${where}: progress from the cache`);
     assert.equal(c.second.progress.phase, 'read', `${where}: the cache is read, not downloaded`);
+    assert.equal(c.second.last, 'convert', `${where}: then the model is made`);
     assert.deepEqual(c.afterRemove, [], `${where}: removed`);
     assert.equal(c.cancel, 'AbortError: stopped by the test', `${where}: a cancelled load rejects with the signal's reason`);
     assert.equal(c.midCancel, 'AbortError: mid-download', `${where}: cancelled during the download`);
@@ -99,7 +100,8 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
     assert.equal(r.threads, served === 'isolated' ? Math.min(8, r.cores) : 1, `${where}: threads (${r.cores} cores)`);
     const last = r.progress.at(-1);
     assert.ok(last && last.loaded === last.total && last.total > 0, `${where}: progress ends at the total (${JSON.stringify(last)})`);
-    assert.ok(r.progress.every((p) => p.phase === 'download' && p.file === 'model.safetensors'), `${where}: a URL is downloaded`);
+    assert.ok(r.progress.slice(0, -1).every((p) => p.phase === 'download' && p.file === 'model.safetensors'), `${where}: a URL is downloaded`);
+    assert.deepEqual(r.progress.at(-1), { phase: 'convert', file: 'model.safetensors', loaded: last.total, total: last.total }, `${where}: then the model is made`);
     assert.ok(r.idsMatch, `${where}: greedy ids equal PyTorch's`);
     assert.ok(r.textMatch, `${where}: streamed text equals the reference`);
     assert.equal(r.stopReason, 'max_tokens', where);

@@ -130,7 +130,7 @@ async function cached(worker) {
   out.listed = await listCachedModels(name);
   const progress = [];
   const second = await loadModel(dir, { worker, cache: name, onProgress: (p) => progress.push(p) });
-  out.second = { fromCache: second.fromCache ?? false, ids: await second.tokenize('hello'), progress: progress.at(-1) };
+  out.second = { fromCache: second.fromCache ?? false, ids: await second.tokenize('hello'), progress: progress.at(-2), last: progress.at(-1)?.phase };
   await second.dispose();
   await removeCachedModels(dir, name);
   out.afterRemove = await listCachedModels(name);

@@ -187,8 +187,8 @@ test('a cross-origin (CDN) import: the worker starts through a same-origin blob:
   await checkInChromium(dir, 'cdn.html', 'CDN', { policy, cdn: true });
 });
 
-test('plain static files: a page imports the installed files as they are, and a service worker runs the engine (service-worker entry)', { timeout: 300_000 }, async () => {
+test('plain static files: a page imports the installed files as they are (also with a module worker of its own), and a service worker runs the engine (service-worker entry)', { timeout: 300_000 }, async () => {
   const dir = project('static-app');
   cpSync(join(here, 'web'), dir, { recursive: true });
-  await checkInChromium(dir, 'plain.html', 'static files', { modes: [true, false, 'service worker'] });
+  await checkInChromium(dir, 'plain.html', 'static files', { modes: [true, false, 'own worker', 'service worker'] });
 });

@@ -1,5 +1,5 @@
-// app.js's work with the installed files imported as they are (tests/package), and the same in a
-// service worker (sw.js, the package's service-worker entry).
+// app.js's work with the installed files imported as they are (tests/package), in a worker of the
+// page's own too, and the same in a service worker (sw.js, the package's service-worker entry).
 import { loadModel } from './node_modules/glassbox/glassbox.mjs';
 
 import { stream } from './stream.js';
@@ -12,4 +12,8 @@ async function inServiceWorker() {
   return answer;
 }
 
-window.results = (async () => [await stream(loadModel, true), await stream(loadModel, false), await inServiceWorker()])();
+// A module worker of the page's own, made of the installed worker.mjs and handed to loadModel.
+const ownWorker = () => new Worker(new URL('./node_modules/glassbox/worker.mjs', location.href), { type: 'module' });
+
+window.results = (async () => [await stream(loadModel, true), await stream(loadModel, false),
+                               await stream(loadModel, ownWorker(), 'own worker'), await inServiceWorker()])();
