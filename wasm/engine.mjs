@@ -62,6 +62,9 @@ export function loadCore(options = undefined) {
   }
   coreSettings = wanted;
   corePromise = createCore(wanted);
+  corePromise.catch(() => {   // a failure is reported to whoever awaits it; the next call tries again
+    corePromise = coreSettings = null;
+  });
   return corePromise;
 }
 
@@ -75,26 +78,47 @@ async function createCore({ threads, wasmPaths }) {
     options.wasmBinary = await readFile(path).catch((e) => {
       throw new GlassboxError(`cannot read the engine's ${file} (${where}): ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
     });
-  } else if (wasmPaths) {
-    options.locateFile = (name) => new URL(name, wasmPaths).href;
   }
   // The glue reports a .wasm it could not fetch by aborting, with its own words.
   const failed = (e) => {
     throw new NetworkError(`cannot load the engine's ${file} (${where}): ${e?.message ?? e}`);
   };
+  // From wasmPaths the .wasm is fetched here and handed to the glue, which is not told of the
+  // directory (its locateFile would send the threads' worker script there too, and start it as a
+  // classic worker): only the .wasm files need be there.
+  let fetchFailed = null;
+  if (wasmPaths && !isNode) {
+    const url = new URL(file, wasmPaths).href;
+    fetchFailed = new Promise((_, reject) => {
+      options.instantiateWasm = (imports, receive) => {
+        instantiateFrom(url, imports).then(({ instance, module }) => receive(instance, module), reject);
+        return {};
+      };
+    });
+  }
+  const made = (promise) => (fetchFailed ? Promise.race([promise, fetchFailed]) : promise).catch(failed);
   let core;
   if (providedFactory) {   // a service worker: its module was imported statically (no import() there)
-    core = await providedFactory(options).catch(failed);
+    core = await made(providedFactory(options));
   } else if (threads > 1) {
     const { default: create } = await import('./glassbox-core-mt.mjs');
-    core = await create({ ...options, glassboxPoolSize: threads - 1 }).catch(failed);
+    core = await made(create({ ...options, glassboxPoolSize: threads - 1 }));
     core.setThreads(threads);
   } else {
     const { default: create } = await import('./glassbox-core.mjs');
-    core = await create(options).catch(failed);
+    core = await made(create(options));
   }
   core.startHeapBytes = core.HEAPU8.length;   // the heap before any model: the rest is what one can have
   return core;
+}
+
+// WebAssembly.instantiateStreaming, or from the bytes where the server does not say application/wasm.
+async function instantiateFrom(url, imports) {
+  const response = await fetch(url, { credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  if (response.headers.get('content-type')?.split(';')[0].trim() === 'application/wasm')
+    return WebAssembly.instantiateStreaming(response, imports);
+  return WebAssembly.instantiate(await response.arrayBuffer(), imports);
 }
 
 // A file of a directory given as a path or a file: URL, in Node.
@@ -108,9 +132,10 @@ async function nodePath(dir, name) {
 // the engine; a tokenizer is made as soon as vocab.json and merges.txt are in when onTokenizer asks
 // for one, and then moves into the model.
 export async function loadHere(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, threads, wasmPaths }) {
-  loadCore({ threads, wasmPaths }).catch(() => {});   // starts it (a failure is reported where it is awaited)
+  const core = loadCore({ threads, wasmPaths });   // starts it
+  core.catch(() => {});   // (reported where it is awaited: openWeights)
   let model = null, early = null, done = false;
-  const onTokenizerFiles = onTokenizer && ((text) => LocalTokenizer.load(text).then((tokenizer) => {
+  const onTokenizerFiles = onTokenizer && ((text) => LocalTokenizer.load(text, core).then((tokenizer) => {
     if (done) return tokenizer.handOver(model);   // the model was quicker
     early = tokenizer;
     onTokenizer(tokenizer);
@@ -120,6 +145,7 @@ export async function loadHere(source, { onProgress, onTokenizer, signal, cache,
     // A model that cannot fit is refused from its header, before its weights are read; then they
     // stream into the engine.
     const openWeights = async (header) => {
+      await core;   // this load's engine: a failure to make it is this load's error
       await checkFits({ ...header, quantize });
       return (loading = await WeightsLoading.open(header, { quantize }));
     };
@@ -142,7 +168,14 @@ export async function loadHere(source, { onProgress, onTokenizer, signal, cache,
 // For counting only (memoryNeeded): this thread's engine if it has one, else the single-threaded
 // module, which starts no workers (a page whose models run in a worker counts on its own thread).
 let countingCore = null;
-const coreForCounting = (wasmPaths = null) => corePromise ?? (countingCore ??= createCore({ threads: 1, wasmPaths }));
+const coreForCounting = (wasmPaths = null) => {
+  if (corePromise) return corePromise;
+  if (!countingCore) {
+    countingCore = createCore({ threads: 1, wasmPaths });
+    countingCore.catch(() => { countingCore = null; });   // tried again next time
+  }
+  return countingCore;
+};
 
 // A WebAssembly heap (wasm32) holds at most 4 GB; the glue reports the exact limit.
 const HEAP_LIMIT = 4294901760;
@@ -387,9 +420,10 @@ export class LocalTokenizer {
   // Making it takes tens of milliseconds of this thread in one piece, so it waits for a moment
   // when nothing else is ready to run: the weights, if they are arriving, keep streaming into the
   // engine (their bytes are buffered meanwhile) instead of waiting behind it.
-  static async load({ config, vocab, merges }) {
+  // core: the engine's promise (default: this thread's, loadCore()).
+  static async load({ config, vocab, merges }, corePromise = loadCore()) {
     const parsed = JSON.parse(config);
-    const core = await loadCore();
+    const core = await corePromise;
     await new Promise((resolve) => setTimeout(resolve, 0));
     const tokenizer = new LocalTokenizer();
     tokenizer.#tokenizer = core.Tokenizer.create(vocab, merges);

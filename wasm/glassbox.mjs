@@ -55,8 +55,8 @@ export async function estimateModel(source, { quantize, signal, worker = false, 
   checkSource(source);
   source = hubDirectoryUrl(source) ?? source;
   quantize = checkQuantize(quantize);
-  const given = ownWorker(worker);
   signal?.throwIfAborted();
+  const given = ownWorker(worker);
   if (!worker) return (await import('./engine.mjs')).estimate(source, { quantize, signal, wasmPaths });
   // One call in a worker of its own, ended once it has answered (or at once, by signal).
   let settle;
@@ -119,6 +119,7 @@ function ownWorker(worker) {
   if (typeof worker !== 'object' || typeof worker.postMessage !== 'function' || typeof worker.terminate !== 'function')
     throw new InvalidArgumentError('worker must be true, false or a Worker running glassbox\'s worker.mjs');
   if (handedOver.has(worker)) throw new InvalidArgumentError('this Worker was already handed to glassbox: make a new one for each model');
+  if (worker.threadId === -1) throw new InvalidArgumentError('this worker thread has already ended');   // Node's Worker
   handedOver.add(worker);
   return worker;
 }

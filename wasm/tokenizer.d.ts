@@ -17,7 +17,7 @@ export class Tokenizer {
   /** Text -> ids. Special tokens such as "<|endoftext|>" are ordinary text unless allowSpecial. */
   tokenize(text: string, options?: { allowSpecial?: boolean }): number[];
   /** Ids -> text; bytes that are not whole UTF-8 characters become U+FFFD. */
-  detokenize(ids: ArrayLike<number>): string;
+  detokenize(ids: readonly number[] | Int32Array | Uint32Array): string;
   /** Frees its memory; later calls throw a StateError. */
   dispose(): void;
   /** `using tokenizer = await loadTokenizer(...)`: disposed at the end of the block. */

@@ -8,7 +8,7 @@
 //   tokenizer.detokenize([15496, 995]); // -> 'Hello world'
 //
 // Unlike the model's, these methods are synchronous: the tokenizer runs in the calling thread.
-import { errorClasses, InvalidArgumentError, StateError } from './errors.mjs';
+import { errorClasses, GlassboxError, InvalidArgumentError, StateError } from './errors.mjs';
 import { readTokenizerFiles } from './model-source.mjs';
 import { importNode, isNode } from './platform.mjs';
 
@@ -29,13 +29,16 @@ function loadModule(wasmPaths) {
       const { readFile } = await importNode('fs/promises');
       const file = dir === null ? new URL('./glassbox-tokenizer.wasm', import.meta.url)
         : /^file:/.test(dir) ? new URL('glassbox-tokenizer.wasm', dir) : `${dir}glassbox-tokenizer.wasm`;
-      options.wasmBinary = await readFile(file);
+      options.wasmBinary = await readFile(file).catch((e) => {
+        throw new GlassboxError(`cannot read glassbox-tokenizer.wasm (${dir ?? 'beside glassbox-tokenizer.mjs'}): ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+      });
     } else if (dir !== null) {
       options.locateFile = (name) => new URL(name, new URL(dir, globalThis.location?.href)).href;
     }
     const { default: create } = await import('./glassbox-tokenizer.mjs');
     return create(options);
   })();
+  modulePromise.catch(() => { modulePromise = null; });   // reported to the caller; tried again next time
   return modulePromise;
 }
 

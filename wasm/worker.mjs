@@ -52,19 +52,21 @@ const calls = {
   async load(args, id) {
     // The engine's module downloads and compiles while the model's files are read: neither waits
     // for the other (WeightsLoading.open awaits the same promise). Bad settings reject the load.
-    loadCore({ threads: args.threads, wasmPaths: args.wasmPaths }).catch(() => {});
+    const core = loadCore({ threads: args.threads, wasmPaths: args.wasmPaths });
+    core.catch(() => {});   // (reported where it is awaited: openWeights)
     loading = new AbortController();
     let files;
     // A tokenizer as soon as vocab.json and merges.txt are in; one that cannot be made is no
     // error here (the model's own load reports what is wrong with the files).
     let done = false;
-    const onTokenizerFiles = (text) => LocalTokenizer.load(text).then((t) => {
+    const onTokenizerFiles = (text) => LocalTokenizer.load(text, core).then((t) => {
       if (done) return t.handOver(model);   // the model was quicker
       tokenizer = t;
       port.send({ id, tokenizer: { config: t.config } });
     }, () => {});
     let weights = null;
     const openWeights = async (header) => {
+      await core;   // this load's engine: a failure to make it is this load's error
       await checkFits({ ...header, quantize: args.quantize });
       return (weights = await WeightsLoading.open(header, { quantize: args.quantize }));
     };

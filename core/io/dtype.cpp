@@ -53,15 +53,17 @@ std::uint16_t f32_to_bf16(float f) {
 
 // Without branches on the value, so that converting a model's tensors is a plain loop the compiler
 // vectorises (in WebAssembly too, where loading a model's F16 weights is on the way to its first
-// token): the half's exponent and mantissa moved into a float's places read as a float 2^112
-// times too small, for normal and subnormal halves alike, and multiplying by 2^112 is exact.
-// Infinities and NaNs (exponent 31) get the float's all-ones exponent, their payload kept.
+// token). Each case is computed exactly and one is selected: a normal half's exponent rebiased in
+// place (+112), a subnormal's mantissa as a float times 2^-24 (no subnormal float on the way, so a
+// host that flushes subnormals to zero gets it right too), and for exponent 31 the float's
+// all-ones exponent with the payload kept (infinities, NaNs).
 float f16_to_f32(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t magnitude = static_cast<std::uint32_t>(h & 0x7fffu) << 13;
-  const float scaled = as_float(magnitude) * 0x1p112f;
-  const std::uint32_t special = (h & 0x7c00u) == 0x7c00u ? 0x7f800000u | magnitude : 0u;
-  return as_float(sign | (special ? special : bits_of(scaled)));
+  const std::uint32_t exp = h & 0x7c00u, magnitude = static_cast<std::uint32_t>(h & 0x7fffu) << 13;
+  const std::uint32_t normal = magnitude + (112u << 23);
+  const std::uint32_t subnormal = bits_of(static_cast<float>(h & 0x3ffu) * 0x1p-24f);
+  const std::uint32_t special = 0x7f800000u | magnitude;
+  return as_float(sign | (exp == 0x7c00u ? special : exp == 0 ? subnormal : normal));
 }
 
 float bf16_to_f32(std::uint16_t h) { return as_float(static_cast<std::uint32_t>(h) << 16); }

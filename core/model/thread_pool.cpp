@@ -45,7 +45,7 @@ constexpr std::uint64_t pack(std::uint32_t job, int chunks, int next) {
 void ThreadPool::run(int n, int grain, const std::function<void(int, int)>& fn) {
   grain = std::max(grain, 1);
   const int grains = (n + grain - 1) / grain;
-  const int chunks = std::min(grains, kChunksPerThread * size());
+  const int chunks = std::min({grains, kChunksPerThread * size(), kMaxChunks});
   std::unique_lock busy(busy_, std::try_to_lock);
   if (chunks <= 1 || size() == 1 || !busy.owns_lock()) {
     if (n > 0) fn(0, n);

@@ -17,6 +17,9 @@ namespace glassbox {
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);   // threads in all, the caller's included (>= 1)
+  // Joins the threads. In WebAssembly a thread starts only once the thread that made it has returned
+  // to its event loop: destroy a pool only after that (set_num_threads before the first forward
+  // pass, as the JS API does), never right after making it on the same turn.
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -34,6 +37,7 @@ class ThreadPool {
   // holding up the job. Several chunks per thread make that share small; each costs an atomic
   // step and a call of fn.
   static constexpr int kChunksPerThread = 4;
+  static constexpr int kMaxChunks = 0xffff;   // next_'s chunk fields are 16 bits
 
  private:
   void work();

@@ -3,7 +3,7 @@
 // Twice: served cross-origin isolated (COOP/COEP: the threaded engine, one thread per core) and
 // as a plain static host would (the single-threaded engine).
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -16,8 +16,15 @@ import { checkPipelining } from '../js/pipelining.mjs';
 
 let servers, browser;
 
+// A directory that holds the engine's .wasm files and nothing else (page.mjs loads with wasmPaths
+// set to it): the rest, the threads' worker script included, must still come from beside the glue.
+const wasmOnly = fileURLToPath(new URL('../../build/test-wasm-only/', import.meta.url));
+
 before(async () => {
   const root = fileURLToPath(new URL('../..', import.meta.url));
+  rmSync(wasmOnly, { recursive: true, force: true });
+  mkdirSync(wasmOnly, { recursive: true });
+  for (const f of ['glassbox-core.wasm', 'glassbox-core-mt.wasm']) copyFileSync(new URL(`../../web/dist/${f}`, import.meta.url), wasmOnly + f);
   servers = { isolated: await startServer(root), plain: await startServer(root, 0, { isolate: false }) };
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -28,6 +35,7 @@ before(async () => {
 });
 
 after(async () => {
+  rmSync(wasmOnly, { recursive: true, force: true });
   await browser?.close();
   for (const s of Object.values(servers ?? {})) s.server.close();
 });
@@ -38,6 +46,8 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
   const consoleErrors = [];
   page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  // wasmPaths moves the .wasm files only: nothing else may be asked of that directory.
+  page.on('request', (r) => /\/test-wasm-only\/(?!glassbox-core(-mt)?\.wasm$)/.test(r.url()) && consoleErrors.push(`asked the .wasm directory for ${r.url()}`));
   await page.goto(new URL('tests/browser/page.html', url).href);
   const results = await page.evaluate(() => window.results);
   assert.ok(!results.error, results.error);

@@ -98,7 +98,7 @@ async function ownWorker() {
 
 // threads and wasmPaths: a worker's engine with one thread and with all, the same greedy ids; the
 // page thread's engine (made by an earlier scenario) keeps its count; the .wasm files from a
-// directory named explicitly, or from one that lacks them.
+// directory that holds only them (api.test.mjs makes it), or from one that lacks them.
 async function engineOptions() {
   const expected = await (await fetch('/tests/fixtures/gpt2-bytes/expected.json')).json(), g = expected.greedy;
   const greedyIds = async (model) => {
@@ -107,7 +107,7 @@ async function engineOptions() {
     return ids;
   };
   const out = {};
-  for (const [key, options] of [['one', { threads: 1 }], ['all', {}], ['wasmPaths', { wasmPaths: '/web/dist/' }]]) {
+  for (const [key, options] of [['one', { threads: 1 }], ['all', {}], ['wasmPaths', { wasmPaths: '/build/test-wasm-only/' }]]) {
     const model = await loadModel('/tests/fixtures/gpt2-bytes/', { worker: true, ...options });
     out[key] = { threads: model.threads, idsMatch: JSON.stringify(await greedyIds(model)) === JSON.stringify(g.tokens) };
     await model.dispose();

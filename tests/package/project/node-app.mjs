@@ -32,6 +32,10 @@ report.shipped = steps;
 await shippedModel.dispose();
 
 const cases = JSON.parse(await readFile(`${fixtures}/tokenizer/cases.json`, 'utf8'));
+// A module that could not be loaded (no .wasm where wasmPaths says) is an error, and the next call
+// tries again.
+report.missingWasm = await loadTokenizer(`${fixtures}/tokenizer/gpt2/`, { wasmPaths: `${fixtures}/nowhere/` })
+  .then(() => '(loaded)', (e) => `${e.name}: ${e.message}`);
 const tokenizer = await loadTokenizer(`${fixtures}/tokenizer/gpt2/`);
 report.tokenizer = {
   vocabSize: tokenizer.vocabSize,
