@@ -51,8 +51,8 @@ TEST(ThreadPool, RunsEveryIndexOnceInWholeGrains) {
 TEST(ThreadPool, AStalledThreadLeavesItsShareToTheOthers) {
   ThreadPool pool(3);
   const int n = 64, chunks = ThreadPool::kChunksPerThread * 3;
-  // Until a pool thread takes a chunk (they spin between jobs, so at once unless the machine is
-  // busy; if the caller was quicker, it simply did every chunk, and the job is run again).
+  // Until a pool thread takes a chunk (they spin between jobs, so soon unless the machine is busy;
+  // if the caller was quicker, it simply did every chunk, and the job is run again).
   bool stalled_once = false;
   for (int attempt = 0; attempt < 100 && !stalled_once; ++attempt) {
     std::vector<std::atomic<int>> hits(n);
@@ -61,6 +61,11 @@ TEST(ThreadPool, AStalledThreadLeavesItsShareToTheOthers) {
     const auto caller = std::this_thread::get_id();
     pool.run(n, 1, [&](int begin, int end) {
       for (int i = begin; i < end; ++i) ++hits[i];
+      // Each chunk lasts a while, so that the pool's threads come for some before the caller has
+      // taken them all.
+      for (const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+           std::chrono::steady_clock::now() < until;) {
+      }
       if (std::this_thread::get_id() != caller && !someone_stalled.exchange(true)) {
         // Every other chunk must be done by the two other threads while this one waits.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
