@@ -227,9 +227,6 @@ void set_threads(int threads) {
   });
 }
 
-
-
-
 // A model on its way in: the bytes of model.safetensors are written into window() and committed,
 // and finish() makes the Engine (glassbox/model_loader.h). delete() cancels, freeing everything.
 class Loading {

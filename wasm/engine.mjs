@@ -127,7 +127,7 @@ async function nodePath(dir, name) {
   return new URL(name, dir);
 }
 
-// loadModel with the engine in this thread (glassbox.mjs, service-worker.mjs), its options checked
+// loadModel with the engine in this thread (glassbox.mjs, service-worker.mjs, worker.mjs), its options checked
 // (model-source.mjs, checkLoadOptions; threads and wasmPaths by loadCore). The files stream into
 // the engine; a tokenizer is made as soon as vocab.json and merges.txt are in when onTokenizer asks
 // for one, and then moves into the model.

@@ -18,9 +18,8 @@
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
 // the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
-import { checkFits, estimate, loadCore, LocalTokenizer, WeightsLoading } from './engine.mjs';
+import { estimate, loadHere } from './engine.mjs';
 import { errorToWire, StateError } from './errors.mjs';
-import { readModelFiles } from './model-source.mjs';
 import { importNode } from './platform.mjs';
 
 // The channel to the page: a Web Worker's own scope, or a Node worker thread's parentPort. Found
@@ -48,42 +47,26 @@ let generation = null;   // the running generation: {credit, aborted, wake}
 const BATCH_MS = 4;
 
 const calls = {
-  // The worker reads the files itself: nothing large is copied on the page's thread.
+  // The worker reads the files itself: nothing large is copied on the page's thread. The load is
+  // engine.mjs's, as in the page's thread; the tokenizer it makes before the weights are in answers
+  // tokenize and detokenize until then.
   async load(args, id) {
-    // The engine's module downloads and compiles while the model's files are read: neither waits
-    // for the other (WeightsLoading.open awaits the same promise). Bad settings reject the load.
-    const core = loadCore({ threads: args.threads, wasmPaths: args.wasmPaths });
-    core.catch(() => {});   // (reported where it is awaited: openWeights)
     loading = new AbortController();
-    let files;
-    // A tokenizer as soon as vocab.json and merges.txt are in; one that cannot be made is no
-    // error here (the model's own load reports what is wrong with the files).
-    let done = false;
-    const onTokenizerFiles = (text) => LocalTokenizer.load(text, core).then((t) => {
-      if (done) return t.handOver(model);   // the model was quicker
-      tokenizer = t;
-      port.send({ id, tokenizer: { config: t.config } });
-    }, () => {});
-    let weights = null;
-    const openWeights = async (header) => {
-      await core;   // this load's engine: a failure to make it is this load's error
-      await checkFits({ ...header, quantize: args.quantize });
-      return (weights = await WeightsLoading.open(header, { quantize: args.quantize }));
-    };
     try {
-      files = await readModelFiles(args.source, {
-        onProgress: (progress) => port.send({ id, progress }), cache: args.cache, sha256: args.sha256, signal: loading.signal,
-        onTokenizerFiles, openWeights,
+      model = await loadHere(args.source, {
+        onProgress: (progress) => port.send({ id, progress }),
+        onTokenizer: (t) => {
+          tokenizer = t;
+          port.send({ id, tokenizer: { config: t.config } });
+        },
+        signal: loading.signal, cache: args.cache, quantize: args.quantize, sha256: args.sha256,
+        threads: args.threads, wasmPaths: args.wasmPaths,
       });
-      model = weights.finish(files, tokenizer);
     } finally {
-      done = true;
       loading = null;
-      if (!model) weights?.cancel();
-      tokenizer?.handOver(model);
-      tokenizer = null;
+      tokenizer = null;   // handed over to the model (or ended with the load)
     }
-    return { config: model.config, threads: model.threads, fromCache: files.fromCache, cacheError: files.cacheError,
+    return { config: model.config, threads: model.threads, fromCache: model.fromCache, cacheError: model.cacheError,
              labels: model.labels, bidirectional: model.bidirectional, maskTokenId: model.maskTokenId };
   },
   tokenize: (args) => (model ?? tokenizer ?? noModel()).tokenize(args.text, args.options),
