@@ -3,7 +3,7 @@
 // inside a Web Worker / worker thread.
 import { errorClasses, GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, OutOfMemoryError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
-import { headerLength, readModelFiles, readModelHeader } from './model-source.mjs';
+import { headerLength, readModelFiles, readModelHeader, removeCachedModels } from './model-source.mjs';
 import { importNode, isNode } from './platform.mjs';
 
 
@@ -156,8 +156,10 @@ export async function loadHere(source, { onProgress, onTokenizer, signal, cache,
     if (!model) loading?.cancel();
     early?.handOver(model);
   }
-  if (signal?.aborted) {   // cancelled while the engine was being built
+  if (signal?.aborted) {   // cancelled while the engine was being built: it keeps nothing
     await model.dispose();
+    if (cache && !files.fromCache && (typeof source === 'string' || source instanceof URL))
+      await removeCachedModels(source, cache).catch(() => {});
     throw signal.reason;
   }
   if (files.fromCache) model.fromCache = true;
