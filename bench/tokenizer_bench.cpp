@@ -5,6 +5,7 @@
 //
 //   tokenizer/encode   text -> ids over the whole file, reported as MB/s of UTF-8 input
 //   tokenizer/decode   ids -> text of the same, reported as MB/s of UTF-8 output
+//   tokenizer/load     vocab.json and merges.txt (already read) -> a tokenizer
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -52,6 +53,12 @@ void BM_TokenizerDecode(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * in.text.size()));
 }
 
+void BM_TokenizerLoad(benchmark::State& state) {
+  const std::string vocab = read_file(g_tokenizer_dir + "/vocab.json"), merges = read_file(g_tokenizer_dir + "/merges.txt");
+  for (auto _ : state) benchmark::DoNotOptimize(glassbox::Tokenizer::from_strings(vocab, merges));
+}
+
+BENCHMARK(BM_TokenizerLoad)->Name("tokenizer/load")->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK(BM_TokenizerEncode)->Name("tokenizer/encode")->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK(BM_TokenizerDecode)->Name("tokenizer/decode")->Unit(benchmark::kMillisecond)->MinTime(1.0);
 

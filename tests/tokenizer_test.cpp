@@ -149,7 +149,7 @@ TEST(Bpe, HeapAndScanAgree) {
     std::int32_t next_id = 4;
     for (int rank = 0; rank < 30; ++rank) {
       const auto l = static_cast<std::int32_t>(rng() % next_id), r = static_cast<std::int32_t>(rng() % next_id);
-      if (!merges.find(l, r)) merges.add(l, r, {rank, next_id++});
+      if (!merges.find(l, r)) merges.add_first(l, r, {rank, next_id++});
     }
     for (int i = 0; i < 40; ++i) {
       std::vector<std::int32_t> a(1 + rng() % 400);
@@ -252,6 +252,15 @@ TEST(TokenizerFiles, BadFilesAreClearErrors) {
   EXPECT_NE(error("[1]", "").find("vocab.json: must be a non-empty JSON object"), std::string::npos);
   EXPECT_NE(error("{", "").find("vocab.json: not valid JSON"), std::string::npos);
   EXPECT_NE(error(R"({"a": 5})", "").find("ids must be 0..0"), std::string::npos);
+  EXPECT_NE(error(R"({"a": 0, "b": "1"})", "").find(R"(token "b" has id "1"; ids must be integers)"), std::string::npos);
+  EXPECT_NE(error(R"({"a": 0, "b": 1.5})", "").find(R"(token "b" has id 1.5)"), std::string::npos);
+  EXPECT_NE(error(R"({"a": {"b": 1}})", "").find(R"(token "a" has id an object)"), std::string::npos);
+  EXPECT_NE(error(R"({"a": -1})", "").find(R"(token "a" has id -1)"), std::string::npos);
+  EXPECT_NE(error(R"({"a": 0, "a": 1})", "").find(R"(token "a" is given twice)"), std::string::npos);
+  EXPECT_NE(error(R"({"a": 0, "b": 0})", "").find("id 0 is given to two tokens"), std::string::npos);
+  EXPECT_NE(error("{}", "").find("vocab.json: must be a non-empty JSON object"), std::string::npos);
+  EXPECT_NE(error("7", "").find("vocab.json: must be a non-empty JSON object"), std::string::npos);
+  EXPECT_NE(error(R"({"a": 0} x)", "").find("vocab.json: not valid JSON"), std::string::npos);
   EXPECT_NE(error(R"({"a": 0})", "").find("no token for the single byte 0"), std::string::npos);
   const auto files = [] {
     TokenizerTrainingOptions o;

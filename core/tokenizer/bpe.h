@@ -16,7 +16,9 @@ class MergeTable {
     std::int32_t rank;     // line in merges.txt: lower merges first
     std::int32_t result;   // id of the merged token
   };
-  void add(std::int32_t left, std::int32_t right, Merge merge) { merges_[key(left, right)] = merge; }
+  // Adds the merge of (left, right) unless the pair has one already (the first, best, stays).
+  void add_first(std::int32_t left, std::int32_t right, Merge merge) { merges_.try_emplace(key(left, right), merge); }
+  void reserve(std::size_t n) { merges_.reserve(n); }
   const Merge* find(std::int32_t left, std::int32_t right) const {
     auto it = merges_.find(key(left, right));
     return it == merges_.end() ? nullptr : &it->second;

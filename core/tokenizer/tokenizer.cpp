@@ -1,6 +1,8 @@
 #include "glassbox/tokenizer.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -24,6 +26,59 @@ using TokenMap = std::unordered_map<std::string, std::int32_t, StringHash, std::
 // GPT-2 marks special tokens as <|name|>; they never come out of ordinary text.
 bool is_special(std::string_view token) {
   return token.size() > 4 && token.substr(0, 2) == "<|" && token.substr(token.size() - 2) == "|>";
+}
+
+// vocab.json's (token, id) pairs in file order, read as the JSON is parsed (nlohmann's SAX
+// interface): building the document first, a map of tens of thousands of strings, and walking it
+// cost more than all the rest of making a tokenizer. Any value that is not an integer id stops the
+// parse with a message naming its token.
+class VocabReader final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::vector<std::pair<std::string, std::int64_t>> entries;
+  std::string problem;   // why the parse stopped, if it did
+
+  bool start_object(std::size_t) override { return depth_ == 0 ? (depth_ = 1, true) : refuse("an object"); }
+  bool end_object() override { return --depth_, true; }
+  bool key(string_t& key) override { return entries.emplace_back(std::move(key), 0), true; }
+  bool number_integer(number_integer_t v) override { return id(v, std::to_string(v)); }
+  bool number_unsigned(number_unsigned_t v) override {
+    return id(v > INT64_MAX ? INT64_MAX : static_cast<std::int64_t>(v), std::to_string(v));
+  }
+  bool number_float(number_float_t, const string_t& text) override { return refuse(text); }
+  bool string(string_t& v) override { return refuse(nlohmann::json(v).dump()); }
+  bool boolean(bool v) override { return refuse(v ? "true" : "false"); }
+  bool null() override { return refuse("null"); }
+  bool binary(binary_t&) override { return refuse("binary"); }
+  bool start_array(std::size_t) override { return refuse("an array"); }
+  bool end_array() override { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    problem = std::string("not valid JSON: ") + e.what();
+    return false;
+  }
+
+ private:
+  bool id(std::int64_t id, const std::string& text) {
+    if (depth_ != 1) return refuse(text);
+    if (id < 0) return refuse(text);
+    entries.back().second = id;
+    return true;
+  }
+  // A value where an id should be (or a document that is not an object at all).
+  bool refuse(const std::string& what) {
+    if (depth_ == 1 && !entries.empty())
+      problem = "token \"" + entries.back().first + "\" has id " + what + "; ids must be integers 0, 1, ...";
+    else
+      problem = "must be a non-empty JSON object of token -> id";
+    return false;
+  }
+  int depth_ = 0;
+};
+
+std::vector<std::pair<std::string, std::int64_t>> read_vocab(std::string_view json, const std::string& source) {
+  VocabReader reader;
+  if (!nlohmann::json::sax_parse(json.begin(), json.end(), &reader) || reader.entries.empty())
+    throw ModelFormatError(source, reader.problem.empty() ? "must be a non-empty JSON object of token -> id" : reader.problem);
+  return std::move(reader.entries);
 }
 
 }  // namespace
@@ -53,36 +108,31 @@ Tokenizer Tokenizer::load(const std::filesystem::path& dir) {
 Tokenizer Tokenizer::from_strings(std::string_view vocab_json, std::string_view merges_txt,
                                   const std::string& vocab_source, const std::string& merges_source) {
   auto impl = std::make_unique<Impl>();
-  nlohmann::json vocab;
-  try {
-    vocab = nlohmann::json::parse(vocab_json.begin(), vocab_json.end());
-  } catch (const nlohmann::json::exception& e) {
-    throw ModelFormatError(vocab_source, std::string("not valid JSON: ") + e.what());
-  }
-  if (!vocab.is_object() || vocab.empty())
-    throw ModelFormatError(vocab_source, "must be a non-empty JSON object of token -> id");
+  const auto vocab = read_vocab(vocab_json, vocab_source);
 
   // Ids must be exactly 0 .. n-1, each once.
   const std::size_t n = vocab.size();
   impl->bytes_of.resize(n);
+  impl->ordinary.reserve(n);
   std::vector<bool> seen(n, false);
-  for (const auto& [token, id_json] : vocab.items()) {
-    if (!id_json.is_number_integer() || id_json.get<std::int64_t>() < 0 || id_json.get<std::uint64_t>() >= n)
-      throw ModelFormatError(vocab_source, "token \"" + token + "\" has id " + id_json.dump() +
+  std::string bytes;
+  for (const auto& [token, id] : vocab) {
+    if (id < 0 || static_cast<std::uint64_t>(id) >= n)
+      throw ModelFormatError(vocab_source, "token \"" + token + "\" has id " + std::to_string(id) +
                                                "; ids must be 0.." + std::to_string(n - 1));
-    const auto id = id_json.get<std::int32_t>();
     if (seen[id]) throw ModelFormatError(vocab_source, "id " + std::to_string(id) + " is given to two tokens");
     seen[id] = true;
     if (is_special(token)) {
       impl->bytes_of[id] = token;
-      impl->specials.emplace_back(token, id);
+      impl->specials.emplace_back(token, static_cast<std::int32_t>(id));
       continue;
     }
-    std::string bytes;
+    bytes.clear();
     if (!unicode_to_bytes(token, bytes))
       throw ModelFormatError(vocab_source, "token \"" + token + "\" has a character outside GPT-2's byte alphabet");
-    impl->ordinary.emplace(bytes, id);
-    impl->bytes_of[id] = std::move(bytes);
+    if (!impl->ordinary.emplace(bytes, static_cast<std::int32_t>(id)).second)
+      throw ModelFormatError(vocab_source, "token \"" + token + "\" is given twice");
+    impl->bytes_of[id] = bytes;
   }
   for (int b = 0; b < 256; ++b) {
     auto it = impl->ordinary.find(std::string_view(std::string(1, static_cast<char>(b))));
@@ -92,9 +142,12 @@ Tokenizer Tokenizer::from_strings(std::string_view vocab_json, std::string_view 
     impl->byte_id[b] = it->second;
   }
 
-  // merges.txt: "#version: 0.2" then one "left right" pair per line, best first.
+  // merges.txt: "#version: 0.2" then one "left right" pair per line, best first. The strings are
+  // reused from line to line: a file has tens of thousands of lines.
+  impl->merges.reserve(static_cast<std::size_t>(std::count(merges_txt.begin(), merges_txt.end(), '\n')) + 1);
   std::int32_t rank = 0;
   std::size_t line_no = 0;
+  std::string left, right, merged;
   for (std::size_t pos = 0; pos < merges_txt.size();) {
     std::size_t end = merges_txt.find('\n', pos);
     if (end == std::string_view::npos) end = merges_txt.size();
@@ -103,16 +156,18 @@ Tokenizer Tokenizer::from_strings(std::string_view vocab_json, std::string_view 
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty() || (line_no == 1 && line.starts_with("#version"))) continue;
+    const auto where = [&] { return "line " + std::to_string(line_no) + " \"" + std::string(line) + "\""; };
     const std::size_t space = line.find(' ');
-    std::string left, right;
-    const auto where = "line " + std::to_string(line_no) + " \"" + std::string(line) + "\"";
+    left.clear();
+    right.clear();
     if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos ||
         !unicode_to_bytes(line.substr(0, space), left) || !unicode_to_bytes(line.substr(space + 1), right))
-      throw ModelFormatError(merges_source, where + ": expected two tokens separated by one space");
-    auto l = impl->ordinary.find(left), r = impl->ordinary.find(right), m = impl->ordinary.find(left + right);
+      throw ModelFormatError(merges_source, where() + ": expected two tokens separated by one space");
+    merged.assign(left).append(right);
+    auto l = impl->ordinary.find(left), r = impl->ordinary.find(right), m = impl->ordinary.find(merged);
     if (l == impl->ordinary.end() || r == impl->ordinary.end() || m == impl->ordinary.end())
-      throw ModelFormatError(merges_source, where + ": a token of this merge or its result is not in the vocabulary");
-    if (!impl->merges.find(l->second, r->second)) impl->merges.add(l->second, r->second, {rank, m->second});
+      throw ModelFormatError(merges_source, where() + ": a token of this merge or its result is not in the vocabulary");
+    impl->merges.add_first(l->second, r->second, {rank, m->second});
     ++rank;
   }
   return Tokenizer(std::move(impl));
