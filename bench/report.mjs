@@ -173,7 +173,8 @@ const f0 = (x) => (x?.median === undefined ? '-' : `${x.median.toFixed(0)} (${x.
 const pageShare = page.page.tok_s.median / page.api_worker.tok_s.median;
 const sustained = page.page.last500_tok_s.median / page.page.first500_tok_s.median;
 console.log(`\nthe page (web/, shipped model, ${page.tokens} tokens from "The old man walked into the", seed 1, Chromium):`);
-console.log(`  navigation -> Generate enabled   ${f0(page.page.ready_ms)} ms`);
+console.log(`  navigation -> Generate enabled   ${f0(page.page.ready_ms)} ms  (in the page, from the navigation's start; ` +
+            `seen from the harness, goto() -> noticed: ${f0(page.page.harness_ready_ms)} ms)`);
 console.log(`  the page's tokens/s              ${f0(page.page.tok_s)}  (with the Attention region in view: ${f0(page.page.attention_in_view_tok_s)})`);
 console.log(`  a ${page.long_tokens}-token generation: first 500 tokens ${f0(page.page.first500_tok_s)} tokens/s, last 500 ${f0(page.page.last500_tok_s)}`);
 console.log(`  the JS API in a worker, attention + top-10, nothing drawn: ${f0(page.api_worker.tok_s)} tokens/s`);
