@@ -232,9 +232,11 @@ def activation(x, name, model_type):
     raise ValueError(name)
 
 
-def attention(x, w, p, n_head, scale, causal=True):
+def attention(x, w, p, n_head, scale, causal=True, head_mask=None):
     """x [T,C] -> (out [T,C], probs [H,T,T]); multi-head self-attention, scores * scale; causal
-    (a decoder: no query sees a later key) or not (an encoder: every query sees every key)."""
+    (a decoder: no query sees a later key) or not (an encoder: every query sees every key).
+    head_mask [H]: Hugging Face's head_mask, each head's probabilities times its factor (0 silences
+    the head), before they weigh the values; the probabilities returned are the multiplied ones."""
     T, C = x.shape
     hd = C // n_head
     qkv = x @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]      # [T,3C]
@@ -244,6 +246,8 @@ def attention(x, w, p, n_head, scale, causal=True):
     if not causal:
         future.zero_()                                                      # nothing hidden
     probs = torch.softmax(scores.masked_fill(future, -math.inf), dim=-1)    # exact 0 above diag
+    if head_mask is not None:
+        probs = probs * head_mask[:, None, None]
     out = (probs @ v).transpose(0, 1).reshape(T, C)                          # heads concatenated
     return out @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"], probs
 
@@ -269,17 +273,19 @@ def mlp(x, w, p, spec):
     return hidden @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
 
 
-def hidden_states(spec, w, ids, causal=True, encoder=None):
+def hidden_states(spec, w, ids, causal=True, encoder=None, head_mask=None, every=None):
     """ids [T] -> (final hidden states [T,C] (after ln_f for gpt2), [probs [H,T,T] per layer]);
     causal=False: the same weights with bidirectional attention (what the page's Mask switch shows
-    next to the GPT's causal one)."""
+    next to the GPT's causal one). head_mask [L,H]: see attention. every: a list that receives
+    Hugging Face's output_hidden_states, n_layer + 1 tensors [T,C]: the embeddings, then each
+    block's output, the last one after ln_f (gpt2; openai-gpt has no final norm)."""
     eps, T = spec["layer_norm_epsilon"], len(ids)
     ln = lambda x, name: layer_norm(x, w[name + ".weight"], w[name + ".bias"], eps)
     gpt2 = spec["model_type"] == "gpt2"
     wte = w["wte.weight" if gpt2 else "tokens_embed.weight"]                 # [V,C]
     wpe = w["wpe.weight" if gpt2 else "positions_embed.weight"]             # [P,C]
     x = wte[torch.tensor(ids)] + wpe[:T]                                    # [T,C]
-    all_probs = []
+    all_probs, states = [], [x]
     hd = spec["n_embd"] // spec["n_head"]
     for i in range(spec["n_layer"]):
         p = f"h.{i}."
@@ -287,27 +293,87 @@ def hidden_states(spec, w, ids, causal=True, encoder=None):
         scale = 1 / math.sqrt(hd) if spec["scale_attn_weights"] else 1.0
         if spec["scale_attn_by_inverse_layer_idx"]:
             scale /= i + 1
+        mask = None if head_mask is None else head_mask[i]
         if gpt2:   # pre-LayerNorm
-            a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"], scale, causal)
+            a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"], scale, causal, mask)
             x = x + a
             if encoder is not None:   # HF GPT2Block: after self-attention, before the MLP
                 x = x + cross_attention(ln(x, p + "ln_cross_attn"), encoder, w, p, spec["n_head"], scale)[0]
             x = x + mlp(ln(x, p + "ln_2"), w, p, spec)
         else:      # post-LayerNorm
-            a, probs = attention(x, w, p, spec["n_head"], scale, causal)
+            a, probs = attention(x, w, p, spec["n_head"], scale, causal, mask)
             x = ln(x + a, p + "ln_1")
             x = ln(x + mlp(x, w, p, spec), p + "ln_2")
         all_probs.append(probs)
+        states.append(x)
     if gpt2:
         x = ln(x, "ln_f")
+        states[-1] = x
+    if every is not None:
+        every.extend(states)
     return x, all_probs
 
 
-def forward(spec, w, ids, causal=True, encoder=None):
+def forward(spec, w, ids, causal=True, encoder=None, head_mask=None):
     """ids [T] -> (logits [T,V], [probs [H,T,T] per layer]); see hidden_states."""
-    x, all_probs = hidden_states(spec, w, ids, causal, encoder)
+    x, all_probs = hidden_states(spec, w, ids, causal, encoder, head_mask)
     wte = w["wte.weight" if spec["model_type"] == "gpt2" else "tokens_embed.weight"]
     return x @ wte.T, all_probs                                             # tied LM head
+
+
+def lens(spec, w, ids, k):
+    """The logit lens: each block's output [T,C] as if it were the last block (ln_f for gpt2, then
+    the tied LM head) -> [n_layer][T] lists of the k most likely next tokens {id, p}, most likely
+    first (softmax over the whole vocabulary)."""
+    states = []
+    hidden_states(spec, w, ids, every=states)
+    gpt2 = spec["model_type"] == "gpt2"
+    wte = w["wte.weight" if gpt2 else "tokens_embed.weight"]
+    eps = spec["layer_norm_epsilon"]
+    out = []
+    for i in range(spec["n_layer"]):
+        x = states[i + 1]
+        if gpt2 and i < spec["n_layer"] - 1:   # the last state has been through ln_f already
+            x = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], eps)
+        probs = torch.softmax(x @ wte.T, dim=-1)                            # [T,V]
+        top = torch.topk(probs, k, dim=-1)
+        out.append([[{"id": int(i_), "p": float(p_)} for p_, i_ in zip(top.values[t], top.indices[t])]
+                    for t in range(len(ids))])
+    return out
+
+
+def lens_margin(spec, w, ids, k):
+    """The smallest gap between neighbouring probabilities among the k + 1 largest of any row of
+    the lens (a tie would make the top k ambiguous)."""
+    states = []
+    hidden_states(spec, w, ids, every=states)
+    gpt2 = spec["model_type"] == "gpt2"
+    wte = w["wte.weight" if gpt2 else "tokens_embed.weight"]
+    gap = math.inf
+    for i in range(spec["n_layer"]):
+        x = states[i + 1]
+        if gpt2 and i < spec["n_layer"] - 1:
+            x = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], spec["layer_norm_epsilon"])
+        top = torch.topk(torch.softmax(x @ wte.T, dim=-1), k + 1, dim=-1).values
+        gap = min(gap, float((top[:, :-1] - top[:, 1:]).min()))
+    return gap
+
+
+# Head masks every fixture is checked with: one head, a whole layer, every head of the model
+# ([layer, head] pairs silenced; Hugging Face's head_mask with 0 for those, 1 elsewhere).
+def head_mask_cases(spec):
+    L, H = spec["n_layer"], spec["n_head"]
+    return [[[0, H - 1]], [[L - 1, h] for h in range(H)], [[l, h] for l in range(L) for h in range(H)]]
+
+
+def head_mask_tensor(spec, silenced):
+    mask = torch.ones(spec["n_layer"], spec["n_head"], dtype=torch.float64)
+    for l, h in silenced:
+        mask[l, h] = 0.0
+    return mask
+
+
+LENS_K = 5
 
 
 def classify(spec, w, ids):
@@ -315,13 +381,13 @@ def classify(spec, w, ids):
     return hidden_states(spec, w, ids)[0][-1] @ w["score.weight"].T
 
 
-def greedy(spec, w, prompt, max_tokens):
+def greedy(spec, w, prompt, max_tokens, head_mask=None):
     """Greedy decoding with the engine's stop rules -> (generated ids, stop reason, min margin)."""
     seq, out, margin, eos = list(prompt), [], math.inf, eos_id(spec)
     while True:
         if len(out) == max_tokens:
             return out, "max_tokens", margin
-        last = forward(spec, w, seq)[0][-1]                                 # [V]
+        last = forward(spec, w, seq, head_mask=head_mask)[0][-1]            # [V]
         top2 = torch.topk(last, 2).values
         margin = min(margin, float(top2[0] - top2[1]))
         tok = int(torch.argmax(last))
@@ -518,6 +584,22 @@ def make_fixture(name):
         expected["cross"] = {"encoder_states": enc.tolist(), "logits": rounded(cross_logits.tolist())}
     bi_logits, bi_probs = forward(spec, w, tokens, causal=False)            # draws nothing
     expected["bidirectional"] = {"logits": rounded(bi_logits.tolist()), "attention": rounded([p.tolist() for p in bi_probs])}
+    # Hidden states, the logit lens and head masks: computed, nothing drawn.
+    states = []
+    hidden_states(spec, w, tokens, every=states)
+    expected["hidden_states"] = rounded([x.tolist() for x in states])
+    expected["lens"] = {"k": LENS_K, "min_gap": rounded(lens_margin(spec, w, tokens, LENS_K)),
+                        "layers": rounded(lens(spec, w, tokens, LENS_K))}
+    masked = []
+    for silenced in head_mask_cases(spec):
+        mask = head_mask_tensor(spec, silenced)
+        masked_logits, _ = forward(spec, w, tokens, head_mask=mask)
+        prompt = greedy_run["prompt"]
+        run_tokens, run_stop, run_margin = greedy(spec, w, prompt, greedy_run["max_tokens"], head_mask=mask)
+        masked.append({"silenced": silenced, "logits": rounded(masked_logits.tolist()),
+                       "greedy": {"prompt": prompt, "max_tokens": greedy_run["max_tokens"], "tokens": run_tokens,
+                                  "stop": run_stop, "min_margin": rounded(run_margin)}})
+    expected["head_masks"] = masked
     if spec["labels"]:   # draws nothing: class logits of three prefixes of tokens
         expected["classify"] = [{"ids": tokens[:n], "logits": rounded(classify(spec, w, tokens[:n]).tolist())}
                                 for n in (1, 5, len(tokens))]

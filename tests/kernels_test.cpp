@@ -111,6 +111,20 @@ TEST(Kernels, AttentionMatchesReference) {
                          0.3f, ref_probs.data(), scratch.data());
     EXPECT_LT(max_abs_diff(out, ref_out), 1e-5f) << "T=" << T << " pos0=" << pos0 << " hd=" << hd;
     EXPECT_LT(max_abs_diff(probs, ref_probs), 1e-6f);
+    // A head mask's factor scales the probabilities before they weigh the values; 0 silences.
+    for (const float factor : {0.0f, 0.5f, 2.0f}) {
+      std::vector<float> f_out = out, f_ref = out, f_probs = probs, f_ref_probs = probs;
+      attention(f_out.data(), out_stride, q.data(), q_stride, k.data(), v.data(), kv_stride, T, pos0, hd, 0.3f,
+                f_probs.data(), scratch.data(), {}, factor);
+      reference::attention(f_ref.data(), out_stride, q.data(), q_stride, k.data(), v.data(), kv_stride, T, pos0, hd,
+                           0.3f, f_ref_probs.data(), scratch.data(), {}, factor);
+      EXPECT_LT(max_abs_diff(f_out, f_ref), 1e-5f) << "factor " << factor;
+      for (std::size_t i = 0; i < probs.size(); ++i) ASSERT_EQ(f_probs[i], probs[i] * factor);
+      if (factor == 0.0f) {
+        for (int i = 0; i < T; ++i)
+          for (int d = 0; d < hd; ++d) ASSERT_EQ(f_out[std::size_t(i) * out_stride + d], 0.0f);
+      }
+    }
     for (int i = 0; i < T; ++i)
       for (int j = pos0 + i + 1; j < S; ++j) EXPECT_EQ(probs[std::size_t(i) * S + j], 0.0f);
     // Output padding between strided rows is left alone.
@@ -134,16 +148,20 @@ TEST(Kernels, AttentionOneQueryEqualsAttentionPerHead) {
     const auto q = random_vector(std::size_t(total) * hd, rng), k = random_vector(std::size_t(S) * kv_stride, rng),
                v = random_vector(std::size_t(S) * kv_stride, rng);
     const std::size_t off = std::size_t(first) * hd;
-    for (const bool with_probs : {false, true}) {   // without first: decoding's path, no hook
+    std::vector<float> factors(heads);   // a head mask: every other head silenced, the rest scaled
+    for (int h = 0; h < heads; ++h) factors[h] = h % 2 ? 0.0f : 1.0f + 0.25f * h;
+    for (const int variant : {0, 1, 2}) {   // 0: decoding's path, no hook; 1: probabilities; 2: and factors
+      const bool with_probs = variant > 0, with_factors = variant == 2;
       std::vector<float> out(std::size_t(heads) * hd, 7.0f), probs(std::size_t(heads) * S, 9.0f),
           scratch(std::size_t(heads) * S);
       attention_one_query(out.data(), q.data() + off, k.data() + off, v.data() + off, kv_stride, S, heads, hd, 0.3f,
-                          with_probs ? probs.data() : nullptr, scratch.data(), mask);
+                          with_probs ? probs.data() : nullptr, scratch.data(), mask,
+                          with_factors ? factors.data() : nullptr);
       for (int h = 0; h < heads; ++h) {
         std::vector<float> one(hd), one_probs(S), one_scratch(S);
         const std::size_t c = off + std::size_t(h) * hd;
         attention(one.data(), hd, q.data() + c, hd, k.data() + c, v.data() + c, kv_stride, 1, S - 1, hd, 0.3f,
-                  one_probs.data(), one_scratch.data(), mask);
+                  one_probs.data(), one_scratch.data(), mask, with_factors ? factors[h] : 1.0f);
         for (int d = 0; d < hd; ++d)
           ASSERT_EQ(out[std::size_t(h) * hd + d], one[d]) << "heads=" << heads << " S=" << S << " hd=" << hd << " h=" << h;
         for (int j = 0; j < S; ++j)

@@ -384,15 +384,22 @@ GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const fl
   }
 }
 
+// p (n) *= factor: a head mask's entry on a row of probabilities (1: left as it is).
+GLASSBOX_INLINE void apply_factor(float* p, int n, float factor) {
+  if (factor != 1.0f)
+    for (int j = 0; j < n; ++j) p[j] *= factor;
+}
+
 GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
                const float* v, int kv_stride, int T, int pos0, int hd, float scale, float* probs,
-               float* scratch, AttentionMask mask) {
+               float* scratch, AttentionMask mask, float factor) {
   const int n_keys = pos0 + T;
   for (int i = 0; i < T; ++i) {
     const int visible = visible_keys(mask, i, T, pos0);
     const float* qi = q + static_cast<std::size_t>(i) * q_stride;
     scores(scratch, qi, k, kv_stride, visible, hd, scale);
     softmax_row(scratch, visible);
+    apply_factor(scratch, visible, factor);
     weighted_sum(out + static_cast<std::size_t>(i) * out_stride, scratch, v, kv_stride, visible, hd);
     if (probs) {   // capture: copy the row out, zeros where the mask hides the future
       float* row = probs + static_cast<std::size_t>(i) * n_keys;
@@ -418,7 +425,7 @@ GLASSBOX_INLINE void add_scaled(float* o, float p, const float* v, int n) {
 // out starts at zero, as its registers do).
 GLASSBOX_CLONES void attention_one_query(float* out, const float* q, const float* k, const float* v, int kv_stride,
                                          int n_keys, int heads, int hd, float scale, float* probs, float* scratch,
-                                         AttentionMask mask) {
+                                         AttentionMask mask, const float* factors) {
   const int visible = visible_keys(mask, 0, 1, n_keys - 1);
   const auto at = [&](const float* m, int j, int h) {
     return m + static_cast<std::size_t>(j) * kv_stride + static_cast<std::size_t>(h) * hd;
@@ -433,7 +440,10 @@ GLASSBOX_CLONES void attention_one_query(float* out, const float* q, const float
               {at(k, j, h), at(k, j, h + 1), at(k, j, h + 2), at(k, j, h + 3)}, hd, scale);
     for (; h < heads; ++h) s(h)[j] = dot(qh(h), at(k, j, h), hd) * scale;
   }
-  for (int h = 0; h < heads; ++h) softmax_row(s(h), visible);
+  for (int h = 0; h < heads; ++h) {
+    softmax_row(s(h), visible);
+    if (factors) apply_factor(s(h), visible, factors[h]);
+  }
 
   std::memset(out, 0, sizeof(float) * static_cast<std::size_t>(heads) * hd);
   for (int j = 0; j < visible; ++j)

@@ -62,9 +62,11 @@ struct AttentionMask {
 // A query that sees no key at all gets zeros. scratch holds pos0+T floats. Without the causal
 // mask pos0 only sets the number of keys, pos0+T: cross-attention over S keys passes S - T, which
 // may be negative.
+// factor: the head's probabilities are multiplied by it before they weigh the values (a head
+// mask's entry; 1 leaves them as they are).
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
                int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
-               AttentionMask mask = {});
+               AttentionMask mask = {}, float factor = 1.0f);
 
 // Attention of one query (decoding) for `heads` heads side by side: head h reads columns
 // h*hd .. (h+1)*hd of q, of each key and value row, and of out. The query sits at position
@@ -73,8 +75,10 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
 // one short piece per head). Per head, the same bits as attention() with T = 1.
 //   q (heads*hd)   k, v (n_keys, ..) row stride kv_stride   out (heads*hd)
 //   probs, if not null: (heads, n_keys)   scratch: heads * n_keys floats
+//   factors, if not null: (heads), each head's as attention()'s factor
 void attention_one_query(float* out, const float* q, const float* k, const float* v, int kv_stride, int n_keys,
-                         int heads, int hd, float scale, float* probs, float* scratch, AttentionMask mask = {});
+                         int heads, int hd, float scale, float* probs, float* scratch, AttentionMask mask = {},
+                         const float* factors = nullptr);
 
 // The keys query i (0 .. T-1) of attention sees: keys 0 .. visible_keys(..) - 1.
 inline int visible_keys(const AttentionMask& mask, int i, int T, int pos0) {

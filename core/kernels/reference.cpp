@@ -95,7 +95,7 @@ void softmax(float* x, int n) {
 
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
                const float* v, int kv_stride, int T, int pos0, int hd, float scale, float* probs,
-               float* scratch, AttentionMask mask) {
+               float* scratch, AttentionMask mask, float factor) {
   const int n_keys = pos0 + T;
   for (int i = 0; i < T; ++i) {
     const int visible = visible_keys(mask, i, T, pos0);   // keys 0 .. visible-1
@@ -106,6 +106,7 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
       scratch[j] = dot * scale;
     }
     softmax(scratch, visible);
+    for (int j = 0; j < visible; ++j) scratch[j] *= factor;   // a head mask's entry (HF head_mask)
     float* oi = out + i * out_stride;
     for (int d = 0; d < hd; ++d) oi[d] = 0.0f;
     for (int j = 0; j < visible; ++j)

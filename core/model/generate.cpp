@@ -27,6 +27,7 @@ Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, c
     : model_(model), options_(options), sampler_(options.sampling), cache_(model.new_cache()) {
   const ModelConfig& c = model.config();
   if (options.max_tokens < 0) throw InvalidArgument("max tokens must be >= 0, got " + std::to_string(options.max_tokens));
+  if (options.lens < 0) throw InvalidArgument("the lens' K must be >= 1 (0: no lens), got " + std::to_string(options.lens));
   if (model.config().bidirectional)   // each token would change what every earlier one saw
     throw InvalidArgument("this model is bidirectional (a masked-LM encoder): it predicts masked tokens "
                           "(forward), it does not generate text");
@@ -48,7 +49,11 @@ Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, c
 }
 
 void Generator::run(std::span<const std::int32_t> ids) {
-  logits_ = model_.forward(ids, cache_, {.all_logits = false, .hook = options_.attention ? &keep_last_row_ : nullptr});
+  logits_ = model_.forward(ids, cache_, {.all_logits = false,
+                                         .hook = options_.attention ? &keep_last_row_ : nullptr,
+                                         .head_mask = options_.head_mask,
+                                         .lens_k = options_.lens,
+                                         .lens = options_.lens > 0 ? &lens_ : nullptr});
   window_.insert(window_.end(), ids.begin(), ids.end());
 }
 
@@ -86,7 +91,7 @@ std::optional<GeneratedToken> Generator::next() {
     return stop(StopReason::EndOfText);
   pending_ = id;
   ++produced_;
-  return GeneratedToken{id, window_start_ + cache_.size(), window_start_, attention_, logits_};
+  return GeneratedToken{id, window_start_ + cache_.size(), window_start_, attention_, logits_, lens_};
 }
 
 StopReason generate(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options,

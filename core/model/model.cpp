@@ -126,6 +126,7 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
       std::copy(row + 2 * C, row + 3 * C, V + std::size_t(pos0 + t) * C);
     }
     const kernels::AttentionMask mask{is_causal(c, o), pos0 + seq.valid};   // padding always hidden
+    const float* factors = o.head_mask.empty() ? nullptr : o.head_mask.data() + std::size_t(l) * H;   // (H)
     if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
     float* heads = a.heads.data() + row0 * C;
     const double work = 2.0 * T * S * C;   // scores and weighted sums over every head
@@ -133,12 +134,12 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
       if (T == 1) {   // decoding: each cache row read once for heads h0 .. h1-1
         return kernels::attention_one_query(heads + h0 * hd, qkv + h0 * hd, K + h0 * hd, V + h0 * hd, C, S, h1 - h0,
                                             hd, scale, o.hook ? a.probs.data() + std::size_t(h0) * S : nullptr,
-                                            a.scratch.data() + std::size_t(h0) * S, mask);
+                                            a.scratch.data() + std::size_t(h0) * S, mask, factors ? factors + h0 : nullptr);
       }
       for (int h = h0; h < h1; ++h) {
         float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
         kernels::attention(heads + h * hd, C, qkv + h * hd, 3 * C, K + h * hd, V + h * hd, C, T, pos0, hd, scale,
-                           probs, a.scratch.data() + std::size_t(h) * S, mask);
+                           probs, a.scratch.data() + std::size_t(h) * S, mask, factors ? factors[h] : 1.0f);
       }
     });
     emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
@@ -197,11 +198,15 @@ void check_tokens(const ModelConfig& c, std::span<const std::int32_t> tokens, in
                             std::to_string(c.vocab_size - 1));
 }
 
+// A reader of the residual stream between blocks: tap(layer, x (rows,C)), layer -1 for the
+// embeddings, then each block's output. a.h is free to use while it runs.
+using ResidualTap = std::function<void(int layer, const float* x)>;
+
 // The blocks over every sequence's rows: embeddings -> n_layer blocks -> a.x (rows,C), the
 // residual stream before the final norm. Each sequence's keys and values are written to its cache
 // at positions cache->size() .. (reserved by the caller, who advances the cache after).
 void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const Sequence> seqs, Activations& a,
-                const ForwardOptions& o) {
+                const ForwardOptions& o, const ResidualTap* tap = nullptr) {
   const int C = c.n_embd, T = a.rows();
   // x (T,C) = wte[token] + wpe[position]
   std::size_t row = 0;
@@ -213,6 +218,7 @@ void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const Seq
     }
   }
   emit(o, "inp_embd", -1, {T, C}, 2, a.x.data());
+  if (tap) (*tap)(-1, a.x.data());
 
   const float eps = static_cast<float>(c.layer_norm_epsilon);
   for (int l = 0; l < c.n_layer; ++l) {
@@ -240,6 +246,7 @@ void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const Seq
       kernels::layernorm(a.x.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
     }
     emit(o, "block_out", l, {T, C}, 2, a.x.data());
+    if (tap) (*tap)(l, a.x.data());
   }
 }
 
@@ -260,6 +267,41 @@ std::vector<float> lm_logits(const ModelConfig& c, const ModelWeights& w, const 
   linear(logits.data(), rows, w.lm_head, nullptr, R, a);   // (R,C) @ wte^T -> (R,V)
   emit(o, "logits", -1, {R, c.vocab_size}, 2, logits.data());
   return logits;
+}
+
+// The logit lens of one block's output, rows (R,C): each row's `k` most probable next tokens as
+// the model's head would give them (final norm, LM head), appended to *out. Rows go through the
+// head a few at a time: a (R,V) block of logits would be large for a long prompt.
+void append_lens(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, int k, Activations& a,
+                 std::vector<TokenProbability>& out) {
+  constexpr int kRowsAtOnce = 16;
+  std::vector<float> logits(std::size_t(std::min(R, kRowsAtOnce)) * c.vocab_size);
+  for (int r0 = 0; r0 < R; r0 += kRowsAtOnce) {
+    const int n = std::min(kRowsAtOnce, R - r0);
+    const float* normed = final_norm(c, w, rows + std::size_t(r0) * c.n_embd, n, a);
+    linear(logits.data(), normed, w.lm_head, nullptr, n, a);   // (n,C) @ wte^T -> (n,V)
+    for (int r = 0; r < n; ++r) {
+      const auto top = most_probable(std::span(logits).subspan(std::size_t(r) * c.vocab_size, c.vocab_size), k);
+      out.insert(out.end(), top.begin(), top.end());
+    }
+  }
+}
+
+void check_forward_options(const ModelConfig& c, const ForwardOptions& o) {
+  if (!o.head_mask.empty()) {
+    const std::size_t want = std::size_t(c.n_layer) * c.n_head;
+    if (o.head_mask.size() != want)
+      throw InvalidArgument("a head mask needs n_layer x n_head = " + std::to_string(c.n_layer) + " x " +
+                            std::to_string(c.n_head) + " = " + std::to_string(want) + " factors, got " +
+                            std::to_string(o.head_mask.size()));
+    for (std::size_t i = 0; i < want; ++i)
+      if (!std::isfinite(o.head_mask[i]))
+        throw InvalidArgument("head mask: layer " + std::to_string(i / c.n_head) + " head " + std::to_string(i % c.n_head) +
+                              " has a factor that is not a finite number");
+  }
+  if (o.lens && (o.lens_k < 1 || o.lens_k > c.vocab_size))
+    throw InvalidArgument("the lens shows 1 to " + std::to_string(c.vocab_size) + " tokens per layer (the vocabulary), got " +
+                          std::to_string(o.lens_k));
 }
 
 }  // namespace
@@ -361,14 +403,26 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
       throw InvalidArgument("encoder states must be (S, n_embd) floats: " + std::to_string(o.encoder_states.size()) +
                             " is not a multiple of n_embd " + std::to_string(c.n_embd));
   }
-  const int T = static_cast<int>(tokens.size());
+  check_forward_options(c, o);
+  const int T = static_cast<int>(tokens.size()), C = c.n_embd;
+  const int R = o.all_logits ? T : 1;
   const Sequence seq{tokens, T, &cache};
   Activations a(c, T, cache.size() + T);
+  // Hidden states and the lens are read off the residual stream between blocks.
+  if (o.hidden_states) o.hidden_states->clear();
+  if (o.lens) o.lens->clear();
+  const ResidualTap tap = [&](int l, const float* x) {
+    if (o.hidden_states) o.hidden_states->insert(o.hidden_states->end(), x, x + std::size_t(T) * C);
+    if (o.lens && l >= 0) append_lens(c, impl_->w, x + std::size_t(T - R) * C, R, o.lens_k, a, *o.lens);
+  };
   cache.reserve(cache.size() + T);
-  run_blocks(c, impl_->w, std::span(&seq, 1), a, o);
+  run_blocks(c, impl_->w, std::span(&seq, 1), a, o, o.hidden_states || o.lens ? &tap : nullptr);
   cache.advance(T);
-  const int R = o.all_logits ? T : 1;
-  return lm_logits(c, impl_->w, a.x.data() + std::size_t(T - R) * c.n_embd, R, a, o);
+  if (o.hidden_states) {   // Hugging Face's last hidden state is after the final norm
+    const float* last = final_norm(c, impl_->w, a.x.data(), T, a);
+    std::copy(last, last + std::size_t(T) * C, o.hidden_states->end() - std::ptrdiff_t(T) * C);
+  }
+  return lm_logits(c, impl_->w, a.x.data() + std::size_t(T - R) * C, R, a, o);
 }
 
 std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector<std::int32_t>> batch) const {

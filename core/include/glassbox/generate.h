@@ -37,6 +37,8 @@ struct GenerateOptions {
   SamplingSettings sampling;
   bool attention = false;   // fill GeneratedToken::attention (costs a copy of L*H*S floats per token)
   WhenContextFull when_context_full = WhenContextFull::Slide;
+  std::vector<float> head_mask;   // ForwardOptions::head_mask for every step; empty: none
+  int lens = 0;                   // K > 0: fill GeneratedToken::lens (ForwardOptions::lens_k)
 };
 
 struct GeneratedToken {
@@ -52,6 +54,9 @@ struct GeneratedToken {
   std::span<const float> attention;
   // The logits (vocab_size) this token was sampled from, before temperature; valid as attention.
   std::span<const float> logits;
+  // With GenerateOptions::lens = K: the logit lens at the position that produced this token,
+  // (n_layer, K), each layer's K most probable next tokens; valid as attention.
+  std::span<const TokenProbability> lens;
 };
 
 // Pull-based generation: the prompt runs in the constructor, then each next() produces one token.
@@ -61,7 +66,8 @@ struct GeneratedToken {
 class Generator {
  public:
   // Throws InvalidArgument for an empty prompt, a prompt longer than the context, out-of-range
-  // ids, a negative max_tokens, or bad sampling settings, before any work.
+  // ids, a negative max_tokens, bad sampling settings, a head mask or lens that forward() refuses,
+  // before any work.
   Generator(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options);
   Generator(const Generator&) = delete;   // holds a hook that points at itself
   Generator& operator=(const Generator&) = delete;
@@ -82,6 +88,7 @@ class Generator {
   TensorHook keep_last_row_;
   std::vector<float> logits_;      // (V) for the next sample
   std::vector<float> attention_;   // (L, H, S) last query row, with options.attention
+  std::vector<TokenProbability> lens_;   // (L, K) with options.lens
   std::optional<std::int32_t> pending_;   // produced, not yet run through the model
   std::vector<std::int32_t> window_;      // the ids in the cache, in order (to slide)
   int window_start_ = 0;                  // position in the sequence of window_[0]

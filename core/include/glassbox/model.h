@@ -19,6 +19,7 @@
 #include "glassbox/config.h"
 #include "glassbox/kv_cache.h"
 #include "glassbox/safetensors.h"
+#include "glassbox/sampler.h"
 
 namespace glassbox {
 
@@ -54,6 +55,20 @@ struct ForwardOptions {
   // (queries from the decoder, keys and values from these); empty: those blocks are skipped, as
   // Hugging Face does.
   std::span<const float> encoder_states = {};
+  // Hugging Face's head_mask: (n_layer, n_head) factors that each head's attention probabilities
+  // are multiplied by before they weigh the values (1 keeps a head, 0 silences it); a hook sees
+  // the multiplied probabilities. Empty: every head as it is.
+  std::span<const float> head_mask = {};
+  // Hugging Face's output_hidden_states, into *hidden_states when set: (n_layer + 1, T, C), the
+  // embeddings, then each block's output, the last one after the final norm where the model has
+  // one (gpt2; openai-gpt has none). Costs a copy of the rows per block; nothing when not set.
+  std::vector<float>* hidden_states = nullptr;
+  // The logit lens, into *lens when set: (n_layer, R, lens_k), R the rows logits are computed for
+  // (all_logits): for each block's output, the lens_k most probable next tokens it would give were
+  // it the last block (the final norm where the model has one, then the tied LM head), most
+  // probable first. Costs one norm and one LM head per block and row; nothing when not set.
+  int lens_k = 0;
+  std::vector<TokenProbability>* lens = nullptr;
 };
 
 // How the matrices are held in memory (and multiplied).
@@ -102,8 +117,9 @@ class Model {
 
   // Runs `tokens` at positions cache.size() .. cache.size()+T-1, appends them to the cache and
   // returns logits, (1,V) for the last position or (T,V) with options.all_logits.
-  // Throws InvalidArgument for no tokens, an id outside the vocabulary, or a sequence longer than
-  // the context; the cache is unchanged then.
+  // Throws InvalidArgument for no tokens, an id outside the vocabulary, a sequence longer than
+  // the context, a head mask that is not n_layer x n_head finite factors, or a lens_k outside
+  // 1..vocab_size; the cache is unchanged then.
   std::vector<float> forward(std::span<const std::int32_t> tokens, KVCache& cache,
                              const ForwardOptions& options = {}) const;
 
