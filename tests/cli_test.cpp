@@ -38,6 +38,79 @@ TEST(Cli, ForwardPrintsLogitsAndAttentionAsJson) {
   EXPECT_FALSE(run_cli({"forward", "-m", model("openai-gpt"), "--tokens", "1,2"}).out.find("attention") != std::string::npos);
 }
 
+std::string joined(const nlohmann::json& ids, const char* sep = ",") {
+  std::string s;
+  for (int id : ids) s += (s.empty() ? "" : sep) + std::to_string(id);
+  return s;
+}
+
+// --hidden-states and --lens against PyTorch (make_fixtures.py): the residual stream after the
+// embeddings and each block (the last after ln_f), and each layer's most likely next tokens.
+TEST(Cli, ForwardPrintsHiddenStatesAndTheLens) {
+  const auto expected = test::read_json(fixture_dir("gpt2-f32") / "expected.json");
+  const auto r = run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", joined(expected["tokens"]), "--hidden-states",
+                          "--lens", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  const auto& want = expected["hidden_states"];
+  ASSERT_EQ(out["hidden_states"].size(), 3u);   // n_layer + 1
+  double max_diff = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(out["hidden_states"][i].size(), expected["tokens"].size());
+    for (std::size_t t = 0; t < want[i].size(); ++t)
+      for (std::size_t k = 0; k < 32; ++k)
+        max_diff = std::max(max_diff, std::abs(out["hidden_states"][i][t][k].get<double>() - want[i][t][k].get<double>()));
+  }
+  EXPECT_LT(max_diff, 1e-4);
+  const auto& lens = out["lens"];
+  ASSERT_EQ(lens.size(), 2u);   // n_layer
+  ASSERT_EQ(lens[1].size(), expected["tokens"].size());
+  ASSERT_EQ(lens[1][0].size(), 5u);
+  EXPECT_EQ(lens[0][3][0]["id"], expected["lens"]["layers"][0][3][0]["id"]);
+  EXPECT_NEAR(lens[0][3][0]["p"].get<double>(), expected["lens"]["layers"][0][3][0]["p"].get<double>(), 1e-5);
+  EXPECT_EQ(run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", "1,2"}).out.find("hidden_states"), std::string::npos);
+}
+
+// --head-mask L:H,...: those heads silenced, in forward and generate, as PyTorch's head_mask.
+TEST(Cli, HeadMaskSilencesHeads) {
+  const auto expected = test::read_json(fixture_dir("gpt2-f32") / "expected.json");
+  const auto& whole_layer = expected["head_masks"][1];   // layer 1, every head
+  std::string mask;
+  for (const auto& pair : whole_layer["silenced"]) mask += (mask.empty() ? "" : ",") + pair[0].dump() + ":" + pair[1].dump();
+  const auto r = run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", joined(expected["tokens"]), "--head-mask", mask});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto logits = nlohmann::json::parse(r.out)["logits"];
+  double max_diff = 0;
+  for (std::size_t t = 0; t < logits.size(); ++t)
+    for (std::size_t v = 0; v < 96; ++v)
+      max_diff = std::max(max_diff, std::abs(logits[t][v].get<double>() - whole_layer["logits"][t][v].get<double>()));
+  EXPECT_LT(max_diff, 1e-4);
+  const auto& one_head = expected["head_masks"][0];   // one head
+  const auto& g = one_head["greedy"];
+  const auto head = one_head["silenced"][0][0].dump() + ":" + one_head["silenced"][0][1].dump();
+  const auto gen = run_cli({"generate", "-m", model("gpt2-f32"), "--tokens", joined(g["prompt"]), "-n",
+                            std::to_string(g["max_tokens"].get<int>()), "--temperature", "0", "--head-mask", head});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_EQ(gen.out, joined(g["tokens"], " ") + "\n");
+}
+
+TEST(Cli, BadInspectOptionsAreOneLineErrors) {
+  const auto m = model("gpt2-f32");   // 2 layers x 4 heads, 96 tokens
+  const auto error = [&](std::vector<std::string> args, const std::string& want) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  };
+  for (const char* bad : {"1", "1:", ":1", "1:2,", "a:b", "1:2;3:1", "1:2:3"})
+    error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", bad}, "--head-mask must be layer:head pairs separated by commas");
+  error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", "2:0"}, "--head-mask: there is no layer 2: the model has layers 0..1");
+  error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", "0:4"}, "--head-mask: there is no head 4: the model's layers have heads 0..3");
+  error({"generate", "-m", m, "--tokens", "1,2", "--head-mask", "0:-1"}, "there is no head -1");
+  error({"forward", "-m", m, "--tokens", "1,2", "--lens", "0"}, "the lens shows 1 to 96 tokens per layer (the vocabulary), got 0");
+  error({"forward", "-m", m, "--tokens", "1,2", "--lens", "97"}, "got 97");
+}
+
 // The model the project ships (web/models/brown-small) is what the CLI runs without -m.
 TEST(Cli, RunsTheShippedModelByDefault) {
   const auto g = run_cli({"generate", "-p", "The jury said", "-n", "20", "--seed", "1", "--temperature", "0.8"});

@@ -2,7 +2,9 @@
 //
 //   glassbox generate   [-m DIR] (-p PROMPT | --tokens 1,2,3) [-n N] [--temperature T] [--top-k K]
 //                       [--top-p P] [--seed S] [--allow-special] [--context-full slide|stop]
+//                       [--head-mask L:H,...]
 //   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention] [--mask causal|bidirectional]
+//                       [--hidden-states] [--lens K] [--head-mask L:H,...]
 //   glassbox forward    [-m DIR] --batch FILE          FILE: JSON array of id arrays, one pass
 //   glassbox classify   [-m DIR] (-p TEXT | --tokens IDS | --input FILE)   a classifier's label, as JSON
 //   glassbox fill-mask  [-m DIR] -p "TEXT WITH <|mask|>" [--top K]     a masked LM's guesses, as JSON
@@ -37,6 +39,7 @@
 #include "classify_command.h"
 #include "evaluate_command.h"
 #include "fill_mask_command.h"
+#include "forward_command.h"
 #include "train_command.h"
 
 #ifndef GLASSBOX_DEFAULT_MODEL_DIR
@@ -88,143 +91,9 @@ struct Prompt {
   }
 };
 
-// Writes floats in the shortest form that reads back to the same float.
-class JsonWriter {
- public:
-  void raw(std::string_view s) { out_ += s; }
-  void array(const float* v, std::size_t n) {
-    out_ += '[';
-    char buf[32];
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i) out_ += ',';
-      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v[i]);
-      out_.append(buf, end);
-    }
-    out_ += ']';
-    if (out_.size() > (1 << 20)) flush();
-  }
-  void flush() {
-    std::fwrite(out_.data(), 1, out_.size(), stdout);
-    out_.clear();
-  }
-
- private:
-  std::string out_;
-};
-
-int run_forward(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, bool with_attention,
-                const std::string& mask) {
-  if (mask != "causal" && mask != "bidirectional")
-    throw InvalidArgument("--mask must be causal or bidirectional, got " + mask);
-  check_model_dir(model_dir);
-  std::optional<Tokenizer> tokenizer;
-  if (prompt.text) tokenizer = Tokenizer::load(model_dir);
-  const auto ids = prompt.tokens(tokenizer);
-  if (ids.empty()) throw InvalidArgument("the prompt is empty: give at least one token");
-  Model model = Model::load(model_dir, load);
-  const ModelConfig& c = model.config();
-  const int T = static_cast<int>(ids.size());
-
-  std::vector<float> attention;   // (L, H, T, T)
-  TensorHook keep_probs = [&](const NamedTensor& t) {
-    if (std::string_view(t.name) != "attn_probs") return;
-    attention.insert(attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
-  };
-  ForwardOptions options;
-  options.all_logits = true;
-  options.hook = with_attention ? &keep_probs : nullptr;
-  options.causal = mask == "causal";
-  KVCache cache = model.new_cache();
-  const std::vector<float> logits = model.forward(ids, cache, options);
-  for (std::size_t i = 0; i < logits.size(); ++i)   // JSON has no inf or NaN
-    if (!std::isfinite(logits[i]))
-      throw Error("the logits at position " + std::to_string(i / c.vocab_size) +
-                  " are not finite (inf or NaN): the model's weights are broken");
-
-  JsonWriter json;
-  json.raw("{\"logits\":[");
-  for (int t = 0; t < T; ++t) {
-    if (t) json.raw(",\n");
-    json.array(logits.data() + std::size_t(t) * c.vocab_size, c.vocab_size);
-  }
-  json.raw("]");
-  if (with_attention) {
-    json.raw(",\n\"attention\":[");
-    for (int l = 0; l < c.n_layer; ++l) {
-      json.raw(l ? ",[" : "[");
-      for (int h = 0; h < c.n_head; ++h) {
-        json.raw(h ? ",[" : "[");
-        for (int q = 0; q < T; ++q) {
-          if (q) json.raw(",");
-          json.array(attention.data() + ((std::size_t(l) * c.n_head + h) * T + q) * T, T);
-        }
-        json.raw("]");
-      }
-      json.raw("]");
-    }
-    json.raw("]");
-  }
-  json.raw("}\n");
-  json.flush();
-  return 0;
-}
-
-// FILE holds a JSON array of token-id arrays, e.g. [[464, 2068], [15496]].
-std::vector<std::vector<std::int32_t>> read_batch(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InvalidArgument("cannot read the batch file " + file);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string expected = ": expected a JSON array of token-id arrays, e.g. [[464, 2068], [15496]]";
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InvalidArgument(file + " is not JSON (" + e.what() + ")" + expected);
-  }
-  if (!j.is_array()) throw InvalidArgument(file + expected);
-  std::vector<std::vector<std::int32_t>> batch;
-  for (const auto& seq : j) {
-    if (!seq.is_array()) throw InvalidArgument(file + ": sequence " + std::to_string(batch.size()) + " is not an array" + expected);
-    auto& ids = batch.emplace_back();
-    for (const auto& id : seq) {
-      if (!id.is_number_integer() || id.get<std::int64_t>() < INT32_MIN || id.get<std::int64_t>() > INT32_MAX)
-        throw InvalidArgument(file + ": sequence " + std::to_string(batch.size() - 1) + " holds " + id.dump() +
-                              ", not a token id" + expected);
-      ids.push_back(static_cast<std::int32_t>(id.get<std::int64_t>()));
-    }
-  }
-  return batch;
-}
-
-// Every sequence of the batch in one pass (Model::forward_batch): {"logits": [sequence][position][vocab]}.
-int run_forward_batch(const std::string& model_dir, const LoadOptions& load, const std::string& file) {
-  check_model_dir(model_dir);
-  const auto batch = read_batch(file);
-  Model model = Model::load(model_dir, load);
-  const int V = model.config().vocab_size;
-  const std::vector<std::vector<float>> logits = model.forward_batch(batch);
-  for (std::size_t b = 0; b < logits.size(); ++b)
-    for (std::size_t i = 0; i < logits[b].size(); ++i)   // JSON has no inf or NaN
-      if (!std::isfinite(logits[b][i]))
-        throw Error("the logits of sequence " + std::to_string(b) + " at position " + std::to_string(i / V) +
-                    " are not finite (inf or NaN): the model's weights are broken");
-  JsonWriter json;
-  json.raw("{\"logits\":[");
-  for (std::size_t b = 0; b < logits.size(); ++b) {
-    json.raw(b ? ",\n[" : "[");
-    for (std::size_t t = 0; t < logits[b].size() / V; ++t) {
-      if (t) json.raw(",\n");
-      json.array(logits[b].data() + t * V, V);
-    }
-    json.raw("]");
-  }
-  json.raw("]}\n");
-  json.flush();
-  return 0;
-}
-
 int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, int max_tokens,
-                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed, const std::string& when_context_full) {
+                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed, const std::string& when_context_full,
+                 const std::string& head_mask) {
   sampling.seed = seed ? *seed : std::random_device{}();
   sampling.validate();   // before the (possibly slow) model load
   GenerateOptions options;
@@ -236,6 +105,7 @@ int run_generate(const std::string& model_dir, const LoadOptions& load, const Pr
   if (prompt.text) tokenizer = Tokenizer::load(model_dir);
   const auto ids = prompt.tokens(tokenizer);
   Model model = Model::load(model_dir, load);
+  options.head_mask = parse_head_mask(head_mask, model.config());
 
   std::optional<StreamingDecoder> decoder;
   if (tokenizer) decoder.emplace(*tokenizer);
@@ -343,21 +213,30 @@ int main(int argc, char** argv) {
   gen->add_option("--context-full", when_context_full,
                   "when the context is full: slide (keep its most recent half and go on) or stop")
       ->capture_default_str();
+  std::string head_mask;
+  const char* head_mask_help = "switch heads off: layer:head pairs, e.g. 0:3,5:1 (Hugging Face's head_mask, 0 for those)";
+  gen->add_option("--head-mask", head_mask, head_mask_help);
 
   auto* fwd = app.add_subcommand("forward", "print logits (and attention) for a prompt as JSON");
   add_model(fwd);
   add_quantize(fwd);
   add_prompt(fwd);
-  bool attention = false;
-  auto* attention_flag = fwd->add_flag("--attention", attention, "also print attention probabilities [layer][head][query][key]");
-  std::string mask = "causal";
-  auto* mask_option = fwd->add_option("--mask", mask,
+  ForwardRequest forward;
+  auto* attention_flag =
+      fwd->add_flag("--attention", forward.attention, "also print attention probabilities [layer][head][query][key]");
+  auto* mask_option = fwd->add_option("--mask", forward.mask,
                                       "causal (the GPT's) or bidirectional: every position sees every other, same weights")
                           ->capture_default_str();
+  auto* hidden_flag = fwd->add_flag("--hidden-states", forward.hidden_states,
+                                    "also print the residual stream [layer + 1][position][n_embd] (Hugging Face's hidden_states)");
+  auto* lens_option = fwd->add_option("--lens", forward.lens,
+                                      "also print the logit lens: each layer's K most likely next tokens [layer][position]");
+  auto* head_mask_option = fwd->add_option("--head-mask", forward.head_mask, head_mask_help);
   std::string batch_file;
   auto* batch_option = fwd->add_option("--batch", batch_file,
                                        "JSON file: an array of token-id arrays, run as one batch -> logits [sequence][position][vocab]");
   batch_option->excludes("-p")->excludes("--tokens")->excludes(attention_flag)->excludes(mask_option);
+  batch_option->excludes(hidden_flag)->excludes(lens_option)->excludes(head_mask_option);
 
   auto* cls = app.add_subcommand("classify", "a classifier's label for a text, or for each line of a file (JSON)");
   add_model(cls);
@@ -426,9 +305,14 @@ int main(int argc, char** argv) {
                                    : "give a prompt: -p TEXT or --tokens IDS");
     const LoadOptions load{parse_quantization(quantize)};
     set_num_threads(threads);
-    if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, when_context_full);
-    if (*fwd && !batch_file.empty()) return run_forward_batch(model_dir, load, batch_file);
-    if (*fwd) return run_forward(model_dir, load, prompt, attention, mask);
+    if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, when_context_full, head_mask);
+    if (*fwd) {
+      check_model_dir(model_dir);
+      if (!batch_file.empty()) return run_forward_batch(model_dir, load, batch_file);
+      std::optional<Tokenizer> tokenizer;
+      if (prompt.text) tokenizer = Tokenizer::load(model_dir);
+      return run_forward(model_dir, load, prompt.tokens(tokenizer), forward);
+    }
     if (*cls || *fill) {
       check_model_dir(model_dir);
       const std::optional<std::vector<std::int32_t>> ids =

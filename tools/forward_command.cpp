@@ -1,0 +1,216 @@
+#include "forward_command.h"
+
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "glassbox/error.h"
+
+using namespace glassbox;
+
+namespace {
+
+// Writes floats in the shortest form that reads back to the same float.
+class JsonWriter {
+ public:
+  void raw(std::string_view s) { out_ += s; }
+  void number(float x) {
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+    out_.append(buf, end);
+  }
+  void array(const float* v, std::size_t n) {
+    out_ += '[';
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) out_ += ',';
+      number(v[i]);
+    }
+    out_ += ']';
+    if (out_.size() > (1 << 20)) flush();
+  }
+  void flush() {
+    std::fwrite(out_.data(), 1, out_.size(), stdout);
+    out_.clear();
+  }
+
+ private:
+  std::string out_;
+};
+
+// FILE holds a JSON array of token-id arrays, e.g. [[464, 2068], [15496]].
+std::vector<std::vector<std::int32_t>> read_batch(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InvalidArgument("cannot read the batch file " + file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string expected = ": expected a JSON array of token-id arrays, e.g. [[464, 2068], [15496]]";
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InvalidArgument(file + " is not JSON (" + e.what() + ")" + expected);
+  }
+  if (!j.is_array()) throw InvalidArgument(file + expected);
+  std::vector<std::vector<std::int32_t>> batch;
+  for (const auto& seq : j) {
+    if (!seq.is_array()) throw InvalidArgument(file + ": sequence " + std::to_string(batch.size()) + " is not an array" + expected);
+    auto& ids = batch.emplace_back();
+    for (const auto& id : seq) {
+      if (!id.is_number_integer() || id.get<std::int64_t>() < INT32_MIN || id.get<std::int64_t>() > INT32_MAX)
+        throw InvalidArgument(file + ": sequence " + std::to_string(batch.size() - 1) + " holds " + id.dump() +
+                              ", not a token id" + expected);
+      ids.push_back(static_cast<std::int32_t>(id.get<std::int64_t>()));
+    }
+  }
+  return batch;
+}
+
+}  // namespace
+
+int run_forward(const std::string& model_dir, const LoadOptions& load, const std::vector<std::int32_t>& ids,
+                const ForwardRequest& request) {
+  if (request.mask != "causal" && request.mask != "bidirectional")
+    throw InvalidArgument("--mask must be causal or bidirectional, got " + request.mask);
+  if (ids.empty()) throw InvalidArgument("the prompt is empty: give at least one token");
+  Model model = Model::load(model_dir, load);
+  const ModelConfig& c = model.config();
+  const int T = static_cast<int>(ids.size());
+  const std::vector<float> head_mask = parse_head_mask(request.head_mask, c);
+
+  std::vector<float> attention;   // (L, H, T, T)
+  TensorHook keep_probs = [&](const NamedTensor& t) {
+    if (std::string_view(t.name) != "attn_probs") return;
+    attention.insert(attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
+  };
+  std::vector<float> hidden_states;
+  std::vector<TokenProbability> lens;
+  ForwardOptions options;
+  options.all_logits = true;
+  options.hook = request.attention ? &keep_probs : nullptr;
+  options.causal = request.mask == "causal";
+  options.head_mask = head_mask;
+  options.hidden_states = request.hidden_states ? &hidden_states : nullptr;
+  options.lens_k = request.lens.value_or(0);
+  options.lens = request.lens ? &lens : nullptr;
+  KVCache cache = model.new_cache();
+  const std::vector<float> logits = model.forward(ids, cache, options);
+  for (std::size_t i = 0; i < logits.size(); ++i)   // JSON has no inf or NaN
+    if (!std::isfinite(logits[i]))
+      throw Error("the logits at position " + std::to_string(i / c.vocab_size) +
+                  " are not finite (inf or NaN): the model's weights are broken");
+
+  JsonWriter json;
+  json.raw("{\"logits\":[");
+  for (int t = 0; t < T; ++t) {
+    if (t) json.raw(",\n");
+    json.array(logits.data() + std::size_t(t) * c.vocab_size, c.vocab_size);
+  }
+  json.raw("]");
+  if (request.attention) {
+    json.raw(",\n\"attention\":[");
+    for (int l = 0; l < c.n_layer; ++l) {
+      json.raw(l ? ",[" : "[");
+      for (int h = 0; h < c.n_head; ++h) {
+        json.raw(h ? ",[" : "[");
+        for (int q = 0; q < T; ++q) {
+          if (q) json.raw(",");
+          json.array(attention.data() + ((std::size_t(l) * c.n_head + h) * T + q) * T, T);
+        }
+        json.raw("]");
+      }
+      json.raw("]");
+    }
+    json.raw("]");
+  }
+  if (request.hidden_states) {   // [n_layer + 1][T][n_embd]
+    json.raw(",\n\"hidden_states\":[");
+    for (int i = 0; i <= c.n_layer; ++i) {
+      json.raw(i ? ",[" : "[");
+      for (int t = 0; t < T; ++t) {
+        if (t) json.raw(",");
+        json.array(hidden_states.data() + (std::size_t(i) * T + t) * c.n_embd, c.n_embd);
+      }
+      json.raw("]");
+    }
+    json.raw("]");
+  }
+  if (request.lens) {   // [n_layer][T] lists of K {"id", "p"}, most probable first
+    json.raw(",\n\"lens\":[");
+    const TokenProbability* top = lens.data();
+    for (int l = 0; l < c.n_layer; ++l) {
+      json.raw(l ? ",[" : "[");
+      for (int t = 0; t < T; ++t) {
+        json.raw(t ? ",[" : "[");
+        for (int k = 0; k < *request.lens; ++k, ++top) {
+          json.raw(k ? ",{\"id\":" : "{\"id\":");
+          json.raw(std::to_string(top->id));
+          json.raw(",\"p\":");
+          json.number(top->probability);
+          json.raw("}");
+        }
+        json.raw("]");
+      }
+      json.raw("]");
+    }
+    json.raw("]");
+  }
+  json.raw("}\n");
+  json.flush();
+  return 0;
+}
+
+// Every sequence of the batch in one pass (Model::forward_batch): {"logits": [sequence][position][vocab]}.
+int run_forward_batch(const std::string& model_dir, const LoadOptions& load, const std::string& file) {
+  const auto batch = read_batch(file);
+  Model model = Model::load(model_dir, load);
+  const int V = model.config().vocab_size;
+  const std::vector<std::vector<float>> logits = model.forward_batch(batch);
+  for (std::size_t b = 0; b < logits.size(); ++b)
+    for (std::size_t i = 0; i < logits[b].size(); ++i)   // JSON has no inf or NaN
+      if (!std::isfinite(logits[b][i]))
+        throw Error("the logits of sequence " + std::to_string(b) + " at position " + std::to_string(i / V) +
+                    " are not finite (inf or NaN): the model's weights are broken");
+  JsonWriter json;
+  json.raw("{\"logits\":[");
+  for (std::size_t b = 0; b < logits.size(); ++b) {
+    json.raw(b ? ",\n[" : "[");
+    for (std::size_t t = 0; t < logits[b].size() / V; ++t) {
+      if (t) json.raw(",\n");
+      json.array(logits[b].data() + t * V, V);
+    }
+    json.raw("]");
+  }
+  json.raw("]}\n");
+  json.flush();
+  return 0;
+}
+
+std::vector<float> parse_head_mask(const std::string& text, const ModelConfig& c) {
+  if (text.empty()) return {};
+  std::vector<float> mask(std::size_t(c.n_layer) * c.n_head, 1.0f);
+  const auto malformed = [&] {
+    return InvalidArgument("--head-mask must be layer:head pairs separated by commas, like 0:3,5:1, got \"" + text + "\"");
+  };
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    int layer = 0, head = 0;
+    auto [after_layer, e1] = std::from_chars(p, end, layer);
+    if (e1 != std::errc() || after_layer == end || *after_layer != ':') throw malformed();
+    auto [after_head, e2] = std::from_chars(after_layer + 1, end, head);
+    if (e2 != std::errc() || (after_head < end && (*after_head != ',' || after_head + 1 == end))) throw malformed();
+    if (layer < 0 || layer >= c.n_layer)
+      throw InvalidArgument("--head-mask: there is no layer " + std::to_string(layer) + ": the model has layers 0.." +
+                            std::to_string(c.n_layer - 1));
+    if (head < 0 || head >= c.n_head)
+      throw InvalidArgument("--head-mask: there is no head " + std::to_string(head) + ": the model's layers have heads 0.." +
+                            std::to_string(c.n_head - 1));
+    mask[std::size_t(layer) * c.n_head + head] = 0.0f;
+    p = after_head < end ? after_head + 1 : after_head;
+  }
+  return mask;
+}

@@ -1,0 +1,31 @@
+// glassbox forward: logits, and on request attention, hidden states and the logit lens of a
+// prompt, as JSON; with a head mask, some heads switched off. And the --head-mask option that
+// generate shares.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "glassbox/model.h"
+
+// What `forward` prints besides the logits, and how it runs the model.
+struct ForwardRequest {
+  bool attention = false;       // "attention": [layer][head][query][key]
+  std::string mask = "causal";  // or "bidirectional"
+  bool hidden_states = false;   // "hidden_states": [n_layer + 1][T][n_embd]
+  std::optional<int> lens;      // K: "lens": [n_layer][T] lists of K {"id", "p"}
+  std::string head_mask;        // --head-mask as given: "L:H[,L:H...]", those heads silenced
+};
+
+// {"logits": [T][V], ...} on stdout for the prompt `ids`; errors are thrown.
+int run_forward(const std::string& model_dir, const glassbox::LoadOptions& load, const std::vector<std::int32_t>& ids,
+                const ForwardRequest& request);
+
+// --batch FILE: a JSON array of token-id arrays in one pass -> {"logits": [sequence][position][vocab]}.
+int run_forward_batch(const std::string& model_dir, const glassbox::LoadOptions& load, const std::string& file);
+
+// --head-mask "L:H[,L:H...]" -> the model's (n_layer, n_head) factors, 0 for the heads listed and 1
+// for the rest ("" -> none). Throws InvalidArgument for a malformed list or a head the model lacks.
+std::vector<float> parse_head_mask(const std::string& text, const glassbox::ModelConfig& config);
