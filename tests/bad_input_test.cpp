@@ -190,6 +190,31 @@ TEST(BadInput, B23_GenerationFromABidirectionalModel) {
   expect_cpp<InvalidArgument>("B23", [&] { Generator g(model, std::vector<std::int32_t>{1, 2}, GenerateOptions{}); });
 }
 
+TEST_F(BadInputOnAModel, B24_AHeadMaskNamingAHeadTheModelLacks) {
+  expect_cli("B24", {"forward", "-m", dir_, "--tokens", "1,2", "--head-mask", "0:4"});
+  expect_cli("B24", {"generate", "-m", dir_, "--tokens", "1,2", "--head-mask", "0:4"});
+  const std::array<int, 2> head{0, 4};
+  expect_cpp<InvalidArgument>("B24", [&] { silencing_head_mask(model_.config(), std::span(&head, 1)); });
+}
+
+TEST_F(BadInputOnAModel, B25_AMalformedHeadMask) {
+  expect_cli("B25", {"forward", "-m", dir_, "--tokens", "1,2", "--head-mask", "0-3"});
+  const std::vector<float> seven(7, 1.0f);
+  expect_cpp<InvalidArgument>("B25", [&] {
+    KVCache cache = model_.new_cache();
+    model_.forward(std::vector<std::int32_t>{1, 2}, cache, {.head_mask = seven});
+  });
+}
+
+TEST_F(BadInputOnAModel, B26_ALensOfNoTokens) {
+  expect_cli("B26", {"forward", "-m", dir_, "--tokens", "1,2", "--lens", "0"});
+  std::vector<TokenProbability> lens;
+  expect_cpp<InvalidArgument>("B26", [&] {
+    KVCache cache = model_.new_cache();
+    model_.forward(std::vector<std::int32_t>{1, 2}, cache, {.lens_k = 0, .lens = &lens});
+  });
+}
+
 TEST_F(BadInputOnAModel, B9_TemperatureNaNOrNegative) {
   for (const std::string t : {"nan", "-1"}) expect_cli("B9", {"generate", "-m", dir_, "--tokens", "1", "--temperature", t});
   for (const float t : {NAN, -1.0f}) {

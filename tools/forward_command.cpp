@@ -1,5 +1,6 @@
 #include "forward_command.h"
 
+#include <array>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -191,10 +192,10 @@ int run_forward_batch(const std::string& model_dir, const LoadOptions& load, con
 
 std::vector<float> parse_head_mask(const std::string& text, const ModelConfig& c) {
   if (text.empty()) return {};
-  std::vector<float> mask(std::size_t(c.n_layer) * c.n_head, 1.0f);
   const auto malformed = [&] {
     return InvalidArgument("--head-mask must be layer:head pairs separated by commas, like 0:3,5:1, got \"" + text + "\"");
   };
+  std::vector<std::array<int, 2>> heads;
   const char* p = text.data();
   const char* end = p + text.size();
   while (p < end) {
@@ -203,14 +204,12 @@ std::vector<float> parse_head_mask(const std::string& text, const ModelConfig& c
     if (e1 != std::errc() || after_layer == end || *after_layer != ':') throw malformed();
     auto [after_head, e2] = std::from_chars(after_layer + 1, end, head);
     if (e2 != std::errc() || (after_head < end && (*after_head != ',' || after_head + 1 == end))) throw malformed();
-    if (layer < 0 || layer >= c.n_layer)
-      throw InvalidArgument("--head-mask: there is no layer " + std::to_string(layer) + ": the model has layers 0.." +
-                            std::to_string(c.n_layer - 1));
-    if (head < 0 || head >= c.n_head)
-      throw InvalidArgument("--head-mask: there is no head " + std::to_string(head) + ": the model's layers have heads 0.." +
-                            std::to_string(c.n_head - 1));
-    mask[std::size_t(layer) * c.n_head + head] = 0.0f;
+    heads.push_back({layer, head});
     p = after_head < end ? after_head + 1 : after_head;
   }
-  return mask;
+  try {
+    return silencing_head_mask(c, heads);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("--head-mask: ") + e.what());
+  }
 }

@@ -8,6 +8,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <malloc.h>
@@ -31,6 +32,32 @@ namespace {
 using emscripten::val;
 using namespace glassbox;
 using namespace glassbox::js;
+
+// headMask: [[layer, head], ...] (integer pairs, checked by engine.mjs) -> the model's head mask,
+// those heads silenced; undefined or null -> none.
+std::vector<float> head_mask_from_js(const val& pairs, const ModelConfig& c) {
+  if (pairs.isUndefined() || pairs.isNull()) return {};
+  std::vector<std::array<int, 2>> heads;
+  const unsigned n = pairs["length"].as<unsigned>();
+  for (unsigned i = 0; i < n; ++i) heads.push_back({pairs[i][0].as<int>(), pairs[i][1].as<int>()});
+  try {
+    return silencing_head_mask(c, heads);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("headMask: ") + e.what());
+  }
+}
+
+// A run of K most probable tokens -> [{id, probability}, ...], most probable first.
+val top_tokens(const TokenProbability* top, int k) {
+  val out = val::array();
+  for (int i = 0; i < k; ++i) {
+    val entry = val::object();
+    entry.set("id", top[i].id);
+    entry.set("probability", top[i].probability);
+    out.call<void>("push", entry);
+  }
+  return out;
+}
 
 class Engine {
  public:
@@ -68,25 +95,49 @@ class Engine {
     return guarded([&] { return js_text(tokenizer().decode(ids_from_js(ids))); });
   }
 
-  // options {logits, attention, causal} (booleans) -> {logits?: Float32Array(T*V), attention?:
-  // Float32Array(L*H*T*T)}. The page asks for attention only: all T rows of logits would cost
-  // T x V x C multiply-adds it never looks at. causal false: bidirectional attention with the same
-  // weights (ForwardOptions::causal).
+  // options {logits, attention, causal, hiddenStates} (booleans), lens (K, 0: none), headMask
+  // (see head_mask_from_js) -> {logits?: Float32Array(T*V), attention?: Float32Array(L*H*T*T),
+  // hiddenStates?: Float32Array((L+1)*T*C), lens?: [layer][position] arrays of K {id,
+  // probability}}. The page asks for attention only: all T rows of logits would cost T x V x C
+  // multiply-adds it never looks at. causal false: bidirectional attention with the same weights
+  // (ForwardOptions::causal). The lens covers every position (so the LM head runs on every row).
   val forward(const val& ids_js, const val& options) const {
     return guarded([&] {
       const bool with_logits = options["logits"].as<bool>(), with_attention = options["attention"].as<bool>();
+      const bool with_states = options["hiddenStates"].as<bool>();
+      const int lens_k = options["lens"].as<int>();
+      const ModelConfig& c = model_.config();
       const auto ids = ids_from_js(ids_js);
-      std::vector<float> attention;
+      const auto mask = head_mask_from_js(options["headMask"], c);
+      std::vector<float> attention, states;
+      std::vector<TokenProbability> lens;
       TensorHook keep = [&](const NamedTensor& t) {
         if (std::string_view(t.name) == "attn_probs")
           attention.insert(attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
       };
       KVCache cache = model_.new_cache();
-      const auto logits = model_.forward(
-          ids, cache, {.all_logits = with_logits, .hook = with_attention ? &keep : nullptr, .causal = options["causal"].as<bool>()});
+      const auto logits = model_.forward(ids, cache,
+                                         {.all_logits = with_logits || lens_k != 0,
+                                          .hook = with_attention ? &keep : nullptr,
+                                          .causal = options["causal"].as<bool>(),
+                                          .head_mask = mask,
+                                          .hidden_states = with_states ? &states : nullptr,
+                                          .lens_k = lens_k,
+                                          .lens = lens_k != 0 ? &lens : nullptr});
       val out = val::object();
       if (with_logits) out.set("logits", typed_array_copy("Float32Array", logits.data(), logits.size()));
       if (with_attention) out.set("attention", typed_array_copy("Float32Array", attention.data(), attention.size()));
+      if (with_states) out.set("hiddenStates", typed_array_copy("Float32Array", states.data(), states.size()));
+      if (lens_k != 0) {
+        const std::size_t T = ids.size();
+        val layers = val::array();
+        for (int l = 0; l < c.n_layer; ++l) {
+          val rows = val::array();
+          for (std::size_t t = 0; t < T; ++t) rows.call<void>("push", top_tokens(lens.data() + (l * T + t) * lens_k, lens_k));
+          layers.call<void>("push", rows);
+        }
+        out.set("lens", layers);
+      }
       return out;
     });
   }
@@ -138,7 +189,8 @@ class Engine {
   }
 
   // Starts a generation (replacing any unfinished one). options: the JS API's names, checked and
-  // given defaults by engine.mjs: {maxTokens, temperature, topK, topP, seed, attention, top, contextFull}.
+  // given defaults by engine.mjs: {maxTokens, temperature, topK, topP, seed, attention, top,
+  // contextFull, lens (0: none), headMask}.
   void start(const val& prompt_ids, const val& options) {
     guarded([&] {
       stop();
@@ -150,6 +202,8 @@ class Engine {
       o.sampling.seed = static_cast<std::uint64_t>(options["seed"].as<double>());
       o.attention = options["attention"].as<bool>();
       o.when_context_full = parse_when_context_full(options["contextFull"].as<std::string>());
+      o.head_mask = head_mask_from_js(options["headMask"], model_.config());
+      o.lens = options["lens"].as<int>();
       const int top = options["top"].as<int>();
       if (top < 0) throw InvalidArgument("top must be an integer >= 0, got " + std::to_string(top));
       top_ = top;
@@ -159,7 +213,7 @@ class Engine {
     });
   }
 
-  // One token: {id, position, windowStart, text, attention?, top?}, or {done: true, stopReason, text} at the end
+  // One token: {id, position, windowStart, text, attention?, top?, lens?}, or {done: true, stopReason, text} at the end
   // (text then holds what the decoder still held back).
   val next() {
     return guarded([&] {
@@ -180,14 +234,14 @@ class Engine {
       if (!token->attention.empty())
         out.set("attention", typed_array_copy("Float32Array", token->attention.data(), token->attention.size()));
       if (top_ > 0) {   // [{id, probability}], most probable first
-        val top = val::array();
-        for (const TokenProbability& t : most_probable(token->logits, top_)) {
-          val entry = val::object();
-          entry.set("id", t.id);
-          entry.set("probability", t.probability);
-          top.call<void>("push", entry);
-        }
-        out.set("top", top);
+        const auto top = most_probable(token->logits, top_);
+        out.set("top", top_tokens(top.data(), static_cast<int>(top.size())));
+      }
+      if (!token->lens.empty()) {   // [layer] -> [{id, probability}]
+        const int L = model_.config().n_layer, k = static_cast<int>(token->lens.size()) / L;
+        val layers = val::array();
+        for (int l = 0; l < L; ++l) layers.call<void>("push", top_tokens(token->lens.data() + std::size_t(l) * k, k));
+        out.set("lens", layers);
       }
       return out;
     });

@@ -190,6 +190,19 @@ export function checkText(text, what) {
   if (loneSurrogate.test(text)) throw new InvalidArgumentError(`${what} contains a lone UTF-16 surrogate, which is not valid text`);
 }
 
+// The options of forward and generate that look inside: lens (K, each layer's K most probable next
+// tokens; absent: none) and headMask ([[layer, head], ...]: those heads switched off, Hugging
+// Face's head_mask). -> {lens (0: none), headMask (or null)}. The engine checks them against the
+// model: K up to its vocabulary, layers and heads it has.
+export function inspectOptions({ lens, headMask }) {
+  if (lens !== undefined && (!Number.isInteger(lens) || lens < 1))
+    throw new InvalidArgumentError(`lens must be an integer from 1 to the vocabulary's size (tokens per layer), got ${JSON.stringify(lens)}`);
+  if (headMask !== undefined && headMask !== null &&
+      (!Array.isArray(headMask) || !headMask.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every(Number.isInteger))))
+    throw new InvalidArgumentError('headMask must be an array of [layer, head] pairs of integers, like [[0, 3], [5, 1]]');
+  return { lens: lens ?? 0, headMask: headMask ?? null };
+}
+
 export function checkIds(ids, what = 'ids') {
   if (!Array.isArray(ids) && !ArrayBuffer.isView(ids)) throw new InvalidArgumentError(`${what} must be an array of token ids`);
   for (const id of ids) {
@@ -325,12 +338,16 @@ export class LocalModel {
     return this.#live().detokenize(checkIds(ids));
   }
 
-  // {logits (T*V), attention? (L*H*T*T)}; with { logits: false } only the attention is computed
-  // in full (the last position's logits are not returned either). mask 'bidirectional': every
-  // position attends to every other, later ones too, with the same weights (an encoder's view).
-  async forward(ids, { attention = false, logits = true, mask = 'causal' } = {}) {
+  // {logits (T*V), attention? (L*H*T*T), hiddenStates? ((L+1)*T*C), lens? ([L][T] arrays of K
+  // {id, probability})}; with { logits: false } only what else is asked for is computed in full
+  // (the last position's logits are not returned either). mask 'bidirectional': every position
+  // attends to every other, later ones too, with the same weights (an encoder's view). headMask:
+  // heads switched off (inspectOptions).
+  async forward(ids, options = {}) {
+    const { attention = false, logits = true, mask = 'causal', hiddenStates = false } = options;
     if (mask !== 'causal' && mask !== 'bidirectional') throw new InvalidArgumentError(`mask must be 'causal' or 'bidirectional', got ${String(mask)}`);
-    return this.#live().forward(checkIds(ids), { logits: Boolean(logits), attention: Boolean(attention), causal: mask === 'causal' });
+    return this.#live().forward(checkIds(ids), { logits: Boolean(logits), attention: Boolean(attention), causal: mask === 'causal',
+                                                 hiddenStates: Boolean(hiddenStates), ...inspectOptions(options) });
   }
 
   // {logits: [Float32Array(T_b*V), ...]}: several sequences of different lengths in one pass,
@@ -361,7 +378,8 @@ export class LocalModel {
     return { label: labels[best], labels, logits, probabilities };
   }
 
-  // Yields {id, text, position, windowStart, attention?, top?} per token; returns {stopReason, text}, where text holds
+  // Yields {id, text, position, windowStart, attention?, top?, lens?} per token (lens: the logit
+  // lens where the token was predicted, [L] arrays of K {id, probability}); returns {stopReason, text}, where text holds
   // what the decoder still held back (an unfinished character, as U+FFFD) when generation stopped.
   generate(prompt, options = {}) {
     return new Generation(this.#generate(prompt, options));
@@ -387,7 +405,7 @@ export class LocalModel {
         throw new InvalidArgumentError(`seed must be a non-negative integer, got ${seed}`);
       signal?.throwIfAborted?.();
       this.#live().start(ids, { maxTokens, temperature: Number(temperature), topK, topP: Number(topP), seed: seedValue,
-                                attention: Boolean(attention), top, contextFull });
+                                attention: Boolean(attention), top, contextFull, ...inspectOptions(options) });
       for (;;) {
         if (signal?.aborted) return { stopReason: 'cancelled' };
         const step = this.#live().next();   // the model may have been disposed meanwhile

@@ -69,11 +69,44 @@ export interface Tokenizer {
   detokenize(ids: ArrayLike<number>): Promise<string>;
 }
 
+/** One of a next-token distribution's most probable tokens. */
+export interface TokenProbability {
+  id: number;
+  probability: number;
+}
+
+/** Heads to switch off, as [layer, head] pairs: Hugging Face's head_mask with 0 for them, 1 for
+ *  every other head (their attention probabilities are multiplied by it before they weigh the
+ *  values, so a silenced head adds nothing, and its attention reads as zeros). */
+export type HeadMask = [number, number][];
+
+export interface ForwardOptions {
+  /** Include the attention probabilities (default false). */
+  attention?: boolean;
+  /** false leaves the (T, V) logits out (and their cost: T x V x n_embd multiply-adds). */
+  logits?: boolean;
+  /** 'bidirectional': every position attends to every other, with the same weights (default 'causal'). */
+  mask?: 'causal' | 'bidirectional';
+  /** Include the residual stream (Hugging Face's hidden_states). */
+  hiddenStates?: boolean;
+  /** Include the logit lens: each layer's `lens` most probable next tokens at every position
+   *  (an integer from 1 to the vocabulary's size). Costs one norm and one LM head per layer and position. */
+  lens?: number;
+  /** Heads to switch off. */
+  headMask?: HeadMask;
+}
+
 export interface ForwardResult {
   /** (T, V) row-major; absent with { logits: false }. */
   logits?: Float32Array;
   /** (n_layer, n_head, T, T) row-major, zero above the diagonal; only with { attention: true }. */
   attention?: Float32Array;
+  /** (n_layer + 1, T, n_embd) row-major: the embeddings, then each block's output, the last one
+   *  after the final norm (gpt2; openai-gpt has none); only with { hiddenStates: true }. */
+  hiddenStates?: Float32Array;
+  /** [layer][position]: the `lens` most probable next tokens of each block's output put through
+   *  the final norm and the LM head (the logit lens), most probable first; only with { lens }. */
+  lens?: TokenProbability[][][];
 }
 
 export interface ClassifyResult {
@@ -96,6 +129,8 @@ export interface GenerateOptions {
   signal?: AbortSignal;    // stops generation within one token
   attention?: boolean;     // include each step's attention row
   top?: number;            // include each step's `top` most probable tokens (default 0: none)
+  lens?: number;           // include each step's logit lens, `lens` tokens per layer (default: none)
+  headMask?: HeadMask;     // heads switched off for the whole generation
   allowSpecial?: boolean;  // read <|endoftext|> in a text prompt as the special token
   /** When the context (n_positions) is full: 'slide' (default) keeps its most recent half and goes
    *  on (the model then sees only the window, see GenerateStep.windowStart); 'stop' ends with
@@ -121,7 +156,10 @@ export interface GenerateStep {
   attention?: Float32Array;
   /** With { top: n }: the n most probable tokens of the distribution this token was drawn from
    *  (softmax of the logits, before temperature), most probable first. */
-  top?: { id: number; probability: number }[];
+  top?: TokenProbability[];
+  /** With { lens: k }: [layer] -> the k most probable next tokens of each block's output at the
+   *  position that produced this token (the last layer's is the model's own distribution). */
+  lens?: TokenProbability[][];
 }
 
 export interface GenerateResult {
@@ -151,9 +189,8 @@ export interface Model {
   readonly cacheError?: string;
   tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
   detokenize(ids: ArrayLike<number>): Promise<string>;
-  /** logits: false leaves the (T, V) logits out (and their cost: T x V x n_embd multiply-adds). */
-  /** mask 'bidirectional': every position attends to every other, with the same weights (default 'causal'). */
-  forward(ids: ArrayLike<number>, options?: { attention?: boolean; logits?: boolean; mask?: 'causal' | 'bidirectional' }): Promise<ForwardResult>;
+  /** The logits of every position, and what else the options ask for (ForwardOptions). */
+  forward(ids: ArrayLike<number>, options?: ForwardOptions): Promise<ForwardResult>;
   /**
    * Several sequences of different lengths in one pass (right-padded, with a padding mask):
    * logits[b] is (T_b, V), exactly what forward(batch[b]) gives.

@@ -381,6 +381,20 @@ const ModelConfig& Model::config() const { return impl_->config; }
 const std::string& Model::config_json() const { return impl_->config_json; }
 Quantization Model::quantization() const { return impl_->quantization; }
 
+std::vector<float> silencing_head_mask(const ModelConfig& c, std::span<const std::array<int, 2>> heads) {
+  std::vector<float> mask(std::size_t(c.n_layer) * c.n_head, 1.0f);
+  for (const auto& [layer, head] : heads) {
+    if (layer < 0 || layer >= c.n_layer)
+      throw InvalidArgument("there is no layer " + std::to_string(layer) + ": the model has layers 0.." +
+                            std::to_string(c.n_layer - 1));
+    if (head < 0 || head >= c.n_head)
+      throw InvalidArgument("there is no head " + std::to_string(head) + ": the model's layers have heads 0.." +
+                            std::to_string(c.n_head - 1));
+    mask[std::size_t(layer) * c.n_head + head] = 0.0f;
+  }
+  return mask;
+}
+
 KVCache Model::new_cache() const {
   const auto& c = impl_->config;
   return KVCache(c.n_layer, c.n_positions, c.n_embd);

@@ -79,6 +79,9 @@ for (const worker of [false, true]) {
     await expectReject('B18', model.forwardBatch([[5, 17], [3, 96]]));
     await expectReject('B19', model.forward([1, 2], { mask: 'future' }));
     await expectReject('B21', model.classify([1, 2]));
+    await expectReject('B24', model.forward([1, 2], { headMask: [[0, 4]] }));
+    await expectReject('B25', model.forward([1, 2], { headMask: [0, 3] }));
+    await expectReject('B26', model.forward([1, 2], { lens: 0 }));
     for (const temperature of [NaN, -1]) await expectReject('B9', drain(model.generate([1], { temperature })));
     await expectReject('B10', drain(model.generate([1], { topP: 1.5 })));
     await expectReject('B11', drain(model.generate([1], { topK: -2 })));

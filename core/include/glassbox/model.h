@@ -82,6 +82,10 @@ enum class Quantization {
 Quantization parse_quantization(std::string_view name);
 const char* quantization_name(Quantization q);
 
+// A head mask (ForwardOptions::head_mask) that silences the heads listed as (layer, head) pairs
+// and keeps every other. Throws InvalidArgument naming a layer or head the model does not have.
+std::vector<float> silencing_head_mask(const ModelConfig& c, std::span<const std::array<int, 2>> heads);
+
 struct LoadOptions {
   Quantization quantize = Quantization::None;
 };

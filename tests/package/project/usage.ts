@@ -13,8 +13,11 @@ export async function run(signal: AbortSignal): Promise<string> {
     text += s.text;
   }
   const reason: 'max_tokens' | 'end_of_text' | 'context_full' | 'cancelled' | undefined = generation.stopReason;
+  const inside = await model.forward([1, 2], { hiddenStates: true, lens: 3, headMask: [[0, 1]], logits: false });
+  const first: number | undefined = inside.lens?.[0]?.[0]?.[0]?.id;
+  const states: Float32Array | undefined = inside.hiddenStates;
   const estimate = await estimateModel('openai-community/gpt2');
   using tokenizer: Tokenizer = await loadTokenizer({ vocab: '{}', merges: '' });
   const ids: number[] = tokenizer.tokenize(text, { allowSpecial: true });
-  return `${reason} ${estimate.fits} ${ids.length} ${new InvalidArgumentError('x').name}`;
+  return `${reason} ${estimate.fits} ${ids.length} ${first} ${states?.length} ${new InvalidArgumentError('x').name}`;
 }
