@@ -1,7 +1,7 @@
 // glassbox page: wires the modules under app/ together.
 //
-//   model picker ──loaded──▶ prompt ──tokenize/forward──▶ Sequence ──▶ tokens, attention, output
-//                             Generate ──steps──▶ Sequence + output + next-token chart + status
+//   model picker ──loaded──▶ prompt ──tokenize/forward──▶ Sequence ──▶ tokens, attention, output, layers
+//                             Generate ──steps──▶ Sequence + output + next-token chart + layers + status
 //
 // The engine (web/dist/glassbox.mjs) runs in a Web Worker; every call is async. Everything the
 // model produces is put in the page as text (textContent / text nodes), never as HTML.
@@ -9,6 +9,7 @@ import { AttentionView } from './app/attention-view.mjs';
 import { formatInt } from './app/dom.mjs';
 import { FramePacer } from './app/frame-pacer.mjs';
 import { Generation } from './app/generation.mjs';
+import { LayersView, LENS_TOKENS } from './app/layers-view.mjs';
 import { MaskCompare } from './app/mask-compare.mjs';
 import { ModelPicker } from './app/model-picker.mjs';
 import { NextTokenChart } from './app/next-token.mjs';
@@ -58,6 +59,10 @@ const attention = new AttentionView({
   },
   onRestore: restoreWindows,
 });
+const layers = new LayersView({
+  caption: $('layers-caption'), table: $('layers-table'), grid: $('layers-grid'),
+  onView: () => refreshLens(),
+});
 const masks = new MaskCompare({
   switchButton: $('mask-switch'), panel: $('mask-compare'), causalCanvas: $('mask-causal'),
   bidirectionalCanvas: $('mask-bidirectional'), caption: $('mask-caption'),
@@ -70,6 +75,24 @@ function refreshMasks() {
   const { model, config, seq } = state;
   chain = chain.then(() => masks.compute(model, config, seq.ids)).catch((e) => {
     if (model === state.model) status.set(`Cannot compare the masks: ${e.message}`, 'error');
+  });
+  return chain;
+}
+
+// The prompt's logit lens, once the Layers panel is in view (it costs an LM head per layer and
+// position; not while generating).
+function refreshLens() {
+  const { model, seq, texts } = state;
+  if (!layers.inView || !layers.needsPrompt || state.generation || !model || !seq?.promptLength) return chain;
+  if (seq.promptLength > state.config.n_positions) return chain;
+  const ids = seq.ids.slice(0, seq.promptLength), promptTexts = seq.texts.slice(0, seq.promptLength);
+  chain = chain.then(async () => {
+    if (model !== state.model || seq !== state.seq || !layers.needsPrompt) return;
+    const { lens } = await model.forward(ids, { lens: LENS_TOKENS, logits: false });
+    if (model !== state.model || seq !== state.seq) return;
+    await layers.setPrompt(ids, promptTexts, lens, (id) => texts.get(id));
+  }).catch((e) => {
+    if (model === state.model) status.set(`Cannot compute the layers: ${e.message}`, 'error');
   });
   return chain;
 }
@@ -109,6 +132,7 @@ function refreshHighlight() {
     : 'Its attention row comes with the next generated token.';
   tokens.highlight(q >= 0 ? weights : null, why);
   output.highlight(weights, q);
+  if (q >= 0 && state.texts) layers.show(q, (id) => state.texts.get(id)).catch(() => {});
   attention.setSelected(q);
   masks.draw(attention.layer, attention.head);
 }
@@ -146,6 +170,7 @@ async function analyzePrompt(v) {
   const seq = new Sequence(state.config.n_layer, state.config.n_head, state.config.n_positions);
   seq.setPrompt(ids, texts);
   state.seq = seq;
+  layers.reset(state.config.n_layer);
   analyzed = v;
   tokens.reset(ids.map((id, i) => ({ id, text: texts[i] })));
   const limit = state.config.n_positions, tooLong = ids.length > limit;
@@ -164,9 +189,12 @@ async function analyzePrompt(v) {
     if (masks.on) await masks.compute(model, state.config, ids);
     return;
   }
-  const { attention: matrix } = await model.forward(ids, { attention: true, logits: false });
+  // With the Layers panel in view, the same pass gives the prompt's logit lens.
+  const withLens = layers.inView;
+  const { attention: matrix, lens } = await model.forward(ids, { attention: true, logits: false, lens: withLens ? LENS_TOKENS : undefined });
   if (v !== wanted || model !== state.model) return;
   seq.setPromptAttention(matrix);
+  if (lens) await layers.setPrompt(ids, texts, lens, (id) => state.texts.get(id));
   attention.update({ thumbs: true, force: true });
   refreshHighlight();
   if (masks.on) await masks.compute(model, state.config, ids);
@@ -221,11 +249,15 @@ async function generate() {
     seq.truncateToPrompt();
     tokens.truncate(seq.promptLength);
     next.reset();
+    layers.truncateToPrompt();
     output.start(await promptSegments(seq.ids, seq.texts, (ids) => model.detokenize(ids)));
     attention.update({ thumbs: true, force: true });
     refreshHighlight();
 
-    generation = new Generation(model, seq.ids.slice(), settings.options);
+    // The logit lens of each step, when the Layers panel is in view as generation starts (it
+    // costs an LM head per layer and token).
+    const lens = layers.inView ? LENS_TOKENS : undefined;
+    generation = new Generation(model, seq.ids.slice(), { ...settings.options, lens });
     state.generation = generation;
     status.set('Generating…', 'busy');
     // The page never holds the engine back: steps wait in `arrived` (the engine runs ahead,
@@ -240,7 +272,10 @@ async function generate() {
       const batchTexts = await texts.many(batch.map((s) => s.id));
       if (generation.stopped) return;
       begin();
-      for (const [i, s] of batch.entries()) seq.addStep(s.id, batchTexts[i], s.position, s.attention, s.windowStart);
+      for (const [i, s] of batch.entries()) {
+        seq.addStep(s.id, batchTexts[i], s.position, s.attention, s.windowStart);
+        if (s.lens) layers.addStep(s.position, s.id, s.lens);
+      }
       tokens.appendMany(batch.map((s, i) => ({ id: s.id, text: batchTexts[i], generated: true })));
       output.appendMany(batch.map((s) => [s.text, s.position]));
       attention.update({ thumbs: true });
@@ -249,6 +284,7 @@ async function generate() {
       if (batch.some((s) => s.position - 1 === selected)) refreshHighlight();   // its row just arrived
       const last = batch.at(-1);
       next.show(last, (id) => texts.get(id)).catch((e) => status.set(`Cannot show the next-token chart: ${e.message}`, 'error'));
+      if (last.lens && selected < 0) layers.show(last.position, (id) => texts.get(id)).catch(() => {});   // the latest, live
       drawn += batch.length;
       lastDrawn = last.arrived;
       status.progress({ ...generation.stats, tokens: drawn, last: lastDrawn }, { force: drawn === batch.length });
@@ -279,6 +315,7 @@ async function generate() {
     attention.flush();
     refreshHighlight();
     refreshMasks();
+    refreshLens();
     finished();
   }
 }
@@ -322,6 +359,7 @@ const picker = new ModelPicker({
       `${model.quantize === 'int8' ? 'int8' : 'F32'} weights, ` +
       `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
     attention.configure(c.n_layer, c.n_head);
+    layers.reset(c.n_layer);
     setGenerating(false);
     status.set(`Ready: ${name} loaded in ${((performance.now() - state.loadStarted) / 1000).toFixed(1)} s.`, 'done');
     ++wanted;

@@ -437,6 +437,59 @@ test('next token: the ten most probable tokens of the latest step as a bar chart
   await setSampling(page, { Temperature: 0.8 });
 });
 
+// The logit lens (issue 24): the prompt's grid and a selected token's layers against the native
+// CLI's `forward --lens`; watched live during a generation while the panel is in view, and not
+// recorded (said so) for tokens generated while it was out of view.
+test('Layers: each layer\'s guesses for a token and the prompt\'s grid, as the CLI\'s logit lens', async () => {
+  const { page } = main;
+  const prompt = 'The old man walked into the';
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(prompt);
+  await settled(page);
+  const ids = JSON.parse(execFileSync(cli, ['tokenize', '-m', join(root, 'web/models/brown-small')], { input: prompt }).toString());
+  const cliLens = JSON.parse(execFileSync(cli, ['forward', '-m', join(root, 'web/models/brown-small'), '--tokens', ids.join(','), '--lens', '5'],
+                                          { maxBuffer: 1 << 28 }).toString()).lens;
+  const region = page.getByRole('region', { name: 'Layers' });
+  await region.scrollIntoViewIfNeeded();
+  await page.waitForFunction((n) => document.querySelectorAll('#layers-grid tbody tr').length === 6 &&
+                             document.querySelectorAll('#layers-grid tbody tr:first-child td').length === n, ids.length);
+  const grid = await page.locator('#layers-grid tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.id))));
+  assert.deepEqual(grid, cliLens.map((rows) => rows.map((top) => top[0].id)), 'the grid: each layer\'s top token at each position');
+
+  await page.locator('#tokens li').nth(3).click();
+  await page.waitForFunction(() => document.querySelectorAll('#layers-table tr').length === 6);
+  const table = await page.locator('#layers-table tr').evaluateAll((rows) => rows.map((r) =>
+    [...r.querySelectorAll('td')].map((td) => ({ id: Number(td.dataset.id), p: Number(td.dataset.probability), chosen: td.classList.contains('chosen') }))));
+  for (const [l, row] of table.entries()) {
+    assert.deepEqual(row.map((c) => c.id), cliLens[l][2].map((e) => e.id), `layer ${l + 1}: the guesses for token #3 are the lens after token #2`);
+    for (const [k, c] of row.entries()) assert.ok(Math.abs(c.p - cliLens[l][2][k].p) < 1e-5);
+    for (const c of row) assert.equal(c.chosen, c.id === ids[3]);
+  }
+  assert.match(await page.locator('#layers-caption').textContent(), /^How the model arrived at token #3/);
+
+  // Live: greedy generation with the panel in view and no token selected shows the latest token,
+  // which the last layer (the model itself) put first.
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(`${prompt} `);
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(prompt);
+  await settled(page);
+  await setSampling(page, { Temperature: 0, 'Max tokens': 6 });
+  await region.scrollIntoViewIfNeeded();
+  await generate(page);
+  const last = ids.length + 5;
+  assert.match(await page.locator('#layers-caption').textContent(), new RegExp(`^How the model arrived at token #${last}:`));
+  const lastLayer = await page.locator('#layers-table tr:last-child td').first().evaluate((td) => ({ id: Number(td.dataset.id), chosen: td.classList.contains('chosen') }));
+  assert.equal(lastLayer.id, (await chipIds(page, true)).at(-1));
+  assert.ok(lastLayer.chosen);
+
+  // Out of view while generating: the lens is not asked for, and the panel says so.
+  await page.locator('#prompt').scrollIntoViewIfNeeded();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await generate(page);
+  await page.locator('#tokens .chip.generated').last().click();
+  await region.scrollIntoViewIfNeeded();
+  assert.match(await page.locator('#layers-caption').textContent(), /^Not recorded: this token was generated while this panel was out of view/);
+  await setSampling(page, { Temperature: 0.8, 'Max tokens': 48 });
+});
+
 test('invalid sampling values are explained next to the input and nothing is generated', async () => {
   const { page } = main;
   const before = await chipIds(page);
