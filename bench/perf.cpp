@@ -3,8 +3,10 @@
 // script runs it several times, each in a fresh process, and reports medians.
 //
 //   glassbox_perf model DIR --ids FILE [--decode N]   load, prefill the prompt ids (JSON array in
-//                 [--triad-after MB]                   FILE), then N greedy tokens with the KV cache;
-//                                                      then, the model freed, the triad
+//                 [--triad-after MB] [--lens K]        FILE), then N greedy tokens with the KV cache
+//                                                      (with --lens, each pass also computes the
+//                                                      logit lens, K tokens per layer); then, the
+//                                                      model freed, the triad
 //   glassbox_perf tokenizer DIR TEXT                   encode and decode TEXT's bytes
 //   glassbox_perf triad [--mb N]                       single-core memory bandwidth (STREAM triad)
 //   glassbox_perf kernels [--keys S]                   the decoding kernels alone on GPT-2 small's
@@ -71,15 +73,17 @@ std::int32_t argmax(const std::vector<float>& logits) {
 
 // Load; the prompt in one forward pass (time to first token = that + the argmax); then `decode`
 // greedy tokens one forward pass each, exactly as the peers' loop does.
-json run_model(const std::string& dir, const std::string& ids_file, int decode, glassbox::Quantization quantize) {
+json run_model(const std::string& dir, const std::string& ids_file, int decode, glassbox::Quantization quantize, int lens_k) {
   const auto prompt = json::parse(read_file(ids_file)).get<std::vector<std::int32_t>>();
   auto t0 = Clock::now();
   const glassbox::Model model = glassbox::Model::load(dir, glassbox::LoadOptions{quantize});
   const double load_ms = ms_since(t0);
 
+  std::vector<glassbox::TokenProbability> lens;
+  const glassbox::ForwardOptions options{.lens_k = lens_k, .lens = lens_k > 0 ? &lens : nullptr};
   glassbox::KVCache cache = model.new_cache();
   t0 = Clock::now();
-  std::vector<float> logits = model.forward(prompt, cache);
+  std::vector<float> logits = model.forward(prompt, cache, options);
   std::int32_t next = argmax(logits);
   const double ttft_ms = ms_since(t0);
 
@@ -87,12 +91,13 @@ json run_model(const std::string& dir, const std::string& ids_file, int decode, 
   t0 = Clock::now();
   for (int i = 0; i < decode; ++i) {
     const std::int32_t token = generated.back();
-    logits = model.forward(std::span(&token, 1), cache);
+    logits = model.forward(std::span(&token, 1), cache, options);
     generated.push_back(argmax(logits));
   }
   const double decode_ms = ms_since(t0);
   generated.pop_back();   // the last argmax was not fed back
   return {{"quantize", glassbox::quantization_name(quantize)},
+          {"lens", lens_k},
           {"load_ms", load_ms},
           {"prompt_tokens", prompt.size()},
           {"ttft_ms", ttft_ms},
@@ -250,12 +255,13 @@ int main(int argc, char** argv) {
   CLI::App app{"glassbox_perf: one timed run, for scripts/bench"};
   app.require_subcommand(1);
   std::string dir, ids_file, text_file, quantize = "none";
-  int decode = 128, megabytes = 256;
+  int decode = 128, megabytes = 256, lens_k = 0;
   auto* model = app.add_subcommand("model", "load, prefill, greedy decode");
   model->add_option("dir", dir, "model directory")->required();
   model->add_option("--ids", ids_file, "JSON array of prompt token ids")->required();
   model->add_option("--decode", decode, "tokens to generate")->check(CLI::Range(1, 100000));
   model->add_option("--quantize", quantize, "none or int8");
+  model->add_option("--lens", lens_k, "also the logit lens, this many tokens per layer, in every pass")->check(CLI::Range(1, 1 << 20));
   int threads = 1;
   model->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
   int triad_after = 0;
@@ -276,7 +282,7 @@ int main(int argc, char** argv) {
     json out;
     if (*model) {
       glassbox::set_num_threads(threads);
-      out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize));
+      out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize), lens_k);
       out["threads"] = glassbox::num_threads();
       // The memory bandwidth at the moment of this decode (this machine's speed drifts from one
       // minute to the next), for the decode's share of the roofline (bench/report.mjs).

@@ -95,8 +95,8 @@ class Engine {
     return guarded([&] { return js_text(tokenizer().decode(ids_from_js(ids))); });
   }
 
-  // options {logits, attention, causal, hiddenStates} (booleans), lens (K, 0: none), headMask
-  // (see head_mask_from_js) -> {logits?: Float32Array(T*V), attention?: Float32Array(L*H*T*T),
+  // options {logits, lastLogits, attention, causal, hiddenStates} (booleans), lens (K, 0: none),
+  // headMask (see head_mask_from_js) -> {logits?: Float32Array(T*V, or V with lastLogits), attention?: Float32Array(L*H*T*T),
   // hiddenStates?: Float32Array((L+1)*T*C), lens?: [layer][position] arrays of K {id,
   // probability}}. The page asks for attention only: all T rows of logits would cost T x V x C
   // multiply-adds it never looks at. causal false: bidirectional attention with the same weights
@@ -104,6 +104,7 @@ class Engine {
   val forward(const val& ids_js, const val& options) const {
     return guarded([&] {
       const bool with_logits = options["logits"].as<bool>(), with_attention = options["attention"].as<bool>();
+      const bool last_only = options["lastLogits"].as<bool>();
       const bool with_states = options["hiddenStates"].as<bool>();
       const int lens_k = options["lens"].as<int>();
       const ModelConfig& c = model_.config();
@@ -117,7 +118,7 @@ class Engine {
       };
       KVCache cache = model_.new_cache();
       const auto logits = model_.forward(ids, cache,
-                                         {.all_logits = with_logits || lens_k != 0,
+                                         {.all_logits = (with_logits && !last_only) || lens_k != 0,
                                           .hook = with_attention ? &keep : nullptr,
                                           .causal = options["causal"].as<bool>(),
                                           .head_mask = mask,
@@ -125,7 +126,9 @@ class Engine {
                                           .lens_k = lens_k,
                                           .lens = lens_k != 0 ? &lens : nullptr});
       val out = val::object();
-      if (with_logits) out.set("logits", typed_array_copy("Float32Array", logits.data(), logits.size()));
+      const std::size_t V = c.vocab_size;
+      if (with_logits && last_only) out.set("logits", typed_array_copy("Float32Array", logits.data() + logits.size() - V, V));
+      else if (with_logits) out.set("logits", typed_array_copy("Float32Array", logits.data(), logits.size()));
       if (with_attention) out.set("attention", typed_array_copy("Float32Array", attention.data(), attention.size()));
       if (with_states) out.set("hiddenStates", typed_array_copy("Float32Array", states.data(), states.size()));
       if (lens_k != 0) {

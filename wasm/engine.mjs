@@ -340,13 +340,15 @@ export class LocalModel {
 
   // {logits (T*V), attention? (L*H*T*T), hiddenStates? ((L+1)*T*C), lens? ([L][T] arrays of K
   // {id, probability})}; with { logits: false } only what else is asked for is computed in full
-  // (the last position's logits are not returned either). mask 'bidirectional': every position
+  // (the last position's logits are not returned either); { logits: 'last' }: the last position's
+  // alone (V), the LM head run on that row only. mask 'bidirectional': every position
   // attends to every other, later ones too, with the same weights (an encoder's view). headMask:
   // heads switched off (inspectOptions).
   async forward(ids, options = {}) {
     const { attention = false, logits = true, mask = 'causal', hiddenStates = false } = options;
     if (mask !== 'causal' && mask !== 'bidirectional') throw new InvalidArgumentError(`mask must be 'causal' or 'bidirectional', got ${String(mask)}`);
-    return this.#live().forward(checkIds(ids), { logits: Boolean(logits), attention: Boolean(attention), causal: mask === 'causal',
+    if (logits !== true && logits !== false && logits !== 'last') throw new InvalidArgumentError(`logits must be true, false or 'last', got ${JSON.stringify(logits)}`);
+    return this.#live().forward(checkIds(ids), { logits: logits !== false, lastLogits: logits === 'last', attention: Boolean(attention), causal: mask === 'causal',
                                                  hiddenStates: Boolean(hiddenStates), ...inspectOptions(options) });
   }
 

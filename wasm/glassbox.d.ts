@@ -83,8 +83,9 @@ export type HeadMask = [number, number][];
 export interface ForwardOptions {
   /** Include the attention probabilities (default false). */
   attention?: boolean;
-  /** false leaves the (T, V) logits out (and their cost: T x V x n_embd multiply-adds). */
-  logits?: boolean;
+  /** false leaves the (T, V) logits out (and their cost: T x V x n_embd multiply-adds); 'last'
+   *  gives the last position's alone, (V), and runs the LM head on that row only. */
+  logits?: boolean | 'last';
   /** 'bidirectional': every position attends to every other, with the same weights (default 'causal'). */
   mask?: 'causal' | 'bidirectional';
   /** Include the residual stream (Hugging Face's hidden_states). */
@@ -97,7 +98,7 @@ export interface ForwardOptions {
 }
 
 export interface ForwardResult {
-  /** (T, V) row-major; absent with { logits: false }. */
+  /** (T, V) row-major, or (V) with { logits: 'last' }; absent with { logits: false }. */
   logits?: Float32Array;
   /** (n_layer, n_head, T, T) row-major, zero above the diagonal; only with { attention: true }. */
   attention?: Float32Array;

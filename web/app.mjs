@@ -12,7 +12,7 @@ import { Generation } from './app/generation.mjs';
 import { LayersView, LENS_TOKENS } from './app/layers-view.mjs';
 import { MaskCompare } from './app/mask-compare.mjs';
 import { ModelPicker } from './app/model-picker.mjs';
-import { NextTokenChart } from './app/next-token.mjs';
+import { mostProbable, NextTokenChart } from './app/next-token.mjs';
 import { OutputView, promptSegments } from './app/output-view.mjs';
 import { SamplingInputs } from './app/sampling.mjs';
 import { Sequence } from './app/sequence.mjs';
@@ -39,6 +39,14 @@ const state = {
   running: Promise.resolve(),
   loading: null,      // name of the model being loaded, or null
   loadStarted: 0,
+  silenced: new Set(),   // heads switched off, "layer:head"
+};
+
+// The heads switched off as the API's headMask ([[layer, head], ...]), or undefined for none.
+const headMask = () => (state.silenced.size ? [...state.silenced].map((k) => k.split(':').map(Number)) : undefined);
+const headsLabel = () => {
+  const names = [...state.silenced].map((k) => k.replace(/^(\d+):(\d+)$/, 'L$1 H$2'));
+  return names.length <= 3 ? `head${names.length > 1 ? 's' : ''} ${names.join(', ')}` : `${names.length} heads`;
 };
 
 const status = new StatusLine($('status'));
@@ -58,7 +66,9 @@ const attention = new AttentionView({
     refreshHighlight();
   },
   onRestore: restoreWindows,
+  onToggleHead: toggleHead,
 });
+const resetHeads = $('reset-heads');
 const layers = new LayersView({
   caption: $('layers-caption'), table: $('layers-table'), grid: $('layers-grid'),
   onView: () => refreshLens(),
@@ -79,6 +89,46 @@ function refreshMasks() {
   return chain;
 }
 
+// --- heads switched off: the page runs the model with a head mask (prompt, generation, layers)
+
+function toggleHead(layer, head) {
+  if (state.generation) {
+    status.set('Heads switch off and on between generations: press Stop first.', 'error');
+    return;
+  }
+  const key = `${layer}:${head}`;
+  if (!state.silenced.delete(key)) state.silenced.add(key);
+  headsChanged();
+}
+
+function headsChanged() {
+  attention.setSilenced(state.silenced);
+  resetHeads.disabled = state.silenced.size === 0;
+  $('heads-note').textContent = state.silenced.size
+    ? `${headsLabel()[0].toUpperCase()}${headsLabel().slice(1)} off: the attention, the layers, the next token and generation are the model's without ${state.silenced.size === 1 ? 'it' : 'them'}.`
+    : 'A thumbnail opens its head large; its × switch (or X on a focused thumbnail) turns the head off, and the model then runs without it.';
+  ++wanted;   // the prompt's attention and layers again, with the mask
+  flushPrompt().then(refreshComparison);
+}
+
+// The Next token chart with heads off: the distribution after the last token with every head and
+// without the silenced ones, side by side (each the last position's logits of one forward pass).
+function refreshComparison() {
+  const { model, seq, texts } = state;
+  if (!state.silenced.size || state.generation || !model || !seq?.length) return chain;
+  const limit = state.config.n_positions;
+  const ids = seq.ids.slice(-limit), mask = headMask(), label = headsLabel(), position = seq.length - 1;
+  chain = chain.then(async () => {
+    if (model !== state.model || seq !== state.seq || state.generation) return;
+    const [all, masked] = [await model.forward(ids, { logits: 'last' }), await model.forward(ids, { logits: 'last', headMask: mask })];
+    if (model !== state.model || seq !== state.seq || state.generation) return;
+    await next.compare(position, mostProbable(all.logits, 10), mostProbable(masked.logits, 10), label, (id) => texts.get(id));
+  }).catch((e) => {
+    if (model === state.model) status.set(`Cannot compare with the heads off: ${e.message}`, 'error');
+  });
+  return chain;
+}
+
 // The prompt's logit lens, once the Layers panel is in view (it costs an LM head per layer and
 // position; not while generating).
 function refreshLens() {
@@ -88,7 +138,7 @@ function refreshLens() {
   const ids = seq.ids.slice(0, seq.promptLength), promptTexts = seq.texts.slice(0, seq.promptLength);
   chain = chain.then(async () => {
     if (model !== state.model || seq !== state.seq || !layers.needsPrompt) return;
-    const { lens } = await model.forward(ids, { lens: LENS_TOKENS, logits: false });
+    const { lens } = await model.forward(ids, { lens: LENS_TOKENS, logits: false, headMask: headMask() });
     if (model !== state.model || seq !== state.seq) return;
     await layers.setPrompt(ids, promptTexts, lens, (id) => texts.get(id));
   }).catch((e) => {
@@ -191,7 +241,8 @@ async function analyzePrompt(v) {
   }
   // With the Layers panel in view, the same pass gives the prompt's logit lens.
   const withLens = layers.inView;
-  const { attention: matrix, lens } = await model.forward(ids, { attention: true, logits: false, lens: withLens ? LENS_TOKENS : undefined });
+  const { attention: matrix, lens } = await model.forward(ids, { attention: true, logits: false, lens: withLens ? LENS_TOKENS : undefined,
+                                                                 headMask: headMask() });
   if (v !== wanted || model !== state.model) return;
   seq.setPromptAttention(matrix);
   if (lens) await layers.setPrompt(ids, texts, lens, (id) => state.texts.get(id));
@@ -257,7 +308,7 @@ async function generate() {
     // The logit lens of each step, when the Layers panel is in view as generation starts (it
     // costs an LM head per layer and token).
     const lens = layers.inView ? LENS_TOKENS : undefined;
-    generation = new Generation(model, seq.ids.slice(), { ...settings.options, lens });
+    generation = new Generation(model, seq.ids.slice(), { ...settings.options, lens, headMask: headMask() });
     state.generation = generation;
     status.set('Generating…', 'busy');
     // The page never holds the engine back: steps wait in `arrived` (the engine runs ahead,
@@ -316,6 +367,7 @@ async function generate() {
     refreshHighlight();
     refreshMasks();
     refreshLens();
+    refreshComparison();
     finished();
   }
 }
@@ -360,6 +412,9 @@ const picker = new ModelPicker({
       `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
     attention.configure(c.n_layer, c.n_head);
     layers.reset(c.n_layer);
+    state.silenced.clear();   // another model's heads
+    attention.setSilenced(state.silenced);
+    resetHeads.disabled = true;
     setGenerating(false);
     status.set(`Ready: ${name} loaded in ${((performance.now() - state.loadStarted) / 1000).toFixed(1)} s.`, 'done');
     ++wanted;
@@ -382,6 +437,12 @@ $('generate-form').addEventListener('submit', (e) => {
   generate();
 });
 stopButton.addEventListener('click', () => state.generation?.stop());
+resetHeads.addEventListener('click', () => {
+  if (state.generation) return status.set('Heads switch off and on between generations: press Stop first.', 'error');
+  state.silenced.clear();
+  headsChanged();
+  next.reset();
+});
 promptInput.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
     e.preventDefault();

@@ -90,6 +90,9 @@ for (const worker of [false, true]) {
     // The model still works, and an empty mask is no mask.
     const plain = await model.forward([1, 2]);
     assert.deepEqual((await model.forward([1, 2], { headMask: [] })).logits, plain.logits);
+    // { logits: 'last' }: the last row alone, the same bits.
+    assert.deepEqual((await model.forward([1, 2], { logits: 'last' })).logits, plain.logits.subarray(96));
+    await assert.rejects(model.forward([1, 2], { logits: 'first' }), /^InvalidArgumentError: logits must be true, false or 'last', got "first"$/);
     await model.dispose();
   });
 }

@@ -490,6 +490,56 @@ test('Layers: each layer\'s guesses for a token and the prompt\'s grid, as the C
   await setSampling(page, { Temperature: 0.8, 'Max tokens': 48 });
 });
 
+// Heads switched off (issue 24): from a thumbnail's switch or X on it; the Next token chart shows
+// the distribution with every head and without the silenced ones, as the CLI's --head-mask gives
+// them; greedy generation uses the mask (the CLI's tokens); Reset heads restores every head.
+test('heads switch off from their thumbnails: next token with and without them, and generation without them', async () => {
+  const { page } = main;
+  const model = join(root, 'web/models/brown-small');
+  const prompt = 'The jury said';
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(prompt);
+  await settled(page);
+  const ids = JSON.parse(execFileSync(cli, ['tokenize', '-m', model], { input: prompt }).toString());
+  const cliTop = (mask) => {
+    const args = ['forward', '-m', model, '--tokens', ids.join(','), ...(mask ? ['--head-mask', mask] : [])];
+    const last = JSON.parse(execFileSync(cli, args, { maxBuffer: 1 << 28 }).toString()).logits.at(-1);
+    const max = Math.max(...last), sum = last.reduce((s, x) => s + Math.exp(x - max), 0);
+    return last.map((x, id) => ({ id, p: Math.exp(x - max) / sum })).sort((a, b) => b.p - a.p || a.id - b.id).slice(0, 10);
+  };
+  const switch01 = page.getByRole('button', { name: 'Layer 0 head 1 off' });
+  assert.equal(await switch01.getAttribute('aria-pressed'), 'false');
+  assert.ok(await page.getByRole('button', { name: 'Reset heads' }).isDisabled());
+  await switch01.click();
+  assert.equal(await switch01.getAttribute('aria-pressed'), 'true');
+  // X on a focused thumbnail switches its head too.
+  await page.getByRole('button', { name: 'Layer 3, head 2', exact: true }).focus();
+  await page.keyboard.press('x');
+  assert.equal(await page.getByRole('button', { name: 'Layer 3 head 2 off' }).getAttribute('aria-pressed'), 'true');
+  assert.equal(await page.locator('#thumbs .thumb.silenced').count(), 2);
+  await page.waitForFunction(() => !document.getElementById('next-compare').hidden);
+  await page.waitForTimeout(200);
+  const list = (id) => page.locator(`#${id} li`).evaluateAll((li) => li.map((l) => ({ id: Number(l.dataset.id), p: Number(l.dataset.probability) })));
+  for (const [id, want] of [['next-bars-all', cliTop(null)], ['next-bars-masked', cliTop('0:1,3:2')]]) {
+    const got = await list(id);
+    assert.deepEqual(got.map((b) => b.id), want.map((b) => b.id), id);
+    for (const [i, b] of got.entries()) assert.ok(Math.abs(b.p - want[i].p) < 1e-5, `${id} ${i}: ${b.p} vs ${want[i].p}`);
+  }
+  assert.match(await page.locator('#next-caption').textContent(), /with heads L0 H1, L3 H2 off/);
+
+  await setSampling(page, { Temperature: 0, 'Max tokens': 8 });
+  await generate(page);
+  const native = execFileSync(cli, ['generate', '-m', model, '--tokens', ids.join(','), '-n', '8', '--temperature', '0',
+                                    '--head-mask', '0:1,3:2'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim().split(' ').map(Number);
+  assert.deepEqual(await chipIds(page, true), native, 'greedy generation without the two heads');
+
+  await page.getByRole('button', { name: 'Reset heads' }).click();
+  await settled(page);
+  assert.equal(await page.locator('#thumbs .head-off[aria-pressed="true"]').count(), 0);
+  assert.ok(await page.locator('#next-compare').isHidden());
+  assert.ok(await page.getByRole('button', { name: 'Reset heads' }).isDisabled());
+  await setSampling(page, { Temperature: 0.8, 'Max tokens': 48 });
+});
+
 test('invalid sampling values are explained next to the input and nothing is generated', async () => {
   const { page } = main;
   const before = await chipIds(page);

@@ -1,5 +1,6 @@
 // The "Attention" region: Layer and Head pickers, the large heatmap of the chosen pair, and one
-// thumbnail button per layer × head (pressing one opens it large). Redraws are coalesced into
+// thumbnail button per layer × head (pressing one opens it large), each with a switch that turns
+// its head off and on (the page then runs the model with a head mask). Redraws are coalesced into
 // animation frames; during generation the page's frames draw them (drawLive), the map at most ten
 // times a second and the thumbnails at most two and a half.
 import { clear, el } from './dom.mjs';
@@ -25,7 +26,8 @@ export class AttentionView {
   #seq = null;
   #selected = -1;
   #offset = 0;   // sequence index of the first token drawn
-  #buttons = [];   // [layer][head] -> {button, canvas}
+  #buttons = [];   // [layer][head] -> {button, canvas, off}
+  #onToggleHead;
   #frame = 0;
   #thumbsDirty = false;
   #thumbsDrawn = 0;
@@ -38,8 +40,10 @@ export class AttentionView {
   #drawCost = 0;   // ms the last redraw took
 
   // onRestore(starts): the view needs rows the sequence let go, of the windows from these starts.
-  constructor({ layerSelect, headSelect, thumbs, empty, heatmap, onChange, onSelectQuery, onRestore }) {
+  // onToggleHead(layer, head): a head's switch was pressed.
+  constructor({ layerSelect, headSelect, thumbs, empty, heatmap, onChange, onSelectQuery, onRestore, onToggleHead }) {
     this.#onRestore = onRestore;
+    this.#onToggleHead = onToggleHead;
     this.#layer = layerSelect;
     this.#head = headSelect;
     this.#thumbs = thumbs;
@@ -90,14 +94,23 @@ export class AttentionView {
         const button = el('button', {
           type: 'button',
           className: 'thumb',
-          title: `Layer ${l}, head ${h}`,
+          title: `Layer ${l}, head ${h} (X switches it off and on)`,
           dataset: { layer: l, head: h },
-          attrs: { 'aria-label': `Layer ${l}, head ${h}`, 'aria-pressed': String(l === 0 && h === 0) },
+          attrs: { 'aria-label': `Layer ${l}, head ${h}`, 'aria-pressed': String(l === 0 && h === 0), 'aria-keyshortcuts': 'X' },
           on: { click: () => this.open(l, h), keydown: (e) => this.#moveFocus(e, l, h) },
         }, canvas);
-        button.tabIndex = l === 0 && h === 0 ? 0 : -1;   // one Tab stop for the grid; arrows move
-        this.#thumbs.append(button);
-        row.push({ button, canvas });
+        button.tabIndex = l === 0 && h === 0 ? 0 : -1;   // one Tab stop for the grid; arrows move, X switches
+        // The switch: out of the Tab order (the grid's X key does the same), for the pointer.
+        const off = el('button', {
+          type: 'button',
+          className: 'head-off',
+          title: `Switch layer ${l}, head ${h} off`,
+          attrs: { 'aria-label': `Layer ${l} head ${h} off`, 'aria-pressed': 'false' },
+          on: { click: () => this.#onToggleHead(l, h) },
+        }, '×');
+        off.tabIndex = -1;
+        this.#thumbs.append(el('div', { className: 'thumb-cell' }, button, off));
+        row.push({ button, canvas, off });
       }
       this.#buttons.push(row);
     }
@@ -159,9 +172,24 @@ export class AttentionView {
     this.#draw();
   }
 
+  // Which heads are off: a Set of "layer:head".
+  setSilenced(silenced) {
+    this.#buttons.forEach((row, l) => row.forEach(({ button, off }, h) => {
+      const isOff = silenced.has(`${l}:${h}`);
+      off.setAttribute('aria-pressed', String(isOff));
+      off.title = `Switch layer ${l}, head ${h} ${isOff ? 'on' : 'off'}`;
+      button.classList.toggle('silenced', isOff);
+      button.setAttribute('aria-label', `Layer ${l}, head ${h}${isOff ? ' (off)' : ''}`);
+    }));
+  }
+
   // Arrow keys (and Home/End) move the focus within the thumbnail grid: left/right across heads,
-  // up/down across layers.
+  // up/down across layers; X switches the focused head off and on.
   #moveFocus(e, l, h) {
+    if (e.key === 'x' || e.key === 'X') {
+      e.preventDefault();
+      return this.#onToggleHead(l, h);
+    }
     const layers = this.#buttons.length, heads = this.#buttons[0]?.length ?? 0;
     const to = { ArrowLeft: [l, h - 1], ArrowRight: [l, h + 1], ArrowUp: [l - 1, h], ArrowDown: [l + 1, h],
                  Home: [0, 0], End: [layers - 1, heads - 1] }[e.key];

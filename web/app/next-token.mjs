@@ -27,6 +27,7 @@ export class NextTokenChart {
     this.#hidden = null;
     this.#caption.textContent = PLACEHOLDER;
     clear(this.#list);
+    this.#showCompare(false);
   }
 
   // step: a GenerateStep; textOf(id) -> Promise<string>. Drawn at once (the page calls it from
@@ -49,23 +50,60 @@ export class NextTokenChart {
     const version = ++this.#version;
     const texts = await Promise.all(step.top.map((t) => textOf(t.id)));
     if (version !== this.#version) return;   // a newer step already drew
-    const max = Math.max(...step.top.map((t) => t.probability), 1e-9);
+    this.#showCompare(false);
     this.#caption.textContent = `For token #${step.position}; the one sampled is marked ●.`;
-    const items = step.top.map((t, i) => {
-      const chosen = t.id === step.id;
-      const pct = `${(100 * t.probability).toFixed(t.probability < 0.001 ? 3 : 1)}%`;
-      const fill = el('span', { className: 'bar-fill' });
-      fill.style.width = `${Math.max(0.5, (100 * t.probability) / max)}%`;
-      const label = appendVisibleText(el('span', { className: 'bar-token' }), texts[i]);
-      return el('li', {
-        className: `bar${chosen ? ' chosen' : ''}`,
-        dataset: { id: t.id, probability: t.probability },
-        attrs: { 'aria-label': `${spokenText(texts[i])}, id ${t.id}: ${pct}${chosen ? ', sampled' : ''}` },
-      },
-      el('span', { className: 'bar-label', title: `id ${t.id}` }, label, chosen ? el('span', { className: 'chosen-mark' }, ' ●') : null),
-      el('span', { className: 'bar-track' }, fill),
-      el('span', { className: 'bar-value' }, pct));
-    });
-    this.#list.replaceChildren(...items);
+    this.#list.replaceChildren(...bars(step.top, texts, step.id));
   }
+
+  // With heads switched off: the next token's distribution after `position` with every head
+  // (all) and without the silenced ones (masked), side by side; each a list of {id, probability},
+  // most probable first. label names the heads that are off.
+  async compare(position, all, masked, label, textOf) {
+    const version = ++this.#version;
+    this.#hidden = null;
+    const [allTexts, maskedTexts] = await Promise.all([all, masked].map((top) => Promise.all(top.map((t) => textOf(t.id)))));
+    if (version !== this.#version) return;
+    this.#caption.textContent = `After token #${position}: the ten likeliest next tokens with every head, and with ${label} off.`;
+    clear(this.#list);
+    document.getElementById('next-masked-caption').textContent = `${label[0].toUpperCase()}${label.slice(1)} off`;
+    document.getElementById('next-bars-all').replaceChildren(...bars(all, allTexts, null));
+    document.getElementById('next-bars-masked').replaceChildren(...bars(masked, maskedTexts, null));
+    this.#showCompare(true);
+  }
+
+  #showCompare(on) {
+    document.getElementById('next-compare').hidden = !on;
+    this.#list.hidden = on;
+  }
+}
+
+// The n most probable tokens of softmax(logits), as the engine's most_probable gives them: most
+// probable first, ties to the lower id (probabilities computed in doubles).
+export function mostProbable(logits, n) {
+  let max = -Infinity;
+  for (const x of logits) max = Math.max(max, x);
+  let sum = 0;
+  for (const x of logits) sum += Math.exp(x - max);
+  const order = Array.from(logits.keys()).sort((a, b) => logits[b] - logits[a] || a - b).slice(0, n);
+  return order.map((id) => ({ id, probability: Math.exp(logits[id] - max) / sum }));
+}
+
+// The bars of a distribution's top tokens (texts: theirs); chosenId's is marked as sampled.
+function bars(top, texts, chosenId) {
+  const max = Math.max(...top.map((t) => t.probability), 1e-9);
+  return top.map((t, i) => {
+    const chosen = t.id === chosenId;
+    const pct = `${(100 * t.probability).toFixed(t.probability < 0.001 ? 3 : 1)}%`;
+    const fill = el('span', { className: 'bar-fill' });
+    fill.style.width = `${Math.max(0.5, (100 * t.probability) / max)}%`;
+    const label = appendVisibleText(el('span', { className: 'bar-token' }), texts[i]);
+    return el('li', {
+      className: `bar${chosen ? ' chosen' : ''}`,
+      dataset: { id: t.id, probability: t.probability },
+      attrs: { 'aria-label': `${spokenText(texts[i])}, id ${t.id}: ${pct}${chosen ? ', sampled' : ''}` },
+    },
+    el('span', { className: 'bar-label', title: `id ${t.id}` }, label, chosen ? el('span', { className: 'chosen-mark' }, ' ●') : null),
+    el('span', { className: 'bar-track' }, fill),
+    el('span', { className: 'bar-value' }, pct));
+  });
 }
