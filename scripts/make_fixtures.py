@@ -252,9 +252,10 @@ def attention(x, w, p, n_head, scale, causal=True, head_mask=None):
     return out @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"], probs
 
 
-def cross_attention(x, enc, w, p, n_head, scale):
+def cross_attention(x, enc, w, p, n_head, scale, head_mask=None):
     """x [T,C] (decoder), enc [S,C] (encoder outputs) -> (out [T,C], probs [H,T,S]): queries from
-    x, keys and values from enc, no mask (every query sees every encoder position)."""
+    x, keys and values from enc, no mask (every query sees every encoder position). head_mask [H]:
+    as attention's (Hugging Face gives a block's head mask to its cross-attention too)."""
     T, C = x.shape
     S, hd = enc.shape[0], C // n_head
     q = x @ w[p + "crossattention.q_attn.weight"] + w[p + "crossattention.q_attn.bias"]     # [T,C]
@@ -262,6 +263,8 @@ def cross_attention(x, enc, w, p, n_head, scale):
     k, v = (t.reshape(S, n_head, hd).transpose(0, 1) for t in kv.split(C, dim=-1))         # [H,S,hd]
     q = q.reshape(T, n_head, hd).transpose(0, 1)                                           # [H,T,hd]
     probs = torch.softmax(q @ k.transpose(1, 2) * scale, dim=-1)                           # [H,T,S]
+    if head_mask is not None:
+        probs = probs * head_mask[:, None, None]
     out = (probs @ v).transpose(0, 1).reshape(T, C)
     return out @ w[p + "crossattention.c_proj.weight"] + w[p + "crossattention.c_proj.bias"], probs
 
@@ -298,7 +301,7 @@ def hidden_states(spec, w, ids, causal=True, encoder=None, head_mask=None, every
             a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"], scale, causal, mask)
             x = x + a
             if encoder is not None:   # HF GPT2Block: after self-attention, before the MLP
-                x = x + cross_attention(ln(x, p + "ln_cross_attn"), encoder, w, p, spec["n_head"], scale)[0]
+                x = x + cross_attention(ln(x, p + "ln_cross_attn"), encoder, w, p, spec["n_head"], scale, mask)[0]
             x = x + mlp(ln(x, p + "ln_2"), w, p, spec)
         else:      # post-LayerNorm
             a, probs = attention(x, w, p, spec["n_head"], scale, causal, mask)
@@ -582,6 +585,9 @@ def make_fixture(name):
         enc = enc.to(torch.float32).to(torch.float64)                           # exact in float32
         cross_logits, _ = forward(spec, w, tokens, encoder=enc)
         expected["cross"] = {"encoder_states": enc.tolist(), "logits": rounded(cross_logits.tolist())}
+        silenced = head_mask_cases(spec)[0]   # one head, in self- and cross-attention alike
+        masked, _ = forward(spec, w, tokens, encoder=enc, head_mask=head_mask_tensor(spec, silenced))
+        expected["cross"]["head_mask"] = {"silenced": silenced, "logits": rounded(masked.tolist())}
     bi_logits, bi_probs = forward(spec, w, tokens, causal=False)            # draws nothing
     expected["bidirectional"] = {"logits": rounded(bi_logits.tolist()), "attention": rounded([p.tolist() for p in bi_probs])}
     # Hidden states, the logit lens and head masks: computed, nothing drawn.

@@ -179,6 +179,27 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, InspectTest, ::testing::ValuesIn(test::model_
   return n;
 });
 
+// Hugging Face gives a block's head mask to its cross-attention too: one head off, with the
+// fixture's encoder states, against PyTorch.
+TEST(Inspect, HeadMaskReachesCrossAttention) {
+  const auto expected = test::read_json(fixture_dir("gpt2-cross-attention") / "expected.json");
+  const auto tokens = ids_of(expected["tokens"]);
+  std::vector<float> enc;
+  for (const auto& row : expected["cross"]["encoder_states"])
+    for (const auto& v : row) enc.push_back(v.get<float>());
+  const Model model = Model::load(fixture_dir("gpt2-cross-attention"));
+  const auto& want = expected["cross"]["head_mask"];
+  const auto mask = head_mask(model.config(), want["silenced"]);
+  KVCache cache = model.new_cache();
+  const auto got = model.forward(tokens, cache, {.all_logits = true, .encoder_states = enc, .head_mask = mask});
+  const int V = model.config().vocab_size;
+  double max_diff = 0;
+  for (std::size_t t = 0; t < tokens.size(); ++t)
+    for (int v = 0; v < V; ++v) max_diff = std::max(max_diff, std::abs(got[t * V + v] - want["logits"][t][v].get<double>()));
+  std::cout << "[ fixture  ] gpt2-cross-attention with a head off: max |logit - PyTorch| = " << max_diff << "\n";
+  EXPECT_LT(max_diff, 1e-4);
+}
+
 TEST(Inspect, BadOptionsAreClearErrorsAndLeaveTheCache) {
   const Model model = Model::load(fixture_dir("gpt2-f32"));   // 2 layers x 4 heads, 96 tokens
   KVCache cache = model.new_cache();

@@ -155,13 +155,16 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
 // values (S x C x 2C multiply-adds per layer) are recomputed on every call, also when decoding
 // token by token; a model that decodes long outputs against one encoder would keep them instead.
 void cross_attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in,
-                           std::span<const Sequence> seqs, std::span<const float> enc, Activations& a) {
+                           std::span<const Sequence> seqs, std::span<const float> enc, Activations& a,
+                           const ForwardOptions& o) {
   const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), rows = a.rows();
   const int S = static_cast<int>(enc.size() / std::size_t(C));
   std::vector<float> q(std::size_t(rows) * C), kv(std::size_t(S) * 2 * C), scratch(std::size_t(H) * S);
   linear(q.data(), in, L.cross_q_w, L.cross_q_b, rows, a);          // (rows,C) -> (rows,C)
   linear(kv.data(), enc.data(), L.cross_kv_w, L.cross_kv_b, S, a);   // (S,C) -> (S,2C) = [k | v]
   const float scale = attention_scale(c, l);
+  // Hugging Face gives a block's head mask to its cross-attention too.
+  const float* factors = o.head_mask.empty() ? nullptr : o.head_mask.data() + std::size_t(l) * H;   // (H)
   std::size_t row0 = 0;
   for (const Sequence& seq : seqs) {
     const int T = seq.T();
@@ -169,7 +172,7 @@ void cross_attention_block(const ModelConfig& c, const LayerWeights& L, int l, c
       for (int h = h0; h < h1; ++h)
         kernels::attention(a.heads.data() + row0 * C + h * hd, C, q.data() + row0 * C + h * hd, C, kv.data() + h * hd,
                            kv.data() + C + h * hd, 2 * C, T, S - T, hd, scale, nullptr,
-                           scratch.data() + std::size_t(h) * S, {false, -1});
+                           scratch.data() + std::size_t(h) * S, {false, -1}, factors ? factors[h] : 1.0f);
     });
     row0 += std::size_t(T);
   }
@@ -230,7 +233,7 @@ void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const Seq
       kernels::add(a.x.data(), a.branch.data(), a.x.size());
       if (c.add_cross_attention && !o.encoder_states.empty()) {   // x = x + cross(ln_cross(x), encoder)
         kernels::layernorm(a.h.data(), a.x.data(), L.ln_cross_w, L.ln_cross_b, T, C, eps);
-        cross_attention_block(c, L, l, a.h.data(), seqs, o.encoder_states, a);
+        cross_attention_block(c, L, l, a.h.data(), seqs, o.encoder_states, a, o);
         kernels::add(a.x.data(), a.branch.data(), a.x.size());
       }
       kernels::layernorm(a.h.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T, C, eps);
