@@ -64,12 +64,7 @@ TEST_P(BatchTest, NeighboursDoNotMatter) {
   EXPECT_EQ(alone[0], beside_other[0]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, BatchTest, ::testing::ValuesIn(test::model_fixtures()), [](const auto& info) {
-  std::string n = info.param;
-  for (char& ch : n)
-    if (ch == '-') ch = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Fixtures, BatchTest, ::testing::ValuesIn(test::model_fixtures()), test::fixture_test_name);
 
 std::string error_of(const Model& model, const Batch& batch) {
   try {

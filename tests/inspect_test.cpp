@@ -172,12 +172,7 @@ TEST_P(InspectTest, SilencedHeadsAttendToNothing) {
   EXPECT_TRUE(std::equal(plain.begin() + head, plain.begin() + c.n_head * head, masked.begin() + head));
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, InspectTest, ::testing::ValuesIn(test::model_fixtures()), [](const auto& info) {
-  std::string n = info.param;
-  for (char& ch : n)
-    if (ch == '-') ch = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Fixtures, InspectTest, ::testing::ValuesIn(test::model_fixtures()), test::fixture_test_name);
 
 // Hugging Face gives a block's head mask to its cross-attention too: one head off, with the
 // fixture's encoder states, against PyTorch.

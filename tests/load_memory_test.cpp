@@ -84,12 +84,7 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, LoadMemoryTest, ::testing::ValuesIn(test::model_fixtures()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Fixtures, LoadMemoryTest, ::testing::ValuesIn(test::model_fixtures()), test::fixture_test_name);
 
 // The 8-byte length and the header of an F16 GPT-2 file with these shapes (no data).
 std::string f16_header(const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& tensors) {

@@ -82,12 +82,7 @@ TEST_P(ModelLoaderTest, AnySplitOfTheBytesGivesTheWholeFilesModel) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, ModelLoaderTest, ::testing::ValuesIn(test::model_fixtures()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Fixtures, ModelLoaderTest, ::testing::ValuesIn(test::model_fixtures()), test::fixture_test_name);
 
 // Shapes the fixtures do not have: a vocabulary and widths that are not multiples of the kernels'
 // row groups (8) and int8 blocks (32), and three heads, in F32 and F16, the tensors in a shuffled

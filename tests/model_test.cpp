@@ -188,13 +188,7 @@ TEST_P(ReferenceTest, Int8LogitsStayNearPyTorch) {
   EXPECT_GT(max_diff, 1e-4);   // the weights really were quantized (F32 is within 1e-4)
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceTest, ::testing::ValuesIn(test::model_fixtures()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceTest, ::testing::ValuesIn(test::model_fixtures()), test::fixture_test_name);
 
 // GPT2Config.add_cross_attention with the fixture's encoder states: every block's cross-attention
 // (queries from the decoder, keys and values from the encoder, no mask) against PyTorch's. (The

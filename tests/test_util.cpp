@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "test_util.h"
 
 #include <fstream>
@@ -12,6 +13,12 @@ namespace glassbox::test {
 
 std::filesystem::path fixture_dir(const std::string& name) {
   return std::filesystem::path(GLASSBOX_FIXTURES_DIR) / name;
+}
+
+std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
 }
 
 const std::vector<std::string>& model_fixtures() {

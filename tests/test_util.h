@@ -2,6 +2,8 @@
 // running the CLI.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -14,6 +16,8 @@ namespace glassbox::test {
 std::filesystem::path fixture_dir(const std::string& name);
 // The fixtures every model test runs on.
 const std::vector<std::string>& model_fixtures();
+// A fixture's name as a GoogleTest parameter name ("gpt2-f32" -> "gpt2_f32").
+std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& info);
 
 nlohmann::json read_json(const std::filesystem::path& path);
 std::string read_file(const std::filesystem::path& path);

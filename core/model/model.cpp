@@ -428,12 +428,15 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
   // Hidden states and the lens are read off the residual stream between blocks.
   if (o.hidden_states) o.hidden_states->clear();
   if (o.lens) o.lens->clear();
-  const ResidualTap tap = [&](int l, const float* x) {
-    if (o.hidden_states) o.hidden_states->insert(o.hidden_states->end(), x, x + std::size_t(T) * C);
-    if (o.lens && l >= 0) append_lens(c, impl_->w, x + std::size_t(T - R) * C, R, o.lens_k, a, *o.lens);
-  };
+  ResidualTap tap;   // made only when asked for: a decoded token makes none
+  if (o.hidden_states || o.lens) {
+    tap = [&](int l, const float* x) {
+      if (o.hidden_states) o.hidden_states->insert(o.hidden_states->end(), x, x + std::size_t(T) * C);
+      if (o.lens && l >= 0) append_lens(c, impl_->w, x + std::size_t(T - R) * C, R, o.lens_k, a, *o.lens);
+    };
+  }
   cache.reserve(cache.size() + T);
-  run_blocks(c, impl_->w, std::span(&seq, 1), a, o, o.hidden_states || o.lens ? &tap : nullptr);
+  run_blocks(c, impl_->w, std::span(&seq, 1), a, o, tap ? &tap : nullptr);
   cache.advance(T);
   if (o.hidden_states) {   // Hugging Face's last hidden state is after the final norm
     const float* last = final_norm(c, impl_->w, a.x.data(), T, a);
