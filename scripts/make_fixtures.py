@@ -16,7 +16,8 @@ and pad_token_id (= eos = V-1); model.safetensors holds every transformer tensor
 "transformer." prefix plus an unprefixed "score.weight" [num_labels, C] (no bias, no lm_head). Its
 expected.json has the usual keys (the LM logits use the tied wte, as for the other fixtures) and
 "classify": [{"ids": a prefix of tokens (lengths 1, 5 and all of them), "logits": [num_labels]}],
-the class logits = (final hidden state after ln_f at the last id) @ score.weight^T.
+the class logits = (final hidden state after ln_f at the last id) @ score.weight^T, and
+"classify_head_masks": the same for all of tokens with each head mask case (see head_mask_cases).
 
 The reference math is implemented here in plain PyTorch, in float64; no `transformers` or
 `safetensors` package is used. For F16/BF16 fixtures the reference is computed from the weights
@@ -379,9 +380,10 @@ def head_mask_tensor(spec, silenced):
 LENS_K = 5
 
 
-def classify(spec, w, ids):
-    """ids [T] -> class logits [num_labels]: the final hidden state of the last id @ score^T."""
-    return hidden_states(spec, w, ids)[0][-1] @ w["score.weight"].T
+def classify(spec, w, ids, head_mask=None):
+    """ids [T] -> class logits [num_labels]: the final hidden state of the last id @ score^T.
+    head_mask [L,H]: see attention."""
+    return hidden_states(spec, w, ids, head_mask=head_mask)[0][-1] @ w["score.weight"].T
 
 
 def greedy(spec, w, prompt, max_tokens, head_mask=None):
@@ -609,6 +611,10 @@ def make_fixture(name):
     if spec["labels"]:   # draws nothing: class logits of three prefixes of tokens
         expected["classify"] = [{"ids": tokens[:n], "logits": rounded(classify(spec, w, tokens[:n]).tolist())}
                                 for n in (1, 5, len(tokens))]
+        expected["classify_head_masks"] = [
+            {"silenced": silenced, "ids": tokens,
+             "logits": rounded(classify(spec, w, tokens, head_mask_tensor(spec, silenced)).tolist())}
+            for silenced in head_mask_cases(spec)]
     out_dir = os.path.join(ROOT, name)
     os.makedirs(out_dir, exist_ok=True)
     write_file(os.path.join(out_dir, "config.json"), json.dumps(config_json(spec), indent=2) + "\n")

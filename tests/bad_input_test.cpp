@@ -190,6 +190,14 @@ TEST(BadInput, B23_GenerationFromABidirectionalModel) {
   expect_cpp<InvalidArgument>("B23", [&] { Generator g(model, std::vector<std::int32_t>{1, 2}, GenerateOptions{}); });
 }
 
+TEST(BadInput, B27_FillMaskWithoutAMask) {
+  test::TempDir dir;
+  test::copy_fixture("gpt2-bytes", dir.path());
+  edit_config(dir.path(), "bidirectional", true);
+  edit_config(dir.path(), "mask_token_id", 95);
+  expect_cli("B27", {"fill-mask", "-m", dir.path().string(), "-p", "hello"});
+}
+
 TEST_F(BadInputOnAModel, B24_AHeadMaskNamingAHeadTheModelLacks) {
   expect_cli("B24", {"forward", "-m", dir_, "--tokens", "1,2", "--head-mask", "0:4"});
   expect_cli("B24", {"generate", "-m", dir_, "--tokens", "1,2", "--head-mask", "0:4"});

@@ -46,6 +46,32 @@ TEST(Classifier, LabelLogitsMatchPyTorch) {
   }
 }
 
+TEST(Classifier, HeadMasksMatchPyTorch) {
+  // Hugging Face's head_mask on GPT2ForSequenceClassification: one head, a whole layer, every
+  // head of the model switched off.
+  const auto expected = test::read_json(fixture_dir("gpt2-classifier") / "expected.json");
+  ASSERT_EQ(expected["classify_head_masks"].size(), 3u);
+  const Model model = Model::load(fixture_dir("gpt2-classifier"));
+  double max_diff = 0;
+  for (const auto& item : expected["classify_head_masks"]) {
+    const auto heads = item["silenced"].get<std::vector<std::array<int, 2>>>();
+    const auto ids = item["ids"].get<std::vector<std::int32_t>>();
+    const auto got = model.classify(ids, silencing_head_mask(model.config(), heads));
+    const auto unmasked = model.classify(ids);
+    ASSERT_EQ(got.size(), 3u);
+    double moved = 0;
+    for (int k = 0; k < 3; ++k) {
+      max_diff = std::max(max_diff, std::abs(got[k] - item["logits"][k].get<double>()));
+      moved = std::max(moved, double(std::abs(got[k] - unmasked[k])));
+    }
+    EXPECT_GT(moved, 1e-3) << heads.size() << " heads off change the logits";
+  }
+  std::cout << "[ fixture  ] gpt2-classifier, heads off: max |label logit - PyTorch| = " << max_diff << "\n";
+  EXPECT_LT(max_diff, 1e-4);
+  const std::vector<std::int32_t> ids = {5, 17};
+  EXPECT_THROW(model.classify(ids, std::vector<float>(3, 1.0f)), InvalidArgument);   // not n_layer x n_head
+}
+
 TEST(Classifier, ClassifyReadsTheLastTokensHiddenState) {
   // The label logits of a prefix are those of a longer text's classification read earlier: the
   // head reads the last token's state, which causal attention makes independent of what follows.

@@ -92,6 +92,16 @@ TEST(Cli, HeadMaskSilencesHeads) {
                             std::to_string(g["max_tokens"].get<int>()), "--temperature", "0", "--head-mask", head});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   EXPECT_EQ(gen.out, joined(g["tokens"], " ") + "\n");
+  // classify: the class logits of GPT2ForSequenceClassification with those heads off
+  const auto classifier = test::read_json(fixture_dir("gpt2-classifier") / "expected.json");
+  for (const auto& c : classifier["classify_head_masks"]) {
+    std::string heads;
+    for (const auto& pair : c["silenced"]) heads += (heads.empty() ? "" : ",") + pair[0].dump() + ":" + pair[1].dump();
+    const auto cls = run_cli({"classify", "-m", model("gpt2-classifier"), "--tokens", joined(c["ids"]), "--head-mask", heads});
+    ASSERT_EQ(cls.exit_code, 0) << cls.err;
+    const auto got = nlohmann::json::parse(cls.out)["logits"];
+    for (std::size_t k = 0; k < 3; ++k) EXPECT_NEAR(got[k].get<double>(), c["logits"][k].get<double>(), 1e-4) << heads;
+  }
 }
 
 TEST(Cli, BadInspectOptionsAreOneLineErrors) {
@@ -107,6 +117,8 @@ TEST(Cli, BadInspectOptionsAreOneLineErrors) {
   error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", "2:0"}, "--head-mask: there is no layer 2: the model has layers 0..1");
   error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", "0:4"}, "--head-mask: there is no head 4: the model's layers have heads 0..3");
   error({"generate", "-m", m, "--tokens", "1,2", "--head-mask", "0:-1"}, "there is no head -1");
+  error({"classify", "-m", model("gpt2-classifier"), "--tokens", "1,2", "--head-mask", "0:9"}, "--head-mask: there is no head 9");
+  error({"classify", "-m", model("gpt2-classifier"), "--tokens", "1,2", "--head-mask", "0;1"}, "--head-mask must be layer:head pairs");
   error({"forward", "-m", m, "--tokens", "1,2", "--lens", "0"}, "the lens shows 1 to 96 tokens per layer (the vocabulary), got 0");
   error({"forward", "-m", m, "--tokens", "1,2", "--lens", "97"}, "got 97");
 }

@@ -64,6 +64,27 @@ TEST(Tokenizer, EndOfTextIsOrdinaryTextUnlessAllowed) {
   EXPECT_EQ(special, (std::vector<std::int32_t>{64, 50256, 65}));
 }
 
+// A masked LM's <|mask|> takes the spaces written before it, as RoBERTa's <mask> does: it stands
+// for a whole token, leading space included. Other special tokens leave the text alone (tiktoken).
+TEST(Tokenizer, SpacesBeforeAMaskBelongToIt) {
+  auto vocab = test::read_json(test::fixture_dir("tokenizer/gpt2/vocab.json"));
+  vocab[std::string(kMaskToken)] = 50257;
+  const Tokenizer tok = Tokenizer::from_strings(vocab.dump(), test::read_file(test::fixture_dir("tokenizer/gpt2/merges.txt")));
+  const auto join = [](std::vector<std::int32_t> a, std::vector<std::int32_t> b, std::vector<std::int32_t> c) {
+    a.insert(a.end(), b.begin(), b.end());
+    a.insert(a.end(), c.begin(), c.end());
+    return a;
+  };
+  EXPECT_EQ(tok.encode("The jury <|mask|> the river.", true), join(tok.encode("The jury"), {50257}, tok.encode(" the river.")));
+  EXPECT_EQ(tok.encode("a   <|mask|>", true), join(tok.encode("a"), {50257}, {}));
+  EXPECT_EQ(tok.encode(" <|mask|><|mask|>x", true), (std::vector<std::int32_t>{50257, 50257, tok.encode("x")[0]}));
+  EXPECT_EQ(tok.encode("a\n<|mask|>", true), join(tok.encode("a\n"), {50257}, {}));   // only spaces
+  EXPECT_EQ(tok.encode("a <|endoftext|>", true), join(tok.encode("a "), {50256}, {}));
+  const auto ordinary = tok.encode("a <|mask|>");   // not allowed: text, spaces and all
+  EXPECT_EQ(std::count(ordinary.begin(), ordinary.end(), 50257), 0);
+  EXPECT_EQ(tok.decode(ordinary), "a <|mask|>");
+}
+
 TEST(Tokenizer, DecodeInvertsEncodeOnTheCases) {
   for (const auto& c : cases()["ordinary"]) {
     const auto text = c["text"].get<std::string>();

@@ -246,6 +246,7 @@ int main(int argc, char** argv) {
   cls->add_option("--input", classify_input, "one text per line, or \"label<TAB>text\" lines (prints the accuracy)")
       ->excludes("-p")
       ->excludes("--tokens");
+  cls->add_option("--head-mask", head_mask, head_mask_help);
 
   auto* fill = app.add_subcommand("fill-mask", "a masked LM's most likely tokens where the text has <|mask|> (JSON)");
   add_model(fill);
@@ -317,7 +318,7 @@ int main(int argc, char** argv) {
       check_model_dir(model_dir);
       const std::optional<std::vector<std::int32_t>> ids =
           prompt.text || !classify_input.empty() ? std::nullopt : std::optional(parse_ids(prompt.ids));
-      if (*cls) return run_classify(model_dir, load, prompt.text, ids, classify_input);
+      if (*cls) return run_classify(model_dir, load, prompt.text, ids, classify_input, head_mask);
       return run_fill_mask(model_dir, load, prompt.text, ids, fill_top);
     }
     if (*tok) return run_tokenize(model_dir, prompt.allow_special);

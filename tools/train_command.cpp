@@ -333,7 +333,7 @@ int run_train(const TrainCommand& c) {
     }
     TokenizerTrainingOptions options;
     options.vocab_size = c.vocab_size;
-    if (task == "mlm") options.special_tokens.push_back("<|mask|>");   // the [MASK] of the inputs
+    if (task == "mlm") options.special_tokens.push_back(std::string(kMaskToken));   // the [MASK] of the inputs
     std::fprintf(stderr, "glassbox: learning a vocabulary of %d tokens from %zu bytes\n", c.vocab_size, text.size());
     files = train_tokenizer(text, options);
   }
@@ -345,7 +345,7 @@ int run_train(const TrainCommand& c) {
                                                              : std::vector<std::string>{};
   // mlm's [MASK]: <|mask|> where the tokenizer has one (those it learns for --task mlm do), else <|endoftext|>
   const auto mask_id = c.resume ? std::optional(trainer->config().mask_token_id)
-                       : tok.special_token("<|mask|>") ? tok.special_token("<|mask|>")
+                       : tok.special_token(kMaskToken) ? tok.special_token(kMaskToken)
                                                        : tok.special_token("<|endoftext|>");
   if (task == "mlm" && !mask_id) throw Error("--task mlm needs a tokenizer with <|mask|> or <|endoftext|> to mask tokens with");
   std::unique_ptr<TrainingTask> data;

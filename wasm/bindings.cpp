@@ -160,10 +160,12 @@ class Engine {
   }
 
   // Float32Array(n_labels): a classifier's logits over its labels at the last of the ids
-  // (Model::classify); throws for a model without a classification head.
-  val classify(const val& ids_js) const {
+  // (Model::classify), with the heads of headMask (see head_mask_from_js) switched off; throws for
+  // a model without a classification head.
+  val classify(const val& ids_js, const val& head_mask) const {
     return guarded([&] {
-      const auto logits = model_.classify(ids_from_js(ids_js));
+      const auto mask = head_mask_from_js(head_mask, model_.config());
+      const auto logits = model_.classify(ids_from_js(ids_js), mask);
       return typed_array_copy("Float32Array", logits.data(), logits.size());
     });
   }

@@ -363,7 +363,8 @@ export class LocalModel {
   // {label, labels, logits, probabilities}: a classifier's verdict at the last token. A string is
   // encoded and ends with <|endoftext|> (if the vocabulary has it), as the trainer's examples do;
   // ids are used as given. probabilities: the softmax of the logits, computed here in doubles.
-  async classify(input) {
+  // headMask: heads switched off (inspectOptions).
+  async classify(input, options = {}) {
     const engine = this.#live();
     let ids;
     if (typeof input === 'string') {
@@ -372,7 +373,8 @@ export class LocalModel {
     } else {
       ids = checkIds(input, 'ids');
     }
-    const logits = engine.classify(ids);
+    const { headMask } = inspectOptions({ headMask: options.headMask });
+    const logits = engine.classify(ids, headMask);
     const labels = [...this.labels];
     const probabilities = softmax(logits);
     let best = 0;

@@ -201,9 +201,9 @@ export interface Model {
    * A classifier's verdict on a text or ids, read at the last token. A string is tokenized and ends
    * with <|endoftext|> (if the vocabulary has it), as `glassbox train --task classify` made the
    * examples; ids are used as given. Rejects for a model without a classification head (labels []),
-   * or without a tokenizer for a string.
+   * or without a tokenizer for a string. headMask: heads switched off, as in forward.
    */
-  classify(input: string | ArrayLike<number>): Promise<ClassifyResult>;
+  classify(input: string | ArrayLike<number>, options?: { headMask?: HeadMask }): Promise<ClassifyResult>;
   /** The steps, one per token, for `for await`; once it has ended, the iterator's stopReason and
    *  text say how (next()'s last result carries them too). */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): Generation;

@@ -247,9 +247,9 @@ class WorkerModel {
     return this.#call('forwardBatch', { batch: Array.isArray(batch) ? batch.map((ids) => (ArrayBuffer.isView(ids) ? Array.from(ids) : ids)) : batch });
   }
 
-  async classify(input) {
+  async classify(input, options) {
     this.#live();
-    return this.#call('classify', { input: ArrayBuffer.isView(input) ? Array.from(input) : input });
+    return this.#call('classify', { input: ArrayBuffer.isView(input) ? Array.from(input) : input, options });
   }
 
   // Pipelined: the worker computes up to `ahead` steps (default 8) beyond what this iterator has

@@ -73,7 +73,7 @@ const calls = {
   detokenize: (args) => (model ?? tokenizer ?? noModel()).detokenize(args.ids),
   forward: (args) => model.forward(args.ids, args.options),
   forwardBatch: (args) => model.forwardBatch(args.batch),
-  classify: (args) => model.classify(args.input),
+  classify: (args) => model.classify(args.input, args.options),
   async generate(args, id) {
     const { ahead = 8, ...options } = args.options ?? {};
     const run = (generation = { credit: ahead, aborted: false, wake: null });

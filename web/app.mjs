@@ -3,10 +3,16 @@
 //   model picker ──loaded──▶ prompt ──tokenize/forward──▶ Sequence ──▶ tokens, attention, output, layers
 //                             Generate ──steps──▶ Sequence + output + next-token chart + layers + status
 //
+// The views follow the kind of model loaded (modelKind): a GPT generates (Output, Next token,
+// Layers); a classifier labels the prompt (Classification); a masked LM fills the prompt's masks
+// (Fill mask). Tokens and Attention are there for all three.
+//
 // The engine (web/dist/glassbox.mjs) runs in a Web Worker; every call is async. Everything the
 // model produces is put in the page as text (textContent / text nodes), never as HTML.
 import { AttentionView } from './app/attention-view.mjs';
+import { ClassifyView } from './app/classify-view.mjs';
 import { formatInt } from './app/dom.mjs';
+import { FillMaskView } from './app/fill-mask-view.mjs';
 import { FramePacer } from './app/frame-pacer.mjs';
 import { Generation } from './app/generation.mjs';
 import { LayersView, LENS_TOKENS } from './app/layers-view.mjs';
@@ -19,6 +25,7 @@ import { Sequence } from './app/sequence.mjs';
 import { StatusLine } from './app/status.mjs';
 import { TokenTexts } from './app/token-text.mjs';
 import { TokensView } from './app/tokens-view.mjs';
+import { SHIPPED } from './start.mjs';
 
 const $ = (id) => document.getElementById(id);
 const promptInput = $('prompt');
@@ -31,6 +38,9 @@ const modelInfo = $('model-info');
 
 const state = {
   model: null,
+  kind: 'lm',         // of the model (modelKind)
+  endOfText: null,    // a classifier's <|endoftext|> id, which the page puts after the prompt
+  example: SHIPPED.example,   // the model's example prompt, replaced by the next model's if not edited
   tokenizer: null,    // the first model's tokenizer, while its weights are still on their way
   config: null,
   texts: null,        // TokenTexts of the model
@@ -48,6 +58,29 @@ const headsLabel = () => {
   const names = [...state.silenced].map((k) => k.replace(/^(\d+):(\d+)$/, 'L$1 H$2'));
   return names.length <= 3 ? `head${names.length > 1 ? 's' : ''} ${names.join(', ')}` : `${names.length} heads`;
 };
+
+// 'classifier' (config.json names a *ForSequenceClassification), 'mlm' (a bidirectional model with
+// a mask token) or 'lm' (a GPT), from a model or, before its weights, its config.
+function modelKind(config, model = null) {
+  if (model ? model.labels.length : (config.architectures ?? []).some((a) => /ForSequenceClassification$/.test(a))) return 'classifier';
+  return (model ? model.bidirectional : config.bidirectional === true) ? 'mlm' : 'lm';
+}
+
+// Shows the views of a kind of model and hides the others'.
+function showKind(kind) {
+  state.kind = kind;
+  const lm = kind === 'lm';
+  for (const id of ['output-region', 'next-region', 'layers-region', 'sampling', 'generate-actions']) $(id).hidden = !lm;
+  $('classify-region').hidden = kind !== 'classifier';
+  $('fill-mask-region').hidden = kind !== 'mlm';
+  $('mask-switch').hidden = kind === 'mlm';   // its attention is the bidirectional one already
+  if (kind === 'mlm' && masks.on) $('mask-switch').click();
+  $('prompt-keys').textContent = lm ? 'Ctrl+Enter generates, Escape stops.'
+    : kind === 'classifier' ? 'The label follows as you type.' : 'The guesses follow as you type.';
+  // A masked LM's prompt holds masks: its special tokens are always read.
+  if (kind === 'mlm') allowSpecial.checked = true;
+  allowSpecial.disabled = kind === 'mlm';
+}
 
 const status = new StatusLine($('status'));
 const sampling = new SamplingInputs();
@@ -69,6 +102,8 @@ const attention = new AttentionView({
   onToggleHead: toggleHead,
 });
 const resetHeads = $('reset-heads');
+const classifyView = new ClassifyView({ verdict: $('classify-verdict'), list: $('classify-bars') });
+const fillMask = new FillMaskView({ caption: $('fill-mask-caption'), list: $('fill-mask-list') });
 const layers = new LayersView({
   caption: $('layers-caption'), table: $('layers-table'), grid: $('layers-grid'),
   onView: () => refreshLens(),
@@ -101,11 +136,17 @@ function toggleHead(layer, head) {
   headsChanged();
 }
 
+const RUNS_WITH = {   // what a head switched off changes, by kind of model
+  lm: 'the attention, the layers, the next token and generation are',
+  classifier: 'the attention and the label are',
+  mlm: 'the attention and the guesses at the masks are',
+};
+
 function headsChanged() {
   attention.setSilenced(state.silenced);
   resetHeads.disabled = state.silenced.size === 0;
   $('heads-note').textContent = state.silenced.size
-    ? `${headsLabel()[0].toUpperCase()}${headsLabel().slice(1)} off: the attention, the layers, the next token and generation are the model's without ${state.silenced.size === 1 ? 'it' : 'them'}.`
+    ? `${headsLabel()[0].toUpperCase()}${headsLabel().slice(1)} off: ${RUNS_WITH[state.kind]} the model's without ${state.silenced.size === 1 ? 'it' : 'them'}.`
     : 'A thumbnail opens its head large; its × switch (or X on a focused thumbnail) turns the head off, and the model then runs without it.';
   ++wanted;   // the prompt's attention and layers again, with the mask
   flushPrompt().then(refreshComparison);
@@ -115,7 +156,7 @@ function headsChanged() {
 // without the silenced ones, side by side (each the last position's logits of one forward pass).
 function refreshComparison() {
   const { model, seq, texts } = state;
-  if (!state.silenced.size || state.generation || !model || !seq?.length) return chain;
+  if (state.kind !== 'lm' || !state.silenced.size || state.generation || !model || !seq?.length) return chain;
   const limit = state.config.n_positions;
   const ids = seq.ids.slice(-limit), mask = headMask(), label = headsLabel(), position = seq.length - 1;
   chain = chain.then(async () => {
@@ -133,7 +174,7 @@ function refreshComparison() {
 // position; not while generating).
 function refreshLens() {
   const { model, seq, texts } = state;
-  if (!layers.inView || !layers.needsPrompt || state.generation || !model || !seq?.promptLength) return chain;
+  if (state.kind !== 'lm' || !layers.inView || !layers.needsPrompt || state.generation || !model || !seq?.promptLength) return chain;
   if (seq.promptLength > state.config.n_positions) return chain;
   const ids = seq.ids.slice(0, seq.promptLength), promptTexts = seq.texts.slice(0, seq.promptLength);
   chain = chain.then(async () => {
@@ -211,13 +252,14 @@ function flushPrompt() {
 async function analyzePrompt(v) {
   // This model's, even if another loads meanwhile. Before the first model is ready, its tokenizer
   // alone (onTokenizer): the tokens show, the attention comes with the model.
-  const { model, tokenizer, texts: tokenTexts } = state;
+  const { model, tokenizer, texts: tokenTexts, kind } = state;
   if (v !== wanted || !(model ?? tokenizer)) return;
   const ids = await (model ?? tokenizer).tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
+  if (kind === 'classifier' && state.endOfText !== null) ids.push(state.endOfText);   // the token it reads
   const texts = await tokenTexts.many(ids);
   if (v !== wanted || model !== state.model) return;
   // Attention rows of one context's worth of tokens: a long generation holds no more than that.
-  const seq = new Sequence(state.config.n_layer, state.config.n_head, state.config.n_positions);
+  const seq = new Sequence(state.config.n_layer, state.config.n_head, state.config.n_positions, { bidirectional: kind === 'mlm' });
   seq.setPrompt(ids, texts);
   state.seq = seq;
   layers.reset(state.config.n_layer);
@@ -233,23 +275,46 @@ async function analyzePrompt(v) {
   refreshHighlight();
   if (tooLong) {
     masks.clear(masks.on ? 'The prompt is longer than the model reads: nothing to compare.' : '');
+    classifyView.clear('The prompt is longer than the model reads: shorten it.');
+    fillMask.clear('The prompt is longer than the model reads: shorten it.');
     return;
+  }
+  if (!promptInput.value) {
+    classifyView.clear('Type a text: the classifier labels it.');
+    fillMask.clear(`Type a text with ${maskText()} where the model should guess a token.`);
   }
   if (!ids.length) {
     if (masks.on) await masks.compute(model, state.config, ids);
     return;
   }
-  // With the Layers panel in view, the same pass gives the prompt's logit lens.
-  const withLens = layers.inView;
-  const { attention: matrix, lens } = await model.forward(ids, { attention: true, logits: false, lens: withLens ? LENS_TOKENS : undefined,
-                                                                 headMask: headMask() });
+  // With the Layers panel in view, the same pass gives the prompt's logit lens; a masked LM's
+  // pass gives its guesses (the logits at its masks).
+  const withLens = kind === 'lm' && layers.inView, guessing = kind === 'mlm' && ids.includes(model.maskTokenId);
+  const { attention: matrix, lens, logits } = await model.forward(ids, {
+    attention: true, logits: guessing, lens: withLens ? LENS_TOKENS : undefined, headMask: headMask() });
   if (v !== wanted || model !== state.model) return;
   seq.setPromptAttention(matrix);
   if (lens) await layers.setPrompt(ids, texts, lens, (id) => state.texts.get(id));
   attention.update({ thumbs: true, force: true });
   refreshHighlight();
+  if (kind === 'classifier' && promptInput.value) await showClassification(model, ids, v);
+  if (kind === 'mlm' && !guessing && promptInput.value) fillMask.clear(`The prompt has no mask: write ${maskText()} where the model should guess a token.`);
+  if (guessing) await fillMask.show(ids, logits, model.maskTokenId, { textOf: (id) => state.texts.get(id), detokenize: (x) => model.detokenize(x) });
   if (masks.on) await masks.compute(model, state.config, ids);
 }
+
+// The classifier's verdict on ids (the prompt's, then <|endoftext|>), with the heads switched
+// off and, if any are, with every head too.
+async function showClassification(model, ids, v) {
+  const mask = headMask();
+  const result = await model.classify(ids, { headMask: mask });
+  const all = mask ? await model.classify(ids) : null;
+  if (v !== wanted || model !== state.model) return;
+  classifyView.show(result, all, mask ? headsLabel() : '');
+}
+
+// The masked LM's mask as written in a prompt (<|mask|>).
+const maskText = () => state.maskText ?? '<|mask|>';
 
 function showPromptError(message) {
   promptError.textContent = message;
@@ -261,17 +326,17 @@ function showPromptError(message) {
 // --- generation
 
 function setGenerating(on) {
-  generateButton.disabled = on || !state.model || state.loading !== null;
+  generateButton.disabled = on || !state.model || state.loading !== null || state.kind !== 'lm';
   stopButton.disabled = !on;
   promptInput.readOnly = on;
-  allowSpecial.disabled = on;
+  allowSpecial.disabled = on || state.kind === 'mlm';
   sampling.setDisabled(on);
   attention.setLive(on);
   masks.setStale(on);
 }
 
 async function generate() {
-  if (state.generation || state.loading !== null || !state.model || stopButton.disabled === false) return;
+  if (state.generation || state.loading !== null || !state.model || state.kind !== 'lm' || stopButton.disabled === false) return;
   const settings = sampling.read();
   if (!settings.ok) {
     status.set('Check the sampling settings: the message next to the input says what to change.', 'error');
@@ -383,6 +448,7 @@ const picker = new ModelPicker({
     state.tokenizer = tokenizer;
     state.config = { ...c, n_positions: c.n_positions ?? c.n_ctx ?? 1024 };
     state.texts = new TokenTexts(tokenizer);
+    showKind(modelKind(c));
     ++wanted;
     flushPrompt();
   },
@@ -394,7 +460,7 @@ const picker = new ModelPicker({
     generateButton.disabled = true;
     status.set(`Loading ${name}…`, 'busy');
   },
-  async onLoaded(model, name) {
+  async onLoaded(model, name, example) {
     state.generation?.stop();
     await state.running;   // a generation stopped for this load has ended
     state.loading = null;
@@ -405,8 +471,19 @@ const picker = new ModelPicker({
     state.tokenizer = null;
     state.seq = null;
     old?.dispose();
+    const kind = modelKind(model.config, model);
+    // What the page adds to a classifier's prompt, and how a masked LM's mask is written.
+    const eot = kind === 'classifier' ? await model.tokenize('<|endoftext|>', { allowSpecial: true }) : [];
+    state.endOfText = eot.length === 1 ? eot[0] : null;
+    state.maskText = kind === 'mlm' && model.maskTokenId >= 0 ? await model.detokenize([model.maskTokenId]) : null;
+    if (example && promptInput.value === state.example) promptInput.value = example;   // not edited: this model's
+    if (example) state.example = example;
+    showKind(kind);
+    classifyView.clear('');
+    fillMask.clear('');
     const c = state.config;
-    modelInfo.textContent = `${name}: ${c.model_type}, ${c.n_layer} layers × ${c.n_head} heads, ${c.n_embd ?? '?'} wide, ` +
+    const what = kind === 'classifier' ? `a classifier (${model.labels.join(', ')})` : kind === 'mlm' ? 'a masked language model' : c.model_type;
+    modelInfo.textContent = `${name}: ${what}, ${c.n_layer} layers × ${c.n_head} heads, ${c.n_embd ?? '?'} wide, ` +
       `${formatInt(c.n_positions)} positions, ${formatInt(c.vocab_size ?? 0)}-token vocabulary; ` +
       `${model.quantize === 'int8' ? 'int8' : 'F32'} weights, ` +
       `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
@@ -437,6 +514,12 @@ $('generate-form').addEventListener('submit', (e) => {
   generate();
 });
 stopButton.addEventListener('click', () => state.generation?.stop());
+// Puts the masked LM's mask at the prompt's cursor (or over its selection).
+$('insert-mask').addEventListener('click', () => {
+  promptInput.focus();
+  promptInput.setRangeText(maskText(), promptInput.selectionStart, promptInput.selectionEnd, 'end');
+  promptChanged();
+});
 resetHeads.addEventListener('click', () => {
   if (state.generation) return status.set('Heads switch off and on between generations: press Stop first.', 'error');
   state.silenced.clear();

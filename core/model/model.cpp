@@ -488,19 +488,22 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
   return out;
 }
 
-std::vector<float> Model::classify(std::span<const std::int32_t> tokens) const {
+std::vector<float> Model::classify(std::span<const std::int32_t> tokens, std::span<const float> head_mask) const {
   const ModelConfig& c = impl_->config;
   const int C = c.n_embd;
   if (c.labels.empty())
     throw InvalidArgument("this model has no classification head (a classifier's config.json names "
                           "GPT2ForSequenceClassification in \"architectures\")");
   check_tokens(c, tokens, 0, "");
+  ForwardOptions options;
+  options.head_mask = head_mask;
+  check_forward_options(c, options);
   const int T = static_cast<int>(tokens.size());
   KVCache cache = new_cache();
   cache.reserve(T);
   const Sequence seq{tokens, T, &cache};
   Activations a(c, T, T);
-  run_blocks(c, impl_->w, std::span(&seq, 1), a, {});
+  run_blocks(c, impl_->w, std::span(&seq, 1), a, options);
   const float* last = final_norm(c, impl_->w, a.x.data() + std::size_t(T - 1) * C, 1, a);   // (1,C)
   std::vector<float> logits(c.labels.size());   // (1,C) @ score^T -> (n_labels): a few dot products
   for (std::size_t k = 0; k < logits.size(); ++k) {

@@ -212,15 +212,22 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool allow_sp
   while (pos < text.size()) {
     std::size_t best = std::string_view::npos, best_len = 0;
     std::int32_t best_id = -1;
+    std::string_view best_name;
     for (const auto& [name, id] : impl_->specials) {
       const std::size_t at = text.find(name, pos);
       if (at < best || (at == best && name.size() > best_len)) {
         best = at;
         best_len = name.size();
         best_id = id;
+        best_name = name;
       }
     }
-    impl_->encode_ordinary(text.substr(pos, best == std::string_view::npos ? std::string_view::npos : best - pos), ids);
+    std::string_view before = text.substr(pos, best == std::string_view::npos ? std::string_view::npos : best - pos);
+    // A masked LM learns <|mask|> in place of a whole token, its leading space included (" said"):
+    // the spaces written before a mask belong to it, as RoBERTa's <mask> strips them (lstrip).
+    if (best_name == kMaskToken)
+      while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+    impl_->encode_ordinary(before, ids);
     if (best == std::string_view::npos) break;
     ids.push_back(best_id);
     pos = best + best_len;

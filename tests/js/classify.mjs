@@ -25,7 +25,8 @@ const about = (model) => ({ labels: [...model.labels], frozen: Object.isFrozen(m
 
 export async function classifyScenario(loadModel, read, { worker }) {
   const out = { worker };
-  const want = JSON.parse(text(await read('gpt2-classifier', 'expected.json'))).classify;
+  const expected = JSON.parse(text(await read('gpt2-classifier', 'expected.json')));
+  const want = expected.classify;
   const classifier = await files(read, 'gpt2-classifier');
 
   // PyTorch's logits; the result's shape; ids as an Int32Array give the same.
@@ -41,7 +42,14 @@ export async function classifyScenario(loadModel, read, { worker }) {
       typedSame: JSON.stringify(Array.from(typed.logits)) === JSON.stringify(Array.from(r.logits)),
     });
   }
+  // Heads switched off: PyTorch's logits with Hugging Face's head_mask.
+  out.headMasks = [];
+  for (const { silenced, ids, logits: reference } of expected.classify_head_masks) {
+    out.headMasks.push({ silenced, reference, logits: Array.from((await model.classify(ids, { headMask: silenced })).logits) });
+  }
   out.errors = {
+    headOutside: await message(model.classify(want[0].ids, { headMask: [[0, 99]] })),
+    headMalformed: await message(model.classify(want[0].ids, { headMask: [0, 1] })),
     text: await message(model.classify('hello')),   // this fixture has no tokenizer
     empty: await message(model.classify([])),
     outOfRange: await message(model.classify([1, 96])),
@@ -141,7 +149,17 @@ export function checkClassifyReport(assert, r, where = r.worker ? 'worker' : 'ma
   assert.deepEqual(r.numbered, { labels: ['LABEL_0', 'LABEL_1', 'LABEL_2'], label: `LABEL_${names.indexOf(r.cases[0].label)}` },
                    `${where}: num_labels alone`);
 
+  assert.equal(r.headMasks.length, 3, `${where}: the head mask cases`);
+  for (const c of r.headMasks) {
+    const diff = Math.max(...c.logits.map((x, i) => Math.abs(x - c.reference[i])));
+    assert.ok(diff < 1e-4, `${where}: heads ${JSON.stringify(c.silenced)} off: max |logit - PyTorch| = ${diff}`);
+  }
+  const unmasked = r.cases.at(-1).logits;
+  assert.ok(r.headMasks.every((c) => c.logits.some((x, i) => Math.abs(x - unmasked[i]) > 1e-3)), `${where}: every mask changes the logits`);
+
   const e = r.errors;
+  assert.match(e.headOutside, /^Error: headMask: .*head 99/, `${where}: a head outside the model`);
+  assert.match(e.headMalformed, /^Error: headMask must be an array of \[layer, head\] pairs/, `${where}: a malformed head mask`);
   assert.match(e.text, /^Error: this model was loaded without vocab\.json and merges\.txt: no tokenizer/, `${where}: text without a tokenizer`);
   assert.match(e.empty, /^Error: .*no tokens/, `${where}: no ids`);
   assert.match(e.outOfRange, /^Error: token id 96 is out of range/, `${where}: an id outside the vocabulary`);

@@ -540,6 +540,129 @@ test('heads switch off from their thumbnails: next token with and without them, 
   await setSampling(page, { Temperature: 0.8, 'Max tokens': 48 });
 });
 
+// The page's views of the other shipped models, picked from the Model select (a fresh page each:
+// a model loaded with the prompt untouched brings its own example prompt).
+async function openShipped(value) {
+  const opened = await openPage();
+  await opened.page.goto(new URL('web/', url).href);
+  await waitReady(opened.page);
+  await arm(opened.page);
+  await opened.page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(value);
+  await waitReady(opened.page);
+  return opened;
+}
+
+const cliJson = (args, input) => JSON.parse(execFileSync(cli, args, { input, maxBuffer: 1 << 28 }).toString());
+const visible = async (page, names) => Object.fromEntries(await Promise.all(names.map(async (name) =>
+  [name, await page.getByRole('region', { name, exact: true }).isVisible()])));
+
+test('a classifier: its label and every label\'s probability for the prompt, as the CLI gives them, with heads off too', async () => {
+  const { page, context } = await openShipped('shipped:brown-genre');
+  const model = join(root, 'web/models/brown-genre');
+  const prompt = page.getByRole('textbox', { name: 'Prompt' });
+  assert.match(await prompt.inputValue(), /^The mayor told the city council/, 'the classifier\'s example prompt');
+  assert.match(await page.locator('#model-info').textContent(), /a classifier \(fiction, news, nonfiction\), 4 layers × 4 heads/);
+  assert.deepEqual(await visible(page, ['Classification', 'Attention', 'Output', 'Fill mask', 'Layers', 'Next token']),
+                   { Classification: true, Attention: true, Output: false, 'Fill mask': false, Layers: false, 'Next token': false });
+  assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isHidden(), 'a classifier does not generate');
+
+  const labels = () => page.locator('#classify-bars li').evaluateAll((li) => li.map((l) => ({ label: l.dataset.label, p: Number(l.dataset.probability) })));
+  const check = async (text, mask = null) => {
+    const want = cliJson(['classify', '-m', model, '-p', text, ...(mask ? ['--head-mask', mask] : [])]);
+    const got = await labels();
+    assert.deepEqual(got.map((l) => l.label), ['fiction', 'news', 'nonfiction'], text);
+    for (const l of got) assert.ok(Math.abs(l.p - want.probabilities[l.label]) < 1e-6, `${text} ${mask}: ${l.label} ${l.p} vs ${want.probabilities[l.label]}`);
+    assert.match(await page.locator('#classify-verdict').textContent(), new RegExp(`^Label: ${want.label} \\(`), `${text} ${mask}`);
+    return want;
+  };
+  const news = await check(await prompt.inputValue());
+  assert.equal(news.label, 'news', 'the example is news');
+  // Typing: the label follows. The chips are the text's tokens and the <|endoftext|> it is read at.
+  const story = '"Where have you been?" she asked him softly, and he turned away from the window without a word.';
+  await prompt.fill(story);
+  await settled(page);
+  const fiction = await check(story);
+  assert.equal(fiction.label, 'fiction', 'the story is fiction');
+  const textIds = cliJson(['tokenize', '-m', model], story);
+  const eot = cliJson(['tokenize', '-m', model, '--allow-special'], '<|endoftext|>');
+  assert.deepEqual(await chipIds(page), [...textIds, ...eot]);
+
+  // A head switched off: the verdict without it, and every head's beside it.
+  await page.getByRole('button', { name: 'Layer 0 head 1 off' }).click();
+  await settled(page);
+  await page.waitForFunction(() => /with every head/.test(document.getElementById('classify-verdict').textContent));
+  await check(story, '0:1');
+  assert.match(await page.locator('#classify-bars li').first().getAttribute('aria-label'), /every head: \d/);
+
+  await prompt.fill('');
+  await settled(page);
+  assert.match(await page.locator('#classify-verdict').textContent(), /Type a text/);
+  await context.close();
+});
+
+test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` gives them, with the bidirectional attention map', async () => {
+  const { page, context } = await openShipped('shipped:brown-mlm');
+  const model = join(root, 'web/models/brown-mlm');
+  const prompt = page.getByRole('textbox', { name: 'Prompt' });
+  const text = await prompt.inputValue();
+  assert.equal((text.match(/<\|mask\|>/g) ?? []).length, 2, 'the masked LM\'s example prompt has two masks');
+  assert.match(await page.locator('#model-info').textContent(), /a masked language model, 4 layers × 4 heads/);
+  assert.deepEqual(await visible(page, ['Fill mask', 'Attention', 'Output', 'Classification', 'Layers', 'Next token']),
+                   { 'Fill mask': true, Attention: true, Output: false, Classification: false, Layers: false, 'Next token': false });
+  assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isHidden(), 'a masked LM does not generate');
+
+  // The tokens are the CLI's (a mask takes the space before it) and each mask's five candidates
+  // are fill-mask's.
+  const check = async (input) => {
+    const ids = cliJson(['tokenize', '-m', model, '--allow-special'], input);
+    assert.deepEqual(await chipIds(page), ids, input);
+    const want = cliJson(['fill-mask', '-m', model, '-p', input, '--top', '5']);
+    const got = await page.locator('#fill-mask-list > li').evaluateAll((items) => items.map((item) => ({
+      position: Number(item.dataset.position),
+      candidates: [...item.querySelectorAll('li.bar')].map((b) => ({ id: Number(b.dataset.id), p: Number(b.dataset.probability) })),
+    })));
+    assert.deepEqual(got.map((g) => g.position), want.map((w) => w.position), `${input}: the masks`);
+    for (const [i, g] of got.entries()) {
+      assert.deepEqual(g.candidates.map((c) => c.id), want[i].candidates.map((c) => c.id), `${input}: mask ${i}`);
+      for (const [j, c] of g.candidates.entries()) assert.ok(Math.abs(c.p - want[i].candidates[j].probability) < 1e-6, `${input}: mask ${i} candidate ${j}`);
+    }
+    const filled = await page.locator('#fill-mask-caption mark').allTextContents();
+    assert.equal(filled.length, want.length, 'each mask\'s first guess is marked in the text');
+    return ids;
+  };
+  const ids = await check(text);
+  assert.ok(!ids.includes(cliJson(['tokenize', '-m', model], ' ')[0]), 'no lone space before a mask');
+
+  // The map is bidirectional: the first token attends to the last, as the CLI's forward says.
+  const attention = cliJson(['forward', '-m', model, '--tokens', ids.join(','), '--attention']).attention;
+  const heatmap = page.locator('#heatmap');
+  await heatmap.focus();
+  for (let i = 0; i < ids.length; ++i) await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('End');
+  const readout = await page.locator('#heatmap-readout').textContent();
+  const value = Number(/: (\d\.\d{4}) \(/.exec(readout)?.[1]);
+  assert.ok(Math.abs(value - attention[0][0][0][ids.length - 1]) < 1e-4, `first → last token: ${readout}`);
+  assert.ok(value > 0, 'a token sees the tokens after it');
+
+  // "Insert a mask" puts one at the cursor.
+  await prompt.fill('The old man walked into the');
+  await page.getByRole('button', { name: 'Insert a mask' }).click();
+  assert.equal(await prompt.inputValue(), 'The old man walked into the<|mask|>');
+  await prompt.press('End');
+  await prompt.pressSequentially(' and sat down.');
+  await settled(page);
+  await check('The old man walked into the<|mask|> and sat down.');
+
+  // B27: a text without a mask.
+  await prompt.fill('The jury said');
+  await settled(page);
+  const doc = await readFile(join(root, 'docs/bad-input.md'), 'utf8');
+  const fragment = /`([^`]+)`/.exec(doc.split('\n').find((l) => l.startsWith('| B27 |')).split('|')[6])[1];
+  assert.ok((await page.locator('#fill-mask-caption').textContent()).includes(fragment), 'B27 on the page');
+  assert.equal(await page.locator('#fill-mask-list > li').count(), 0);
+  await context.close();
+});
+
 test('invalid sampling values are explained next to the input and nothing is generated', async () => {
   const { page } = main;
   const before = await chipIds(page);

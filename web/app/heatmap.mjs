@@ -24,9 +24,9 @@ const LUT = (() => {
 
 // An ImageData of size×size pixels for one layer/head of the sequence (a Sequence or a
 // SequenceView; nearest sample when the sequence is longer than size). Cells are read one by one
-// (value), so the cost is size² whatever the length of the rows. causal false: keys after the
-// query are drawn too (bidirectional attention, mask-compare.mjs), not greyed out.
-export function matrixImage(seq, layer, head, size, { causal = true } = {}) {
+// (value), so the cost is size² whatever the length of the rows. causal false (the default for a
+// bidirectional sequence): keys after the query are drawn too, not greyed out.
+export function matrixImage(seq, layer, head, size, { causal = !seq.bidirectional } = {}) {
   const T = seq.length, image = new ImageData(size, size), px = image.data;
   let row = false, rowQ = -1, start = 0;
   for (let y = 0; y < size; ++y) {
@@ -284,12 +284,12 @@ export class Heatmap {
     if (!g) return;
     let { q, k } = this.#cursor ?? { q: g.T - 1, k: 0 };
     switch (e.key) {
-      case 'ArrowUp': q = Math.max(0, q - 1); k = Math.min(k, q); break;
+      case 'ArrowUp': q = Math.max(0, q - 1); k = this.#seq.bidirectional ? k : Math.min(k, q); break;
       case 'ArrowDown': q = Math.min(g.T - 1, q + 1); break;
       case 'ArrowLeft': k = Math.max(0, k - 1); break;
-      case 'ArrowRight': k = Math.min(q, k + 1); break;
+      case 'ArrowRight': k = Math.min(this.#seq.bidirectional ? g.T - 1 : q, k + 1); break;
       case 'Home': k = 0; break;
-      case 'End': k = q; break;
+      case 'End': k = this.#seq.bidirectional ? g.T - 1 : q; break;
       case 'Enter':
       case ' ':
         e.preventDefault();
@@ -322,7 +322,7 @@ export class Heatmap {
     const { q, k } = cell;
     const who = (i) => `#${i + (seq.offset ?? 0)} ${spokenText(seq.texts[i])}`;   // numbered in the whole sequence
     let value;
-    if (k > q) value = 'masked: a token only sees itself and earlier tokens';
+    if (k > q && !seq.bidirectional) value = 'masked: a token only sees itself and earlier tokens';
     else if (seq.wasDropped(q)) value = `not kept while generating (the page keeps the attention of the last ${seq.keepRows} tokens): computed again when it ends`;
     else if (!seq.hasRow(q)) value = 'not computed: the last token’s row comes with the next token';
     else if (k < seq.windowStart(q)) value = 'outside the window: the context was full and slid past this token';

@@ -3,7 +3,7 @@
 // URL (downloaded with a progress bar in bytes and cached). The engine always runs in a worker, so
 // loading a large checkpoint never blocks the page. Failures are shown on the page (role=alert).
 import { estimateModel, loadModel } from '../dist/glassbox.mjs';
-import { SHIPPED, shippedLoad } from '../start.mjs';
+import { SHIPPED, SHIPPED_MODELS, shippedLoad } from '../start.mjs';
 import { clear, el, formatBytes } from './dom.mjs';
 import { cacheAvailable, clearCache, listCached, modelDirectoryUrl, removeCached } from './model-cache.mjs';
 import { filesFromDataTransfer, pickModelFiles } from './model-files.mjs';
@@ -40,8 +40,8 @@ export class ModelPicker {
   #callbacks;
 
   // callbacks: onLoading(name, started: performance.now() of the load's start), onTokenizer(tokenizer,
-  // name) (its tokenizer, before the weights: loadModel's onTokenizer), onLoaded(model, name),
-  // onFailed(error, name)
+  // name) (its tokenizer, before the weights: loadModel's onTokenizer), onLoaded(model, name,
+  // example: a shipped model's example prompt, or null), onFailed(error, name)
   constructor(callbacks) {
     this.#callbacks = callbacks;
     this.#select.addEventListener('change', () => this.#picked());
@@ -188,7 +188,7 @@ export class ModelPicker {
   }
 
   #fillSelect() {
-    const options = [el('option', { value: 'shipped' }, `${SHIPPED.name} (shipped)`)];
+    const options = SHIPPED_MODELS.map((m) => el('option', { value: m.value }, `${m.name} (shipped${m.what ? `: ${m.what}` : ''})`));
     for (const c of this.#cached) options.push(el('option', { value: `cached:${c.url}` }, `${shortUrl(c.url)} (cached, ${formatBytes(c.bytes)})`));
     if (this.#localFiles) {
       const { name } = this.#localFiles;
@@ -243,7 +243,8 @@ export class ModelPicker {
   // Loads the model a select value names: the shipped model, the local files, a cached or
   // downloaded URL.
   #loadChoice(value) {
-    if (value === 'shipped') this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
+    const shipped = SHIPPED_MODELS.find((m) => m.value === value);
+    if (shipped) this.#load(shipped.url, shipped.name, value);
     else if (value === 'files' && this.#localFiles) this.#load(this.#localFiles.files, this.#localFiles.name, 'files');
     else if (value.startsWith('cached:') || value.startsWith('remote:')) this.#loadRemote(value.slice(value.indexOf(':') + 1));
   }
@@ -300,7 +301,7 @@ export class ModelPicker {
     this.#filesPanel.hidden = this.#urlPanel.hidden = true;
     this.#fillSelect();
     performance.mark('glassbox:model-ready');
-    this.#callbacks.onLoaded(model, name);
+    this.#callbacks.onLoaded(model, name, SHIPPED_MODELS.find((m) => m.value === value)?.example ?? null);
     return model;
   }
 

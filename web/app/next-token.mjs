@@ -52,7 +52,7 @@ export class NextTokenChart {
     if (version !== this.#version) return;   // a newer step already drew
     this.#showCompare(false);
     this.#caption.textContent = `For token #${step.position}; the one sampled is marked ●.`;
-    this.#list.replaceChildren(...bars(step.top, texts, step.id));
+    this.#list.replaceChildren(...tokenBars(step.top, texts, step.id));
   }
 
   // With heads switched off: the next token's distribution after `position` with every head
@@ -66,8 +66,8 @@ export class NextTokenChart {
     this.#caption.textContent = `After token #${position}: the ten likeliest next tokens with every head, and with ${label} off.`;
     clear(this.#list);
     document.getElementById('next-masked-caption').textContent = `${label[0].toUpperCase()}${label.slice(1)} off`;
-    document.getElementById('next-bars-all').replaceChildren(...bars(all, allTexts, null));
-    document.getElementById('next-bars-masked').replaceChildren(...bars(masked, maskedTexts, null));
+    document.getElementById('next-bars-all').replaceChildren(...tokenBars(all, allTexts, null));
+    document.getElementById('next-bars-masked').replaceChildren(...tokenBars(masked, maskedTexts, null));
     this.#showCompare(true);
   }
 
@@ -88,8 +88,9 @@ export function mostProbable(logits, n) {
   return order.map((id) => ({ id, probability: Math.exp(logits[id] - max) / sum }));
 }
 
-// The bars of a distribution's top tokens (texts: theirs); chosenId's is marked as sampled.
-function bars(top, texts, chosenId) {
+// The bars (li elements) of a distribution's top tokens (texts: theirs); chosenId's is marked as
+// sampled.
+export function tokenBars(top, texts, chosenId) {
   const max = Math.max(...top.map((t) => t.probability), 1e-9);
   return top.map((t, i) => {
     const chosen = t.id === chosenId;

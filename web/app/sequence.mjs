@@ -14,6 +14,9 @@
 // one forward pass over that window's tokens (the engine slid to it and started again from
 // position 0), and restoreWindow puts them back (until the next restore).
 //
+// A bidirectional model (a masked LM) never generates: its prompt's rows cover every key, later
+// ones too (bidirectional true).
+//
 // The last generated token's own row would only arrive with the step after it; when generation
 // ends that row stays empty (shown as "not computed") instead of running one more full forward
 // pass over the whole sequence, which on a large model costs as much as the generation itself.
@@ -27,10 +30,11 @@ export class Sequence {
   starts = [];     // window start of each query's row, kept when the row is let go
   #restored = [];  // queries whose rows restoreWindow put back
 
-  constructor(layers, heads, keepRows = Infinity) {
+  constructor(layers, heads, keepRows = Infinity, { bidirectional = false } = {}) {
     this.layers = layers;
     this.heads = heads;
     this.keepRows = keepRows;
+    this.bidirectional = bidirectional;
   }
 
   get length() {
@@ -52,10 +56,10 @@ export class Sequence {
     const T = this.promptLength, LH = this.layers * this.heads;
     if (attention.length !== LH * T * T) throw new Error(`attention has ${attention.length} values, expected ${LH * T * T}`);
     for (let q = 0; q < T; ++q) {
-      const row = new Uint16Array(LH * (q + 1));
+      const keys = this.bidirectional ? T : q + 1, row = new Uint16Array(LH * keys);
       for (let lh = 0; lh < LH; ++lh) {
-        const from = (lh * T + q) * T, to = lh * (q + 1);
-        for (let k = 0; k <= q; ++k) row[to + k] = fixed(attention[from + k]);
+        const from = (lh * T + q) * T, to = lh * keys;
+        for (let k = 0; k < keys; ++k) row[to + k] = fixed(attention[from + k]);
       }
       this.rows[q] = { start: 0, data: row };
     }
@@ -129,22 +133,25 @@ export class Sequence {
     return this.starts[q] ?? 0;
   }
 
-  // Attention of query q over keys 0..q for one layer and head (Float32Array; 0 for keys outside
-  // the window, which the model did not see), or null if not computed or not kept.
+  // Attention of query q over keys 0..q (bidirectional: every key) for one layer and head
+  // (Float32Array; 0 for keys outside the window, which the model did not see), or null if not
+  // computed or not kept.
   row(layer, head, q) {
     const r = this.rows[q];
     if (!r) return null;
-    const n = q + 1 - r.start, from = (layer * this.heads + head) * n;
-    const out = new Float32Array(q + 1);
+    const n = r.data.length / (this.layers * this.heads), from = (layer * this.heads + head) * n;
+    const out = new Float32Array(r.start + n);
     for (let k = 0; k < n; ++k) out[r.start + k] = r.data[from + k] / 65535;
     return out;
   }
 
-  // The value of one cell, or NaN above the diagonal, outside the window, or for a row not there.
+  // The value of one cell, or NaN above the diagonal (unless bidirectional), outside the window,
+  // or for a row not there.
   value(layer, head, q, k) {
     const r = this.rows[q];
-    if (k > q || !r || k < r.start) return NaN;
-    return r.data[(layer * this.heads + head) * (q + 1 - r.start) + k - r.start] / 65535;
+    if ((k > q && !this.bidirectional) || !r || k < r.start) return NaN;
+    const n = r.data.length / (this.layers * this.heads);
+    return r.data[(layer * this.heads + head) * n + k - r.start] / 65535;
   }
 
   isGenerated(i) {
@@ -163,6 +170,7 @@ export class SequenceView {
     this.length = length;
     this.texts = seq.texts.slice(offset, offset + length);
     this.keepRows = seq.keepRows;
+    this.bidirectional = seq.bidirectional;
   }
 
   // The last `count` tokens.

@@ -138,9 +138,10 @@ class Model {
   // A classifier's logits over its labels (config().labels names them): the final hidden state at
   // the last token through score.weight, after one forward pass from position 0 (no cache kept;
   // the LM head is not computed). Models trained by `glassbox train --task classify` end every
-  // text with <|endoftext|>, the token they classify at: pass the ids with it. Throws
-  // InvalidArgument for a model without a classification head, or for what forward() refuses.
-  std::vector<float> classify(std::span<const std::int32_t> tokens) const;
+  // text with <|endoftext|>, the token they classify at: pass the ids with it. head_mask: heads
+  // switched off, as ForwardOptions::head_mask. Throws InvalidArgument for a model without a
+  // classification head, or for what forward() refuses.
+  std::vector<float> classify(std::span<const std::int32_t> tokens, std::span<const float> head_mask = {}) const;
 
  private:
   friend class ModelLoader;

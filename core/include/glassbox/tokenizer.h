@@ -19,6 +19,9 @@
 
 namespace glassbox {
 
+// The mask a masked LM fills (`glassbox train --task mlm` adds it to the vocabulary it learns).
+inline constexpr std::string_view kMaskToken = "<|mask|>";
+
 class Tokenizer {
  public:
   // Reads dir/vocab.json and dir/merges.txt. Throws ModelFormatError naming the file and problem.
@@ -34,7 +37,10 @@ class Tokenizer {
   // Text -> ids. `text` must be valid UTF-8, otherwise InvalidArgument names the byte offset
   // (the caller decides whether to fix its input; nothing is silently replaced).
   // Special tokens such as "<|endoftext|>" are ordinary text unless allow_special is true, as in
-  // tiktoken's encode_ordinary; ordinary text never produces a special token's id.
+  // tiktoken's encode_ordinary; ordinary text never produces a special token's id. With
+  // allow_special, the spaces right before kMaskToken belong to it, as they do to RoBERTa's <mask>
+  // (a masked LM replaces a whole token, its leading space included: "The <|mask|> said" reads as
+  // "The", mask, " said").
   std::vector<std::int32_t> encode(std::string_view text, bool allow_special = false) const;
 
   // The ids a classifier reads for a text: its tokens (special tokens as text), then <|endoftext|>
