@@ -318,6 +318,67 @@ TEST(CliTrain, MaskedLanguageModelLearnsAndFillsMasks) {
   EXPECT_NE(e.err.find("evaluate measures next-token prediction"), std::string::npos) << e.err;
 }
 
+// --init-from: a new run starts from another run's parameters instead of a random initialisation;
+// here a masked LM from a GPT of the same shape and vocabulary (as scripts/train_family_models
+// makes brown-mlm). One step at a learning rate too small to move anything leaves the GPT's
+// weights, now run bidirectionally.
+TEST(CliTrain, InitFromStartsFromAnotherRunsParameters) {
+  test::TempDir dir;
+  const auto text = dir.path() / "a.txt";
+  test::write_file(text, corpus(400));
+  const auto tok = run_cli({"train-tokenizer", text.string(), "--vocab-size", "300", "--mask-token", "-o", (dir.path() / "tok").string()});
+  ASSERT_EQ(tok.exit_code, 0) << tok.err;
+  ASSERT_TRUE(test::read_json(dir.path() / "tok" / "vocab.json").contains("<|mask|>"));
+  auto gpt = train_args(text, dir.path() / "gpt");
+  gpt.insert(gpt.end(), {"--tokenizer", (dir.path() / "tok").string()});
+  const auto g = run_cli(gpt);
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const auto encoder = [&](const std::string& name, bool init) {
+    auto args = with(with(with(with(train_args(text, dir.path() / name), "--steps", "1"), "--lr", "1e-12"), "--warmup", "0"),
+                     "--eval-every", "0");
+    args.insert(args.end(), {"--task", "mlm", "--min-lr", "1e-12"});
+    if (init) args.insert(args.end(), {"--init-from", (dir.path() / "gpt").string()});
+    else args.insert(args.end(), {"--tokenizer", (dir.path() / "tok").string()});
+    return run_cli(args);
+  };
+  for (const auto& [name, init] : {std::pair{"mlm", true}, std::pair{"fresh", false}}) {
+    const auto r = encoder(name, init);
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+  }
+  const auto config = test::read_json(dir.path() / "mlm" / "config.json");
+  EXPECT_EQ(config["bidirectional"], true);
+  EXPECT_EQ(config["mask_token_id"], test::read_json(dir.path() / "mlm" / "vocab.json")["<|mask|>"]);   // the GPT's vocabulary
+  const auto logits = [&](const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"forward", "-m", (dir.path() / name).string(), "--tokens", "5,60,7,90"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["logits"].get<std::vector<std::vector<double>>>();
+  };
+  const auto want = logits("gpt", {"--mask", "bidirectional"}), got = logits("mlm"), fresh = logits("fresh");
+  double diff = 0, fresh_diff = 0;
+  for (std::size_t t = 0; t < want.size(); ++t)
+    for (std::size_t v = 0; v < want[t].size(); ++v) {
+      diff = std::max(diff, std::abs(got[t][v] - want[t][v]));
+      fresh_diff = std::max(fresh_diff, std::abs(fresh[t][v] - want[t][v]));
+    }
+  EXPECT_LT(diff, 1e-4) << "the encoder starts from the GPT's weights";
+  EXPECT_GT(fresh_diff, 0.1) << "(a random initialisation does not)";
+
+  // Another shape, or a folder that is no run: one-line errors, nothing written.
+  auto narrow = with(with(train_args(text, dir.path() / "narrow"), "--n-embd", "16"), "--steps", "1");
+  narrow.insert(narrow.end(), {"--init-from", (dir.path() / "gpt").string()});
+  const auto n = run_cli(narrow);
+  EXPECT_NE(n.exit_code, 0);
+  EXPECT_NE(n.err.find("values, this run's"), std::string::npos) << n.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "narrow" / "model.safetensors"));
+  auto nowhere = train_args(text, dir.path() / "nowhere");
+  nowhere.insert(nowhere.end(), {"--init-from", (dir.path() / "tok").string()});
+  const auto w = run_cli(nowhere);
+  EXPECT_NE(w.exit_code, 0);
+  EXPECT_NE(w.err.find("checkpoint.safetensors"), std::string::npos) << w.err;
+}
+
 TEST(CliTrain, MistakesAreOneLineErrors) {
   test::TempDir dir;
   test::write_file(dir.path() / "text.txt", corpus(200));

@@ -154,7 +154,7 @@ int run_detokenize(const std::string& model_dir) {
   return 0;
 }
 
-int run_train_tokenizer(const std::vector<std::string>& files, int vocab_size, const std::string& out_dir) {
+int run_train_tokenizer(const std::vector<std::string>& files, int vocab_size, bool mask_token, const std::string& out_dir) {
   std::string text;
   for (const auto& f : files) {
     std::ifstream in(f, std::ios::binary);
@@ -163,6 +163,7 @@ int run_train_tokenizer(const std::vector<std::string>& files, int vocab_size, c
   }
   TokenizerTrainingOptions options;
   options.vocab_size = vocab_size;
+  if (mask_token) options.special_tokens.push_back(std::string(kMaskToken));
   options.on_progress = [](int done, int total) { std::fprintf(stderr, "\rmerges %d/%d", done, total); };
   const TokenizerFiles result = train_tokenizer(text, options);
   save_tokenizer(result, out_dir);
@@ -269,6 +270,8 @@ int main(int argc, char** argv) {
   train_tok->add_option("--vocab-size", vocab_size, "tokens in the vocabulary, with the 256 bytes and <|endoftext|>")
       ->capture_default_str();
   train_tok->add_option("-o,--output", out_dir, "directory to write vocab.json and merges.txt to")->required();
+  bool mask_token = false;
+  train_tok->add_flag("--mask-token", mask_token, "also <|mask|>, the mask of a masked LM (as train --task mlm learns its vocabulary)");
 
   TrainCommand train;
   add_train_command(app, train);
@@ -325,7 +328,7 @@ int main(int argc, char** argv) {
     if (*detok) return run_detokenize(model_dir);
     if (app.got_subcommand("train")) return run_train(train);
     if (*eval) return run_evaluate(model_dir, load, eval_files, eval_context);
-    return run_train_tokenizer(files, vocab_size, out_dir);
+    return run_train_tokenizer(files, vocab_size, mask_token, out_dir);
   } catch (const glassbox::Error& e) {
     std::fprintf(stderr, "glassbox: error: %s\n", e.what());
   } catch (const std::bad_alloc&) {

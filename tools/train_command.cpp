@@ -13,6 +13,7 @@
 #include "text_files.h"
 #include "train_tasks.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -105,6 +106,9 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
                  "without --valid: hold out this fraction of the end of the text (classify: of each label's lines)")
       ->capture_default_str();
   t->add_option("--tokenizer", c.tokenizer_dir, "reuse vocab.json + merges.txt from this directory");
+  t->add_option("--init-from", c.init_from,
+                "start from the parameters of another run of the same shape (its output directory: its checkpoint and, "
+                "unless --tokenizer says otherwise, its tokenizer), e.g. a GPT's for an encoder; ignored on --resume");
   t->add_option("--vocab-size", c.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")->capture_default_str();
   t->add_option("--arch", c.arch, "gpt2 (pre-LayerNorm) or openai-gpt (post-LayerNorm)")->capture_default_str();
   t->add_option("--activation", c.activation, "MLP activation as the config names it (default: gelu_new, openai-gpt: gelu)");
@@ -171,6 +175,23 @@ TrainingOptions make_options(const TrainCommand& c) {
   o.threads = c.threads;
   o.lm_weight = c.lm_weight;
   return o;
+}
+
+// --init-from: the parameters of another run (from its checkpoint, by name) replace the new run's
+// initialisation. Parameters that run lacks (a classifier's score head, after a GPT) keep theirs;
+// its AdamW moments and step are not taken: this is a new run that starts from those weights.
+void start_from(Trainer& trainer, const fs::path& dir) {
+  const Trainer from = Trainer::from_checkpoint(dir / "checkpoint.safetensors");
+  const std::vector<std::string> names = from.parameter_names();
+  for (const std::string& name : trainer.parameter_names()) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) continue;
+    const std::span<const float> values = from.parameter(name);
+    if (values.size() != trainer.parameter(name).size())
+      throw InvalidArgument("--init-from " + dir.string() + ": its " + name + " has " + std::to_string(values.size()) +
+                            " values, this run's " + std::to_string(trainer.parameter(name).size()) +
+                            " (give both runs the same shape and vocabulary)");
+    trainer.set_parameter(name, values);
+  }
 }
 
 // The task a model was made for, from its config.
@@ -271,11 +292,12 @@ int run_train(const TrainCommand& c) {
   // 1. The run: from the checkpoint, or new (every setting checked before any work is done).
   std::optional<Trainer> trainer;
   std::optional<Tokenizer> reused;
+  const std::string tokenizer_dir = !c.tokenizer_dir.empty() ? c.tokenizer_dir : c.init_from;
   if (c.resume) {
     trainer.emplace(Trainer::from_checkpoint(checkpoint));
     check_unchanged(c, *trainer);
   } else {
-    if (!c.tokenizer_dir.empty()) reused.emplace(Tokenizer::load(c.tokenizer_dir));
+    if (!tokenizer_dir.empty()) reused.emplace(Tokenizer::load(tokenizer_dir));
     make_options(c).validate(make_config(c, reused ? reused->vocab_size() : c.vocab_size));
   }
   const std::map<std::string, std::string> extra = c.resume ? trainer->checkpoint_extra() : std::map<std::string, std::string>{};
@@ -322,8 +344,8 @@ int run_train(const TrainCommand& c) {
     files.vocab_json = read_text(out / "vocab.json");
     files.merges_txt = read_text(out / "merges.txt");
   } else if (reused) {
-    files.vocab_json = read_text(fs::path(c.tokenizer_dir) / "vocab.json");
-    files.merges_txt = read_text(fs::path(c.tokenizer_dir) / "merges.txt");
+    files.vocab_json = read_text(fs::path(tokenizer_dir) / "vocab.json");
+    files.merges_txt = read_text(fs::path(tokenizer_dir) / "merges.txt");
   } else {
     std::string text;
     for (const auto& d : train_docs) {
@@ -367,6 +389,7 @@ int run_train(const TrainCommand& c) {
       config.mask_token_id = *mask_id;
     }
     trainer.emplace(config, make_options(c));
+    if (!c.init_from.empty()) start_from(*trainer, c.init_from);
     fs::create_directories(out);
     save_tokenizer(files, out);
   }

@@ -17,6 +17,8 @@ struct TrainCommand {
   // tokenizer: reuse one, or learn one of this size from the training text
   std::string tokenizer_dir;
   int vocab_size = 4096;
+  // start from another run's parameters (its output directory) instead of a random initialisation
+  std::string init_from;
   // model shape
   std::string arch = "gpt2";
   std::string activation;   // empty: gpt2 gelu_new, openai-gpt gelu (both the tanh approximation)
