@@ -86,17 +86,30 @@ ${examples.map((e) => `- "${e.text}" → **${e.label}** (${labels.map((l) => `${
 // --- brown-mlm: the held-out masked-token loss, and fills
 {
   const dir = 'web/models/brown-mlm', c = config(dir);
-  const log = readFileSync('build/family-run/mlm/training_log.jsonl', 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  const final = log.find((j) => j.final) ?? {};
+  const readLog = (run) => readFileSync(`build/family-run/${run}/training_log.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const final = readLog('mlm').find((j) => j.final) ?? {};
+  const gptFinal = readLog('mlm-gpt').find((j) => j.final) ?? {};
+  // What context is worth: the cross-entropy of the validation tokens under the training tokens'
+  // frequencies (add-one smoothed), a guess that ignores every other token.
+  const counts = new Map();
+  for (const id of JSON.parse(run(['tokenize', '-m', dir], readFileSync(`${a.data}/train.txt`)))) counts.set(id, (counts.get(id) ?? 0) + 1);
+  const valid = JSON.parse(run(['tokenize', '-m', dir], readFileSync(`${a.data}/valid.txt`)));
+  const total = [...counts.values()].reduce((s, n) => s + n, 0) + c.vocab_size;
+  const unigram = valid.reduce((s, id) => s - Math.log(((counts.get(id) ?? 0) + 1) / total), 0) / valid.length;
   const prompts = ['The jury said the <|mask|> was conducted fairly.', 'She opened the <|mask|> and looked out at the rain.',
                    'He was born in a small <|mask|> in Texas.'];
   const fills = prompts.map((p) => ({ p, out: JSON.parse(run(['fill-mask', '-m', dir, '-p', p, '--top', '5'])) }));
   const guesses = (out) => out[0].candidates;   // [{position, candidates: [{id, token, probability}]}]
   writeFileSync(`${dir}/README.md`, `# glassbox Brown-corpus masked LM (${c.n_layer} layers, ${c.n_embd} wide)
 
-A small masked-language-model encoder trained from scratch by glassbox's own trainer (\`glassbox
-train --task mlm\`): GPT-2 blocks with bidirectional attention (every token sees every other, as in
-BERT), which fill in \`<|mask|>\` tokens. config.json says \`"bidirectional": true\` and names the mask
+A small masked-language-model encoder trained by glassbox's own trainer: GPT-2 blocks with
+bidirectional attention (every token sees every other, as in BERT), which fill in \`<|mask|>\`
+tokens. It was trained in two runs: first as a GPT of the same shape (next-token prediction, held-out
+loss ${Number(gptFinal.val_loss).toFixed(3)} nats per token), then from those weights as a masked LM
+(\`glassbox train --task mlm --init-from\`). From a random start a masked LM of this size stayed near
+the unigram loss for thousands of steps, a newline its first guess at every mask: all it knows of a
+mask's neighbours comes through attention, which must first learn where to look, and a GPT learns
+that in a few hundred steps. config.json says \`"bidirectional": true\` and names the mask
 token (\`"mask_token_id": ${c.mask_token_id}\`). It loads in glassbox's CLI (\`glassbox fill-mask -m DIR -p TEXT\`),
 its JS API (\`model.forward(ids)\`, whose logits at a mask are its guesses) and the web page. It
 is a small demonstration model.
@@ -122,7 +135,9 @@ ${a['mlm-command']}
 ## How well it does
 
 Held-out masked-token loss at the end of training, over ${final.val_tokens} masked tokens of the validation
-documents: **${Number(final.val_loss).toFixed(3)} nats** per token (\`training_log.jsonl\`'s final line).
+documents: **${Number(final.val_loss).toFixed(3)} nats** per token (\`training_log.jsonl\`'s final line). A guess
+that ignores the context, the training tokens' frequencies, scores ${unigram.toFixed(3)} nats on the
+validation tokens.
 
 Fills (\`glassbox fill-mask -m ${dir} -p TEXT --top 5\`):
 
