@@ -67,7 +67,9 @@ function modelKind(config, model = null) {
 }
 
 // Shows the views of a kind of model and hides the others'.
+let allowSpecialWas = null;   // the checkbox as the person left it, while a masked LM is loaded
 function showKind(kind) {
+  const was = state.kind;
   state.kind = kind;
   const lm = kind === 'lm';
   for (const id of ['output-region', 'next-region', 'layers-region', 'sampling', 'generate-actions']) $(id).hidden = !lm;
@@ -78,7 +80,12 @@ function showKind(kind) {
   $('prompt-keys').textContent = lm ? 'Ctrl+Enter generates, Escape stops.'
     : kind === 'classifier' ? 'The label follows as you type.' : 'The guesses follow as you type.';
   // A masked LM's prompt holds masks: its special tokens are always read.
-  if (kind === 'mlm') allowSpecial.checked = true;
+  if (kind === 'mlm' && was !== 'mlm') {
+    allowSpecialWas = allowSpecial.checked;
+    allowSpecial.checked = true;
+  } else if (kind !== 'mlm' && was === 'mlm') {
+    allowSpecial.checked = allowSpecialWas;
+  }
   allowSpecial.disabled = kind === 'mlm';
 }
 

@@ -660,6 +660,16 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
   const fragment = /`([^`]+)`/.exec(doc.split('\n').find((l) => l.startsWith('| B27 |')).split('|')[6])[1];
   assert.ok((await page.locator('#fill-mask-caption').textContent()).includes(fragment), 'B27 on the page');
   assert.equal(await page.locator('#fill-mask-list > li').count(), 0);
+  assert.ok(await page.getByRole('checkbox', { name: /Read special tokens/ }).isChecked(), 'a masked LM reads <|mask|> in the prompt');
+
+  // Back to the GPT: its views, and the special-tokens box as it was before.
+  await arm(page);
+  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption('shipped');
+  await waitReady(page);
+  assert.deepEqual(await visible(page, ['Output', 'Fill mask', 'Classification']), { Output: true, 'Fill mask': false, Classification: false });
+  const special = page.getByRole('checkbox', { name: /Read special tokens/ });
+  assert.ok(!(await special.isChecked()) && await special.isEnabled(), 'the box as the person left it');
+  assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isEnabled());
   await context.close();
 });
 
