@@ -193,6 +193,7 @@ TEST(BadInput, B23_GenerationFromABidirectionalModel) {
 TEST(BadInput, B27_FillMaskWithoutAMask) {
   test::TempDir dir;
   test::copy_fixture("gpt2-bytes", dir.path());
+  for (const char* f : {"vocab.json", "merges.txt"}) std::filesystem::copy_file(fixture_dir("gpt2-bytes") / f, dir.path() / f);
   edit_config(dir.path(), "bidirectional", true);
   edit_config(dir.path(), "mask_token_id", 95);
   expect_cli("B27", {"fill-mask", "-m", dir.path().string(), "-p", "hello"});
