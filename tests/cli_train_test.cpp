@@ -316,6 +316,18 @@ TEST(CliTrain, MaskedLanguageModelLearnsAndFillsMasks) {
   const auto e = run_cli({"evaluate", "-m", out.string(), (dir.path() / "a.txt").string()});
   EXPECT_NE(e.exit_code, 0);
   EXPECT_NE(e.err.find("evaluate measures next-token prediction"), std::string::npos) << e.err;
+  // The mask rate is the run's: another one on --resume is refused.
+  auto resume = args;
+  resume.insert(resume.end(), {"--resume", "--mask-rate", "0.4"});
+  const auto again = run_cli(resume);
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.err.find("--mask-rate cannot change when resuming"), std::string::npos) << again.err;
+  // A run with another rate says so and learns.
+  auto more = with(args, "-o", (dir.path() / "more").string());
+  more.insert(more.end(), {"--mask-rate", "0.4"});
+  const auto m = run_cli(more);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.err.find("40% of them masked"), std::string::npos) << m.err;
 }
 
 // --init-from: a new run starts from another run's parameters instead of a random initialisation;
@@ -417,6 +429,9 @@ TEST(CliTrain, MistakesAreOneLineErrors) {
   auto task = train_args(text, dir.path() / "m7");
   task.insert(task.end(), {"--task", "translate"});
   fails(task, "--task must be lm, mlm or classify, got translate");
+  auto rate = with(train_args(text, dir.path() / "rate"), "--steps", "2");
+  rate.insert(rate.end(), {"--task", "mlm", "--mask-rate", "0"});
+  fails(rate, "--mask-rate must be more than 0 and at most 1");
   test::write_file(dir.path() / "labelled.txt", "red\ta red house\nno tab on this line\n");
   fails(classify_args(dir.path() / "labelled.txt", dir.path() / "m8"), "labelled.txt:2: expected a label, a tab");
   test::write_file(dir.path() / "one-label.txt", "red\ta red house\nred\tthe red dog\n");

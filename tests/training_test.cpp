@@ -439,6 +439,12 @@ TEST(Training, MaskTokensChoosesFifteenPercentAsBertDoes) {
   mask_tokens(one, one_targets, 3, 1, mask, V, 1, 0);
   EXPECT_EQ(one_targets, (std::vector<std::int32_t>{5, 6, 7}));
   EXPECT_THROW(mask_tokens(one, one_targets, 3, 1, V, V, 1, 0), InvalidArgument);   // mask id outside
+  // Another rate: that share is chosen.
+  std::vector<std::int32_t> more = original, more_targets;
+  mask_tokens(more, more_targets, B, T, mask, V, 7, 3, 0.4);
+  const auto more_chosen = std::count_if(more_targets.begin(), more_targets.end(), [](std::int32_t t) { return t != kIgnoreTarget; });
+  EXPECT_NEAR(more_chosen / n, 0.4, 0.015);
+  for (const double bad : {0.0, -0.1, 1.5, std::nan("")}) EXPECT_THROW(mask_tokens(more, more_targets, B, T, mask, V, 7, 3, bad), InvalidArgument);
 }
 
 // A classifier's batch from examples of lengths 1, 2 and 4: right-padded, next-token targets

@@ -101,6 +101,9 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
       ->capture_default_str();
   t->add_option("--lm-weight", c.lm_weight, "classify: weight of the LM loss beside the label loss (GPT-1's 0.5)")
       ->capture_default_str();
+  t->add_option("--mask-rate", c.mask_rate,
+                "mlm: the share of tokens chosen to be predicted (BERT's 0.15; more gives more to learn from per step)")
+      ->capture_default_str();
   t->add_option("--valid", c.valid, "held-out text files or folders for evaluation");
   t->add_option("--valid-fraction", c.valid_fraction,
                  "without --valid: hold out this fraction of the end of the text (classify: of each label's lines)")
@@ -214,7 +217,9 @@ void check_unchanged(const TrainCommand& c, const Trainer& t) {
       {"--seed", given.seed == o.seed}, {"--threads", given.threads == o.threads},
       {"--task", c.task == task_of(m)}, {"--lm-weight", given.lm_weight == o.lm_weight},
       {"--valid-fraction", !t.checkpoint_extra().count("valid_fraction") ||
-                               std::atof(t.checkpoint_extra().at("valid_fraction").c_str()) == c.valid_fraction}};
+                               std::atof(t.checkpoint_extra().at("valid_fraction").c_str()) == c.valid_fraction},
+      {"--mask-rate", !t.checkpoint_extra().count("mask_rate") ||
+                          std::atof(t.checkpoint_extra().at("mask_rate").c_str()) == c.mask_rate}};
   for (const auto& [name, equal] : same)
     if (c.command && c.command->count(name) && !equal)
       throw InvalidArgument(std::string(name) + " cannot change when resuming: the run's settings are in its checkpoint");
@@ -305,6 +310,8 @@ int run_train(const TrainCommand& c) {
   const DType save_dtype = dtype_of(dtype_name);
   const double valid_fraction = c.resume && extra.count("valid_fraction") ? std::atof(extra.at("valid_fraction").c_str())
                                                                           : c.valid_fraction;
+  const double mask_rate = c.resume && extra.count("mask_rate") ? std::atof(extra.at("mask_rate").c_str()) : c.mask_rate;
+  if (!(mask_rate > 0 && mask_rate <= 1)) throw InvalidArgument("--mask-rate must be more than 0 and at most 1");
   const std::string task = c.resume ? task_of(trainer->config()) : c.task;
   // classify: labelled lines, held out line by line (every k-th: a file sorted by label still
   // leaves every label in both parts); the others: text, held out at its end.
@@ -372,7 +379,7 @@ int run_train(const TrainCommand& c) {
   if (task == "mlm" && !mask_id) throw Error("--task mlm needs a tokenizer with <|mask|> or <|endoftext|> to mask tokens with");
   std::unique_ptr<TrainingTask> data;
   if (task == "classify") data = classify_task(tok, train_lines, valid_lines, labels, seq_len);
-  else if (task == "mlm") data = masked_lm_task(encode_documents(tok, train_docs), encode_documents(tok, valid_docs), seq_len, *mask_id, tok.vocab_size());
+  else if (task == "mlm") data = masked_lm_task(encode_documents(tok, train_docs), encode_documents(tok, valid_docs), seq_len, *mask_id, tok.vocab_size(), mask_rate);
   else data = language_model_task(tok, encode_documents(tok, train_docs), encode_documents(tok, valid_docs), seq_len);
   const std::string data_id = data->data_id();
   double elapsed_before = 0;   // training seconds of earlier sessions of this run
@@ -419,7 +426,8 @@ int run_train(const TrainCommand& c) {
     trainer->save_checkpoint(checkpoint, {{"data", data_id},
                                           {"elapsed", std::to_string(elapsed_before + seconds())},
                                           {"save_dtype", dtype_name},
-                                          {"valid_fraction", std::to_string(valid_fraction)}});
+                                          {"valid_fraction", std::to_string(valid_fraction)},
+                                          {"mask_rate", std::to_string(mask_rate)}});
   };
   auto evaluate = [&](long limit) {
     const Validation v = data->validate(*trainer, limit);

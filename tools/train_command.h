@@ -14,6 +14,7 @@ struct TrainCommand {
   bool resume = false;
   std::string task = "lm";   // lm, mlm or classify (train_tasks.h)
   double lm_weight = 0.5;    // classify: weight of the LM loss beside the label loss
+  double mask_rate = 0.15;   // mlm: share of the tokens chosen to be predicted
   // tokenizer: reuse one, or learn one of this size from the training text
   std::string tokenizer_dir;
   int vocab_size = 4096;

@@ -62,19 +62,19 @@ class LanguageModelTask : public TrainingTask {
 };
 
 // ---------------------------------------------------------------------------------------------
-// mlm: windows of seq_len tokens, 15% of them masked (mask_tokens); the held-out text in windows
+// mlm: windows of seq_len tokens, `rate` of them masked (mask_tokens); the held-out text in windows
 // seq_len apart, masked the same way with a fixed seed, so every evaluation scores the same positions.
 
 class MaskedLanguageModelTask : public TrainingTask {
  public:
   MaskedLanguageModelTask(std::vector<std::int32_t> train, std::vector<std::int32_t> valid, int seq_len,
-                          std::int32_t mask_id, int vocab_size)
-      : train_(std::move(train)), valid_(std::move(valid)), mask_id_(mask_id), vocab_size_(vocab_size) {
+                          std::int32_t mask_id, int vocab_size, double rate)
+      : train_(std::move(train)), valid_(std::move(valid)), mask_id_(mask_id), vocab_size_(vocab_size), rate_(rate) {
     check_windows(train_, seq_len);
   }
   TrainingBatch batch(const TrainingOptions& o, int step) override {
     sample_batch(train_, o.batch_size, o.seq_len, o.seed, step, inputs_, targets_);   // targets: replaced
-    mask_tokens(inputs_, targets_, o.batch_size, o.seq_len, mask_id_, vocab_size_, o.seed, step);
+    mask_tokens(inputs_, targets_, o.batch_size, o.seq_len, mask_id_, vocab_size_, o.seed, step, rate_);
     return {inputs_, targets_, o.batch_size, o.seq_len, {}, {}};
   }
   Validation validate(const Trainer& trainer, long limit) const override {
@@ -88,7 +88,7 @@ class MaskedLanguageModelTask : public TrainingTask {
       const int T = static_cast<int>(std::min<std::size_t>(o.seq_len, left));
       const int B = T == o.seq_len ? static_cast<int>(std::min<std::size_t>(o.batch_size, left / T)) : 1;
       inputs.assign(valid_.begin() + std::ptrdiff_t(start), valid_.begin() + std::ptrdiff_t(start + std::size_t(B) * T));
-      mask_tokens(inputs, targets, B, T, mask_id_, vocab_size_, kSeed, round);
+      mask_tokens(inputs, targets, B, T, mask_id_, vocab_size_, kSeed, round, rate_);
       total += trainer.evaluate(TrainingBatch{inputs, targets, B, T, {}, {}});
       start += std::size_t(B) * T;
     }
@@ -103,13 +103,15 @@ class MaskedLanguageModelTask : public TrainingTask {
   }
   std::string describe() const override {
     return std::to_string(train_.size()) + " training tokens, " + std::to_string(valid_.size()) +
-           " validation tokens, 15% of them masked (token " + std::to_string(mask_id_) + ")";
+           " validation tokens, " + std::to_string(int(rate_ * 100 + 0.5)) + "% of them masked (token " +
+           std::to_string(mask_id_) + ")";
   }
 
  private:
   std::vector<std::int32_t> train_, valid_, inputs_, targets_;
   std::int32_t mask_id_;
   int vocab_size_;
+  double rate_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -210,8 +212,8 @@ std::unique_ptr<TrainingTask> language_model_task(const Tokenizer& tokenizer, st
 }
 
 std::unique_ptr<TrainingTask> masked_lm_task(std::vector<std::int32_t> train, std::vector<std::int32_t> valid,
-                                             int seq_len, std::int32_t mask_id, int vocab_size) {
-  return std::make_unique<MaskedLanguageModelTask>(std::move(train), std::move(valid), seq_len, mask_id, vocab_size);
+                                             int seq_len, std::int32_t mask_id, int vocab_size, double rate) {
+  return std::make_unique<MaskedLanguageModelTask>(std::move(train), std::move(valid), seq_len, mask_id, vocab_size, rate);
 }
 
 std::unique_ptr<TrainingTask> classify_task(const Tokenizer& tokenizer, const std::vector<LabelledLine>& train,

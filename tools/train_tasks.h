@@ -46,9 +46,10 @@ class TrainingTask {
 // Next-token prediction. Throws Error if the stream is too short for windows of seq_len + 1.
 std::unique_ptr<TrainingTask> language_model_task(const Tokenizer& tokenizer, std::vector<std::int32_t> train,
                                                   std::vector<std::int32_t> valid, int seq_len);
-// Masked-token prediction with mask_id as [MASK]. Throws Error as language_model_task does.
+// Masked-token prediction with mask_id as [MASK], `rate` of the tokens chosen (mask_tokens).
+// Throws Error as language_model_task does.
 std::unique_ptr<TrainingTask> masked_lm_task(std::vector<std::int32_t> train, std::vector<std::int32_t> valid,
-                                             int seq_len, std::int32_t mask_id, int vocab_size);
+                                             int seq_len, std::int32_t mask_id, int vocab_size, double rate);
 // Classification of labelled lines into `labels` (label ids by name order of this list); texts
 // longer than seq_len tokens are cut (a note says how many). Throws Error for a label of the
 // held-out lines the training lines do not have.

@@ -107,9 +107,10 @@ void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint6
 }
 
 void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets, int B, int T, std::int32_t mask_id,
-                 int vocab_size, std::uint64_t seed, int step) {
+                 int vocab_size, std::uint64_t seed, int step, double rate) {
   if (B < 1 || T < 1 || inputs.size() != std::size_t(B) * T) throw InvalidArgument("mask_tokens: inputs must be (B,T)");
   if (mask_id < 0 || mask_id >= vocab_size) throw InvalidArgument("mask_tokens: the mask id is not in the vocabulary");
+  if (!(rate > 0 && rate <= 1)) throw InvalidArgument("the mask rate must be more than 0 and at most 1");
   // Its own stream: the same (seed, step) also draws the batch's windows (sample_batch).
   training::Random rng(training::Random(seed ^ 0x6D61736B6D61736Bull).next() ^ training::Random(~std::uint64_t(step)).next());
   targets.assign(inputs.size(), kIgnoreTarget);
@@ -117,7 +118,7 @@ void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& t
     std::int32_t* in = inputs.data() + std::size_t(b) * T;
     std::int32_t* out = targets.data() + std::size_t(b) * T;
     for (int t = 0; t < T; ++t)
-      if (rng.uniform() < 0.15) out[t] = in[t];
+      if (rng.uniform() < rate) out[t] = in[t];
     int chosen = 0;
     for (int t = 0; t < T; ++t) chosen += out[t] != kIgnoreTarget;
     if (chosen == 0) {   // every sequence teaches something

@@ -78,12 +78,13 @@ void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint6
 // classifier's padding).
 inline constexpr std::int32_t kIgnoreTarget = -1;
 
-// The masked-LM objective of BERT on a batch of windows, in place: about 15% of each sequence's
-// positions (at least one), drawn from (seed, step) alone, become targets (the original token);
-// of those, 80% of inputs are replaced by mask_id, 10% by a random token and 10% kept. Every
-// other target becomes kIgnoreTarget. inputs and targets are (B,T); targets' values are replaced.
+// The masked-LM objective of BERT on a batch of windows, in place: about `rate` of each sequence's
+// positions (BERT's 15% by default; at least one), drawn from (seed, step) alone, become targets
+// (the original token); of those, 80% of inputs are replaced by mask_id, 10% by a random token
+// and 10% kept. Every other target becomes kIgnoreTarget. inputs and targets are (B,T); targets'
+// values are replaced. Throws InvalidArgument for a rate outside (0, 1].
 void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets, int B, int T,
-                 std::int32_t mask_id, int vocab_size, std::uint64_t seed, int step);
+                 std::int32_t mask_id, int vocab_size, std::uint64_t seed, int step, double rate = 0.15);
 
 // One step's data, as spans (B,T) of ids; labels and label_positions (B) for a classifier only.
 struct TrainingBatch {
