@@ -1,6 +1,6 @@
-// Model cards (README.md) for the classifier and the masked LM that scripts/train_family_models
-// trains: what they are, their data and shape, the command, and what they do on the held-out
-// documents, measured here with the CLI.
+// Model cards (README.md) for the classifier that scripts/train_family_models trains (and a masked
+// LM, given its commands): what they are, their data and shape, the command, and what they do on
+// the held-out documents, measured here with the CLI.
 //
 //   node scripts/family_cards.mjs --glassbox CLI --data DIR --genre-command "..." --mlm-command "..."
 import { execFileSync } from 'node:child_process';
@@ -83,8 +83,9 @@ ${examples.map((e) => `- "${e.text}" → **${e.label}** (${labels.map((l) => `${
   console.error(`family_cards: ${dir}: accuracy ${right}/${rows.length}`);
 }
 
-// --- brown-mlm: the held-out masked-token loss, and fills
-{
+// --- brown-mlm, when a masked LM is trained (--mlm-command: its commands, one per line; not
+// shipped yet, see docs/training.md): the held-out masked-token loss, its guesses, and fills
+if (a['mlm-command']) {
   const dir = 'web/models/brown-mlm', c = config(dir);
   const readLog = (run) => readFileSync(`build/family-run/${run}/training_log.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   const final = readLog('mlm').find((j) => j.final) ?? {};
@@ -96,6 +97,23 @@ ${examples.map((e) => `- "${e.text}" → **${e.label}** (${labels.map((l) => `${
   const valid = JSON.parse(run(['tokenize', '-m', dir], readFileSync(`${a.data}/valid.txt`)));
   const total = [...counts.values()].reduce((s, n) => s + n, 0) + c.vocab_size;
   const unigram = valid.reduce((s, id) => s - Math.log(((counts.get(id) ?? 0) + 1) / total), 0) / valid.length;
+  // Its guesses on held-out text: 300 windows of 64 tokens, every 7th token masked; how often the
+  // hidden token is its first guess, or among its five, against always guessing the five
+  // commonest training tokens.
+  const maskId = c.mask_token_id, commonest = [...counts].sort((x, y) => y[1] - x[1]).slice(0, 5).map(([id]) => id);
+  const score = { masks: 0, first: 0, five: 0, commonFirst: 0, commonFive: 0 };
+  for (let w = 0; w < 300; ++w) {
+    const window = valid.slice(w * 64 * 9, w * 64 * 9 + 64), masked = window.map((id, i) => (i % 7 === 3 ? maskId : id));
+    for (const { position, candidates } of JSON.parse(run(['fill-mask', '-m', dir, '--tokens', masked.join(','), '--top', '5']))) {
+      const want = window[position];
+      ++score.masks;
+      score.first += candidates[0].id === want;
+      score.five += candidates.some((g) => g.id === want);
+      score.commonFirst += commonest[0] === want;
+      score.commonFive += commonest.includes(want);
+    }
+  }
+  const pct = (n) => `${(100 * n / score.masks).toFixed(1)}%`;
   const prompts = ['The jury said the <|mask|> was conducted fairly.', 'She opened the <|mask|> and looked out at the rain.',
                    'He was born in a small <|mask|> in Texas.'];
   const fills = prompts.map((p) => ({ p, out: JSON.parse(run(['fill-mask', '-m', dir, '-p', p, '--top', '5'])) }));
@@ -106,18 +124,21 @@ A small masked-language-model encoder trained by glassbox's own trainer: GPT-2 b
 bidirectional attention (every token sees every other, as in BERT), which fill in \`<|mask|>\`
 tokens. It was trained in two runs: first as a GPT of the same shape (next-token prediction, held-out
 loss ${Number(gptFinal.val_loss).toFixed(3)} nats per token), then from those weights as a masked LM
-(\`glassbox train --task mlm --init-from\`). From a random start a masked LM of this size stayed near
-the unigram loss for thousands of steps, a newline its first guess at every mask: all it knows of a
-mask's neighbours comes through attention, which must first learn where to look, and a GPT learns
-that in a few hundred steps. config.json says \`"bidirectional": true\` and names the mask
+(\`glassbox train --task mlm --init-from\`). A masked LM learns slowly: all it knows of a mask's
+neighbours comes through attention, which must first learn where to look. From a random start, with
+BERT's recipe, one of this size stayed near the unigram loss for thousands of steps, a newline its
+first guess at every mask. This one also predicts 40% of the tokens of each window, not 15%
+(\`--mask-rate 0.4\`, as Wettig et al. 2023 advise), and reads windows of 64 tokens: more to learn
+from per step, fewer places to look. config.json says \`"bidirectional": true\` and names the mask
 token (\`"mask_token_id": ${c.mask_token_id}\`). It loads in glassbox's CLI (\`glassbox fill-mask -m DIR -p TEXT\`),
 its JS API (\`model.forward(ids)\`, whose logits at a mask are its guesses) and the web page. It
 is a small demonstration model.
 
 ## Data
 
-${DATA} 15% of the tokens of each training sequence are chosen to be predicted; of those, 80% are
-replaced by \`<|mask|>\`, 10% by a random token and 10% left as they are (BERT's recipe).
+${DATA} Windows of 64 tokens; 40% of the tokens of each are chosen to be predicted; of those, 80% are
+replaced by \`<|mask|>\`, 10% by a random token and 10% left as they are (BERT's split). The held-out
+loss below is measured the same way.
 
 ## Shape
 
@@ -138,6 +159,10 @@ Held-out masked-token loss at the end of training, over ${final.val_tokens} mask
 documents: **${Number(final.val_loss).toFixed(3)} nats** per token (\`training_log.jsonl\`'s final line). A guess
 that ignores the context, the training tokens' frequencies, scores ${unigram.toFixed(3)} nats on the
 validation tokens.
+
+On ${score.masks} held-out tokens (every 7th token of 300 windows of 64, masked one window at a time), the
+hidden token is its first guess **${pct(score.first)}** of the time and among its five **${pct(score.five)}**;
+always guessing the five commonest training tokens gets ${pct(score.commonFirst)} and ${pct(score.commonFive)}.
 
 Fills (\`glassbox fill-mask -m ${dir} -p TEXT --top 5\`):
 

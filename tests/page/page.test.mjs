@@ -540,12 +540,13 @@ test('heads switch off from their thumbnails: next token with and without them, 
   await setSampling(page, { Temperature: 0.8, 'Max tokens': 48 });
 });
 
-// The page's views of the other shipped models, picked from the Model select (a fresh page each:
-// a model loaded with the prompt untouched brings its own example prompt).
+// A fresh page with a shipped model, picked from the Model select (a model loaded with the prompt
+// untouched brings its own example prompt).
 async function openShipped(value) {
   const opened = await openPage();
   await opened.page.goto(new URL('web/', url).href);
   await waitReady(opened.page);
+  if (value === 'shipped') return opened;   // the one loaded at start
   await arm(opened.page);
   await opened.page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(value);
   await waitReady(opened.page);
@@ -600,16 +601,41 @@ test('a classifier: its label and every label\'s probability for the prompt, as 
   await context.close();
 });
 
+// A masked LM the test trains in seconds with the CLI (none is shipped yet): words repeated in
+// runs of four, so that the word behind a mask is its neighbours', which attention learns to read
+// (within 1500 steps on windows of 16 tokens; on windows of 32 it had not yet in 1000).
+async function trainMaskedLm(dir) {
+  const words = ['apple', 'river', 'stone', 'cloud', 'horse', 'table', 'green', 'music'];
+  const pick = (i) => words[(Math.imul(i + 1, 2654435761) >>> 7) % words.length];
+  const text = Array.from({ length: 6000 }, (_, i) => ` ${pick(i)}`.repeat(4)).join('');
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'text.txt'), text);
+  execFileSync(cli, ['train', '--task', 'mlm', join(dir, 'text.txt'), '-o', join(dir, 'model'), '--vocab-size', '300', '--n-layer', '2',
+                     '--n-embd', '32', '--n-head', '2', '--n-positions', '64', '--seq-len', '16', '--batch-size', '16', '--steps', '1500',
+                     '--lr', '3e-3', '--warmup', '50', '--eval-every', '0', '--threads', '1'], { stdio: 'ignore' });
+  return join(dir, 'model');
+}
+
 test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` gives them, with the bidirectional attention map', async () => {
-  const { page, context } = await openShipped('shipped:brown-mlm');
-  const model = join(root, 'web/models/brown-mlm');
+  const model = await trainMaskedLm(join(root, 'build/page-test-mlm'));
+  const { page, context } = await openShipped('shipped');
+  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption({ label: 'Open files on this device…' });
+  await page.locator('#files-panel').waitFor();
+  await arm(page);
+  await page.getByLabel('The four files').setInputFiles(FILES.map((f) => join(model, f)));
+  await waitReady(page);
   const prompt = page.getByRole('textbox', { name: 'Prompt' });
-  const text = await prompt.inputValue();
-  assert.equal((text.match(/<\|mask\|>/g) ?? []).length, 2, 'the masked LM\'s example prompt has two masks');
-  assert.match(await page.locator('#model-info').textContent(), /a masked language model, 4 layers × 4 heads/);
+  assert.match(await page.locator('#model-info').textContent(), /a masked language model, 2 layers × 2 heads/);
   assert.deepEqual(await visible(page, ['Fill mask', 'Attention', 'Output', 'Classification', 'Layers', 'Next token']),
                    { 'Fill mask': true, Attention: true, Output: false, Classification: false, Layers: false, 'Next token': false });
   assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isHidden(), 'a masked LM does not generate');
+
+  // B27: the prompt as it was ("The jury said") has no mask.
+  const doc = await readFile(join(root, 'docs/bad-input.md'), 'utf8');
+  const fragment = /`([^`]+)`/.exec(doc.split('\n').find((l) => l.startsWith('| B27 |')).split('|')[6])[1];
+  assert.ok((await page.locator('#fill-mask-caption').textContent()).includes(fragment), 'B27 on the page');
+  assert.equal(await page.locator('#fill-mask-list > li').count(), 0);
 
   // The tokens are the CLI's (a mask takes the space before it) and each mask's five candidates
   // are fill-mask's.
@@ -627,39 +653,38 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
       for (const [j, c] of g.candidates.entries()) assert.ok(Math.abs(c.p - want[i].candidates[j].probability) < 1e-6, `${input}: mask ${i} candidate ${j}`);
     }
     const filled = await page.locator('#fill-mask-caption mark').allTextContents();
-    assert.equal(filled.length, want.length, 'each mask\'s first guess is marked in the text');
-    return ids;
+    assert.deepEqual(filled, want.map((w) => w.candidates[0].token.replace(/ /g, '·')), 'each mask\'s first guess is marked in the text');
+    return { ids, want };
   };
-  const ids = await check(text);
-  assert.ok(!ids.includes(cliJson(['tokenize', '-m', model], ' ')[0]), 'no lone space before a mask');
+  const text = ' apple apple apple apple stone <|mask|> stone stone green green <|mask|> green';
+  await prompt.fill(text);
+  await settled(page);
+  const { ids, want } = await check(text);
+  assert.deepEqual(ids, cliJson(['tokenize', '-m', model, '--allow-special'], text.replace(/ <\|mask\|>/g, '<|mask|>')),
+                   'the spaces before a mask are its own');
+  assert.deepEqual(want.map((w) => w.candidates[0].token), [' stone', ' green'], 'the model read the masks\' neighbours');
 
-  // The map is bidirectional: the first token attends to the last, as the CLI's forward says.
-  const attention = cliJson(['forward', '-m', model, '--tokens', ids.join(','), '--attention']).attention;
-  const heatmap = page.locator('#heatmap');
-  await heatmap.focus();
+  // The map is bidirectional: the first token attends to later ones (in layer 0, head 0, to the
+  // one the CLI's forward says it attends to most), and the map shows that value.
+  const row = cliJson(['forward', '-m', model, '--tokens', ids.join(','), '--attention']).attention[0][0][0];
+  const later = row.indexOf(Math.max(...row.slice(1)));
+  await page.locator('#heatmap').focus();
   for (let i = 0; i < ids.length; ++i) await page.keyboard.press('ArrowUp');
-  await page.keyboard.press('End');
+  await page.keyboard.press('Home');
+  for (let k = 0; k < later; ++k) await page.keyboard.press('ArrowRight');
   const readout = await page.locator('#heatmap-readout').textContent();
   const value = Number(/: (\d\.\d{4}) \(/.exec(readout)?.[1]);
-  assert.ok(Math.abs(value - attention[0][0][0][ids.length - 1]) < 1e-4, `first → last token: ${readout}`);
-  assert.ok(value > 0, 'a token sees the tokens after it');
+  assert.ok(Math.abs(value - row[later]) < 1e-4, `token 0 → token ${later}: ${readout}, the CLI: ${row[later]}`);
+  assert.ok(value > 0.05, `a token sees the tokens after it: ${readout}`);
 
   // "Insert a mask" puts one at the cursor.
-  await prompt.fill('The old man walked into the');
+  await prompt.fill(' green green');
   await page.getByRole('button', { name: 'Insert a mask' }).click();
-  assert.equal(await prompt.inputValue(), 'The old man walked into the<|mask|>');
+  assert.equal(await prompt.inputValue(), ' green green<|mask|>');
   await prompt.press('End');
-  await prompt.pressSequentially(' and sat down.');
+  await prompt.pressSequentially(' green');
   await settled(page);
-  await check('The old man walked into the<|mask|> and sat down.');
-
-  // B27: a text without a mask.
-  await prompt.fill('The jury said');
-  await settled(page);
-  const doc = await readFile(join(root, 'docs/bad-input.md'), 'utf8');
-  const fragment = /`([^`]+)`/.exec(doc.split('\n').find((l) => l.startsWith('| B27 |')).split('|')[6])[1];
-  assert.ok((await page.locator('#fill-mask-caption').textContent()).includes(fragment), 'B27 on the page');
-  assert.equal(await page.locator('#fill-mask-list > li').count(), 0);
+  await check(' green green<|mask|> green');
   assert.ok(await page.getByRole('checkbox', { name: /Read special tokens/ }).isChecked(), 'a masked LM reads <|mask|> in the prompt');
 
   // Back to the GPT: its views, and the special-tokens box as it was before.
@@ -671,6 +696,7 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
   assert.ok(!(await special.isChecked()) && await special.isEnabled(), 'the box as the person left it');
   assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isEnabled());
   await context.close();
+  await rm(join(root, 'build/page-test-mlm'), { recursive: true, force: true });
 });
 
 test('invalid sampling values are explained next to the input and nothing is generated', async () => {
