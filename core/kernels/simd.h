@@ -11,7 +11,8 @@
 // (AVX2) and x86-64-v4 (AVX-512), and the loader picks the best one the CPU has (GCC/Clang
 // target_clones, an ifunc): one binary runs everywhere and uses what it finds. The vector code is
 // the same in each (no FMA contraction), so every clone gives the same bits.
-#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
+// A build for this machine's CPU alone (GLASSBOX_NATIVE_ARCH, -march=native) has no clones.
+#if defined(__x86_64__) && !defined(__EMSCRIPTEN__) && !defined(GLASSBOX_NATIVE_ARCH)
 #define GLASSBOX_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define GLASSBOX_CLONES
