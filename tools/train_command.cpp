@@ -290,6 +290,8 @@ int run_train(const TrainCommand& c) {
       throw Error(checkpoint.string() + " exists: pass --resume to continue that run, or choose another --output");
     if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
       throw Error(out.string() + " exists and is not an empty folder: choose a new --output (nothing there is overwritten)");
+    if (!c.init_from.empty() && !fs::exists(fs::path(c.init_from) / "checkpoint.safetensors"))
+      throw Error("--init-from " + c.init_from + ": no checkpoint.safetensors there (give the output folder of a glassbox train run)");
   }
   std::vector<Document> train_docs = read_documents(list_files(c.inputs));
   std::vector<Document> valid_docs = read_documents(list_files(c.valid));

@@ -553,6 +553,12 @@ async function openShipped(value) {
   return opened;
 }
 
+// The page column's `message` of row `id` of docs/bad-input.md.
+async function badInputFragment(id) {
+  const doc = await readFile(join(root, 'docs/bad-input.md'), 'utf8');
+  return /`([^`]+)`/.exec(doc.split('\n').find((l) => l.startsWith(`| ${id} |`)).split('|')[6])[1];
+}
+
 const cliJson = (args, input) => JSON.parse(execFileSync(cli, args, { input, maxBuffer: 1 << 28 }).toString());
 const visible = async (page, names) => Object.fromEntries(await Promise.all(names.map(async (name) =>
   [name, await page.getByRole('region', { name, exact: true }).isVisible()])));
@@ -632,8 +638,7 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
   assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isHidden(), 'a masked LM does not generate');
 
   // B27: the prompt as it was ("The jury said") has no mask.
-  const doc = await readFile(join(root, 'docs/bad-input.md'), 'utf8');
-  const fragment = /`([^`]+)`/.exec(doc.split('\n').find((l) => l.startsWith('| B27 |')).split('|')[6])[1];
+  const fragment = await badInputFragment('B27');
   assert.ok((await page.locator('#fill-mask-caption').textContent()).includes(fragment), 'B27 on the page');
   assert.equal(await page.locator('#fill-mask-list > li').count(), 0);
 
@@ -1019,11 +1024,9 @@ test('a download is held to its announced size and to a given SHA-256: a mismatc
 // docs/bad-input.md, the page column: each row's bad input given on the page shows the table's
 // message fragment (read from the table) where the person looks.
 test('the bad-input table, on the page', async () => {
-  const doc = await readFile(join(root, 'docs/bad-input.md'), 'utf8');
-  const fragment = (id) => /`([^`]+)`/.exec(doc.split('\n').find((l) => l.startsWith(`| ${id} |`)).split('|')[6])[1];
   const shows = async (id, locator) => {
-    const text = await locator.textContent();
-    assert.ok(text.includes(fragment(id)), `${id}: "${text}" should contain "${fragment(id)}"`);
+    const text = await locator.textContent(), fragment = await badInputFragment(id);
+    assert.ok(text.includes(fragment), `${id}: "${text}" should contain "${fragment}"`);
   };
   // B13's missing directory and B14's broken download fail on purpose.
   const { page, context } = await openPage({ expectedFailures: [/\/tests\/fixtures\/no-such-model\//,
@@ -1051,7 +1054,7 @@ test('the bad-input table, on the page', async () => {
   await setSampling(page, { Temperature: 0.8, 'Top-k': 40, 'Top-p': 0.95, 'Max tokens': 400 });
   await generateButton.click();
   await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 2);
-  assert.equal(await page.getByRole('button', { name: fragment('B16'), exact: true }).isDisabled(), true, 'B16');
+  assert.equal(await page.getByRole('button', { name: await badInputFragment('B16'), exact: true }).isDisabled(), true, 'B16');
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
   await page.waitForFunction(() => !document.getElementById('generate').disabled);
 
