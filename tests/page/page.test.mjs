@@ -607,40 +607,14 @@ test('a classifier: its label and every label\'s probability for the prompt, as 
   await context.close();
 });
 
-// A masked LM the test trains in seconds with the CLI (none is shipped yet): words repeated in
-// runs of four, so that the word behind a mask is its neighbours', which attention learns to read
-// (within 1500 steps on windows of 16 tokens; on windows of 32 it had not yet in 1000).
-async function trainMaskedLm(dir) {
-  const words = ['apple', 'river', 'stone', 'cloud', 'horse', 'table', 'green', 'music'];
-  const pick = (i) => words[(Math.imul(i + 1, 2654435761) >>> 7) % words.length];
-  const text = Array.from({ length: 6000 }, (_, i) => ` ${pick(i)}`.repeat(4)).join('');
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'text.txt'), text);
-  execFileSync(cli, ['train', '--task', 'mlm', join(dir, 'text.txt'), '-o', join(dir, 'model'), '--vocab-size', '300', '--n-layer', '2',
-                     '--n-embd', '32', '--n-head', '2', '--n-positions', '64', '--seq-len', '16', '--batch-size', '16', '--steps', '1500',
-                     '--lr', '3e-3', '--warmup', '50', '--eval-every', '0', '--threads', '1'], { stdio: 'ignore' });
-  return join(dir, 'model');
-}
-
 test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` gives them, with the bidirectional attention map', async () => {
-  const model = await trainMaskedLm(join(root, 'build/page-test-mlm'));
-  const { page, context } = await openShipped('shipped');
-  await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption({ label: 'Open files on this device…' });
-  await page.locator('#files-panel').waitFor();
-  await arm(page);
-  await page.getByLabel('The four files').setInputFiles(FILES.map((f) => join(model, f)));
-  await waitReady(page);
+  const { page, context } = await openShipped('shipped:brown-mlm');
+  const model = join(root, 'web/models/brown-mlm');
   const prompt = page.getByRole('textbox', { name: 'Prompt' });
-  assert.match(await page.locator('#model-info').textContent(), /a masked language model, 2 layers × 2 heads/);
+  assert.match(await page.locator('#model-info').textContent(), /a masked language model, 4 layers × 4 heads/);
   assert.deepEqual(await visible(page, ['Fill mask', 'Attention', 'Output', 'Classification', 'Layers', 'Next token']),
                    { 'Fill mask': true, Attention: true, Output: false, Classification: false, Layers: false, 'Next token': false });
   assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isHidden(), 'a masked LM does not generate');
-
-  // B27: the prompt as it was ("The jury said") has no mask.
-  const fragment = await badInputFragment('B27');
-  assert.ok((await page.locator('#fill-mask-caption').textContent()).includes(fragment), 'B27 on the page');
-  assert.equal(await page.locator('#fill-mask-list > li').count(), 0);
 
   // The tokens are the CLI's (a mask takes the space before it) and each mask's five candidates
   // are fill-mask's.
@@ -661,13 +635,13 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
     assert.deepEqual(filled, want.map((w) => w.candidates[0].token.replace(/ /g, '·')), 'each mask\'s first guess is marked in the text');
     return { ids, want };
   };
-  const text = ' apple apple apple apple stone <|mask|> stone stone green green <|mask|> green';
-  await prompt.fill(text);
-  await settled(page);
+  // The example prompt, which the model brought with it.
+  const text = await prompt.inputValue();
+  assert.equal(text, 'The President of the United <|mask|> said he did not <|mask|> what to do.', 'the masked LM\'s example');
   const { ids, want } = await check(text);
+  assert.equal(want.length, 2, 'two masks');
   assert.deepEqual(ids, cliJson(['tokenize', '-m', model, '--allow-special'], text.replace(/ <\|mask\|>/g, '<|mask|>')),
                    'the spaces before a mask are its own');
-  assert.deepEqual(want.map((w) => w.candidates[0].token), [' stone', ' green'], 'the model read the masks\' neighbours');
 
   // The map is bidirectional: the first token attends to later ones (in layer 0, head 0, to the
   // one the CLI's forward says it attends to most), and the map shows that value.
@@ -681,15 +655,23 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
   const value = Number(/: (\d\.\d{4}) \(/.exec(readout)?.[1]);
   assert.ok(Math.abs(value - row[later]) < 1e-4, `token 0 → token ${later}: ${readout}, the CLI: ${row[later]}`);
   assert.ok(value > 0.05, `a token sees the tokens after it: ${readout}`);
+  assert.match(await page.locator('#tokens-help').textContent(), /each other token \(before and after it\)/);
+
+  // B27: a text without a mask.
+  await prompt.fill('The jury said the city was well run.');
+  await settled(page);
+  const fragment = await badInputFragment('B27');
+  assert.ok((await page.locator('#fill-mask-caption').textContent()).includes(fragment), 'B27 on the page');
+  assert.equal(await page.locator('#fill-mask-list > li').count(), 0);
 
   // "Insert a mask" puts one at the cursor.
-  await prompt.fill(' green green');
+  await prompt.fill('She opened the');
   await page.getByRole('button', { name: 'Insert a mask' }).click();
-  assert.equal(await prompt.inputValue(), ' green green<|mask|>');
+  assert.equal(await prompt.inputValue(), 'She opened the<|mask|>');
   await prompt.press('End');
-  await prompt.pressSequentially(' green');
+  await prompt.pressSequentially(' and looked out.');
   await settled(page);
-  await check(' green green<|mask|> green');
+  await check('She opened the<|mask|> and looked out.');
   assert.ok(await page.getByRole('checkbox', { name: /Read special tokens/ }).isChecked(), 'a masked LM reads <|mask|> in the prompt');
 
   // Back to the GPT: its views, and the special-tokens box as it was before.
@@ -697,11 +679,11 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
   await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption('shipped');
   await waitReady(page);
   assert.deepEqual(await visible(page, ['Output', 'Fill mask', 'Classification']), { Output: true, 'Fill mask': false, Classification: false });
+  assert.match(await page.locator('#tokens-help').textContent(), /each earlier token/);
   const special = page.getByRole('checkbox', { name: /Read special tokens/ });
   assert.ok(!(await special.isChecked()) && await special.isEnabled(), 'the box as the person left it');
   assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isEnabled());
   await context.close();
-  await rm(join(root, 'build/page-test-mlm'), { recursive: true, force: true });
 });
 
 test('invalid sampling values are explained next to the input and nothing is generated', async () => {
