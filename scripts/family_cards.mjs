@@ -62,7 +62,7 @@ ${shape(c)}
 ## How it was made
 
 \`\`\`sh
-scripts/train_family_models   # runs:
+scripts/train_family_models genre   # runs:
 ${a['genre-command']}
 \`\`\`
 
@@ -87,9 +87,23 @@ ${examples.map((e) => `- "${e.text}" → **${e.label}** (${labels.map((l) => `${
 // loss against the unigram one, how often its guesses are right, and fills
 if (a['mlm-command']) {
   const dir = 'web/models/brown-mlm', c = config(dir);
-  const finalOf = (run) => readFileSync(`build/family-run/${run}/training_log.jsonl`, 'utf8').trim().split('\n')
-    .map((l) => JSON.parse(l)).findLast((j) => j.final) ?? {};
+  const finalOf = (run) => {
+    const log = `build/family-run/${run}/training_log.jsonl`;
+    const final = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).findLast((j) => j.final);
+    if (!final) throw new Error(`${log} has no final evaluation: the run did not finish`);
+    return final;
+  };
   const short = finalOf('mlm-short'), final = finalOf('mlm');
+  // The two runs' windows and mask rate, as their commands say.
+  const [shortCommand, longCommand] = a['mlm-command'].split('\n');
+  const option = (command, name) => {
+    const m = new RegExp(`${name} (\\S+)`).exec(command);
+    if (!m) throw new Error(`the command has no ${name}: ${command}`);
+    return Number(m[1]);
+  };
+  const shortWindow = option(shortCommand, '--seq-len'), longWindow = option(longCommand, '--seq-len');
+  const rate = `${Math.round(100 * option(shortCommand, '--mask-rate'))}%`;
+  if (option(longCommand, '--mask-rate') !== option(shortCommand, '--mask-rate')) throw new Error('the two runs mask different shares');
   // What context is worth: the cross-entropy of the validation tokens under the training tokens'
   // frequencies (add-one smoothed), a guess that ignores every other token.
   const counts = new Map();
@@ -101,9 +115,11 @@ if (a['mlm-command']) {
   // hidden token is its first guess, or among its five, against always guessing the five
   // commonest training tokens.
   const maskId = c.mask_token_id, commonest = [...counts].sort((x, y) => y[1] - x[1]).slice(0, 5).map(([id]) => id);
+  const windows = 300, length = 64, every = 7;
   const score = { masks: 0, first: 0, five: 0, commonFirst: 0, commonFive: 0 };
-  for (let w = 0; w < 300; ++w) {
-    const window = valid.slice(w * 64 * 9, w * 64 * 9 + 64), masked = window.map((id, i) => (i % 7 === 3 ? maskId : id));
+  for (let w = 0; w < windows; ++w) {
+    const start = w * length * 9, window = valid.slice(start, start + length);
+    const masked = window.map((id, i) => (i % every === 3 ? maskId : id));
     for (const { position, candidates } of JSON.parse(run(['fill-mask', '-m', dir, '--tokens', masked.join(','), '--top', '5']))) {
       const want = window[position];
       ++score.masks;
@@ -129,15 +145,15 @@ names the mask token (\`"mask_token_id": ${c.mask_token_id}\`). It loads in glas
 are its guesses) and the web page. It is a small demonstration model.
 
 It was trained in two runs, short sequences first and then long ones, as BERT was. A masked LM
-knows a mask's neighbours only through attention, which must first learn where to look; in windows
-of 64 or 128 tokens, runs of this size stayed at the unigram loss for thousands of steps, guessing
-a newline or "the" at every mask (docs/training.md). In windows of 16 tokens it learns to look
-within a few hundred steps. So the first run reads windows of 16 tokens; the second starts from its
-weights (\`--init-from\`) and reads windows of 128, which trains the later positions.
+knows a mask's neighbours only through attention, which must first learn where to look; on long
+windows from the start, runs of this size stayed near the unigram loss for thousands of steps,
+guessing a newline or "the" at every mask (docs/training.md). So the first run reads windows of
+${shortWindow} tokens; the second starts from its weights (\`--init-from\`) and reads windows of
+${longWindow}, which trains the later positions.
 
 ## Data
 
-${DATA} In each window 15% of the tokens are chosen to be predicted (BERT's rate); of those, 80%
+${DATA} In each window ${rate} of the tokens are chosen to be predicted${rate === '15%' ? " (BERT's rate)" : ''}; of those, 80%
 are replaced by \`<|mask|>\`, 10% by a random token and 10% left as they are (BERT's split). The
 held-out losses below are measured the same way.
 
@@ -157,11 +173,11 @@ ${a['mlm-command']}
 ## How well it does
 
 Held-out loss per masked token over the validation documents (\`training_log.jsonl\`'s final lines):
-**${nats(final.val_loss)} nats** in windows of 128 at the end (${final.val_tokens} masked tokens), and
-${nats(short.val_loss)} in windows of 16 after the first run. A guess that ignores the context, the
+**${nats(final.val_loss)} nats** in windows of ${longWindow} at the end (${final.val_tokens} masked tokens), and
+${nats(short.val_loss)} in windows of ${shortWindow} after the first run. A guess that ignores the context, the
 training tokens' frequencies, scores ${unigram.toFixed(3)} nats on the validation tokens.
 
-On ${score.masks} held-out tokens (every 7th token of 300 windows of 64, masked one window at a time), the
+On ${score.masks} held-out tokens (every ${every}th token of ${windows} windows of ${length}, masked one window at a time), the
 hidden token is its first guess **${pct(score.first)}** of the time and among its five **${pct(score.five)}**;
 always guessing the five commonest training tokens gets ${pct(score.commonFirst)} and ${pct(score.commonFive)}.
 

@@ -331,8 +331,8 @@ TEST(CliTrain, MaskedLanguageModelLearnsAndFillsMasks) {
 }
 
 // --init-from: a new run starts from another run's parameters instead of a random initialisation;
-// here a masked LM from a GPT of the same shape and vocabulary (as scripts/train_family_models
-// makes brown-mlm). One step at a learning rate too small to move anything leaves the GPT's
+// here a masked LM from a GPT of the same shape and vocabulary (scripts/train_family_models
+// starts brown-mlm's second run from its first, on longer windows). One step at a learning rate too small to move anything leaves the GPT's
 // weights, now run bidirectionally.
 TEST(CliTrain, InitFromStartsFromAnotherRunsParameters) {
   test::TempDir dir;

@@ -40,8 +40,8 @@ TEST(ShippedModels, TheClassifierIsWhatItsConfigSays) {
 }
 
 // A masked LM that has not learned to read a mask's neighbours guesses the same commonest tokens
-// ("the", a comma) at every mask, as every one trained on windows of 128 from the start did
-// (docs/training.md); this one's guesses follow the words around each mask.
+// (a newline, "the", a comma) at every mask, as the ones trained on long windows from the start
+// did (docs/training.md); this one's guesses follow the words on both sides of each mask.
 TEST(ShippedModels, TheMaskedLmReadsTheWordsAroundAMask) {
   const Model mlm = Model::load(kModels / "brown-mlm");
   const ModelConfig& c = mlm.config();
@@ -63,6 +63,9 @@ TEST(ShippedModels, TheMaskedLmReadsTheWordsAroundAMask) {
   EXPECT_EQ(first_guess("The President of the United <|mask|> said he would not run again."), " States");
   EXPECT_EQ(first_guess("He did not <|mask|> what to say."), " know");
   EXPECT_EQ(first_guess("He was elected every four <|mask|>."), " years");
+  // Guesses only the words after the mask decide: attention reads both sides.
+  EXPECT_EQ(first_guess("The <|mask|> States of America is a large country."), " United");
+  EXPECT_EQ(first_guess("He <|mask|> not know what to say."), " did");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ export class ModelPicker {
   #urlEstimate = $('model-url-estimate');
   #estimating = null;       // AbortController of the estimate in progress
   #estimateTimer = 0;
+  #estimatedFor = null;     // the URL field's text the estimate shown is for
   #shaInput = $('model-sha256');
   #progress = $('load-progress');
   #progressBar = $('load-progress-bar');
@@ -59,6 +60,10 @@ export class ModelPicker {
     }
     this.#urlPanel.addEventListener('submit', (e) => {
       e.preventDefault();
+      // A download checks the size itself before it fetches the weights: an estimate not begun yet
+      // would only repeat that, and one shown for another address would mislead.
+      clearTimeout(this.#estimateTimer);
+      if (this.#estimatedFor !== this.#urlInput.value) this.#urlEstimate.hidden = true;
       this.openUrl(this.#urlInput.value);
     });
     this.#urlCancel.addEventListener('click', () => this.#loading?.abort(new Error('the download was cancelled')));
@@ -163,6 +168,7 @@ export class ModelPicker {
       return show('', 'none');   // nothing (yet) to estimate: the Download button says what is wrong
     }
     const controller = (this.#estimating = new AbortController());
+    this.#estimatedFor = this.#urlInput.value;
     const int8 = this.#int8.checked;
     show('Checking the size of this model…', 'pending');
     try {

@@ -1,7 +1,8 @@
 // The "Tokens" list: one chip per token (its text with visible whitespace; its id on hover, on
 // focus and in data-id), prompt and generated tokens alike. A chip is a button in a list item:
 // one Tab stop for the whole list (roving tabindex; arrow keys, Home and End move), Enter/Space
-// selects. The selected token's attention over earlier tokens is painted on the chips.
+// selects. The selected token's attention over the tokens it sees (the earlier ones; every other
+// one for a bidirectional model) is painted on the chips.
 //
 // The list is virtualized: chip-rows.mjs places every chip, and only the chips of the rows in view
 // (a few rows more on each side, and the chip holding the Tab stop) are in the DOM, absolutely
@@ -121,8 +122,8 @@ export class TokensView {
     if (notify) this.#onSelect(this.#selected);
   }
 
-  // weights: attention of the selected token over keys 0..selected, or null (why: why not, for
-  // the detail line). Each earlier chip is tinted by √weight (so that small weights stay visible;
+  // weights: attention of the selected token over the keys it sees (0..selected, or every key for a
+  // bidirectional model), or null (why: why not, for the detail line). Each chip seen is tinted by √weight (so that small weights stay visible;
   // the detail line under the list gives the exact numbers).
   highlight(weights, why = '') {
     this.#weights = weights;
@@ -258,7 +259,7 @@ export class TokensView {
   }
 
   // One line under the list: the token under the pointer / in focus, and, for the selected token,
-  // the earlier tokens it attends to most.
+  // the tokens it attends to most.
   #describe(index) {
     const t = this.#tokens[index], weights = this.#weights;
     if (!t) return;
