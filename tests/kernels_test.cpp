@@ -313,6 +313,53 @@ TEST(Kernels, SoftmaxMatchesReference) {
   EXPECT_EQ(masked, std::vector<float>(19, 0.0f));
 }
 
+// Training's cross-entropy: the probabilities of softmax, and log(sum e^x) of the logits given,
+// against the reference's (libm), on ragged sizes, large logits and -inf entries.
+TEST(Kernels, SoftmaxLogSumMatchesReference) {
+  std::mt19937 rng(23);
+  for (const int n : {1, 7, 8, 9, 100, 4096}) {
+    for (const float scale : {1.0f, 30.0f}) {
+      auto x = random_vector(n, rng, scale);
+      if (n > 3) x[2] = -INFINITY;
+      std::vector<float> fast = x, ref = x, probs = x;
+      const float log_sum = softmax_log_sum(fast.data(), n);
+      EXPECT_NEAR(log_sum, reference::softmax_log_sum(ref.data(), n), 2e-6f * std::max(1.0f, std::abs(log_sum))) << n;
+      softmax(probs.data(), n);
+      EXPECT_EQ(fast, probs) << "the probabilities are softmax's, n=" << n;
+      // log p_i = x_i - log_sum
+      for (int i = 0; i < n; ++i)
+        if (fast[i] > 1e-30f) {
+          ASSERT_NEAR(std::log(fast[i]), x[i] - log_sum, 1e-4f * std::max(1.0f, std::abs(x[i]))) << i;
+        }
+    }
+  }
+  std::vector<float> masked(9, -INFINITY);
+  EXPECT_EQ(softmax_log_sum(masked.data(), 9), -INFINITY);
+  EXPECT_EQ(masked, std::vector<float>(9, 0.0f));
+}
+
+// The slope of gelu_tanh, against the reference's (libm tanh) and against a central difference of
+// the reference activation in double steps; the tail of a ragged length runs the same vector code.
+TEST(Kernels, GeluTanhBackwardMatchesReference) {
+  std::vector<float> x;
+  for (int i = -12 * 64; i <= 12 * 64; ++i) x.push_back(static_cast<float>(i) / 64.0f);
+  for (float v : {-1e4f, -88.5f, 88.5f, 1e4f, 1e-7f}) x.push_back(v);
+  std::mt19937 rng(24);
+  const auto d = random_vector(int(x.size()), rng);
+  std::vector<float> fast = d, ref = d;
+  gelu_tanh_backward(fast.data(), x.data(), x.size());
+  reference::gelu_tanh_backward(ref.data(), x.data(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    ASSERT_NEAR(fast[i], ref[i], 1e-6f * std::max(1.0f, std::abs(d[i]))) << "x=" << x[i];
+  for (float v : {-3.0f, -0.5f, 0.0f, 0.7f, 2.5f}) {
+    float one = 1.0f, lo = v - 1e-2f, hi = v + 1e-2f;
+    gelu_tanh_backward(&one, &v, 1);
+    reference::gelu_tanh(&lo, 1);
+    reference::gelu_tanh(&hi, 1);
+    EXPECT_NEAR(one, (hi - lo) / 2e-2f, 1e-3f) << "x=" << v;
+  }
+}
+
 TEST(Kernels, ReferenceSoftmaxIsStable) {
   std::vector<float> x = {1000.0f, 1000.0f, -INFINITY};
   reference::softmax(x.data(), 3);

@@ -128,8 +128,10 @@ GLASSBOX_INLINE Vec8 exp8(Vec8 x) {
 }
 
 // x (n) = softmax(x): the max, e^(x - max) 8 lanes at a time with their sum, then a scale by
-// 1 / sum. All -inf gives all zeros, as the reference.
-GLASSBOX_INLINE void softmax_row(float* x, int n) {
+// 1 / sum. All -inf gives all zeros, as the reference. With kLogSum, returns log(sum_i e^x_i) of
+// the x given (-inf for all -inf), which training's cross-entropy needs; else 0.
+template <bool kLogSum = false>
+GLASSBOX_INLINE float softmax_row(float* x, int n) {
   Vec8 vmax = Vec8{} - INFINITY;
   int i = 0;
   for (; i + kLanes <= n; i += kLanes) {
@@ -141,7 +143,7 @@ GLASSBOX_INLINE void softmax_row(float* x, int n) {
   for (; i < n; ++i) max = x[i] > max ? x[i] : max;
   if (max == -INFINITY) {   // nothing to attend to: no probability mass anywhere
     std::memset(x, 0, sizeof(float) * static_cast<std::size_t>(n));
-    return;
+    return -INFINITY;
   }
   Vec8 vsum = {};
   for (i = 0; i + kLanes <= n; i += kLanes) {
@@ -160,6 +162,7 @@ GLASSBOX_INLINE void softmax_row(float* x, int n) {
   const float inv = 1.0f / sum;   // sum >= 1: the max element contributes e^0
   for (i = 0; i + kLanes <= n; i += kLanes) store(x + i, load(x + i) * inv);
   for (; i < n; ++i) x[i] *= inv;
+  return kLogSum ? max + std::log(sum) : 0.0f;
 }
 
 // Writes the packed form in order (group by group, 4 floats of each row in turn), reading the 8
@@ -546,5 +549,28 @@ GLASSBOX_CLONES void silu(float* x, std::size_t n) { map8<silu8>(x, n); }
 void relu(float* x, std::size_t n) { reference::relu(x, n); }
 void add(float* x, const float* y, std::size_t n) { reference::add(x, y, n); }
 GLASSBOX_CLONES void softmax(float* x, int n) { softmax_row(x, n); }
+GLASSBOX_CLONES float softmax_log_sum(float* x, int n) { return softmax_row<true>(x, n); }
+
+// The slope of gelu_tanh: 0.5 (1 + t) + 0.5 x (1 - t^2) du/dx, t = tanh(u). With e = e^2u,
+// 1 + t = 2e / (e + 1) and 1 - t^2 = 4e / (e + 1)^2: no 1 + t that cancels to 0 where t is near -1.
+GLASSBOX_INLINE Vec8 gelu_tanh_slope8(Vec8 v) {
+  const float s = 0.7978845608028654f;   // sqrt(2 / pi)
+  const Vec8 v2 = v * v;
+  const Vec8 e = exp8(2.0f * s * (v + 0.044715f * v2 * v));
+  const Vec8 r = 1.0f / (e + 1.0f);
+  return e * r + 2.0f * v * (e * r * r) * s * (1.0f + 3.0f * 0.044715f * v2);
+}
+
+GLASSBOX_CLONES void gelu_tanh_backward(float* d, const float* x, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(d + i, load(d + i) * gelu_tanh_slope8(load(x + i)));
+  if (i < n) {   // the tail through the same vector code (zero-padded)
+    float xt[kLanes] = {}, dt[kLanes] = {};
+    std::memcpy(xt, x + i, sizeof(float) * (n - i));
+    std::memcpy(dt, d + i, sizeof(float) * (n - i));
+    store(dt, load(dt) * gelu_tanh_slope8(load(xt)));
+    std::memcpy(d + i, dt, sizeof(float) * (n - i));
+  }
+}
 
 }  // namespace glassbox::kernels

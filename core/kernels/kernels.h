@@ -44,6 +44,12 @@ void add(float* x, const float* y, std::size_t n);
 // x (n) = softmax(x), stable (max subtracted); all -inf gives all zeros.
 void softmax(float* x, int n);
 
+// For training. softmax_log_sum: x (n) = softmax(x), and returns log(sum_i e^x_i) of the x it was
+// given (a cross-entropy is that minus the target's x); all -inf gives all zeros and -inf.
+// gelu_tanh_backward: d (n) *= the slope of gelu_tanh at x (n).
+float softmax_log_sum(float* x, int n);
+void gelu_tanh_backward(float* d, const float* x, std::size_t n);
+
 // Which keys a query of attention sees. Causal (a decoder, GPT): query i, at position pos0+i,
 // sees keys 0 .. pos0+i and never a later one; not causal (an encoder, BERT): every key. Either
 // way only keys 0 .. keys-1 (keys < 0: all pos0+T): the rest are padding, which no query sees.

@@ -93,6 +93,26 @@ void softmax(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] /= sum;   // sum >= 1: the max element contributes exp(0)
 }
 
+float softmax_log_sum(float* x, int n) {
+  float max = -INFINITY;
+  for (int i = 0; i < n; ++i) max = x[i] > max ? x[i] : max;
+  float sum = 0.0f;
+  if (max != -INFINITY)
+    for (int i = 0; i < n; ++i) sum += std::exp(x[i] - max);
+  softmax(x, n);
+  return max == -INFINITY ? -INFINITY : max + std::log(sum);
+}
+
+// d/dx of 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3):
+// 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx
+void gelu_tanh_backward(float* d, const float* x, std::size_t n) {
+  const float s = 0.7978845608028654f;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float t = std::tanh(s * (x[i] + 0.044715f * x[i] * x[i] * x[i]));
+    d[i] *= 0.5f * (1.0f + t) + 0.5f * x[i] * (1.0f - t * t) * s * (1.0f + 3.0f * 0.044715f * x[i] * x[i]);
+  }
+}
+
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
                const float* v, int kv_stride, int T, int pos0, int hd, float scale, float* probs,
                float* scratch, AttentionMask mask, float factor) {

@@ -18,6 +18,8 @@ void relu(float* x, std::size_t n);
 void silu(float* x, std::size_t n);
 void add(float* x, const float* y, std::size_t n);
 void softmax(float* x, int n);
+float softmax_log_sum(float* x, int n);
+void gelu_tanh_backward(float* d, const float* x, std::size_t n);
 void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
                int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
                AttentionMask mask = {}, float factor = 1.0f);
