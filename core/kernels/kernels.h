@@ -45,7 +45,8 @@ void add(float* x, const float* y, std::size_t n);
 void softmax(float* x, int n);
 
 // For training. softmax_log_sum: x (n) = softmax(x), and returns log(sum_i e^x_i) of the x it was
-// given (a cross-entropy is that minus the target's x); all -inf gives all zeros and -inf.
+// given (a cross-entropy is that minus the target's x; one libm log per call); all -inf gives
+// all zeros and -inf.
 // gelu_tanh_backward: d (n) *= the slope of gelu_tanh at x (n).
 float softmax_log_sum(float* x, int n);
 void gelu_tanh_backward(float* d, const float* x, std::size_t n);

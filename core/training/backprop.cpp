@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "training/random.h"
@@ -159,34 +160,29 @@ Real activation_slope(Activation a, Real x) {
   return 1;
 }
 
+// In float, GPT-2's activation and its slope run on the engine's kernels, 8 lanes at a time and
+// exp-based, where libm's tanhf is a scalar call (a visible share of a training step).
 template <class Real>
 void activation_forward(Activation a, Real* out, const Real* pre, std::size_t n) {
+  if constexpr (std::is_same_v<Real, float>) {
+    if (a == Activation::GeluTanh) {
+      std::copy(pre, pre + n, out);
+      kernels::gelu_tanh(out, n);
+      return;
+    }
+  }
   for (std::size_t i = 0; i < n; ++i) out[i] = activate(a, pre[i]);
 }
 
 template <class Real>
 void activation_backward(Activation a, Real* d, const Real* pre, std::size_t n) {
+  if constexpr (std::is_same_v<Real, float>) {
+    if (a == Activation::GeluTanh) {
+      kernels::gelu_tanh_backward(d, pre, n);
+      return;
+    }
+  }
   for (std::size_t i = 0; i < n; ++i) d[i] *= activation_slope(a, pre[i]);
-}
-
-// In float, GPT-2's activation runs on the engine's kernels: 8 lanes at a time and exp-based,
-// where libm's tanhf is a scalar call (a visible share of a training step).
-template <>
-void activation_forward<float>(Activation a, float* out, const float* pre, std::size_t n) {
-  if (a != Activation::GeluTanh) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = activate(a, pre[i]);
-    return;
-  }
-  std::copy(pre, pre + n, out);
-  kernels::gelu_tanh(out, n);
-}
-template <>
-void activation_backward<float>(Activation a, float* d, const float* pre, std::size_t n) {
-  if (a != Activation::GeluTanh) {
-    for (std::size_t i = 0; i < n; ++i) d[i] *= activation_slope(a, pre[i]);
-    return;
-  }
-  kernels::gelu_tanh_backward(d, pre, n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -256,29 +252,27 @@ void attention_backward(Real* dqkv, Real* dprobs, const Real* dheads, const Real
 // when asked, leaves weight * d(it)/d row = weight * (softmax(row) - one_hot(target)) in row.
 template <class Real>
 double cross_entropy(Real* row, int n, int target, bool want_gradient, Real weight) {
-  const Real max = *std::max_element(row, row + n);
-  Real sum = 0;
-  for (int v = 0; v < n; ++v) sum += std::exp(row[v] - max);
-  const Real log_sum = std::log(sum) + max;
-  const double loss = static_cast<double>(log_sum - row[target]);
-  if (want_gradient) {
-    for (int v = 0; v < n; ++v) row[v] = std::exp(row[v] - log_sum) * weight;
-    row[target] -= weight;
+  // In float on the engine's softmax, 8 lanes of exp at a time (libm: two expf calls per logit).
+  if constexpr (std::is_same_v<Real, float>) {
+    const float x = row[target];
+    const double loss = static_cast<double>(kernels::softmax_log_sum(row, n) - x);
+    if (want_gradient) {
+      for (int v = 0; v < n; ++v) row[v] *= weight;
+      row[target] -= weight;
+    }
+    return loss;
+  } else {
+    const Real max = *std::max_element(row, row + n);
+    Real sum = 0;
+    for (int v = 0; v < n; ++v) sum += std::exp(row[v] - max);
+    const Real log_sum = std::log(sum) + max;
+    const double loss = static_cast<double>(log_sum - row[target]);
+    if (want_gradient) {
+      for (int v = 0; v < n; ++v) row[v] = std::exp(row[v] - log_sum) * weight;
+      row[target] -= weight;
+    }
+    return loss;
   }
-  return loss;
-}
-
-// In float, on the engine's softmax (8 lanes at a time; two libm expf per logit before): the same
-// loss, log(sum e^row) - row[target], and gradient, weight * (softmax(row) - one_hot(target)).
-template <>
-double cross_entropy<float>(float* row, int n, int target, bool want_gradient, float weight) {
-  const float x = row[target];
-  const double loss = static_cast<double>(kernels::softmax_log_sum(row, n) - x);
-  if (want_gradient) {
-    for (int v = 0; v < n; ++v) row[v] *= weight;
-    row[target] -= weight;
-  }
-  return loss;
 }
 
 // Tied LM head and cross-entropy: logits (N,V) = x (N,C) @ wte^T; adds the loss of every row

@@ -123,8 +123,9 @@ export class TokensView {
   }
 
   // weights: attention of the selected token over the keys it sees (0..selected, or every key for a
-  // bidirectional model), or null (why: why not, for the detail line). Each chip seen is tinted by √weight (so that small weights stay visible;
-  // the detail line under the list gives the exact numbers).
+  // bidirectional model), or null (why: why not, for the detail line). Each chip seen is tinted by
+  // √weight (so that small weights stay visible; the detail line under the list gives the exact
+  // numbers).
   highlight(weights, why = '') {
     this.#weights = weights;
     this.#why = why;
