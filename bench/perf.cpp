@@ -82,6 +82,9 @@ json run_model(const std::string& dir, const std::string& ids_file, int decode, 
   std::vector<glassbox::TokenProbability> lens;
   const glassbox::ForwardOptions options{.lens_k = lens_k, .lens = lens_k > 0 ? &lens : nullptr};
   glassbox::KVCache cache = model.new_cache();
+  // Room for every position up front, as generation does (Generator): growing the cache between two
+  // tokens would time a one-off copy of it among the decoded tokens.
+  cache.reserve(std::min<int>(model.config().n_positions, int(prompt.size()) + decode));
   t0 = Clock::now();
   std::vector<float> logits = model.forward(prompt, cache, options);
   std::int32_t next = argmax(logits);

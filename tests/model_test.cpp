@@ -278,6 +278,31 @@ TEST(Model, RejectsBadInputWithoutTouchingTheCache) {
   EXPECT_EQ(cache.size(), 32);
 }
 
+TEST(Model, AReservedCacheDecodesAsAGrowingOne) {
+  // Growing moves the filled positions to a new block; reserved up front they never move. Either
+  // way the same positions hold the same keys and values, so every step's logits are the same bits.
+  const Model model = Model::load(fixture_dir("gpt2-f32"));
+  const std::vector<std::int32_t> prompt = {5, 17, 3};
+  KVCache growing = model.new_cache(), reserved = model.new_cache();
+  reserved.reserve(model.config().n_positions);
+  std::vector<float> a = model.forward(prompt, growing), b = model.forward(prompt, reserved);
+  EXPECT_EQ(a, b);
+  for (int t = 0; t < 28; ++t) {   // past 16: the growing cache grows twice
+    const std::int32_t next[1] = {static_cast<std::int32_t>((7 * t + 1) % model.config().vocab_size)};
+    a = model.forward(next, growing);
+    b = model.forward(next, reserved);
+    ASSERT_EQ(a, b) << "step " << t;
+  }
+  EXPECT_EQ(reserved.size(), 31);
+  try {
+    reserved.reserve(model.config().n_positions + 1);
+    ADD_FAILURE() << "reserved past the context";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "cannot reserve 33 positions in a KV cache for a context of 32");
+  }
+  EXPECT_EQ(reserved.size(), 31);
+}
+
 TEST(Model, RejectsACacheMadeForAnotherModel) {
   // Same context and width, one layer more: writing layer 2 would overrun the other cache.
   const Model two_layers = Model::load(fixture_dir("gpt2-f32"));

@@ -45,6 +45,10 @@ Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, c
       std::copy(row, row + S, attention_.begin() + (std::size_t(t.layer) * H + h) * S);
     }
   };
+  // Every position this generation can fill, reserved before the prompt: the cache then never
+  // grows (and copies itself) between two tokens. Sliding past the context reuses the same block.
+  const std::int64_t positions = std::int64_t(prompt.size()) + std::max(0, options.max_tokens - 1);
+  cache_.reserve(static_cast<int>(std::min<std::int64_t>(positions, c.n_positions)));
   run(prompt);
 }
 

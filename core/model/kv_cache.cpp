@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
+#include "glassbox/error.h"
 #include "model/arena.h"
 
 namespace glassbox {
@@ -31,6 +33,9 @@ std::uint64_t KVCache::peak_bytes(int n_layer, int n_ctx, int n_embd) {
 }
 
 void KVCache::reserve(int positions) {
+  if (positions > n_ctx_)
+    throw InvalidArgument("cannot reserve " + std::to_string(positions) + " positions in a KV cache for a context of " +
+                          std::to_string(n_ctx_));
   if (positions <= allocated_) return;
   // Doubling keeps generation at O(log n) reallocations of the cache. Past half the context the
   // block is the whole context: the old block beside the new one is then at most half a context

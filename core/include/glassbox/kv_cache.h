@@ -33,9 +33,15 @@ class KVCache {
 
   void clear() { size_ = 0; }   // forget every position (keeps the memory)
 
+  // Room for this many positions now (at most capacity()). A forward pass that needs more grows
+  // the cache: a new block twice the size, every filled position copied into it. Natively that
+  // block is fresh huge pages, which the kernel may first have to compact memory for: one growth
+  // can cost more than several decoded tokens. A caller who knows how long the sequence will get
+  // (generation: the prompt plus max_tokens) reserves it once, before the prompt.
+  void reserve(int positions);
+
  private:
   friend class Model;   // only the forward pass adds positions
-  void reserve(int positions);   // room for this many positions; positions <= capacity()
   void advance(int n) { size_ += n; }
   float* matrix(int i);          // i = 2 * layer (+1 for values): (allocated_, n_embd)
 
