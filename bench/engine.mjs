@@ -8,7 +8,8 @@
 // build/bench/prompt-NAME.json for the peers to use too), greedy decode tokens/s over 128 tokens
 // with the KV cache, peak memory; with F32 weights and with int8 weights (--quantize int8), on one
 // thread, and natively also on every core. Also: the tokenizer in WebAssembly on the Brown text, and the
-// single-core memory bandwidth (STREAM triad) natively and in WebAssembly. JSON on stdout.
+// single-core memory bandwidth (STREAM triad) natively and in WebAssembly, and training tokens/s in
+// both. JSON on stdout.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -75,4 +76,10 @@ for (const spec of values.model ?? []) {
 report.tokenizer_wasm = repeat('wasm', ['tokenizer', `${root}tests/fixtures/tokenizer/gpt2`, values.text],
                                ['encode_mb_s', 'decode_mb_s'], 'tokenizer');
 report.triad = { native: repeat('native', ['triad'], ['gb_s'], 'triad'), wasm: repeat('wasm', ['triad'], ['gb_s'], 'triad') };
+// Training (issue 25): glassbox_perf train's defaults, a 4 x 128 GPT on batches of 16 x 128, one
+// thread, natively and in WebAssembly; the losses say whether both computed the same bits.
+const training = ['train', '--steps', '10'];
+report.training = { native: repeat('native', training, ['tokens_per_s'], 'training'),
+                    wasm: repeat('wasm', training, ['tokens_per_s'], 'training') };
+report.training.same_losses = JSON.stringify(perf('native', training).losses) === JSON.stringify(perf('wasm', training).losses);
 console.log(JSON.stringify(report, null, 2));

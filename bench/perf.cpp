@@ -36,6 +36,9 @@
 #include "glassbox/model.h"
 #include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
+#ifdef GLASSBOX_PERF_TRAINING
+#include "glassbox/trainer.h"
+#endif
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten.h>
@@ -227,6 +230,36 @@ json run_kernels(int keys, int reps) {
                          {"per_head_ms", per_head_ms}, {"per_head_gb_s", cache_bytes / per_head_ms / 1e6}}}};
 }
 
+#ifdef GLASSBOX_PERF_TRAINING
+// Training steps of a GPT-2-shaped model on a fixed stream of random ids (the speed of a step does
+// not depend on what the ids say), one step at a time through the public Trainer, as `glassbox
+// train` runs them. tokens/s is the median over the steps after the first two (warm-up: the
+// workspaces are allocated in the first).
+json run_training(const glassbox::ModelConfig& config, const glassbox::TrainingOptions& options) {
+  std::mt19937 rng(1);   // its outputs are the same everywhere (the distributions' are not)
+  std::vector<std::int32_t> stream(std::size_t(1) << 18);
+  for (auto& t : stream) t = static_cast<std::int32_t>(rng() % std::uint32_t(config.vocab_size));
+  glassbox::Trainer trainer(config, options);
+  std::vector<std::int32_t> inputs, targets;
+  std::vector<double> step_ms;
+  std::vector<double> losses;
+  for (int s = 0; s < options.steps; ++s) {
+    glassbox::sample_batch(stream, options.batch_size, options.seq_len, options.seed, s, inputs, targets);
+    const auto t0 = Clock::now();
+    losses.push_back(trainer.train_step(inputs, targets, options.batch_size, options.seq_len).loss);
+    step_ms.push_back(ms_since(t0));
+  }
+  std::vector<double> timed(step_ms.begin() + std::min<std::size_t>(2, step_ms.size() - 1), step_ms.end());
+  std::sort(timed.begin(), timed.end());
+  const double median_ms = timed[timed.size() / 2];
+  return {{"n_layer", config.n_layer}, {"n_embd", config.n_embd}, {"n_head", config.n_head},
+          {"vocab_size", config.vocab_size}, {"batch_size", options.batch_size}, {"seq_len", options.seq_len},
+          {"threads", options.threads}, {"steps", options.steps}, {"step_ms_median", median_ms},
+          {"tokens_per_s", 1000.0 * options.batch_size * options.seq_len / median_ms}, {"losses", losses},
+          {"peak_rss_mb", peak_rss_mb()}};
+}
+#endif
+
 // a[i] = b[i] + s * c[i] over three arrays much larger than the caches; 12 bytes move per element
 // (two floats read, one written). The best of 5 passes, as STREAM reports. The arrays are on huge
 // pages where the model's weights are (arena.h), so that the roofline is the one the weights see.
@@ -280,6 +313,24 @@ int main(int argc, char** argv) {
   int keys = 192, reps = 15;
   kernels->add_option("--keys", keys, "cached positions attention reads")->check(CLI::Range(1, 4096))->capture_default_str();
   kernels->add_option("--reps", reps, "timings, of which the median")->check(CLI::Range(1, 1000))->capture_default_str();
+#ifdef GLASSBOX_PERF_TRAINING
+  auto* train = app.add_subcommand("train", "training steps of a small GPT on random ids, one thread by default");
+  int n_layer = 4, n_embd = 128, n_head = 4, vocab = 4096;
+  glassbox::TrainingOptions training;
+  training.batch_size = 16;
+  training.seq_len = 128;
+  training.steps = 12;
+  training.threads = 1;
+  train->add_option("--n-layer", n_layer)->capture_default_str();
+  train->add_option("--n-embd", n_embd)->capture_default_str();
+  train->add_option("--n-head", n_head)->capture_default_str();
+  train->add_option("--vocab-size", vocab)->capture_default_str();
+  train->add_option("--batch-size", training.batch_size)->capture_default_str();
+  train->add_option("--seq-len", training.seq_len)->capture_default_str();
+  train->add_option("--steps", training.steps)->check(CLI::Range(3, 100000))->capture_default_str();
+  train->add_option("--threads", training.threads, "shards of the batch (run one after another in WebAssembly)")
+      ->capture_default_str();
+#endif
   CLI11_PARSE(app, argc, argv);
   try {
     json out;
@@ -293,6 +344,15 @@ int main(int argc, char** argv) {
     }
     else if (*tokenizer) out = run_tokenizer(dir, text_file);
     else if (*kernels) out = run_kernels(keys, reps);
+#ifdef GLASSBOX_PERF_TRAINING
+    else if (*train) {
+      const auto config = glassbox::ModelConfig::parse(
+          json{{"model_type", "gpt2"}, {"vocab_size", vocab}, {"n_positions", training.seq_len}, {"n_embd", n_embd},
+               {"n_layer", n_layer}, {"n_head", n_head}}.dump(), "the model shape options");
+      training.validate(config);
+      out = run_training(config, training);
+    }
+#endif
     else out = run_triad(megabytes);
 #ifdef __EMSCRIPTEN__
     out["build"] = "wasm";

@@ -186,11 +186,22 @@ const pageTargets = [
   ['page: navigation -> Generate enabled', `${page.page.ready_ms.median.toFixed(0)} ms`, '<= 800 ms', page.page.ready_ms.median <= 800],
 ];
 
+const trainingTargets = [];
+if (engine.training) {
+  const t = engine.training, ratio = t.wasm.tokens_per_s.median / t.native.tokens_per_s.median;
+  console.log(`\ntraining (glassbox_perf train: 4 x 128 GPT, batches of 16 x 128, one thread), tokens/s: ` +
+              `native ${m(t.native.tokens_per_s, 0)}, WebAssembly ${m(t.wasm.tokens_per_s, 0)} ` +
+              `(${(100 * ratio).toFixed(0)}%); the same losses bit for bit: ${t.same_losses ? 'yes' : 'NO'}`);
+  trainingTargets.push(['training, WASM / native tokens/s', `${(100 * ratio).toFixed(0)}%`, '>= 60%', ratio >= 0.6]);
+  trainingTargets.push(['training, the same losses natively and in WASM', t.same_losses ? 'yes' : 'no', 'bit for bit', t.same_losses]);
+}
 console.log('\ntargets (issue 7):');
 for (const [what, got, goal, met] of targets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
 console.log('targets (issue 21):');
 for (const [what, got, goal, met] of pageTargets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
 console.log('targets (issue 22, int8 decoding; its load and memory figures: bench/js_load.mjs):');
 for (const [what, got, goal, met] of int8Targets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
-report.targets = [...targets, ...pageTargets, ...int8Targets].map(([what, measured, goal, met]) => ({ what, measured, goal, met }));
+if (trainingTargets.length) console.log('targets (issue 25, training):');
+for (const [what, got, goal, met] of trainingTargets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
+report.targets = [...targets, ...pageTargets, ...int8Targets, ...trainingTargets].map(([what, measured, goal, met]) => ({ what, measured, goal, met }));
 if (outFile) writeFileSync(outFile, JSON.stringify(report, null, 2) + '\n');

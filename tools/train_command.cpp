@@ -31,6 +31,7 @@
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
 #include "glassbox/trainer.h"
+#include "glassbox/training_text.h"
 
 namespace {
 
@@ -225,55 +226,10 @@ void check_unchanged(const TrainCommand& c, const Trainer& t) {
       throw InvalidArgument(std::string(name) + " cannot change when resuming: the run's settings are in its checkpoint");
 }
 
-struct Document {
-  fs::path file;
-  std::string text;
-};
-
-std::vector<Document> read_documents(const std::vector<fs::path>& files) {
-  std::vector<Document> docs;
-  for (const auto& f : files) docs.push_back({f, read_text(f)});
+std::vector<TrainingDocument> read_documents(const std::vector<fs::path>& files) {
+  std::vector<TrainingDocument> docs;
+  for (const auto& f : files) docs.push_back({f.string(), read_text(f)});
   return docs;
-}
-
-// Without --valid: the last `fraction` of the training text's bytes (cut at a line start) becomes
-// the held-out document, before the vocabulary is learned, so that nothing of it is seen in training.
-Document hold_out(std::vector<Document>& docs, double fraction) {
-  std::size_t total = 0;
-  for (const auto& d : docs) total += d.text.size();
-  std::size_t want = static_cast<std::size_t>(double(total) * fraction);
-  std::string held;
-  while (want > 0 && !docs.empty()) {
-    std::string& t = docs.back().text;
-    if (t.size() <= want) {   // the whole last document
-      held = t + (held.empty() ? "" : "\n" + held);
-      want -= t.size();
-      docs.pop_back();
-      continue;
-    }
-    std::size_t cut = t.rfind('\n', t.size() - want);
-    cut = cut == std::string::npos ? t.size() - want : cut + 1;
-    held = t.substr(cut) + (held.empty() ? "" : "\n" + held);
-    t.resize(cut);
-    break;
-  }
-  return {"(the last part of the training text)", held};
-}
-
-std::vector<std::int32_t> encode_documents(const Tokenizer& tok, const std::vector<Document>& docs) {
-  std::vector<std::int32_t> ids;
-  const auto eot = tok.special_token("<|endoftext|>");
-  for (const auto& d : docs) {
-    if (d.text.empty()) continue;
-    if (!ids.empty() && eot) ids.push_back(*eot);
-    try {
-      const auto part = tok.encode(d.text);
-      ids.insert(ids.end(), part.begin(), part.end());
-    } catch (const InvalidArgument& e) {
-      throw Error(d.file.string() + ": " + e.what());
-    }
-  }
-  return ids;
 }
 
 int run_train(const TrainCommand& c) {
@@ -293,8 +249,8 @@ int run_train(const TrainCommand& c) {
     if (!c.init_from.empty() && !fs::exists(fs::path(c.init_from) / "checkpoint.safetensors"))
       throw Error("--init-from " + c.init_from + ": no checkpoint.safetensors there (give the output folder of a glassbox train run)");
   }
-  std::vector<Document> train_docs = read_documents(list_files(c.inputs));
-  std::vector<Document> valid_docs = read_documents(list_files(c.valid));
+  std::vector<TrainingDocument> train_docs = read_documents(list_files(c.inputs));
+  std::vector<TrainingDocument> valid_docs = read_documents(list_files(c.valid));
 
   // 1. The run: from the checkpoint, or new (every setting checked before any work is done).
   std::optional<Trainer> trainer;
@@ -320,11 +276,11 @@ int run_train(const TrainCommand& c) {
   std::vector<LabelledLine> train_lines, valid_lines;
   if (task == "classify") {
     for (const auto& d : train_docs) {
-      auto lines = parse_labelled_lines(d.text, d.file.string(), true);
+      auto lines = parse_labelled_lines(d.text, d.name, true);
       train_lines.insert(train_lines.end(), lines.begin(), lines.end());
     }
     for (const auto& d : valid_docs) {
-      auto lines = parse_labelled_lines(d.text, d.file.string(), true);
+      auto lines = parse_labelled_lines(d.text, d.name, true);
       valid_lines.insert(valid_lines.end(), lines.begin(), lines.end());
     }
     if (valid_docs.empty() && valid_fraction > 0) {   // per label: the k-th, 2k-th, ... line of each
@@ -359,7 +315,7 @@ int run_train(const TrainCommand& c) {
     std::string text;
     for (const auto& d : train_docs) {
       if (auto bad = first_invalid_utf8(d.text))
-        throw Error(d.file.string() + ": not valid UTF-8 at byte " + std::to_string(*bad));
+        throw Error(d.name + ": not valid UTF-8 at byte " + std::to_string(*bad));
       text += d.text;
     }
     TokenizerTrainingOptions options;

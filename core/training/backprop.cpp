@@ -1,32 +1,16 @@
 #include "training/backprop.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "kernels/kernels.h"
+#include "training/products.h"
 #include "training/random.h"
 
 namespace glassbox::training {
 namespace {
-
-template <class Real>
-using Matrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class Real>
-using MatrixMap = Eigen::Map<Matrix<Real>>;
-template <class Real>
-using ConstMatrixMap = Eigen::Map<const Matrix<Real>>;
-// A block of columns of a wider row-major matrix (one head's q, k or v inside qkv).
-template <class Real>
-using ColumnsMap = Eigen::Map<Matrix<Real>, 0, Eigen::OuterStride<>>;
-template <class Real>
-using ConstColumnsMap = Eigen::Map<const Matrix<Real>, 0, Eigen::OuterStride<>>;
-template <class Real>
-using RowVectorMap = Eigen::Map<Eigen::Matrix<Real, 1, Eigen::Dynamic>>;
-template <class Real>
-using ConstRowVectorMap = Eigen::Map<const Eigen::Matrix<Real, 1, Eigen::Dynamic>>;
 
 template <class Real>
 void grow(std::vector<Real>& v, std::size_t n) {
@@ -109,18 +93,18 @@ void layernorm_backward(Real* dx, Real* dw, Real* db, const Real* dout, const Re
 
 template <class Real>
 void matmul_forward(Real* out, const Real* x, const Real* W, const Real* b, int N, int I, int O) {
-  MatrixMap<Real> y(out, N, O);
-  y.noalias() = ConstMatrixMap<Real>(x, N, I) * ConstMatrixMap<Real>(W, I, O);
-  y.rowwise() += ConstRowVectorMap<Real>(b, O);
+  gemm(out, O, x, I, Op::N, W, O, Op::N, N, O, I, false);
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < O; ++o) out[std::size_t(n) * O + o] += b[o];
 }
 
 // dx (N,I) = dout @ W^T (overwritten); dW (I,O) += x^T @ dout; db (O) += column sums of dout.
 template <class Real>
 void matmul_backward(Real* dx, Real* dW, Real* db, const Real* dout, const Real* x, const Real* W, int N, int I, int O) {
-  ConstMatrixMap<Real> dy(dout, N, O);
-  MatrixMap<Real>(dx, N, I).noalias() = dy * ConstMatrixMap<Real>(W, I, O).transpose();
-  MatrixMap<Real>(dW, I, O).noalias() += ConstMatrixMap<Real>(x, N, I).transpose() * dy;
-  RowVectorMap<Real>(db, O) += dy.colwise().sum();
+  gemm(dx, I, dout, O, Op::N, W, O, Op::T, N, I, O, false);
+  gemm(dW, O, x, I, Op::T, dout, O, Op::N, I, O, N, true);
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < O; ++o) db[o] += dout[std::size_t(n) * O + o];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -196,21 +180,20 @@ void attention_forward(Real* heads, Real* probs, const Real* qkv, int b, int T, 
   for (int s = 0; s < b; ++s) {
     const Real* seq = qkv + std::size_t(s) * T * 3 * C;
     for (int h = 0; h < H; ++h) {
-      ConstColumnsMap<Real> q(seq + h * hd, T, hd, Eigen::OuterStride<>(3 * C));
-      ConstColumnsMap<Real> k(seq + C + h * hd, T, hd, Eigen::OuterStride<>(3 * C));
-      ConstColumnsMap<Real> v(seq + 2 * C + h * hd, T, hd, Eigen::OuterStride<>(3 * C));
-      MatrixMap<Real> p(probs + (std::size_t(s) * H + h) * T * T, T, T);
-      p.noalias() = (q * k.transpose()) * scale;   // (T,T) scores
-      for (int i = 0; i < T; ++i) {                // softmax over the keys seen; the future gets 0
-        Real* row = p.data() + std::size_t(i) * T;
+      const Real *q = seq + h * hd, *k = seq + C + h * hd, *v = seq + 2 * C + h * hd;   // (T,hd), row stride 3C
+      Real* p = probs + (std::size_t(s) * H + h) * T * T;
+      gemm(p, T, q, 3 * C, Op::N, k, 3 * C, Op::T, T, T, hd, false);   // (T,T) scores q k^T
+      for (int i = 0; i < T; ++i) {   // softmax over the keys seen, of the scaled scores; the future gets 0
+        Real* row = p + std::size_t(i) * T;
         const int seen = causal ? i + 1 : T;
+        for (int j = 0; j < seen; ++j) row[j] *= scale;
         const Real max = *std::max_element(row, row + seen);
         Real sum = 0;
         for (int j = 0; j < seen; ++j) sum += (row[j] = std::exp(row[j] - max));
         for (int j = 0; j < seen; ++j) row[j] /= sum;
         std::fill(row + seen, row + T, Real(0));
       }
-      ColumnsMap<Real>(heads + std::size_t(s) * T * C + h * hd, T, hd, Eigen::OuterStride<>(C)).noalias() = p * v;
+      gemm(heads + std::size_t(s) * T * C + h * hd, C, p, T, Op::N, v, 3 * C, Op::N, T, hd, T, false);   // (T,hd)
     }
   }
 }
@@ -220,29 +203,28 @@ template <class Real>
 void attention_backward(Real* dqkv, Real* dprobs, const Real* dheads, const Real* probs, const Real* qkv, int b, int T,
                         int C, int H, Real scale, bool causal) {
   const int hd = C / H;
-  const Eigen::OuterStride<> s3(3 * C), s1(C);
   for (int s = 0; s < b; ++s) {
     const Real* seq = qkv + std::size_t(s) * T * 3 * C;
     Real* dseq = dqkv + std::size_t(s) * T * 3 * C;
     for (int h = 0; h < H; ++h) {
-      ConstColumnsMap<Real> q(seq + h * hd, T, hd, s3), k(seq + C + h * hd, T, hd, s3), v(seq + 2 * C + h * hd, T, hd, s3);
-      ConstColumnsMap<Real> dout(dheads + std::size_t(s) * T * C + h * hd, T, hd, s1);
-      ConstMatrixMap<Real> p(probs + (std::size_t(s) * H + h) * T * T, T, T);
-      MatrixMap<Real> dp(dprobs, T, T);
-      ColumnsMap<Real>(dseq + 2 * C + h * hd, T, hd, s3).noalias() = p.transpose() * dout;   // dv
-      dp.noalias() = dout * v.transpose();                                                     // d probs
+      const Real *q = seq + h * hd, *k = seq + C + h * hd, *v = seq + 2 * C + h * hd;   // (T,hd), row stride 3C
+      const Real* dout = dheads + std::size_t(s) * T * C + h * hd;                      // (T,hd), row stride C
+      const Real* p = probs + (std::size_t(s) * H + h) * T * T;                          // (T,T)
+      Real* dp = dprobs;
+      gemm(dseq + 2 * C + h * hd, 3 * C, p, T, Op::T, dout, C, Op::N, T, hd, T, false);   // dv = p^T dout
+      gemm(dp, T, dout, C, Op::N, v, 3 * C, Op::T, T, T, hd, false);                       // d probs = dout v^T
       // softmax backward, row by row: dscore_j = p_j (dp_j - sum_k p_k dp_k); masked entries have p = 0
       for (int i = 0; i < T; ++i) {
-        const Real* pr = p.data() + std::size_t(i) * T;
-        Real* dr = dp.data() + std::size_t(i) * T;
+        const Real* pr = p + std::size_t(i) * T;
+        Real* dr = dp + std::size_t(i) * T;
         const int seen = causal ? i + 1 : T;
         Real dot = 0;
         for (int j = 0; j < seen; ++j) dot += pr[j] * dr[j];
         for (int j = 0; j < seen; ++j) dr[j] = pr[j] * (dr[j] - dot) * scale;   // d (q.k), scale folded in
         std::fill(dr + seen, dr + T, Real(0));
       }
-      ColumnsMap<Real>(dseq + h * hd, T, hd, s3).noalias() = dp * k;               // dq
-      ColumnsMap<Real>(dseq + C + h * hd, T, hd, s3).noalias() = dp.transpose() * q;   // dk
+      gemm(dseq + h * hd, 3 * C, dp, T, Op::N, k, 3 * C, Op::N, T, hd, T, false);       // dq = dscores k
+      gemm(dseq + C + h * hd, 3 * C, dp, T, Op::T, q, 3 * C, Op::N, T, hd, T, false);   // dk = dscores^T q
     }
   }
 }
@@ -281,8 +263,7 @@ double cross_entropy(Real* row, int n, int target, bool want_gradient, Real weig
 template <class Real>
 void lm_head_loss(Real* logits, const Real* x, const Real* wte, const std::int32_t* targets, int N, int C, int V,
                   bool want_gradient, Real weight, Losses& losses) {
-  MatrixMap<Real> l(logits, N, V);
-  l.noalias() = ConstMatrixMap<Real>(x, N, C) * ConstMatrixMap<Real>(wte, V, C).transpose();
+  gemm(logits, V, x, C, Op::N, wte, C, Op::T, N, V, C, false);
   for (int n = 0; n < N; ++n) {
     Real* row = logits + std::size_t(n) * V;
     if (targets[n] == kIgnoreTarget) {
@@ -303,16 +284,15 @@ void label_head_loss(const Real* x, const Real* score, const Batch& batch, int C
   grow(logits, std::size_t(K));
   for (int s = 0; s < batch.b; ++s) {
     const Real* row = x + (std::size_t(s) * batch.T + batch.label_positions[s]) * C;
-    ConstMatrixMap<Real> W(score, K, C);
-    MatrixMap<Real> z(logits.data(), 1, K);
-    z.noalias() = ConstMatrixMap<Real>(row, 1, C) * W.transpose();
+    Real* z = logits.data();
+    gemm(z, K, row, C, Op::N, score, C, Op::T, 1, K, C, false);   // (1,K) = row (1,C) score^T
     const int label = batch.labels[s];
     const int best = int(std::max_element(logits.begin(), logits.begin() + K) - logits.begin());
     losses.label_correct += best == label;
     losses.label_sum += cross_entropy(logits.data(), K, label, dx != nullptr, weight);
     if (!dx) continue;
-    MatrixMap<Real>(dscore, K, C).noalias() += z.transpose() * ConstMatrixMap<Real>(row, 1, C);
-    MatrixMap<Real>(dx + (std::size_t(s) * batch.T + batch.label_positions[s]) * C, 1, C).noalias() += z * W;
+    gemm(dscore, C, z, K, Op::T, row, C, Op::N, K, C, 1, true);   // (K,C) += z^T row
+    gemm(dx + (std::size_t(s) * batch.T + batch.label_positions[s]) * C, C, z, K, Op::N, score, C, Op::N, 1, C, K, true);
   }
 }
 
@@ -434,12 +414,11 @@ Losses loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
   grow(ws.dprobs, std::size_t(T) * T);
   Real* dx = ws.dx.data();
   Real* dtmp = ws.dtmp.data();
-  MatrixMap<Real>(g.wte, V, C).noalias() +=
-      ConstMatrixMap<Real>(ws.logits.data(), N, V).transpose() * ConstMatrixMap<Real>(head_in, N, C);
-  MatrixMap<Real> dhead(gpt2 ? dtmp : dx, N, C);
-  dhead.noalias() = ConstMatrixMap<Real>(ws.logits.data(), N, V) * ConstMatrixMap<Real>(p.wte, V, C);
+  gemm(g.wte, C, ws.logits.data(), V, Op::T, head_in, C, Op::N, V, C, N, true);   // d wte += dlogits^T x
+  Real* dhead = gpt2 ? dtmp : dx;
+  gemm(dhead, C, ws.logits.data(), V, Op::N, p.wte, C, Op::N, N, C, V, false);    // d x = dlogits wte
   if (classifier)
-    label_head_loss(head_in, p.score, batch, C, int(c.labels.size()), dhead.data(), g.score, Real(weights.label),
+    label_head_loss(head_in, p.score, batch, C, int(c.labels.size()), dhead, g.score, Real(weights.label),
                     ws.label_logits, losses);
   if (gpt2) {
     std::fill_n(dx, NC, Real(0));

@@ -232,7 +232,8 @@ struct Trainer::Impl {
     return w;
   }
 
-  // Runs the batch as min(threads, B) shards of consecutive sequences, in parallel; shard s
+  // Runs the batch as min(threads, B) shards of consecutive sequences, in parallel (in turn in a
+  // WebAssembly module without threads: the same arithmetic, the same bits); shard s
   // adds the gradient of the loss `weights` defines into shard_grads[0] (summed in shard order)
   // when `with_grads`. Returns the summed losses.
   training::Losses run_shards(const TrainingBatch& batch, const training::LossWeights& weights, bool with_grads) const {
@@ -269,10 +270,14 @@ struct Trainer::Impl {
         errors[s] = std::current_exception();
       }
     };
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+    for (int s = 0; s < S; ++s) run(s);   // a module without threads: the same shards, in turn
+#else
     std::vector<std::thread> threads;
     for (int s = 1; s < S; ++s) threads.emplace_back(run, s);
     run(0);
     for (auto& t : threads) t.join();
+#endif
     for (auto& e : errors)
       if (e) std::rethrow_exception(e);
     training::Losses loss;

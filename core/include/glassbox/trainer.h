@@ -20,7 +20,9 @@
 // Everything is deterministic for the same options (threads included) and the same build on the
 // same CPU (Eigen's kernels depend on the instruction set): a run that is stopped, saved with
 // save_checkpoint and continued with from_checkpoint computes exactly the same parameters as one
-// that never stopped. Native builds only (not part of the WebAssembly module).
+// that never stopped. By default the products run on the engine's kernels, and the native build
+// and the WebAssembly module compute the same bits; a build with GLASSBOX_TRAINING_KERNELS=OFF
+// (the native-fast preset) uses Eigen's, faster with -march=native but with bits of its own.
 #pragma once
 
 #include <cmath>
@@ -53,7 +55,8 @@ struct TrainingOptions {
   double dropout = 0.0;             // on the embeddings and each residual branch (GPT-2's embd_pdrop,
                                     // resid_pdrop) while training; never when evaluating
   std::uint64_t seed = 1;           // initialisation and batch sampling
-  int threads = 2;                  // the batch is computed as this many shards, in parallel
+  int threads = 2;                  // the batch is computed as this many shards, in parallel (one
+                                    // after another in a WebAssembly module without threads)
   double lm_weight = 0.5;           // classifiers: the LM loss's weight beside the label loss (GPT-1's lambda)
 
   // Throws InvalidArgument naming the first bad setting (NaN, negative, zero where not allowed,
