@@ -497,7 +497,7 @@ function softmax(logits) {
 }
 
 // A macrotask turn that is not clamped to 4 ms like nested setTimeout(0).
-function yieldToEventLoop() {
+export function yieldToEventLoop() {
   if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
   return new Promise((resolve) => {
     const channel = new MessageChannel();

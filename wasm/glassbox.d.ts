@@ -226,6 +226,75 @@ export interface Generation extends AsyncIterableIterator<GenerateStep> {
   readonly text: string | undefined;
 }
 
+/** train()'s options: those of `glassbox train`, with its defaults (docs/training.md). */
+export interface TrainOptions {
+  /** Learn a byte-level BPE vocabulary of this many tokens from the training part (default 4096)... */
+  vocabSize?: number;
+  /** ...or use this one: the texts of vocab.json and merges.txt. */
+  tokenizer?: { vocab: string; merges: string } | null;
+  nLayer?: number;            // default 4
+  nEmbd?: number;             // default 256
+  nHead?: number;             // default 4
+  nPositions?: number;        // the context, default 256
+  seqLen?: number;            // tokens per sequence, default 128, at most nPositions
+  batchSize?: number;         // sequences per step, default 16
+  steps?: number;             // default 2000
+  learningRate?: number;      // peak, default 1e-3 (linear warmup, then cosine decay)
+  minLearningRate?: number;   // default 1e-4
+  warmup?: number;            // steps, default 100
+  weightDecay?: number;       // AdamW, default 0.1
+  gradClip?: number;          // max gradient norm, default 1 (0: off)
+  dropout?: number;           // default 0
+  seed?: number;              // default 1
+  /** The batch is computed as this many shards (default 2, as the CLI's --threads: the same bits). */
+  threads?: number;
+  /** The end of the texts held out for the held-out loss (default 0.1). */
+  validFraction?: number;
+  /** The held-out loss every this many steps (default 200; 0: only at the end)... */
+  evalEvery?: number;
+  /** ...over at most this many tokens (default 0: all); the last step's covers all of them. */
+  evalTokens?: number;
+  /** Ends the run for good (stopReason 'cancelled'). */
+  signal?: AbortSignal;
+}
+
+export interface TrainStep {
+  step: number;               // steps done
+  loss: number;               // the batch's mean cross-entropy before the update, in nats
+  learningRate: number;
+  gradNorm: number;           // before clipping
+  tokens: number;             // trained on so far
+  validLoss?: number;         // on the steps where it is due
+  validTokens?: number;
+  tokensPerSecond: number;    // over the training time of this run, pauses left out
+  elapsedMs: number;
+}
+
+/** What train() returns: the steps for `for await`; the iteration's return value is the trained
+ *  model. Leaving the loop early or pause() stops after the current step and keeps the run:
+ *  iterating again goes on. */
+export interface TrainingRun extends AsyncIterableIterator<TrainStep> {
+  next(): Promise<IteratorResult<TrainStep, Model | undefined>>;
+  [Symbol.asyncIterator](): TrainingRun;
+  pause(): void;
+  /** Steps done so far. */
+  readonly step: number;
+  /** The options, defaults filled in. */
+  readonly settings: Required<Omit<TrainOptions, 'signal'>>;
+  /** 'done' after the last step, 'cancelled' after an abort or dispose(); undefined before. */
+  readonly stopReason: 'done' | 'cancelled' | undefined;
+  /** A model of the current parameters (training can go on), with the run's tokenizer. */
+  model(): Promise<Model>;
+  /** The Hugging Face layout: config.json, model.safetensors (F32), vocab.json, merges.txt. */
+  files(): Promise<{ config: string; weights: Uint8Array; vocab: string; merges: string }>;
+  dispose(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Trains a GPT on texts with the engine in this thread, step by step as it is iterated. The same
+ *  texts and options give the native `glassbox train`'s losses and files, bit for bit. */
+export function train(texts: string | string[], options?: TrainOptions): TrainingRun;
+
 /** source: a model directory (URL in the browser; path or file: URL in Node), a hub model
  *  ('owner/name', or a huggingface.co page of it: see hubDirectoryUrl), or its files. */
 export function loadModel(source: string | URL | ModelFiles, options?: LoadOptions): Promise<Model>;

@@ -11,6 +11,7 @@ import { errorFromWire, InvalidArgumentError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
 import { checkLoadOptions, checkQuantize, checkSource, hubDirectoryUrl, removeCachedModels } from './model-source.mjs';
 import { importNode, isNode } from './platform.mjs';
+import { TrainingRun } from './training.mjs';
 
 export { hubDirectoryUrl, listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
 export {
@@ -41,6 +42,12 @@ export async function loadModel(source, options = {}) {
   // worker never downloads them twice.
   const { loadHere } = await import('./engine.mjs');
   return loadHere(checked.source, { onProgress, onTokenizer, signal, cache, quantize: checked.quantize, sha256: checked.sha256, threads, wasmPaths });
+}
+
+// Trains a GPT on texts (a string or an array of strings) with the engine in this thread: see
+// TrainingRun (training.mjs) for the options, the steps it yields and the model it returns.
+export function train(texts, options = {}) {
+  return new TrainingRun(texts, options);
 }
 
 // What loading and running a model would take, from its config.json and the header of its

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "training/portable_math.h"
+
 namespace glassbox::training {
 
 class Random {
@@ -28,7 +30,7 @@ class Random {
   double normal() {
     const double u1 = 1.0 - uniform();   // (0, 1]: log is finite
     const double u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    return std::sqrt(-2.0 * std::log(u1)) * cos_pi(2.0 * u2);
   }
 
  private:

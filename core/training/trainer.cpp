@@ -14,6 +14,7 @@
 #include "glassbox/error.h"
 #include "training/optimizer.h"
 #include "training/parameters.h"
+#include "training/portable_math.h"
 #include "training/random.h"
 
 namespace glassbox {
@@ -84,7 +85,7 @@ double learning_rate_at(const TrainingOptions& o, int step) {
   if (step < o.warmup_steps) return o.learning_rate * (step + 1) / o.warmup_steps;
   const double progress = double(step - o.warmup_steps) / std::max(1, o.steps - o.warmup_steps);
   if (progress >= 1.0) return o.min_learning_rate;
-  return o.min_learning_rate + 0.5 * (1.0 + std::cos(M_PI * progress)) * (o.learning_rate - o.min_learning_rate);
+  return o.min_learning_rate + 0.5 * (1.0 + training::cos_pi(progress)) * (o.learning_rate - o.min_learning_rate);
 }
 
 void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint64_t seed, int step,
@@ -439,6 +440,8 @@ void Trainer::save_model(const std::filesystem::path& dir, DType dtype) const {
   write_file_atomically(dir / "model.safetensors", impl_->weights_file(dtype));
   write_file_atomically(dir / "config.json", impl_->config.to_json());
 }
+
+std::string Trainer::model_file(DType dtype) const { return impl_->weights_file(dtype); }
 
 Model Trainer::to_model() const {
   auto bytes = std::make_shared<std::string>(impl_->weights_file(DType::F32));

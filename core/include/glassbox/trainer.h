@@ -184,6 +184,8 @@ class Trainer {
   // classifier's tensors are named as Hugging Face's GPT2ForSequenceClassification saves them:
   // "transformer." before the transformer's, and score.weight.
   void save_model(const std::filesystem::path& dir, DType dtype = DType::F32) const;
+  // The bytes save_model writes to model.safetensors (for a caller without files: the JS API).
+  std::string model_file(DType dtype = DType::F32) const;
   // An inference model with the current parameters (F32), e.g. to sample from during training.
   Model to_model() const;
 

@@ -1,6 +1,6 @@
 // Type-checked with `tsc --noEmit --strict` in a fresh project where the glassbox tarball is
 // installed (tests/package): the package's types as a TypeScript user sees them. Not run.
-import { estimateModel, loadModel, type GenerateStep, InvalidArgumentError, type Model } from 'glassbox';
+import { estimateModel, loadModel, train, type GenerateStep, InvalidArgumentError, type Model, type TrainStep } from 'glassbox';
 import { loadTokenizer, type Tokenizer } from 'glassbox/tokenizer';
 
 export async function run(signal: AbortSignal): Promise<string> {
@@ -20,4 +20,18 @@ export async function run(signal: AbortSignal): Promise<string> {
   using tokenizer: Tokenizer = await loadTokenizer({ vocab: '{}', merges: '' });
   const ids: number[] = tokenizer.tokenize(text, { allowSpecial: true });
   return `${reason} ${estimate.fits} ${ids.length} ${first} ${states?.length} ${new InvalidArgumentError('x').name}`;
+}
+
+export async function trainOne(text: string, signal: AbortSignal): Promise<number> {
+  await using training = train([text], { nLayer: 2, nEmbd: 64, nHead: 4, steps: 100, evalEvery: 20, signal });
+  let last = NaN;
+  for await (const step of training) {
+    const s: TrainStep = step;
+    last = s.validLoss ?? s.loss;
+    if (s.step === 50) training.pause();
+  }
+  const model: Model = await training.model();
+  const files: { config: string; weights: Uint8Array } = await training.files();
+  await model.dispose();
+  return last + files.weights.length;
 }

@@ -1,0 +1,260 @@
+// The Embind class `Engine`: a loaded model and its tokenizer as the JS API's engine.mjs calls
+// them (bindings.cpp registers it; training_bindings.cpp makes one of a model being trained).
+#pragma once
+
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "glassbox/error.h"
+#include "glassbox/generate.h"
+#include "glassbox/model.h"
+#include "glassbox/tokenizer.h"
+#include "js_glue.h"
+
+namespace glassbox::js {
+
+// headMask: [[layer, head], ...] (integer pairs, checked by engine.mjs) -> the model's head mask,
+// those heads silenced; undefined or null -> none.
+inline std::vector<float> head_mask_from_js(const val& pairs, const ModelConfig& c) {
+  if (pairs.isUndefined() || pairs.isNull()) return {};
+  std::vector<std::array<int, 2>> heads;
+  const unsigned n = pairs["length"].as<unsigned>();
+  for (unsigned i = 0; i < n; ++i) heads.push_back({pairs[i][0].as<int>(), pairs[i][1].as<int>()});
+  try {
+    return silencing_head_mask(c, heads);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("headMask: ") + e.what());
+  }
+}
+
+// A run of K most probable tokens -> [{id, probability}, ...], most probable first.
+inline val top_tokens(const TokenProbability* top, int k) {
+  val out = val::array();
+  for (int i = 0; i < k; ++i) {
+    val entry = val::object();
+    entry.set("id", top[i].id);
+    entry.set("probability", top[i].probability);
+    out.call<void>("push", entry);
+  }
+  return out;
+}
+
+class Engine {
+ public:
+  explicit Engine(Model model) : model_(std::move(model)) {}
+  void set_tokenizer(Tokenizer tokenizer) { tokenizer_.emplace(std::move(tokenizer)); }
+
+  // Bytes of heap that loading the model takes (Model::load_memory: its arrays, and the loader's
+  // staging; the file is never held whole), from
+  // config.json and the file's first bytes up to the end of its header (a Uint8Array).
+  static double load_memory(const std::string& config_json, const val& weights_prefix, const std::string& quantize) {
+    return guarded([&] {
+      const auto prefix = emscripten::convertJSArrayToNumberVector<std::uint8_t>(weights_prefix);
+      return static_cast<double>(Model::load_memory(config_json, std::as_bytes(std::span(prefix)),
+                                                    LoadOptions{parse_quantization(quantize)}));
+    });
+  }
+
+  // The most heap one generation's KV cache takes on this model (KVCache::peak_bytes: a full
+  // context, and the block it grows from), from config.json.
+  static double cache_memory(const std::string& config_json) {
+    return guarded([&] {
+      const ModelConfig c = ModelConfig::parse(config_json, "config.json");
+      return static_cast<double>(KVCache::peak_bytes(c.n_layer, c.n_positions, c.n_embd));
+    });
+  }
+
+  val tokenize(const std::string& text, bool allow_special) const {
+    return guarded([&] {
+      const auto ids = tokenizer().encode(text, allow_special);
+      return typed_array_copy("Int32Array", ids.data(), ids.size());
+    });
+  }
+
+  val detokenize(const val& ids) const {
+    return guarded([&] { return js_text(tokenizer().decode(ids_from_js(ids))); });
+  }
+
+  // options {logits, lastLogits, attention, causal, hiddenStates} (booleans), lens (K, 0: none),
+  // headMask (see head_mask_from_js) -> {logits?: Float32Array(T*V, or V with lastLogits), attention?: Float32Array(L*H*T*T),
+  // hiddenStates?: Float32Array((L+1)*T*C), lens?: [layer][position] arrays of K {id,
+  // probability}}. The page asks for attention only: all T rows of logits would cost T x V x C
+  // multiply-adds it never looks at. causal false: bidirectional attention with the same weights
+  // (ForwardOptions::causal). The lens covers every position (so the LM head runs on every row).
+  val forward(const val& ids_js, const val& options) const {
+    return guarded([&] {
+      const bool with_logits = options["logits"].as<bool>(), with_attention = options["attention"].as<bool>();
+      const bool last_only = options["lastLogits"].as<bool>();
+      const bool with_states = options["hiddenStates"].as<bool>();
+      const int lens_k = options["lens"].as<int>();
+      const ModelConfig& c = model_.config();
+      const auto ids = ids_from_js(ids_js);
+      const auto mask = head_mask_from_js(options["headMask"], c);
+      std::vector<float> attention, states;
+      std::vector<TokenProbability> lens;
+      TensorHook keep = [&](const NamedTensor& t) {
+        if (std::string_view(t.name) == "attn_probs")
+          attention.insert(attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
+      };
+      KVCache cache = model_.new_cache();
+      const auto logits = model_.forward(ids, cache,
+                                         {.all_logits = (with_logits && !last_only) || lens_k != 0,
+                                          .hook = with_attention ? &keep : nullptr,
+                                          .causal = options["causal"].as<bool>(),
+                                          .head_mask = mask,
+                                          .hidden_states = with_states ? &states : nullptr,
+                                          .lens_k = lens_k,
+                                          .lens = lens_k != 0 ? &lens : nullptr});
+      val out = val::object();
+      const std::size_t V = c.vocab_size;
+      if (with_logits && last_only) out.set("logits", typed_array_copy("Float32Array", logits.data() + logits.size() - V, V));
+      else if (with_logits) out.set("logits", typed_array_copy("Float32Array", logits.data(), logits.size()));
+      if (with_attention) out.set("attention", typed_array_copy("Float32Array", attention.data(), attention.size()));
+      if (with_states) out.set("hiddenStates", typed_array_copy("Float32Array", states.data(), states.size()));
+      if (lens_k != 0) {
+        const std::size_t T = ids.size();
+        val layers = val::array();
+        for (int l = 0; l < c.n_layer; ++l) {
+          val rows = val::array();
+          for (std::size_t t = 0; t < T; ++t) rows.call<void>("push", top_tokens(lens.data() + (l * T + t) * lens_k, lens_k));
+          layers.call<void>("push", rows);
+        }
+        out.set("lens", layers);
+      }
+      return out;
+    });
+  }
+
+  // [Float32Array(T_b*V), ...]: each sequence of the batch (a JS array of id arrays, checked by
+  // engine.mjs) through Model::forward_batch, one pass for all of them.
+  val forward_batch(const val& batch_js) const {
+    return guarded([&] {
+      std::vector<std::vector<std::int32_t>> batch;
+      const unsigned n = batch_js["length"].as<unsigned>();
+      for (unsigned b = 0; b < n; ++b) batch.push_back(ids_from_js(batch_js[b]));
+      const auto logits = model_.forward_batch(batch);
+      val out = val::array();
+      for (const auto& l : logits) out.call<void>("push", typed_array_copy("Float32Array", l.data(), l.size()));
+      return out;
+    });
+  }
+
+  // Float32Array(n_labels): a classifier's logits over its labels at the last of the ids
+  // (Model::classify), with the heads of headMask (see head_mask_from_js) switched off; throws for
+  // a model without a classification head.
+  val classify(const val& ids_js, const val& head_mask) const {
+    return guarded([&] {
+      const auto mask = head_mask_from_js(head_mask, model_.config());
+      const auto logits = model_.classify(ids_from_js(ids_js), mask);
+      return typed_array_copy("Float32Array", logits.data(), logits.size());
+    });
+  }
+
+  // The ids classify() reads for a text, as `glassbox train --task classify` makes them
+  // (Tokenizer::encode_for_classifier): its tokens, then <|endoftext|> if the vocabulary has it,
+  // cut to the context.
+  val classifier_ids(const std::string& text) const {
+    return guarded([&] {
+      const auto ids = tokenizer().encode_for_classifier(text, model_.config().n_positions);
+      return typed_array_copy("Int32Array", ids.data(), ids.size());
+    });
+  }
+
+  // What the parsed config says beyond config.json's own fields: {labels, bidirectional, maskTokenId}
+  // (labels: id2label's names by id, or LABEL_0.. from num_labels; [] for a language model).
+  val info() const {
+    const ModelConfig& c = model_.config();
+    val labels = val::array();
+    for (const auto& name : c.labels) labels.call<void>("push", js_text(name));
+    val out = val::object();
+    out.set("labels", labels);
+    out.set("bidirectional", c.bidirectional);
+    out.set("maskTokenId", c.mask_token_id);
+    return out;
+  }
+
+  // Starts a generation (replacing any unfinished one). options: the JS API's names, checked and
+  // given defaults by engine.mjs: {maxTokens, temperature, topK, topP, seed, attention, top,
+  // contextFull, lens (0: none), headMask}.
+  void start(const val& prompt_ids, const val& options) {
+    guarded([&] {
+      stop();
+      GenerateOptions o;
+      o.max_tokens = options["maxTokens"].as<int>();
+      o.sampling.temperature = options["temperature"].as<float>();
+      o.sampling.top_k = options["topK"].as<int>();
+      o.sampling.top_p = options["topP"].as<float>();
+      o.sampling.seed = static_cast<std::uint64_t>(options["seed"].as<double>());
+      o.attention = options["attention"].as<bool>();
+      o.when_context_full = parse_when_context_full(options["contextFull"].as<std::string>());
+      o.head_mask = head_mask_from_js(options["headMask"], model_.config());
+      o.lens = options["lens"].as<int>();
+      const int top = options["top"].as<int>();
+      if (top < 0) throw InvalidArgument("top must be an integer >= 0, got " + std::to_string(top));
+      top_ = top;
+      generator_.emplace(model_, ids_from_js(prompt_ids), o);   // runs the prompt
+      if (tokenizer_) decoder_.emplace(*tokenizer_);
+      return 0;
+    });
+  }
+
+  // One token: {id, position, windowStart, text, attention?, top?, lens?}, or {done: true, stopReason, text} at the end
+  // (text then holds what the decoder still held back).
+  val next() {
+    return guarded([&] {
+      if (!generator_) throw InvalidArgument("no generation is running");
+      val out = val::object();
+      const auto token = generator_->next();
+      if (!token) {
+        out.set("done", true);
+        out.set("stopReason", std::string(stop_reason_name(*generator_->stop_reason())));
+        out.set("text", js_text(decoder_ ? decoder_->finish() : std::string()));
+        generator_.reset();
+        return out;
+      }
+      out.set("id", token->id);
+      out.set("position", token->position);
+      out.set("windowStart", token->window_start);
+      out.set("text", js_text(decoder_ ? decoder_->push(token->id) : std::string()));
+      if (!token->attention.empty())
+        out.set("attention", typed_array_copy("Float32Array", token->attention.data(), token->attention.size()));
+      if (top_ > 0) {   // [{id, probability}], most probable first
+        const auto top = most_probable(token->logits, top_);
+        out.set("top", top_tokens(top.data(), static_cast<int>(top.size())));
+      }
+      if (!token->lens.empty()) {   // [layer] -> [{id, probability}]
+        const int L = model_.config().n_layer, k = static_cast<int>(token->lens.size()) / L;
+        val layers = val::array();
+        for (int l = 0; l < L; ++l) layers.call<void>("push", top_tokens(token->lens.data() + std::size_t(l) * k, k));
+        out.set("lens", layers);
+      }
+      return out;
+    });
+  }
+
+  // Ends the generation, if one runs, and frees its cache and decoder at once (engine.mjs calls it
+  // when a generation is aborted or its loop is left early).
+  void stop() {
+    generator_.reset();
+    decoder_.reset();
+  }
+
+ private:
+  const Tokenizer& tokenizer() const {
+    if (!tokenizer_) throw InvalidArgument("this model was loaded without vocab.json and merges.txt: no tokenizer");
+    return *tokenizer_;
+  }
+
+  Model model_;
+  std::optional<Tokenizer> tokenizer_;
+  int top_ = 0;   // most probable next tokens to report per step
+  std::optional<Generator> generator_;   // refers to model_: declared after it
+  std::optional<StreamingDecoder> decoder_;
+};
+
+}  // namespace glassbox::js

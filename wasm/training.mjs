@@ -1,0 +1,157 @@
+// Training a GPT with the engine in this thread: the JS API's train() (glassbox.mjs,
+// docs/js-api.md). The module's Training class (wasm/training_bindings.cpp) prepares the texts as
+// `glassbox train` prepares files and runs one optimisation step per call; this file checks the
+// options, keeps the time, and turns the steps into an async iterator that can stop and go on.
+// engine.mjs (and with it the WebAssembly module) is imported at the first step, as loadModel
+// imports it: glassbox.mjs imports this file whether or not anything is trained.
+import { InvalidArgumentError, StateError } from './errors.mjs';
+import { asyncDispose } from './generation.mjs';
+
+// The defaults of `glassbox train` (docs/training.md), so that the same settings train the same
+// model, bit for bit, natively and here.
+export const TRAINING_DEFAULTS = Object.freeze({
+  vocabSize: 4096, tokenizer: null, nLayer: 4, nEmbd: 256, nHead: 4, nPositions: 256, seqLen: 128, batchSize: 16,
+  steps: 2000, learningRate: 1e-3, minLearningRate: 1e-4, warmup: 100, weightDecay: 0.1, gradClip: 1, dropout: 0,
+  seed: 1, threads: 2, validFraction: 0.1, evalEvery: 200, evalTokens: 0,
+});
+const INTEGERS = ['vocabSize', 'nLayer', 'nEmbd', 'nHead', 'nPositions', 'seqLen', 'batchSize', 'steps', 'warmup', 'threads',
+                  'evalEvery', 'evalTokens'];
+const NUMBERS = ['learningRate', 'minLearningRate', 'weightDecay', 'gradClip', 'dropout', 'validFraction'];
+
+// texts: a string or an array of strings; options: TRAINING_DEFAULTS' names, and signal (an
+// AbortSignal). Returns them complete and checked for type; the engine checks the values' sense
+// (a width that the heads do not divide, a text too short for one sequence, ...).
+export function trainingSettings(texts, options) {
+  const list = typeof texts === 'string' ? [texts] : texts;
+  if (!Array.isArray(list)) throw new InvalidArgumentError('texts must be a string or an array of strings');
+  list.forEach((t, i) => {
+    if (typeof t !== 'string') throw new InvalidArgumentError(`texts[${i}] must be a string, got ${t === null ? 'null' : typeof t}`);
+  });
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
+  const { signal, ...rest } = options;
+  for (const name of Object.keys(rest))
+    if (!(name in TRAINING_DEFAULTS)) throw new InvalidArgumentError(`unknown training option ${JSON.stringify(name)}`);
+  const settings = { ...TRAINING_DEFAULTS, ...rest };
+  for (const name of INTEGERS)
+    if (!Number.isSafeInteger(settings[name]) || settings[name] < 0)
+      throw new InvalidArgumentError(`${name} must be a non-negative integer, got ${JSON.stringify(settings[name])}`);
+  for (const name of NUMBERS)
+    if (typeof settings[name] !== 'number' || !Number.isFinite(settings[name]))
+      throw new InvalidArgumentError(`${name} must be a finite number, got ${JSON.stringify(settings[name])}`);
+  const t = settings.tokenizer;
+  if (t !== null && (typeof t !== 'object' || typeof t.vocab !== 'string' || typeof t.merges !== 'string'))
+    throw new InvalidArgumentError('tokenizer must be {vocab, merges}: the texts of vocab.json and merges.txt');
+  if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean'))
+    throw new InvalidArgumentError('signal must be an AbortSignal');
+  return { texts: list, settings, signal };
+}
+
+// A training run: iterate it for its steps ({step, loss, learningRate, gradNorm, tokens,
+// validLoss?, validTokens?, tokensPerSecond, elapsedMs}); the iteration's return value (next()'s
+// last {done: true, value}) is the trained Model. Leaving a loop early, or pause(), stops after
+// the current step and keeps everything: iterating again goes on from the next step. The signal
+// ends it for good (stopReason 'cancelled') and frees the trainer.
+export class TrainingRun {
+  #texts;
+  #settings;
+  #signal;
+  #engine = null;   // engine.mjs, once imported
+  #training = null;
+  #pausing = false;
+  #busy = false;
+  #elapsedMs = 0;   // training time, pauses left out
+  #tokens = 0;      // tokens trained on in that time
+  stopReason;       // 'done' or 'cancelled' once it has ended
+
+  constructor(texts, options = {}) {
+    ({ texts: this.#texts, settings: this.#settings, signal: this.#signal } = trainingSettings(texts, options));
+  }
+
+  get settings() { return this.#settings; }
+  get step() { return this.#training?.stepsDone() ?? 0; }
+
+  [Symbol.asyncIterator]() {
+    this.#pausing = false;
+    return this;
+  }
+
+  // Stops the iteration after the step under way (its next() gives {done: true}); the run stays.
+  pause() { this.#pausing = true; }
+
+  async next() {
+    if (this.#busy) throw new StateError('a step of this training is already running: await it first');
+    this.#busy = true;
+    try {
+      return await this.#next();
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  async #next() {
+    if (this.stopReason) return { done: true, value: undefined };
+    if (this.#signal?.aborted) return this.#end('cancelled');
+    if (this.#pausing) {
+      this.#pausing = false;
+      return { done: true, value: undefined };
+    }
+    if (!this.#training) {   // the vocabulary is learned here: one call, the longest
+      this.#engine ??= await import('./engine.mjs');
+      this.#texts.forEach((t, i) => this.#engine.checkText(t, `texts[${i}]`));
+      const core = await this.#engine.loadCore();
+      this.#training = core.Training.create(this.#texts, this.#settings);
+      this.#texts = null;   // the module has them now
+    }
+    const s = this.#settings;
+    if (this.#training.stepsDone() >= s.steps) return { done: true, value: await this.#finish() };
+    const t0 = performance.now();
+    const step = this.#training.step();
+    const due = s.evalEvery > 0 && step.step % s.evalEvery === 0;
+    if (due || step.step === s.steps) Object.assign(step, this.#training.evaluate(step.step === s.steps ? 0 : s.evalTokens));
+    this.#elapsedMs += performance.now() - t0;
+    this.#tokens += s.batchSize * s.seqLen;
+    step.elapsedMs = this.#elapsedMs;
+    step.tokensPerSecond = (1000 * this.#tokens) / this.#elapsedMs;
+    await this.#engine.yieldToEventLoop();   // the page paints and the signal fires between steps
+    return { done: false, value: step };
+  }
+
+  // Leaving a for-await loop early: the run stays, to go on later.
+  async return() { return { done: true, value: undefined }; }
+
+  // The model at the current parameters (a copy: training goes on), with the run's tokenizer.
+  async model() {
+    const training = this.#live();
+    return new this.#engine.LocalModel(await this.#engine.loadCore(), training.model(), training.config(), 'none');
+  }
+
+  // The model's files in the Hugging Face layout: {config, vocab, merges} strings and weights
+  // (model.safetensors, F32) a Uint8Array; the CLI and Hugging Face's GPT-2 loader read them.
+  async files() { return this.#live().files(); }
+
+  async dispose() {
+    this.#training?.delete();
+    this.#training = null;
+    this.stopReason ??= 'cancelled';
+  }
+
+  [asyncDispose]() { return this.dispose(); }
+
+  async #finish() {
+    const model = await this.model();
+    this.stopReason = 'done';
+    return model;
+  }
+
+  #end(reason) {
+    this.#training?.delete();
+    this.#training = null;
+    this.stopReason = reason;
+    return { done: true, value: undefined };
+  }
+
+  #live() {
+    if (!this.#training) throw new StateError(this.stopReason ? 'this training has ended' : 'this training has not started: iterate it first');
+    return this.#training;
+  }
+}
