@@ -79,7 +79,13 @@ report.triad = { native: repeat('native', ['triad'], ['gb_s'], 'triad'), wasm: r
 // Training (issue 25): glassbox_perf train's defaults, a 4 x 128 GPT on batches of 16 x 128, one
 // thread, natively and in WebAssembly; the losses say whether both computed the same bits.
 const training = ['train', '--steps', '10'];
-report.training = { native: repeat('native', training, ['tokens_per_s'], 'training'),
-                    wasm: repeat('wasm', training, ['tokens_per_s'], 'training') };
-report.training.same_losses = JSON.stringify(perf('native', training).losses) === JSON.stringify(perf('wasm', training).losses);
+const trainingRuns = { native: [], wasm: [] };
+for (let i = 0; i < runs; ++i)
+  for (const build of ['native', 'wasm']) {
+    process.stderr.write(`bench: training (${build}) run ${i + 1}/${runs}\n`);
+    trainingRuns[build].push(perf(build, training));
+  }
+const tokensPerS = (build) => ({ tokens_per_s: stats(trainingRuns[build].map((r) => r.tokens_per_s)) });
+report.training = { native: tokensPerS('native'), wasm: tokensPerS('wasm'),
+                    same_losses: JSON.stringify(trainingRuns.native[0].losses) === JSON.stringify(trainingRuns.wasm[0].losses) };
 console.log(JSON.stringify(report, null, 2));

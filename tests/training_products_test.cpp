@@ -13,10 +13,9 @@ namespace glassbox::training {
 namespace {
 
 template <class Real>
-void check_every_layout(double tolerance) {
+void check_every_layout(double tolerance, int M, int N, int K, int pad) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  const int M = 70, N = 37, K = 45, pad = 3;   // M > 64: two blocks of rows; odd sizes: every tail
   for (Op op_a : {Op::N, Op::T})
     for (Op op_b : {Op::N, Op::T})
       for (bool accumulate : {false, true}) {
@@ -43,13 +42,25 @@ void check_every_layout(double tolerance) {
               sum += x * y;
             }
             ASSERT_NEAR(c[std::size_t(i) * ldc + j], sum, tolerance)
-                << "op_a " << int(op_a) << " op_b " << int(op_b) << " accumulate " << accumulate << " at " << i << "," << j;
+                << M << "x" << N << "x" << K << " pad " << pad << " op_a " << int(op_a) << " op_b " << int(op_b)
+                << " accumulate " << accumulate << " at " << i << "," << j;
           }
       }
 }
 
-TEST(TrainingProducts, FloatMatchesAPlainLoopInEveryLayout) { check_every_layout<float>(2e-5); }
-TEST(TrainingProducts, DoubleMatchesAPlainLoopInEveryLayout) { check_every_layout<double>(1e-12); }
+// M > 64: two blocks of rows; odd sizes: every tail; pad 0: the operands used in place, as most
+// of training's are; one row (a classifier's head), fewer columns than a packed group, K = 1.
+template <class Real>
+void check_shapes(double tolerance) {
+  for (int pad : {0, 3}) {
+    check_every_layout<Real>(tolerance, 70, 37, 45, pad);
+    check_every_layout<Real>(tolerance, 1, 5, 16, pad);
+    check_every_layout<Real>(tolerance, 9, 3, 1, pad);
+  }
+}
+
+TEST(TrainingProducts, FloatMatchesAPlainLoopInEveryLayout) { check_shapes<float>(2e-5); }
+TEST(TrainingProducts, DoubleMatchesAPlainLoopInEveryLayout) { check_shapes<double>(1e-12); }
 
 }  // namespace
 }  // namespace glassbox::training

@@ -256,6 +256,9 @@ export interface TrainOptions {
   evalTokens?: number;
   /** Ends the run for good (stopReason 'cancelled'). */
   signal?: AbortSignal;
+  /** Train in a worker: true (one started here) or a Worker made of worker.mjs (as loadModel's).
+   *  Its model() and final model are loaded from its files into workers of their own. */
+  worker?: boolean | GlassboxWorker;
 }
 
 export interface TrainStep {

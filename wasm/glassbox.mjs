@@ -44,10 +44,13 @@ export async function loadModel(source, options = {}) {
   return loadHere(checked.source, { onProgress, onTokenizer, signal, cache, quantize: checked.quantize, sha256: checked.sha256, threads, wasmPaths });
 }
 
-// Trains a GPT on texts (a string or an array of strings) with the engine in this thread: see
-// TrainingRun (training.mjs) for the options, the steps it yields and the model it returns.
+// Trains a GPT on texts (a string or an array of strings): see TrainingRun (training.mjs) for the
+// options, the steps it yields and the model it returns. worker: in a worker (true: one started
+// here; or a Worker the caller made of worker.mjs, as loadModel's), else with the engine in this
+// thread.
 export function train(texts, options = {}) {
-  return new TrainingRun(texts, options);
+  const { worker = false, ...rest } = options ?? {};
+  return new TrainingRun(texts, rest, worker ? new WorkerTraining(ownWorker(worker)) : undefined);
 }
 
 // What loading and running a model would take, from its config.json and the header of its
@@ -319,4 +322,86 @@ class WorkerModel {
   }
 
   [asyncDispose]() { return this.dispose(); }
+}
+
+// train() with a worker: TrainingRun's backend that trains in a worker of its own (worker.mjs's
+// train* calls), one message per step. The models it gives are loaded from its files into workers
+// of their own (a copy of the weights: the run's worker goes on training).
+class WorkerTraining {
+  texts = null;
+  #given;
+  #channel = null;
+  #freed = false;
+
+  constructor(given) { this.#given = given; }
+
+  get started() { return this.#channel !== null; }
+
+  async step(settings) {
+    if (!this.#channel) {
+      const channel = await WorkerChannel.start(this.#given);
+      if (this.#freed) {
+        await channel.close();
+        return null;
+      }
+      this.#channel = channel;
+      await channel.call('trainStart', { texts: this.texts, options: settings });
+      this.texts = null;
+    }
+    return this.#channel.call('trainStep', {});
+  }
+
+  async model() { return loadModel(await this.files(), { worker: true }); }
+
+  async files() { return this.#channel.call('trainFiles', {}); }
+
+  async free() {
+    this.#freed = true;
+    const channel = this.#channel;
+    this.#channel = null;
+    await channel?.close();
+  }
+}
+
+// Calls to a worker and their answers, by id (worker.mjs's messages {id, method, args} and
+// {id, result | error}), for a worker that answers one call at a time.
+class WorkerChannel {
+  #worker;
+  #calls = new Map();   // id -> {resolve, reject}
+  #nextId = 1;
+  #dead = null;
+
+  static async start(given) {
+    const channel = new WorkerChannel();
+    channel.#worker = await startWorker((m) => channel.#receive(m), (e) => channel.#die(e), given);
+    return channel;
+  }
+
+  call(method, args) {
+    return new Promise((resolve, reject) => {
+      if (this.#dead) return reject(this.#dead);
+      const id = this.#nextId++;
+      this.#calls.set(id, { resolve, reject });
+      this.#worker.postMessage({ id, method, args });
+    });
+  }
+
+  async close() {
+    this.#die(new StateError('this training has ended'));
+    await this.#worker.terminate();
+  }
+
+  #receive({ id, result, error }) {
+    const call = this.#calls.get(id);
+    if (!call) return;
+    this.#calls.delete(id);
+    if (error !== undefined) call.reject(errorFromWire(error));
+    else call.resolve(result);
+  }
+
+  #die(error) {
+    this.#dead ??= error;
+    for (const call of this.#calls.values()) call.reject(error);
+    this.#calls.clear();
+  }
 }

@@ -15,7 +15,8 @@ export const TRAINING_DEFAULTS = Object.freeze({
   seed: 1, threads: 2, validFraction: 0.1, evalEvery: 200, evalTokens: 0,
 });
 const INTEGERS = ['vocabSize', 'nLayer', 'nEmbd', 'nHead', 'nPositions', 'seqLen', 'batchSize', 'steps', 'warmup', 'threads',
-                  'evalEvery', 'evalTokens'];
+                  'evalEvery', 'evalTokens'];   // C++ ints
+const INT_MAX = 2 ** 31 - 1;
 const NUMBERS = ['learningRate', 'minLearningRate', 'weightDecay', 'gradClip', 'dropout', 'validFraction'];
 
 // texts: a string or an array of strings; options: TRAINING_DEFAULTS' names, and signal (an
@@ -33,8 +34,10 @@ export function trainingSettings(texts, options) {
     if (!(name in TRAINING_DEFAULTS)) throw new InvalidArgumentError(`unknown training option ${JSON.stringify(name)}`);
   const settings = { ...TRAINING_DEFAULTS, ...rest };
   for (const name of INTEGERS)
-    if (!Number.isSafeInteger(settings[name]) || settings[name] < 0)
-      throw new InvalidArgumentError(`${name} must be a non-negative integer, got ${JSON.stringify(settings[name])}`);
+    if (!Number.isInteger(settings[name]) || settings[name] < 0 || settings[name] > INT_MAX)
+      throw new InvalidArgumentError(`${name} must be an integer from 0 to ${INT_MAX}, got ${JSON.stringify(settings[name])}`);
+  if (!Number.isSafeInteger(settings.seed) || settings.seed < 0)
+    throw new InvalidArgumentError(`seed must be a non-negative integer, got ${JSON.stringify(settings.seed)}`);
   for (const name of NUMBERS)
     if (typeof settings[name] !== 'number' || !Number.isFinite(settings[name]))
       throw new InvalidArgumentError(`${name} must be a finite number, got ${JSON.stringify(settings[name])}`);
@@ -47,28 +50,34 @@ export function trainingSettings(texts, options) {
 }
 
 // A training run: iterate it for its steps ({step, loss, learningRate, gradNorm, tokens,
-// validLoss?, validTokens?, tokensPerSecond, elapsedMs}); the iteration's return value (next()'s
-// last {done: true, value}) is the trained Model. Leaving a loop early, or pause(), stops after
-// the current step and keeps everything: iterating again goes on from the next step. The signal
-// ends it for good (stopReason 'cancelled') and frees the trainer.
+// validLoss?, validTokens?, tokensPerSecond, elapsedMs}). Leaving a loop early, or pause(), stops
+// after the step under way and keeps everything: iterating again goes on from the next step.
+// After the last step the iteration's return value (next()'s {done: true, value}) is the trained
+// model, which the run owns: dispose() frees both (model() gives copies of one's own). The signal
+// ends the run for good (stopReason 'cancelled'), as dispose() does; an error in a step ends it
+// too ('failed'). Where it trains is its backend's business: this thread (LocalTraining) or a
+// worker (glassbox.mjs).
 export class TrainingRun {
-  #texts;
+  #backend;
   #settings;
   #signal;
-  #engine = null;   // engine.mjs, once imported
-  #training = null;
+  #onAbort = () => { if (!this.#busy) this.dispose(); };
   #pausing = false;
   #busy = false;
-  #elapsedMs = 0;   // training time, pauses left out
-  #tokens = 0;      // tokens trained on in that time
-  stopReason;       // 'done' or 'cancelled' once it has ended
+  #step = 0;
+  #final = null;    // the trained model, once the last step is done
+  stopReason;       // 'done', 'cancelled' or 'failed' once it has ended
 
-  constructor(texts, options = {}) {
-    ({ texts: this.#texts, settings: this.#settings, signal: this.#signal } = trainingSettings(texts, options));
+  constructor(texts, options, backend = new LocalTraining()) {
+    let list;
+    ({ texts: list, settings: this.#settings, signal: this.#signal } = trainingSettings(texts, options));
+    this.#backend = backend;
+    this.#backend.texts = list;
+    this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
 
   get settings() { return this.#settings; }
-  get step() { return this.#training?.stepsDone() ?? 0; }
+  get step() { return this.#step; }
 
   [Symbol.asyncIterator]() {
     this.#pausing = false;
@@ -83,27 +92,89 @@ export class TrainingRun {
     this.#busy = true;
     try {
       return await this.#next();
+    } catch (e) {
+      if (!this.stopReason) await this.#free('failed');
+      throw e;
     } finally {
       this.#busy = false;
+      if (this.#signal?.aborted) await this.dispose();   // aborted during the step
     }
   }
 
   async #next() {
-    if (this.stopReason) return { done: true, value: undefined };
-    if (this.#signal?.aborted) return this.#end('cancelled');
+    if (this.stopReason || this.#signal?.aborted) return { done: true, value: undefined };
     if (this.#pausing) {
       this.#pausing = false;
       return { done: true, value: undefined };
     }
+    const step = await this.#backend.step(this.#settings);
+    if (this.stopReason) return { done: true, value: undefined };   // disposed meanwhile
+    if (step) {
+      this.#step = step.step;
+      return { done: false, value: step };
+    }
+    this.#final = await this.#backend.model();
+    this.stopReason = 'done';
+    return { done: true, value: this.#final };
+  }
+
+  // Leaving a for-await loop early: the run stays, to go on later.
+  async return() { return { done: true, value: undefined }; }
+
+  // A model of the current parameters (a copy of one's own: training goes on), with the run's tokenizer.
+  async model() { return this.#backend.model(this.#live()); }
+
+  // The model's files in the Hugging Face layout: {config, vocab, merges} strings and weights
+  // (model.safetensors, F32) a Uint8Array; the CLI and Hugging Face's GPT-2 loader read them.
+  async files() { return this.#backend.files(this.#live()); }
+
+  // Ends the run (if it runs) and frees it and the model it ended with.
+  async dispose() {
+    this.stopReason ??= 'cancelled';   // at once: an abort's listener does not wait for the rest
+    const final = this.#final;
+    this.#final = null;
+    await this.#free('cancelled');
+    await final?.dispose();
+  }
+
+  [asyncDispose]() { return this.dispose(); }
+
+  async #free(reason) {
+    this.stopReason ??= reason;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    await this.#backend.free();
+  }
+
+  #live() {
+    if (this.stopReason && this.stopReason !== 'done') throw new StateError('this training has ended');
+    if (!this.#backend.started) throw new StateError('this training has not started: iterate it first');
+    return this.#settings;
+  }
+}
+
+// The run with the engine in this thread (TrainingRun's default backend, and the one worker.mjs
+// drives for a run in a worker): the module's Training object, made at the first step.
+export class LocalTraining {
+  texts = null;
+  #engine = null;   // engine.mjs, once imported
+  #training = null;
+  #freed = false;
+  #elapsedMs = 0;   // training time, pauses left out
+  #tokens = 0;      // tokens trained on in that time
+
+  get started() { return this.#training !== null; }
+
+  // One step, its held-out loss when due; null once every step is done.
+  async step(s) {
     if (!this.#training) {   // the vocabulary is learned here: one call, the longest
       this.#engine ??= await import('./engine.mjs');
-      this.#texts.forEach((t, i) => this.#engine.checkText(t, `texts[${i}]`));
+      this.texts.forEach((t, i) => this.#engine.checkText(t, `texts[${i}]`));
       const core = await this.#engine.loadCore();
-      this.#training = core.Training.create(this.#texts, this.#settings);
-      this.#texts = null;   // the module has them now
+      if (this.#freed) return null;
+      this.#training = core.Training.create(this.texts, s);
+      this.texts = null;   // the module has them now
     }
-    const s = this.#settings;
-    if (this.#training.stepsDone() >= s.steps) return { done: true, value: await this.#finish() };
+    if (this.#training.stepsDone() >= s.steps) return null;
     const t0 = performance.now();
     const step = this.#training.step();
     const due = s.evalEvery > 0 && step.step % s.evalEvery === 0;
@@ -113,45 +184,18 @@ export class TrainingRun {
     step.elapsedMs = this.#elapsedMs;
     step.tokensPerSecond = (1000 * this.#tokens) / this.#elapsedMs;
     await this.#engine.yieldToEventLoop();   // the page paints and the signal fires between steps
-    return { done: false, value: step };
+    return step;
   }
 
-  // Leaving a for-await loop early: the run stays, to go on later.
-  async return() { return { done: true, value: undefined }; }
-
-  // The model at the current parameters (a copy: training goes on), with the run's tokenizer.
   async model() {
-    const training = this.#live();
-    return new this.#engine.LocalModel(await this.#engine.loadCore(), training.model(), training.config(), 'none');
+    return new this.#engine.LocalModel(await this.#engine.loadCore(), this.#training.model(), this.#training.config(), 'none');
   }
 
-  // The model's files in the Hugging Face layout: {config, vocab, merges} strings and weights
-  // (model.safetensors, F32) a Uint8Array; the CLI and Hugging Face's GPT-2 loader read them.
-  async files() { return this.#live().files(); }
+  async files() { return this.#training.files(); }
 
-  async dispose() {
+  async free() {
+    this.#freed = true;
     this.#training?.delete();
     this.#training = null;
-    this.stopReason ??= 'cancelled';
-  }
-
-  [asyncDispose]() { return this.dispose(); }
-
-  async #finish() {
-    const model = await this.model();
-    this.stopReason = 'done';
-    return model;
-  }
-
-  #end(reason) {
-    this.#training?.delete();
-    this.#training = null;
-    this.stopReason = reason;
-    return { done: true, value: undefined };
-  }
-
-  #live() {
-    if (!this.#training) throw new StateError(this.stopReason ? 'this training has ended' : 'this training has not started: iterate it first');
-    return this.#training;
   }
 }

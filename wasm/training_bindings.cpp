@@ -46,7 +46,8 @@ class Training {
       sample_batch(train_, o.batch_size, o.seq_len, o.seed, s, inputs_, targets_);
       const StepResult r = trainer_->train_step(inputs_, targets_, o.batch_size, o.seq_len);
       if (!std::isfinite(r.loss))
-        throw Error("the loss became " + std::to_string(r.loss) + " at step " + std::to_string(s) + "; try a lower learningRate");
+        throw Error("the loss became " + std::to_string(r.loss) + " at step " + std::to_string(s + 1) +
+                    "; try a lower learningRate (the run has ended)");
       val out = val::object();
       out.set("step", s + 1);
       out.set("loss", r.loss);
@@ -103,7 +104,7 @@ class Training {
     std::size_t bytes = 0;
     const unsigned n = texts["length"].as<unsigned>();
     for (unsigned i = 0; i < n; ++i) {
-      docs.push_back({"text " + std::to_string(i + 1), texts[i].as<std::string>()});
+      docs.push_back({"texts[" + std::to_string(i) + "]", texts[i].as<std::string>()});
       bytes += docs.back().text.size();
     }
     if (bytes == 0) throw InvalidArgument("the training text is empty: give at least one non-empty text");

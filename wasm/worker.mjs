@@ -14,11 +14,15 @@
 //                                      work from now on, before the weights have arrived)
 //     {id, steps: [step, ...]}         'generate': the tokens computed since the last batch
 //
+// Training (glassbox.mjs's WorkerTraining): 'trainStart' {texts, options} makes the run,
+// 'trainStep' runs one step (null after the last), 'trainFiles' gives the model's four files.
+//
 // Generation is pipelined: the worker computes up to `ahead` steps beyond what the page has taken
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
 // the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
 import { estimate, loadHere } from './engine.mjs';
+import { LocalTraining } from './training.mjs';
 import { errorToWire, StateError } from './errors.mjs';
 import { importNode } from './platform.mjs';
 
@@ -40,6 +44,7 @@ let model = null;
 let tokenizer = null;    // the tokenizer alone, while the model's weights are on their way
 let loading = null;      // AbortController of the load in progress
 let generation = null;   // the running generation: {credit, aborted, wake}
+let training = null;     // train() with a worker: {run (LocalTraining), settings}
 
 // A batch of steps is posted once this much time went into computing it (the first step of a
 // generation at once, for the time to the first token): one message per few milliseconds instead
@@ -111,6 +116,15 @@ const calls = {
       generation = null;
     }
   },
+  // The page's TrainingRun has checked the options; here is its backend (training.mjs).
+  trainStart(args) {
+    training = { run: new LocalTraining(), settings: args.options };
+    training.run.texts = args.texts;
+    return null;
+  },
+  // A step, or null once every step is done (the page loads its own copy of the model from the files).
+  trainStep: () => (training ?? noTraining()).run.step(training.settings),
+  trainFiles: () => (training ?? noTraining()).run.files(),
   // estimateModel in a worker: what a model needs, from its config.json and weights' header.
   estimate: (args) => estimate(args.source, { quantize: args.quantize, wasmPaths: args.wasmPaths }),
   async dispose() {
@@ -122,6 +136,10 @@ const calls = {
 
 function noModel() {
   throw new StateError('the model is not loaded yet');
+}
+
+function noTraining() {
+  throw new StateError('no training runs in this worker');
 }
 
 async function run({ id, method, args }) {

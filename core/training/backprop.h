@@ -3,9 +3,9 @@
 // activation, cross-entropy), each with its shapes, and the whole model as the chain of them.
 //
 // Templated on the number type: float for training, double for the finite-difference gradient
-// check. Matrix products go through Eigen (its GEMM is blocked and vectorised for the CPU the
-// library is compiled for); the rest are plain loops. Native only: training is not part of the
-// WebAssembly build.
+// check. Matrix products go through training::gemm (products.h: the engine's kernels, the same
+// bits natively and in WebAssembly, or Eigen's GEMM in native-fast); the rest are plain loops and
+// the engine's vector kernels (GELU, softmax).
 //
 // Shapes: b sequences of T tokens, N = b*T rows; C = n_embd, H = n_head, hd = C/H, F = n_inner,
 // V = vocab_size.

@@ -60,8 +60,8 @@ struct Scratch {
   std::vector<float> packed, unpacked, rows, out;
 };
 
-[[maybe_unused]] void gemm_on_kernels(float* c, int ldc, const float* a, int lda, Op op_a, const float* b, int ldb, Op op_b, int M,
-                     int N, int K, bool accumulate) {
+[[maybe_unused]] void gemm_on_kernels(float* c, int ldc, const float* a, int lda, Op op_a, const float* b, int ldb,
+                                      Op op_b, int M, int N, int K, bool accumulate) {
   thread_local Scratch s;   // shards run on threads of their own
   s.packed.resize(std::size_t(N) * K);
   // op(b)^T is w (N,K): b itself when op_b = T, else b (K,N) is w^T.

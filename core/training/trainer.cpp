@@ -233,8 +233,8 @@ struct Trainer::Impl {
     return w;
   }
 
-  // Runs the batch as min(threads, B) shards of consecutive sequences, in parallel (in turn in a
-  // WebAssembly module without threads: the same arithmetic, the same bits); shard s
+  // Runs the batch as min(threads, B) shards of consecutive sequences, in parallel (in turn in
+  // WebAssembly: the same arithmetic, the same bits); shard s
   // adds the gradient of the loss `weights` defines into shard_grads[0] (summed in shard order)
   // when `with_grads`. Returns the summed losses.
   training::Losses run_shards(const TrainingBatch& batch, const training::LossWeights& weights, bool with_grads) const {
@@ -271,8 +271,11 @@ struct Trainer::Impl {
         errors[s] = std::current_exception();
       }
     };
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-    for (int s = 0; s < S; ++s) run(s);   // a module without threads: the same shards, in turn
+#ifdef __EMSCRIPTEN__
+    // In turn, the same arithmetic. The single-threaded module has no threads; in the threaded one
+    // a new thread needs a Web Worker, which a browser starts only once the calling thread returns
+    // to its event loop, and the module's workers belong to the engine's pool.
+    for (int s = 0; s < S; ++s) run(s);
 #else
     std::vector<std::thread> threads;
     for (int s = 1; s < S; ++s) threads.emplace_back(run, s);

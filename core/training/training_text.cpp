@@ -18,7 +18,12 @@ TrainingDocument hold_out(std::vector<TrainingDocument>& docs, double fraction) 
       continue;
     }
     std::size_t cut = t.rfind('\n', t.size() - want);
-    cut = cut == std::string::npos ? t.size() - want : cut + 1;
+    if (cut != std::string::npos) {
+      ++cut;
+    } else {   // no line to cut at: the start of the next UTF-8 character (continuation bytes are 10xxxxxx)
+      cut = t.size() - want;
+      while (cut < t.size() && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) ++cut;
+    }
     held = t.substr(cut) + (held.empty() ? "" : "\n" + held);
     t.resize(cut);
     break;

@@ -80,6 +80,16 @@ test('train() computes the native CLI\'s run bit for bit: every loss, the held-o
     assert.equal(logits.findIndex((x, i) => !Object.is(x, native[i])), -1);
     await model.dispose();
     await training.dispose();
+
+    // In a worker: the same steps, the same files, and a model that answers there.
+    const inWorker = await run({ ...TINY, worker: true });
+    assert.deepEqual(inWorker.steps.map(({ elapsedMs, tokensPerSecond, ...rest }) => rest),
+                     steps.map(({ elapsedMs, tokensPerSecond, ...rest }) => rest));
+    const workerFiles = await inWorker.training.files();
+    assert.equal(Buffer.compare(Buffer.from(workerFiles.weights), Buffer.from(files.weights)), 0);
+    assert.deepEqual((await inWorker.model.forward(ids)).logits, logits);
+    await inWorker.model.dispose();
+    await inWorker.training.dispose();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -98,9 +108,12 @@ test('a run learns: the loss falls, and the model it returns generates at once',
   await training.dispose();
 });
 
-test('leaving the loop, or pause(), stops after a step; iterating again goes on with the same losses', async () => {
+for (const worker of [false, true]) {
+const mode = worker ? 'worker' : 'this thread';
+
+test(`${mode}: leaving the loop, or pause(), stops after a step; iterating again goes on with the same losses`, async () => {
   const { steps: whole } = await run({ ...TINY, steps: 12 });
-  const training = train([TEXT], { ...TINY, steps: 12 });
+  const training = train([TEXT], { ...TINY, steps: 12, worker });
   const seen = [];
   for await (const s of training) {
     seen.push(s);
@@ -119,9 +132,9 @@ test('leaving the loop, or pause(), stops after a step; iterating again goes on 
   await training.dispose();
 });
 
-test('an AbortSignal ends a run for good and frees it', async () => {
+test(`${mode}: an AbortSignal ends a run for good and frees it`, async () => {
   const controller = new AbortController();
-  const training = train([TEXT], { ...TINY, signal: controller.signal });
+  const training = train([TEXT], { ...TINY, signal: controller.signal, worker });
   const seen = [];
   for await (const s of training) {
     seen.push(s.step);
@@ -133,6 +146,14 @@ test('an AbortSignal ends a run for good and frees it', async () => {
   for await (const s of training) assert.fail(`a step after the abort: ${s.step}`);
 });
 
+test(`${mode}: bad input found at the first step is an error of its class`, async () => {
+  await assert.rejects(train([''], { ...TINY, worker }).next(),
+                       (e) => e instanceof InvalidArgumentError && /the training text is empty/.test(e.message));
+  await assert.rejects(train([TEXT], { ...TINY, nEmbd: 30, worker }).next(),
+                       (e) => e instanceof InvalidArgumentError && /n_embd 30 is not divisible by n_head 4/.test(e.message));
+});
+}
+
 test('bad input is a clear error, at the call or at the first step', async () => {
   const first = (texts, options) => train(texts, options).next();
   await assert.rejects(first([''], TINY), (e) => e instanceof InvalidArgumentError && /the training text is empty/.test(e.message));
@@ -141,15 +162,49 @@ test('bad input is a clear error, at the call or at the first step', async () =>
   await assert.rejects(first([TEXT], { ...TINY, nEmbd: 30 }), (e) => e instanceof InvalidArgumentError && /n_embd 30 is not divisible by n_head 4/.test(e.message));
   await assert.rejects(first([TEXT], { ...TINY, seqLen: 128 }), /sequence length must be 1\.\.64 \(the context\), got 128/);
   assert.throws(() => train([TEXT], { ...TINY, stepz: 3 }), /unknown training option "stepz"/);
-  assert.throws(() => train([TEXT], { ...TINY, steps: -1 }), /steps must be a non-negative integer, got -1/);
+  assert.throws(() => train([TEXT], { ...TINY, steps: -1 }), /steps must be an integer from 0 to 2147483647, got -1/);
+  assert.throws(() => train([TEXT], { ...TINY, nEmbd: 2 ** 31 }), /nEmbd must be an integer from 0 to 2147483647, got 2147483648/);
+  for (const seed of ['abc', -1, null, 1.5])
+    assert.throws(() => train([TEXT], { ...TINY, seed }), /seed must be a non-negative integer/);
   assert.throws(() => train([TEXT], { ...TINY, learningRate: 'fast' }), /learningRate must be a finite number/);
   assert.throws(() => train([42], TINY), /texts\[0\] must be a string, got number/);
   assert.throws(() => train(TEXT, { ...TINY, tokenizer: {} }), /tokenizer must be \{vocab, merges\}/);
   await assert.rejects(first([TEXT], { ...TINY, validFraction: 1 }), /validFraction must be at least 0 and less than 1/);
+  // A text without a line to cut the held-out part at is cut between characters, never inside one.
+  const accents = train(['é '.repeat(3000) + 'a'], { ...TINY, vocabSize: 300, nPositions: 16, seqLen: 8, steps: 2 });
+  for await (const s of accents) assert.ok(Number.isFinite(s.loss));
+  await accents.dispose();
 });
 
-test('memory stays flat over hundreds of steps', async () => {
+test('a step that fails ends the run: a loss that is no number', async () => {
+  const training = train([TEXT], { ...TINY, learningRate: 1e9, warmup: 0, gradClip: 0, steps: 50 });
+  await assert.rejects(async () => { for await (const s of training) assert.ok(s.step < 50); },
+                       /the loss became -?nan at step \d+; try a lower learningRate \(the run has ended\)/);
+  assert.equal(training.stopReason, 'failed');
+  assert.deepEqual(await training.next(), { done: true, value: undefined });
+  await assert.rejects(training.files(), StateError);
+});
+
+test('memory: flat over hundreds of steps, and all of it back once a run is disposed', async () => {
   const core = await loadCore();
+  const warm = train([TEXT], { ...TINY, steps: 3 });   // what stays made once (the module's own)
+  for await (const s of warm) assert.ok(s);
+  await warm.dispose();
+  const before = core.heapBytesInUse();
+  const finished = train([TEXT], { ...TINY, steps: 3 });
+  for await (const s of finished) assert.ok(s);   // the model it ends with is the run's
+  await finished.dispose();
+  const early = train([TEXT], TINY);
+  const first = early.next();
+  await early.dispose();   // during the first step (the vocabulary being learned)
+  assert.deepEqual(await first, { done: true, value: undefined });
+  const controller = new AbortController();
+  const left = train([TEXT], { ...TINY, signal: controller.signal });
+  for await (const s of left) if (s.step === 2) break;
+  controller.abort();   // with no step running: freed at once
+  assert.equal(left.stopReason, 'cancelled');
+  assert.equal(core.heapBytesInUse(), before, 'heap bytes in use after three disposed runs');
+
   const training = train([TEXT], { ...TINY, nEmbd: 32, seqLen: 16, batchSize: 4, steps: 400, evalEvery: 50, evalTokens: 2000 });
   let after20;
   for await (const s of training) {

@@ -17,8 +17,8 @@
 // (config.labels) adds the cross-entropy of each sequence's label to lm_weight times the LM loss,
 // as GPT-1's fine-tuning did (L = L_label + lambda L_lm).
 //
-// Everything is deterministic for the same options (threads included) and the same build on the
-// same CPU (Eigen's kernels depend on the instruction set): a run that is stopped, saved with
+// Everything is deterministic for the same options (threads included) and the same build (with
+// Eigen's products, GLASSBOX_TRAINING_KERNELS=OFF, also the same CPU): a run that is stopped, saved with
 // save_checkpoint and continued with from_checkpoint computes exactly the same parameters as one
 // that never stopped. By default the products run on the engine's kernels, and the native build
 // and the WebAssembly module compute the same bits; a build with GLASSBOX_TRAINING_KERNELS=OFF
@@ -56,7 +56,7 @@ struct TrainingOptions {
                                     // resid_pdrop) while training; never when evaluating
   std::uint64_t seed = 1;           // initialisation and batch sampling
   int threads = 2;                  // the batch is computed as this many shards, in parallel (one
-                                    // after another in a WebAssembly module without threads)
+                                    // after another in WebAssembly)
   double lm_weight = 0.5;           // classifiers: the LM loss's weight beside the label loss (GPT-1's lambda)
 
   // Throws InvalidArgument naming the first bad setting (NaN, negative, zero where not allowed,

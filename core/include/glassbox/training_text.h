@@ -17,7 +17,8 @@ struct TrainingDocument {
 };
 
 // Cuts the last `fraction` of the documents' bytes off as one held-out document (at the start of
-// a line where the cut falls inside a document; whole documents from the end first), so that
+// a line where the cut falls inside a document, else of a UTF-8 character; whole documents from
+// the end first), so that
 // nothing of it is seen in training, the vocabulary included. docs keeps the rest.
 TrainingDocument hold_out(std::vector<TrainingDocument>& docs, double fraction);
 
