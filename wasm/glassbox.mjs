@@ -145,17 +145,16 @@ function forWorker(source) {
 // messages between the two are listed at the top of worker.mjs
 
 class WorkerModel {
-  #worker;
-  #calls = new Map();   // id -> {resolve, reject, onStep}
-  #nextId = 1;
+  #worker;              // null once disposed
+  #channel;             // the calls to it (WorkerChannel)
   #generating = false;
-  #dead = null;         // the Error every call gets once the worker is gone
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
   static async load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, given, threads, wasmPaths }) {
     const model = new WorkerModel();
-    model.#worker = await startWorker((m) => model.#receive(m), (e) => model.#die(e), given);
+    model.#channel = await WorkerChannel.start(given);
+    model.#worker = model.#channel.worker;
     source = forWorker(source);
     // The worker says when its tokenizer is ready: this model's tokenize and detokenize work then.
     const tokenizerReady = onTokenizer && (({ config }) => onTokenizer({
@@ -163,7 +162,7 @@ class WorkerModel {
       tokenize: (text, options) => model.tokenize(text, options),
       detokenize: (ids) => model.detokenize(ids),
     }));
-    const loaded = model.#call('load', { source, cache, quantize, sha256, threads, wasmPaths: forWorker(wasmPaths) }, [], onProgress, tokenizerReady);
+    const loaded = model.#channel.call('load', { source, cache, quantize, sha256, threads, wasmPaths: forWorker(wasmPaths) }, [], onProgress, tokenizerReady);
     // Cancelling: the worker stops reading (and removes what it put in the cache), then it ends.
     // The caller does not wait for that: the promise rejects at once.
     let onAbort;
@@ -193,7 +192,7 @@ class WorkerModel {
       // that was cancelled only after the worker had finished it (and stored it) keeps nothing either.
       const unstore = (result) => cache && !result?.fromCache && typeof source === 'string' && removeCachedModels(source, cache);
       loaded.then(unstore).catch(() => {}).finally(() => {
-        model.#die(e);
+        model.#channel.die(e);
         worker.terminate();
       });
       if (!signal?.aborted) await loaded.catch(() => {});
@@ -204,62 +203,34 @@ class WorkerModel {
     return model;
   }
 
-  #call(method, args, transfer = [], onStep, onTokenizer) {
-    return new Promise((resolve, reject) => {
-      if (this.#dead) return reject(this.#dead);
-      const id = this.#nextId++;
-      this.#calls.set(id, { resolve, reject, onStep, onTokenizer });
-      this.#worker.postMessage({ id, method, args }, transfer);
-    });
-  }
-
-  // Results, errors, generation steps, load progress and the tokenizer's readiness, by call id.
-  #receive({ id, result, error, steps, progress, tokenizer }) {
-    const call = this.#calls.get(id);
-    if (!call) return;
-    if (steps) return call.onStep(steps);
-    if (progress) return call.onStep?.(progress);
-    if (tokenizer) return call.onTokenizer?.(tokenizer);
-    this.#calls.delete(id);
-    if (error !== undefined) call.reject(errorFromWire(error));
-    else call.resolve(result);
-  }
-
-  // The worker is gone (disposed, crashed, exited): every pending and later call rejects.
-  #die(error) {
-    this.#dead ??= error;
-    for (const call of this.#calls.values()) call.reject(error);
-    this.#calls.clear();
-  }
-
   #live() {
     if (!this.#worker) throw new StateError('this model has been disposed');
-    if (this.#dead) throw this.#dead;
+    if (this.#channel.dead) throw this.#channel.dead;
   }
 
   async tokenize(text, options) {
     this.#live();
-    return this.#call('tokenize', { text, options });
+    return this.#channel.call('tokenize', { text, options });
   }
 
   async detokenize(ids) {
     this.#live();
-    return this.#call('detokenize', { ids: ArrayBuffer.isView(ids) ? Array.from(ids) : ids });
+    return this.#channel.call('detokenize', { ids: ArrayBuffer.isView(ids) ? Array.from(ids) : ids });
   }
 
   async forward(ids, options) {
     this.#live();
-    return this.#call('forward', { ids: ArrayBuffer.isView(ids) ? Array.from(ids) : ids, options });
+    return this.#channel.call('forward', { ids: ArrayBuffer.isView(ids) ? Array.from(ids) : ids, options });
   }
 
   async forwardBatch(batch) {
     this.#live();
-    return this.#call('forwardBatch', { batch: Array.isArray(batch) ? batch.map((ids) => (ArrayBuffer.isView(ids) ? Array.from(ids) : ids)) : batch });
+    return this.#channel.call('forwardBatch', { batch: Array.isArray(batch) ? batch.map((ids) => (ArrayBuffer.isView(ids) ? Array.from(ids) : ids)) : batch });
   }
 
   async classify(input, options) {
     this.#live();
-    return this.#call('classify', { input: ArrayBuffer.isView(input) ? Array.from(input) : input, options });
+    return this.#channel.call('classify', { input: ArrayBuffer.isView(input) ? Array.from(input) : input, options });
   }
 
   // Pipelined: the worker computes up to `ahead` steps (default 8) beyond what this iterator has
@@ -281,7 +252,7 @@ class WorkerModel {
     this.#generating = true;
     const steps = [];
     let wake = null;
-    const done = this.#call('generate', { prompt, options: rest }, [], (batch) => {
+    const done = this.#channel.call('generate', { prompt, options: rest }, [], (batch) => {
       steps.push(...batch);
       wake?.();
     });
@@ -304,7 +275,7 @@ class WorkerModel {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       steps.length = 0;
-      if (!finished && this.#worker && !this.#dead) {
+      if (!finished && this.#worker && !this.#channel.dead) {
         this.#worker.postMessage({ method: 'abort' });
         await done.catch(() => {});
       }
@@ -315,9 +286,9 @@ class WorkerModel {
   async dispose() {
     if (!this.#worker) return;
     const worker = this.#worker;
-    if (!this.#dead) await this.#call('dispose', {}).catch(() => {});
+    if (!this.#channel.dead) await this.#channel.call('dispose', {}).catch(() => {});
     this.#worker = null;
-    this.#die(new StateError('this model has been disposed'));
+    this.#channel.die(new StateError('this model has been disposed'));
     await worker.terminate();
   }
 
@@ -341,7 +312,7 @@ class WorkerTraining {
     if (!this.#channel) {
       const channel = await WorkerChannel.start(this.#given);
       if (this.#freed) {
-        await channel.close();
+        await channel.close(new StateError('this training has ended'));
         return null;
       }
       this.#channel = channel;
@@ -359,49 +330,57 @@ class WorkerTraining {
     this.#freed = true;
     const channel = this.#channel;
     this.#channel = null;
-    await channel?.close();
+    await channel?.close(new StateError('this training has ended'));
   }
 }
 
-// Calls to a worker and their answers, by id (worker.mjs's messages {id, method, args} and
-// {id, result | error}), for a worker that answers one call at a time.
+// Calls to a worker and their answers, by id: worker.mjs's messages {id, method, args} one way,
+// {id, result | error | steps | progress | tokenizer} the other (see the top of worker.mjs).
 class WorkerChannel {
   #worker;
-  #calls = new Map();   // id -> {resolve, reject}
+  #calls = new Map();   // id -> {resolve, reject, onStep, onTokenizer}
   #nextId = 1;
-  #dead = null;
+  #dead = null;         // the Error every call gets once the worker is gone
 
   static async start(given) {
     const channel = new WorkerChannel();
-    channel.#worker = await startWorker((m) => channel.#receive(m), (e) => channel.#die(e), given);
+    channel.#worker = await startWorker((m) => channel.#receive(m), (e) => channel.die(e), given);
     return channel;
   }
 
-  call(method, args) {
+  get worker() { return this.#worker; }
+  get dead() { return this.#dead; }
+
+  // onStep: a generation's batches and a load's progress; onTokenizer: a load's early tokenizer.
+  call(method, args, transfer = [], onStep, onTokenizer) {
     return new Promise((resolve, reject) => {
       if (this.#dead) return reject(this.#dead);
       const id = this.#nextId++;
-      this.#calls.set(id, { resolve, reject });
-      this.#worker.postMessage({ id, method, args });
+      this.#calls.set(id, { resolve, reject, onStep, onTokenizer });
+      this.#worker.postMessage({ id, method, args }, transfer);
     });
   }
 
-  async close() {
-    this.#die(new StateError('this training has ended'));
-    await this.#worker.terminate();
-  }
-
-  #receive({ id, result, error }) {
-    const call = this.#calls.get(id);
-    if (!call) return;
-    this.#calls.delete(id);
-    if (error !== undefined) call.reject(errorFromWire(error));
-    else call.resolve(result);
-  }
-
-  #die(error) {
+  // The worker is gone (disposed, crashed, exited): every pending and later call rejects.
+  die(error) {
     this.#dead ??= error;
     for (const call of this.#calls.values()) call.reject(error);
     this.#calls.clear();
+  }
+
+  async close(error) {
+    this.die(error);
+    await this.#worker.terminate();
+  }
+
+  #receive({ id, result, error, steps, progress, tokenizer }) {
+    const call = this.#calls.get(id);
+    if (!call) return;
+    if (steps) return call.onStep(steps);
+    if (progress) return call.onStep?.(progress);
+    if (tokenizer) return call.onTokenizer?.(tokenizer);
+    this.#calls.delete(id);
+    if (error !== undefined) call.reject(errorFromWire(error));
+    else call.resolve(result);
   }
 }

@@ -66,6 +66,7 @@ export class TrainingRun {
   #busy = false;
   #step = 0;
   #final = null;    // the trained model, once the last step is done
+  #freed = false;   // disposed, aborted or failed: nothing left to give
   stopReason;       // 'done', 'cancelled' or 'failed' once it has ended
 
   constructor(texts, options, backend = new LocalTraining()) {
@@ -141,12 +142,13 @@ export class TrainingRun {
 
   async #free(reason) {
     this.stopReason ??= reason;
+    this.#freed = true;
     this.#signal?.removeEventListener('abort', this.#onAbort);
     await this.#backend.free();
   }
 
   #live() {
-    if (this.stopReason && this.stopReason !== 'done') throw new StateError('this training has ended');
+    if (this.#freed) throw new StateError('this training has ended');
     if (!this.#backend.started) throw new StateError('this training has not started: iterate it first');
     return this.#settings;
   }

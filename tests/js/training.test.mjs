@@ -101,11 +101,14 @@ test('a run learns: the loss falls, and the model it returns generates at once',
   assert.ok(first > Math.log(400) - 0.5, `the first loss ${first} is near log(vocabulary)`);
   assert.ok(last < first - 0.8, `held-out loss ${last} after 60 steps, first loss ${first}`);
   assert.equal(training.stopReason, 'done');
+  assert.equal((await training.files()).vocab.length > 0, true);   // still there after the last step
   const text = [];
   for await (const s of model.generate('The jury', { maxTokens: 12, temperature: 0 })) text.push(s.text);
   assert.equal(text.length, 12);
   await model.dispose();
   await training.dispose();
+  await assert.rejects(training.files(), (e) => e instanceof StateError && /this training has ended/.test(e.message));
+  assert.equal(training.stopReason, 'done');
 });
 
 for (const worker of [false, true]) {
