@@ -29,7 +29,8 @@ export function trainingSettings(texts, options) {
     if (typeof t !== 'string') throw new InvalidArgumentError(`texts[${i}] must be a string, got ${t === null ? 'null' : typeof t}`);
   });
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
-  const { signal, ...rest } = options;
+  const { signal, ...given } = options;
+  const rest = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));   // undefined: the default
   for (const name of Object.keys(rest))
     if (!(name in TRAINING_DEFAULTS)) throw new InvalidArgumentError(`unknown training option ${JSON.stringify(name)}`);
   const settings = { ...TRAINING_DEFAULTS, ...rest };

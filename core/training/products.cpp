@@ -59,10 +59,11 @@ constexpr int kRowBlock = 64;
 struct Scratch {
   std::vector<float> packed, unpacked, rows, out;
 };
+thread_local Scratch scratch;   // shards run on threads of their own
 
 [[maybe_unused]] void gemm_on_kernels(float* c, int ldc, const float* a, int lda, Op op_a, const float* b, int ldb,
                                       Op op_b, int M, int N, int K, bool accumulate) {
-  thread_local Scratch s;   // shards run on threads of their own
+  Scratch& s = scratch;
   s.packed.resize(std::size_t(N) * K);
   // op(b)^T is w (N,K): b itself when op_b = T, else b (K,N) is w^T.
   const int b_cols = op_b == Op::T ? K : N, b_rows = op_b == Op::T ? N : K;
@@ -112,6 +113,8 @@ struct Scratch {
 }  // namespace
 
 bool products_on_kernels() { return kFloatOnKernels; }
+
+void release_product_buffers() { scratch = Scratch(); }
 
 template <class Real>
 void gemm(Real* c, int ldc, const Real* a, int lda, Op op_a, const Real* b, int ldb, Op op_b, int M, int N, int K,

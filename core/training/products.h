@@ -22,4 +22,9 @@ void gemm(Real* c, int ldc, const Real* a, int lda, Op op_a, const Real* b, int 
 // True when float products run on the engine's kernels in this build.
 bool products_on_kernels();
 
+// The kernels' path keeps its packed operands and row blocks in buffers of the calling thread,
+// grown to the largest product (the tied LM head's: vocabulary x width); this frees them (a
+// Trainer going away: in WebAssembly every shard ran on this thread).
+void release_product_buffers();
+
 }  // namespace glassbox::training

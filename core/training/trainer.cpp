@@ -15,6 +15,7 @@
 #include "training/optimizer.h"
 #include "training/parameters.h"
 #include "training/portable_math.h"
+#include "training/products.h"
 #include "training/random.h"
 
 namespace glassbox {
@@ -326,7 +327,9 @@ struct Trainer::Impl {
 Trainer::Trainer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Trainer::Trainer(Trainer&&) noexcept = default;
 Trainer& Trainer::operator=(Trainer&&) noexcept = default;
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+  if (impl_) training::release_product_buffers();
+}
 
 Trainer::Trainer(const ModelConfig& config, const TrainingOptions& options) {
   options.validate(config);

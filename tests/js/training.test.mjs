@@ -169,6 +169,7 @@ test('bad input is a clear error, at the call or at the first step', async () =>
   assert.throws(() => train([TEXT], { ...TINY, nEmbd: 2 ** 31 }), /nEmbd must be an integer from 0 to 2147483647, got 2147483648/);
   for (const seed of ['abc', -1, null, 1.5])
     assert.throws(() => train([TEXT], { ...TINY, seed }), /seed must be a non-negative integer/);
+  assert.equal(train([TEXT], { ...TINY, seed: undefined }).settings.seed, 1);   // undefined: the default
   assert.throws(() => train([TEXT], { ...TINY, learningRate: 'fast' }), /learningRate must be a finite number/);
   assert.throws(() => train([42], TINY), /texts\[0\] must be a string, got number/);
   assert.throws(() => train(TEXT, { ...TINY, tokenizer: {} }), /tokenizer must be \{vocab, merges\}/);
