@@ -1,7 +1,7 @@
 // Embind class `Training`: a GPT trained inside the module from texts, prepared as `glassbox
 // train` prepares files (glassbox/training_text.h: the held-out end, the vocabulary learned from
 // the rest, the texts joined by <|endoftext|>; the batches of sample_batch): with the same settings
-// it computes the same losses as the native CLI, bit for bit. engine.mjs's train() calls step()
+// it computes the same losses as the native CLI, bit for bit. training.mjs (LocalTraining) calls step()
 // once per step, evaluate() when the held-out loss is due, and model() / files() for the result.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
