@@ -4,7 +4,9 @@
 // it computes the same losses as the native CLI, bit for bit. training.mjs (LocalTraining) calls step()
 // once per step, evaluate() when the held-out loss is due, and model() / files() for the result.
 #include <emscripten/bind.h>
+#include <emscripten/heap.h>
 #include <emscripten/val.h>
+#include <malloc.h>
 
 #include <cmath>
 #include <cstdint>
@@ -114,22 +116,6 @@ class Training {
     std::vector<TrainingDocument> valid;
     if (valid_fraction > 0) valid.push_back(hold_out(docs, valid_fraction));
 
-    // The vocabulary: given, or learned from the training part alone (never the held-out text).
-    const val given = o["tokenizer"];
-    if (!given.isNull() && !given.isUndefined()) {
-      files_.vocab_json = given["vocab"].as<std::string>();
-      files_.merges_txt = given["merges"].as<std::string>();
-    } else {
-      std::string text;
-      for (const auto& d : docs) text += d.text;
-      TokenizerTrainingOptions t;
-      t.vocab_size = o["vocabSize"].as<int>();
-      files_ = train_tokenizer(text, t);
-    }
-    const Tokenizer tokenizer = Tokenizer::from_strings(files_.vocab_json, files_.merges_txt);
-    train_ = encode_documents(tokenizer, docs);
-    valid_ = encode_documents(tokenizer, valid);
-
     TrainingOptions options;
     options.batch_size = o["batchSize"].as<int>();
     options.seq_len = o["seqLen"].as<int>();
@@ -142,24 +128,63 @@ class Training {
     options.dropout = o["dropout"].as<double>();
     options.seed = static_cast<std::uint64_t>(o["seed"].as<double>());
     options.threads = o["threads"].as<int>();
-    const std::string shape = "{\"model_type\": \"gpt2\", \"activation_function\": \"gelu_new\", \"vocab_size\": " +
-                              std::to_string(tokenizer.vocab_size()) +
-                              ", \"n_positions\": " + std::to_string(o["nPositions"].as<int>()) +
-                              ", \"n_embd\": " + std::to_string(o["nEmbd"].as<int>()) +
-                              ", \"n_layer\": " + std::to_string(o["nLayer"].as<int>()) +
-                              ", \"n_head\": " + std::to_string(o["nHead"].as<int>()) + "}";
-    ModelConfig config;
-    try {
-      config = ModelConfig::parse(shape, "the model shape options");
-    } catch (const ModelFormatError& e) {   // a shape the caller chose, not a damaged file
-      throw InvalidArgument(e.what());
+
+    // The shape, and whether training it fits in the heap, before the vocabulary is learned: with
+    // vocabSize (the learned vocabulary is at most that), or the given tokenizer's.
+    const val given = o["tokenizer"];
+    std::optional<Tokenizer> tokenizer;
+    if (!given.isNull() && !given.isUndefined()) {
+      files_.vocab_json = given["vocab"].as<std::string>();
+      files_.merges_txt = given["merges"].as<std::string>();
+      tokenizer.emplace(Tokenizer::from_strings(files_.vocab_json, files_.merges_txt));
     }
-    if (auto eot = tokenizer.special_token("<|endoftext|>")) config.eos_token_ids = {*eot};
+    ModelConfig config = shape(o, tokenizer ? tokenizer->vocab_size() : o["vocabSize"].as<int>());
     options.validate(config);
+    check_fits(Trainer::memory_bytes(config, options));
+
+    if (!tokenizer) {   // learned from the training part alone (never the held-out text)
+      std::string text;
+      for (const auto& d : docs) text += d.text;
+      TokenizerTrainingOptions t;
+      t.vocab_size = o["vocabSize"].as<int>();
+      files_ = train_tokenizer(text, t);
+      tokenizer.emplace(Tokenizer::from_strings(files_.vocab_json, files_.merges_txt));
+      config = shape(o, tokenizer->vocab_size());
+    }
+    if (auto eot = tokenizer->special_token("<|endoftext|>")) config.eos_token_ids = {*eot};
+    train_ = encode_documents(*tokenizer, docs);
+    valid_ = encode_documents(*tokenizer, valid);
     if (train_.size() < static_cast<std::size_t>(options.seq_len) + 1)
       throw InvalidArgument("the training text is " + std::to_string(train_.size()) + " tokens, too few for sequences of " +
                             std::to_string(options.seq_len) + " (give more text or a smaller seqLen)");
     trainer_.emplace(config, options);
+  }
+
+  // A GPT-2 of the options' shape, as `glassbox train` makes it (gelu_new, learned positions).
+  static ModelConfig shape(const val& o, int vocab_size) {
+    const std::string json = "{\"model_type\": \"gpt2\", \"activation_function\": \"gelu_new\", \"vocab_size\": " +
+                             std::to_string(vocab_size) +
+                             ", \"n_positions\": " + std::to_string(o["nPositions"].as<int>()) +
+                             ", \"n_embd\": " + std::to_string(o["nEmbd"].as<int>()) +
+                             ", \"n_layer\": " + std::to_string(o["nLayer"].as<int>()) +
+                             ", \"n_head\": " + std::to_string(o["nHead"].as<int>()) + "}";
+    try {
+      return ModelConfig::parse(json, "the model shape options");
+    } catch (const ModelFormatError& e) {   // a shape the caller chose, not a damaged file
+      throw InvalidArgument(e.what());
+    }
+  }
+
+  // Refuses a run the heap cannot hold (4 GB at most, less what is in use), before any of it is made.
+  static void check_fits(std::uint64_t needed) {
+    const std::uint64_t in_use = mallinfo().uordblks;
+    const std::uint64_t limit = emscripten_get_heap_max();
+    const std::uint64_t left = limit > in_use ? limit - in_use : 0;
+    if (needed > left)
+      throw InvalidArgument("training this model needs about " + std::to_string(needed >> 20) + " MB, more than the " +
+                            std::to_string(left >> 20) + " MB this WebAssembly heap can still give (" +
+                            std::to_string(limit >> 20) + " MB at most): make it smaller (nLayer, nEmbd, vocabSize, "
+                            "batchSize, seqLen)");
   }
 
   TokenizerFiles files_;

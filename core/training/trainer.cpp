@@ -345,6 +345,24 @@ const ModelConfig& Trainer::config() const { return impl_->config; }
 const TrainingOptions& Trainer::options() const { return impl_->options; }
 int Trainer::step() const { return impl_->step; }
 std::size_t Trainer::parameter_count() const { return impl_->layout.size(); }
+
+std::uint64_t Trainer::memory_bytes(const ModelConfig& c, const TrainingOptions& o) {
+  using u64 = std::uint64_t;
+  const u64 P = training::ParameterLayout(c).size();
+  const u64 S = u64(std::max(1, std::min(o.threads, o.batch_size)));
+  const u64 b = (u64(o.batch_size) + S - 1) / S, T = u64(o.seq_len), N = b * T;   // the largest shard's rows
+  const u64 C = u64(c.n_embd), F = u64(c.n_inner), H = u64(c.n_head), L = u64(c.n_layer), V = u64(c.vocab_size);
+  const u64 drop = o.dropout > 0 ? 1 : 0;
+  // training/backprop.h's Workspace, buffer by buffer
+  const u64 per_block = N * C * (6 + 3 + 2 * drop) + 4 * N + b * H * T * T + 2 * N * F;
+  const u64 workspace = L * per_block + N * C * (5 + 2 * drop + 3) + 2 * N + N * V + N * F + T * T;
+  // training/products.cpp's buffers: the largest packed operand (the tied head's V x C, or a
+  // layer's F x C, or x^T's N x max), a block of 64 rows and its output
+  const u64 packed = std::max({V * C, F * C, N * std::max({V, F, 3 * C})});
+  const u64 products = packed + 64 * std::max({V, F, 3 * C, N}) * 2;
+  const u64 floats = P * 3 + S * P + S * (workspace + products) + 2 * P;   // 2 P: to_model()'s file and packed copy
+  return sizeof(float) * floats;
+}
 const std::map<std::string, std::string>& Trainer::checkpoint_extra() const { return impl_->extra; }
 
 StepResult Trainer::train_step(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B, int T) {

@@ -174,6 +174,12 @@ test('bad input is a clear error, at the call or at the first step', async () =>
   assert.throws(() => train([42], TINY), /texts\[0\] must be a string, got number/);
   assert.throws(() => train(TEXT, { ...TINY, tokenizer: {} }), /tokenizer must be \{vocab, merges\}/);
   await assert.rejects(first([TEXT], { ...TINY, validFraction: 1 }), /validFraction must be at least 0 and less than 1/);
+  // gpt2-xl's shape: refused from its shape before anything is made (the vocabulary not learned yet)
+  const t0 = performance.now();
+  await assert.rejects(first([TEXT], { ...TINY, vocabSize: 50257, nLayer: 48, nEmbd: 1600, nHead: 25, nPositions: 1024, seqLen: 1024 }),
+                       (e) => e instanceof InvalidArgumentError &&
+                              /training this model needs about \d+ MB, more than the \d+ MB this WebAssembly heap can still give \(4095 MB at most\)/.test(e.message));
+  assert.ok(performance.now() - t0 < 5000, 'refused at once');
   // A text without a line to cut the held-out part at is cut between characters, never inside one.
   const accents = train(['é '.repeat(3000) + 'a'], { ...TINY, vocabSize: 300, nPositions: 16, seqLen: 8, steps: 2 });
   for await (const s of accents) assert.ok(Number.isFinite(s.loss));

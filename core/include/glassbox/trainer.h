@@ -180,6 +180,13 @@ class Trainer {
   void set_parameter(const std::string& name, std::span<const float> values);
   std::size_t parameter_count() const;
 
+  // The most memory a run of this shape and these options holds at once, in bytes, from the
+  // shapes alone (nothing is allocated): the parameters with AdamW's two moments and each shard's
+  // gradient, each shard's activations for the backward pass (attention's T x T probabilities
+  // and the N x V logits the largest), the products' packed operands, and the inference model
+  // to_model() makes of the parameters. For refusing a run that cannot fit before it starts.
+  static std::uint64_t memory_bytes(const ModelConfig& config, const TrainingOptions& options);
+
   // config.json and model.safetensors (F32, F16 or BF16) into dir, each written atomically. A
   // classifier's tensors are named as Hugging Face's GPT2ForSequenceClassification saves them:
   // "transformer." before the transformer's, and score.weight.
