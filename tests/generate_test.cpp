@@ -2,11 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <malloc.h>
-#if defined(__SANITIZE_ADDRESS__)
-// From AddressSanitizer's runtime (sanitizer/allocator_interface.h, which GCC 12 does not ship).
-extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
-#endif
 
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
@@ -109,18 +104,6 @@ TEST(GenerateSliding, SlidesTheWindowAsThePyTorchReference) {
   EXPECT_GT(starts.back(), 16);   // it slid more than once
 }
 
-// Bytes the allocator has handed out and not taken back (AddressSanitizer has its own allocator).
-std::size_t heap_in_use() {
-#if defined(__SANITIZE_ADDRESS__)
-  return __sanitizer_get_current_allocated_bytes();
-#elif defined(__EMSCRIPTEN__)
-  return mallinfo().uordblks;
-#else
-  const auto m = mallinfo2();
-  return m.uordblks + m.hblkhd;
-#endif
-}
-
 // 5,000 tokens with the shipped model (a context of 256), attention rows included: the window
 // slides 37 times, and once it has first slid memory stays flat (the cache at its full size, the
 // same buffers reused) however many tokens follow.
@@ -140,8 +123,8 @@ TEST(GenerateSliding, FiveThousandTokensOnTheShippedModelInOneContextOfMemory) {
     ASSERT_LE(t->position - t->window_start, P);
     slides += t->window_start != last_start;
     last_start = t->window_start;
-    if (++n == 2 * P) settled = heap_in_use();
-    if (n > 2 * P) most = std::max(most, heap_in_use());
+    if (++n == 2 * P) settled = test::heap_in_use();
+    if (n > 2 * P) most = std::max(most, test::heap_in_use());
   }
   EXPECT_EQ(n, 5000);
   EXPECT_EQ(g.stop_reason(), StopReason::MaxTokens);

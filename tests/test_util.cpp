@@ -2,6 +2,7 @@
 #include "test_util.h"
 
 #include <fstream>
+#include <malloc.h>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -9,7 +10,23 @@
 
 #include "glassbox/safetensors.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+// From AddressSanitizer's runtime (sanitizer/allocator_interface.h, which GCC 12 does not ship).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
+#endif
+
 namespace glassbox::test {
+
+std::size_t heap_in_use() {
+#if defined(__SANITIZE_ADDRESS__)
+  return __sanitizer_get_current_allocated_bytes();
+#elif defined(__EMSCRIPTEN__)
+  return mallinfo().uordblks;
+#else
+  const auto m = mallinfo2();
+  return m.uordblks + m.hblkhd;   // large blocks are mapped on their own
+#endif
+}
 
 std::filesystem::path fixture_dir(const std::string& name) {
   return std::filesystem::path(GLASSBOX_FIXTURES_DIR) / name;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,10 @@ std::filesystem::path fixture_dir(const std::string& name);
 const std::vector<std::string>& model_fixtures();
 // A fixture's name as a GoogleTest parameter name ("gpt2-f32" -> "gpt2_f32").
 std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& info);
+
+// Bytes the allocator has handed out and not taken back (under AddressSanitizer, its allocator's
+// count): what a leak makes grow.
+std::size_t heap_in_use();
 
 nlohmann::json read_json(const std::filesystem::path& path);
 std::string read_file(const std::filesystem::path& path);

@@ -4,15 +4,10 @@
 // that must learn.
 #include <gtest/gtest.h>
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
-#if defined(__SANITIZE_ADDRESS__)
-extern "C" std::size_t __sanitizer_get_current_allocated_bytes();   // the ASan runtime's (its header is not installed here)
-#endif
 
 #include "io/dtype.h"
 #include "glassbox/error.h"
@@ -615,18 +610,6 @@ TEST(Training, LearnsToRepeatATinyText) {
   EXPECT_LT(all.loss(), 0.6);
 }
 
-// Bytes the allocator has handed out and not taken back (under AddressSanitizer, its allocator's count).
-std::size_t heap_in_use() {
-#if defined(__SANITIZE_ADDRESS__)
-  return __sanitizer_get_current_allocated_bytes();
-#elif defined(__EMSCRIPTEN__)
-  return mallinfo().uordblks;
-#else
-  const auto m = mallinfo2();
-  return m.uordblks + m.hblkhd;   // large blocks are mapped on their own
-#endif
-}
-
 TEST(Training, MemoryBytesBoundsWhatARunHolds) {
   // Wide vocabulary, dropout, one shard on this thread (whose product buffers the count sees).
   const ModelConfig config = ModelConfig::parse(
@@ -638,7 +621,7 @@ TEST(Training, MemoryBytesBoundsWhatARunHolds) {
   o.dropout = 0.1;
   std::vector<std::int32_t> stream(4096);
   for (std::size_t i = 0; i < stream.size(); ++i) stream[i] = std::int32_t((i * 7919) % 2000);
-  const std::size_t before = heap_in_use();
+  const std::size_t before = test::heap_in_use();
   std::size_t most = 0;
   {
     Trainer trainer(config, o);
@@ -646,10 +629,10 @@ TEST(Training, MemoryBytesBoundsWhatARunHolds) {
     for (int s = 0; s < 2; ++s) {
       sample_batch(stream, o.batch_size, o.seq_len, o.seed, s, in, tg);
       trainer.train_step(in, tg, o.batch_size, o.seq_len);
-      most = std::max(most, heap_in_use() - before);
+      most = std::max(most, test::heap_in_use() - before);
     }
     const Model model = trainer.to_model();
-    most = std::max(most, heap_in_use() - before);
+    most = std::max(most, test::heap_in_use() - before);
   }
   const std::uint64_t estimate = Trainer::memory_bytes(config, o);
   EXPECT_GE(estimate, most) << "held " << most << " bytes";
