@@ -3,6 +3,9 @@
 //   model picker ──loaded──▶ prompt ──tokenize/forward──▶ Sequence ──▶ tokens, attention, output, layers
 //                             Generate ──steps──▶ Sequence + output + next-token chart + layers + status
 //
+// The Train panel (app/train-panel.mjs) trains a GPT in a worker of its own and hands the result to
+// the model picker as "Trained here".
+//
 // The views follow the kind of model loaded (modelKind): a GPT generates (Output, Next token,
 // Layers); a classifier labels the prompt (Classification); a masked LM fills the prompt's masks
 // (Fill mask). Tokens and Attention are there for all three.
@@ -25,6 +28,7 @@ import { Sequence } from './app/sequence.mjs';
 import { StatusLine } from './app/status.mjs';
 import { TokenTexts } from './app/token-text.mjs';
 import { TokensView } from './app/tokens-view.mjs';
+import { TrainPanel } from './app/train-panel.mjs';
 import { SHIPPED } from './start.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -547,6 +551,9 @@ document.addEventListener('keydown', (e) => {
     state.generation.stop();
   }
 });
+
+// A model trained in the Train panel joins the Model select; the last one trained is loaded.
+new TrainPanel({ onTrained: (files, name, { load }) => picker.addTrained(files, name, { load }) });
 
 output.showPlaceholder();
 picker.start();

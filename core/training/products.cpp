@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstddef>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -56,14 +57,43 @@ void gemm_on_eigen(Real* c, int ldc, const Real* a, int lda, Op op_a, const Real
 
 constexpr int kRowBlock = 64;
 
+// Each thread's buffers (shards run on threads of their own, or on the engine's pool), listed so
+// that release_product_buffers can free every thread's: a pool's threads outlive the Trainer.
+// A thread holds its own `in_use` during a product; the releasing one takes it to free them.
+struct Scratch;
+std::mutex scratches_mutex;
+std::vector<Scratch*> scratches;
+
 struct Scratch {
+  std::mutex in_use;
   std::vector<float> packed, unpacked, rows, out;
+
+  Scratch() {
+    std::lock_guard lock(scratches_mutex);
+    scratches.push_back(this);
+  }
+  ~Scratch() {
+    std::lock_guard lock(scratches_mutex);
+    scratches.erase(std::find(scratches.begin(), scratches.end(), this));
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+
+  void release() {
+    std::lock_guard lock(in_use);
+    for (auto* v : {&packed, &unpacked, &rows, &out}) std::vector<float>().swap(*v);   // clear() keeps the memory
+  }
+  std::size_t bytes() {
+    std::lock_guard lock(in_use);
+    return sizeof(float) * (packed.capacity() + unpacked.capacity() + rows.capacity() + out.capacity());
+  }
 };
-thread_local Scratch scratch;   // shards run on threads of their own
+thread_local Scratch scratch;
 
 [[maybe_unused]] void gemm_on_kernels(float* c, int ldc, const float* a, int lda, Op op_a, const float* b, int ldb,
                                       Op op_b, int M, int N, int K, bool accumulate) {
   Scratch& s = scratch;
+  std::lock_guard lock(s.in_use);
   s.packed.resize(std::size_t(N) * K);
   // op(b)^T is w (N,K): b itself when op_b = T, else b (K,N) is w^T.
   const int b_cols = op_b == Op::T ? K : N, b_rows = op_b == Op::T ? N : K;
@@ -114,7 +144,17 @@ thread_local Scratch scratch;   // shards run on threads of their own
 
 bool products_on_kernels() { return kFloatOnKernels; }
 
-void release_product_buffers() { scratch = Scratch(); }
+std::size_t product_buffer_bytes() {
+  std::lock_guard lock(scratches_mutex);
+  std::size_t total = 0;
+  for (Scratch* s : scratches) total += s->bytes();
+  return total;
+}
+
+void release_product_buffers() {
+  std::lock_guard lock(scratches_mutex);
+  for (Scratch* s : scratches) s->release();
+}
 
 template <class Real>
 void gemm(Real* c, int ldc, const Real* a, int lda, Op op_a, const Real* b, int ldb, Op op_b, int M, int N, int K,

@@ -7,6 +7,8 @@
 // Row-major matrices with row strides (ld*), so that one head's columns of qkv are read in place.
 #pragma once
 
+#include <cstddef>
+
 namespace glassbox::training {
 
 enum class Op { N, T };   // a matrix as stored, or its transpose
@@ -23,8 +25,12 @@ void gemm(Real* c, int ldc, const Real* a, int lda, Op op_a, const Real* b, int 
 bool products_on_kernels();
 
 // The kernels' path keeps its packed operands and row blocks in buffers of the calling thread,
-// grown to the largest product (the tied LM head's: vocabulary x width); this frees them (a
-// Trainer going away: in WebAssembly every shard ran on this thread).
+// grown to the largest product (the tied LM head's: vocabulary x width); this frees those of
+// every thread (a Trainer going away: its shards may have run on the engine's pool, whose threads
+// stay). A product under way on another thread is waited for.
 void release_product_buffers();
+
+// The bytes those buffers of every thread hold now.
+std::size_t product_buffer_bytes();
 
 }  // namespace glassbox::training

@@ -12,6 +12,7 @@
 #include "training/backprop.h"
 #include "io/dtype.h"
 #include "glassbox/error.h"
+#include "model/thread_pool.h"
 #include "training/optimizer.h"
 #include "training/parameters.h"
 #include "training/portable_math.h"
@@ -273,10 +274,14 @@ struct Trainer::Impl {
       }
     };
 #ifdef __EMSCRIPTEN__
-    // In turn, the same arithmetic. The single-threaded module has no threads; in the threaded one
-    // a new thread needs a Web Worker, which a browser starts only once the calling thread returns
-    // to its event loop, and the module's workers belong to the engine's pool.
-    for (int s = 0; s < S; ++s) run(s);
+    // On the engine's pool: a new thread would need a Web Worker, which a browser starts only once
+    // the calling thread returns to its event loop, while the threaded module's pool has its
+    // workers from the start. The shards are the pool's chunks (one each with as many threads as
+    // shards); the single-threaded module's pool is this thread, which runs them in turn. However
+    // they are shared out, each shard's arithmetic and the order of the sums below stay the same.
+    forward_pool()->run(S, 1, [&](int begin, int end) {
+      for (int s = begin; s < end; ++s) run(s);
+    });
 #else
     std::vector<std::thread> threads;
     for (int s = 1; s < S; ++s) threads.emplace_back(run, s);

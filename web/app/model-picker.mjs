@@ -1,5 +1,5 @@
-// The "Model" picker: the shipped model (loaded at start), cached remote models, a model from local
-// files (file inputs, or drag-and-drop of the files or their folder anywhere on the page) and from a
+// The "Model" picker: the shipped model (loaded at start), cached remote models, models trained on
+// the page (the Train panel), a model from local files (file inputs, or drag-and-drop of the files or their folder anywhere on the page) and from a
 // URL (downloaded with a progress bar in bytes and cached). The engine always runs in a worker, so
 // loading a large checkpoint never blocks the page. Failures are shown on the page (role=alert).
 import { estimateModel, loadModel } from '../dist/glassbox.mjs';
@@ -34,6 +34,7 @@ export class ModelPicker {
   #current = 'shipped';     // select value of the loaded model
   #currentName = SHIPPED.name;
   #localFiles = null;       // {files, name} of the last local model, to reopen it from the picker
+  #trained = new Map();     // select value -> {files, name} of the models trained in the Train panel
   #cached = [];
   #loadId = 0;
   #loading = null;          // AbortController of the load in progress (a newer one cancels it)
@@ -132,6 +133,18 @@ export class ModelPicker {
     await this.#load(picked.files, picked.name, 'files', { onSuccess: () => { this.#localFiles = picked; } });
   }
 
+  // A model trained on this page (the Train panel: its four files, as loadModel reads them) becomes
+  // a choice of the select, or replaces the one of the same name (a run that went on); load: load it
+  // now. The last four are kept.
+  async addTrained(files, name, { load = true } = {}) {
+    const value = `trained:${name}`;
+    this.#trained.delete(value);
+    this.#trained.set(value, { files, name });
+    while (this.#trained.size > 4) this.#trained.delete(this.#trained.keys().next().value);
+    if (load) await this.#load(files, name, value);
+    else this.#fillSelect();
+  }
+
   // A URL or hub repository id typed by the person, and optionally the SHA-256 that
   // model.safetensors must have (checked before the model is used or cached).
   async openUrl(input, sha256 = this.#shaInput.value.trim()) {
@@ -196,6 +209,7 @@ export class ModelPicker {
   #fillSelect() {
     const options = SHIPPED_MODELS.map((m) => el('option', { value: m.value }, `${m.name} (shipped${m.what ? `: ${m.what}` : ''})`));
     for (const c of this.#cached) options.push(el('option', { value: `cached:${c.url}` }, `${shortUrl(c.url)} (cached, ${formatBytes(c.bytes)})`));
+    for (const [value, { name }] of this.#trained) options.push(el('option', { value }, name));
     if (this.#localFiles) {
       const { name } = this.#localFiles;
       options.push(el('option', { value: 'files' }, name === 'local files' ? 'Local files' : `${name} (local files)`));
@@ -251,6 +265,7 @@ export class ModelPicker {
   #loadChoice(value) {
     const shipped = SHIPPED_MODELS.find((m) => m.value === value);
     if (shipped) this.#load(shipped.url, shipped.name, value);
+    else if (this.#trained.has(value)) this.#load(this.#trained.get(value).files, this.#trained.get(value).name, value);
     else if (value === 'files' && this.#localFiles) this.#load(this.#localFiles.files, this.#localFiles.name, 'files');
     else if (value.startsWith('cached:') || value.startsWith('remote:')) this.#loadRemote(value.slice(value.indexOf(':') + 1));
   }

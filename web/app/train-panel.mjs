@@ -1,0 +1,327 @@
+// The "Train" panel: a GPT trained in this tab on the person's text (pasted, dropped as .txt files,
+// or a bundled sample of the Brown corpus), with its loss falling on a chart, a sample and the
+// attention maps of the model as it is every few steps, and the result in the Model select
+// ("Trained here") for every other view, and as its four files (Download model).
+//
+// "Compare one head and many" trains two models that differ only in n_head (1, and the settings'
+// count) on the same text with the same seed, side by side: their two loss curves share the chart
+// and their attention maps are drawn for the same probe text.
+//
+// Stop pauses the run(s); Train (or Compare) with the same text and settings goes on from there,
+// anything changed starts afresh. Errors (no text, a text shorter than one sequence, a width the
+// heads do not divide, a model too large for the heap) are shown in the panel: the engine checks
+// the settings and names the problem.
+import { formatInt } from './dom.mjs';
+import { AttentionGrid } from './attention-grid.mjs';
+import { LossChart } from './loss-chart.mjs';
+import { PRESETS, trainOptions } from './train-settings.mjs';
+import { TrainingSession } from './training-session.mjs';
+
+const $ = (id) => document.getElementById(id);
+
+const FIELDS = { layers: 'train-layers', width: 'train-width', heads: 'train-heads', context: 'train-context',
+                 vocab: 'train-vocab', batch: 'train-batch', steps: 'train-steps', rate: 'train-rate', seed: 'train-seed',
+                 every: 'train-every' };
+
+export class TrainPanel {
+  #text = $('train-text');
+  #preset = $('train-preset');
+  #trainButton = $('train-start');
+  #stopButton = $('train-stop');
+  #compareButton = $('train-compare');
+  #downloadButton = $('train-download');
+  #status = $('train-status');       // what happened (a live region)
+  #progress = $('train-progress');   // the step under way (not live: it changes many times a second)
+  #progressBar = $('train-progress-bar');
+  #error = $('train-error');
+  #chart = new LossChart($('loss-chart'), $('loss-legend'));
+  #samples = $('train-samples');
+  #grids = [new AttentionGrid($('train-grid-0'), ''), new AttentionGrid($('train-grid-1'), '')];
+  #sessions = [];     // the runs of the last Train or Compare: one, or two (1 head, n heads)
+  #key = '';          // the text and settings they were started with
+  #running = false;
+  #trained = null;    // {files, name} of the last model published
+  #onTrained;
+
+  // onTrained(files, name, {load}): a model has stopped or finished training (files: its four files;
+  // load: the one to load, the last of a comparison).
+  constructor({ onTrained }) {
+    this.#onTrained = onTrained;
+    this.#preset.addEventListener('change', () => this.#applyPreset());
+    for (const id of Object.values(FIELDS)) $(id).addEventListener('input', () => { this.#preset.value = this.#matchingPreset(); });
+    $('train-sample').addEventListener('click', () => this.#loadSample());
+    $('train-files').addEventListener('change', (e) => this.#readFiles(Array.from(e.target.files ?? [])).finally(() => { e.target.value = ''; }));
+    this.#text.addEventListener('dragover', (e) => {
+      if (Array.from(e.dataTransfer?.types ?? []).includes('Files')) {
+        e.preventDefault();
+        e.stopPropagation();   // a text for training, not a model to open (model-picker.mjs)
+      }
+    });
+    this.#text.addEventListener('drop', (e) => {
+      if (!e.dataTransfer?.files?.length) return;
+      e.preventDefault();
+      e.stopPropagation();
+      this.#readFiles(Array.from(e.dataTransfer.files));
+    });
+    this.#text.addEventListener('input', () => this.#describeText());
+    this.#trainButton.addEventListener('click', () => this.#start(false));
+    this.#compareButton.addEventListener('click', () => this.#start(true));
+    this.#stopButton.addEventListener('click', () => this.#stop());
+    this.#downloadButton.addEventListener('click', () => this.#download());
+    this.#applyPreset();
+    this.#describeText();
+  }
+
+  #applyPreset() {
+    const p = PRESETS[this.#preset.value];
+    if (!p) return;   // "Custom": the numbers as they are
+    for (const [name, id] of Object.entries(FIELDS)) if (name in p) $(id).value = String(p[name]);
+  }
+
+  #matchingPreset() {
+    const now = this.#readFields();
+    const same = (p) => Object.keys(p).every((k) => now[k] === p[k]);
+    return Object.keys(PRESETS).find((name) => same(PRESETS[name])) ?? 'custom';
+  }
+
+  #readFields() {
+    return Object.fromEntries(Object.entries(FIELDS).map(([name, id]) => [name, Number($(id).value)]));
+  }
+
+  // train()'s options from the fields, or throws with a message naming the field.
+  #options() {
+    const f = this.#readFields();
+    for (const [name, id] of Object.entries(FIELDS)) {
+      const input = $(id), label = document.querySelector(`label[for="${id}"]`).textContent;
+      const integer = name !== 'rate';
+      if (input.value.trim() === '' || !Number.isFinite(f[name]) || (integer && !Number.isInteger(f[name])) || f[name] < 0 ||
+          (name !== 'seed' && f[name] <= 0)) {
+        input.setAttribute('aria-invalid', 'true');
+        input.focus();
+        throw new Error(`${label} must be ${integer ? 'a whole number' : 'a number'}${name === 'seed' ? ' from 0' : ' above 0'}.`);
+      }
+      input.removeAttribute('aria-invalid');
+    }
+    return { ...trainOptions(f), sampleEvery: f.every };
+  }
+
+  #describeText() {
+    const text = this.#text.value, words = text.split(/\s+/).filter(Boolean).length;
+    $('train-text-info').textContent = text
+      ? `${formatInt(text.length)} characters, ${formatInt(words)} words. The last 10% is held out: the held-out loss is measured on it.`
+      : 'Paste a text, drop .txt files here, or use the Brown corpus sample. The last 10% is held out to measure the loss on text the model has not seen.';
+  }
+
+  async #loadSample() {
+    this.#showError('');
+    try {
+      const response = await fetch('samples/brown-news.txt');
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      this.#text.value = await response.text();
+      this.#describeText();
+    } catch (e) {
+      this.#showError(`Cannot load the Brown sample: ${e.message}`);
+    }
+  }
+
+  async #readFiles(files) {
+    this.#showError('');
+    const texts = [];
+    for (const file of files) {
+      if (file.type && !file.type.startsWith('text/')) {
+        this.#showError(`${file.name} is not a text file (${file.type}): drop .txt files.`);
+        return;
+      }
+      texts.push(await file.text());
+    }
+    if (!texts.length) return;
+    this.#text.value = texts.join('\n\n');
+    this.#describeText();
+  }
+
+  // Train (compare false) or Compare one head and many (true).
+  async #start(compare) {
+    if (this.#running) return;
+    this.#showError('');
+    const text = this.#text.value;
+    let options;
+    try {
+      if (!text.trim()) {
+        this.#text.focus();
+        throw new Error('There is no text to train on: paste a text, drop .txt files on the box, or use the Brown corpus sample.');
+      }
+      options = this.#options();
+      if (compare && options.nHead === 1) throw new Error('Comparing needs more than one head: set Heads to 2 or more.');
+    } catch (e) {
+      this.#showError(e.message);
+      return;
+    }
+    const key = JSON.stringify([text, options, compare]);
+    const resuming = key === this.#key && this.#sessions.length && this.#sessions.every((s) => s.stopReason === 'paused');
+    if (!resuming) await this.#begin(text, options, compare, key);
+    this.#setRunning(true);
+    const { steps } = options;
+    this.#status.textContent = resuming ? `Going on from step ${formatInt(this.#sessions[0].step)}.`
+      : `Training ${compare ? 'two models, one head and many, ' : ''}in a worker: learning the vocabulary first.`;
+    this.#progressBar.max = steps;
+    try {
+      const results = await Promise.allSettled(this.#sessions.map((s) => s.go().catch((e) => {
+        for (const other of this.#sessions) other.pause();   // one failed: the other stops too
+        throw e;
+      })));
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      const done = this.#sessions.every((s) => s.stopReason === 'done');
+      const step = Math.min(...this.#sessions.map((s) => s.step));
+      this.#status.textContent = `${done ? 'Trained' : 'Stopped after'} ${formatInt(step)} of ${formatInt(steps)} steps. ` +
+        `${this.#summary()}${done ? '' : ' Train goes on from here.'}`;
+      await this.#publish(done);
+    } catch (e) {
+      this.#status.textContent = 'Training stopped with an error.';
+      this.#showError(`Training failed: ${inPageWords(e.message)}`);
+      await this.#end();
+    } finally {
+      this.#setRunning(false);
+    }
+  }
+
+  async #begin(text, options, compare, key) {
+    await this.#end();
+    this.#key = key;
+    const { sampleEvery, ...runOptions } = options;
+    const probe = probeText(text);
+    const runs = compare ? [1, options.nHead] : [options.nHead];
+    const shape = `${options.nLayer} × ${options.nEmbd}`;
+    const names = runs.map((h) => `${h} head${h === 1 ? '' : 's'}`);
+    this.#chart.reset(names.flatMap((n, i) => compare
+      ? [{ name: `${n}: training`, className: `train-${i}` }, { name: `${n}: held-out`, className: `valid-${i}` }]
+      : [{ name: 'Training', className: 'train-0' }, { name: 'Held-out', className: 'valid-0' }]), options.steps);
+    this.#samples.replaceChildren();
+    this.#grids[1].configure(0, 0, '');
+    $('train-grid-1').hidden = !compare;
+    this.#sessions = runs.map((nHead, i) => {
+      this.#grids[i].configure(options.nLayer, nHead, `${shape}, ${names[i]}`);
+      return new TrainingSession([text], { ...runOptions, nHead }, {
+        name: `Trained here (${shape}, ${names[i]})`, probe, sampleEvery,
+        onStep: (s) => this.#onStep(i, s, runs.length),
+        onLook: (look) => this.#onLook(i, look, names[i], runs.length),
+      });
+    });
+  }
+
+  #onStep(i, s, count) {
+    this.#chart.add(2 * i, s.step, s.loss);
+    if (s.validLoss !== undefined) this.#chart.add(2 * i + 1, s.step, s.validLoss);
+    if (i === count - 1 || count === 1) {
+      const total = this.#sessions[0].settings.steps;
+      this.#progressBar.value = s.step;
+      this.#progress.textContent = `Step ${formatInt(s.step)} of ${formatInt(total)}: loss ${s.loss.toFixed(3)}` +
+        `${this.#latestValid()}, ${formatInt(Math.round(s.tokensPerSecond))} tokens/s${count > 1 ? ' each' : ''}.`;
+    }
+  }
+
+  #latestValid() {
+    const valid = this.#chart.series.filter((s) => s.className.startsWith('valid') && s.points.length);
+    return valid.length ? `, held-out ${valid.map((s) => s.points.at(-1)[1].toFixed(3)).join(' / ')}` : '';
+  }
+
+  #onLook(i, look, name, count) {
+    if (look.error) {
+      this.#showError(`Cannot show the model at step ${look.step}: ${look.error.message}`);
+      return;
+    }
+    const caption = `step ${look.step}, over the first ${look.tokens} tokens of the text`;
+    if (look.attention) this.#grids[i].draw(look.attention, look.tokens, caption);
+    const item = document.createElement('li');
+    const head = document.createElement('span');
+    head.className = 'sample-step';
+    head.textContent = `Step ${look.step}${count > 1 ? `, ${name}` : ''}: `;
+    const prompt = document.createElement('b');
+    prompt.textContent = look.prompt;
+    item.append(head, prompt, document.createTextNode(look.sample));
+    item.dataset.run = String(i);
+    this.#samples.prepend(item);
+    while (this.#samples.children.length > 12) this.#samples.lastChild.remove();
+  }
+
+  // The held-out losses where the runs stopped, and for a comparison which one came out lower.
+  #summary() {
+    const valid = this.#chart.series.filter((s) => s.className.startsWith('valid') && s.points.length);
+    if (valid.length !== this.#sessions.length) return '';
+    const last = valid.map((s) => s.points.at(-1)[1]);
+    if (last.length === 1) return `Held-out loss ${last[0].toFixed(3)}.`;
+    const [one, many] = last;
+    return `Held-out loss: ${one.toFixed(3)} with 1 head, ${many.toFixed(3)} with ${this.#sessions[1].settings.nHead} ` +
+      `(${many < one ? 'many heads lower' : many > one ? 'one head lower' : 'the same'} by ${Math.abs(one - many).toFixed(3)}).`;
+  }
+
+  // The model(s) into the Model select (the last of them loaded) and Download model.
+  async #publish(done) {
+    for (const s of this.#sessions) {
+      const files = await s.files();
+      this.#trained = { files, name: s.name };
+      this.#onTrained(files, s.name, { load: s === this.#sessions.at(-1) });
+    }
+    if (done) await this.#end();   // nothing left to go on with: Train starts afresh
+    this.#downloadButton.disabled = false;
+    $('train-download-hint').textContent = `Saves config.json, model.safetensors, vocab.json and merges.txt of ${this.#trained.name}.`;
+  }
+
+  // Ends the runs and their workers (the chart, the samples and the published models stay).
+  async #end() {
+    const sessions = this.#sessions;
+    this.#sessions = [];
+    this.#key = '';
+    await Promise.all(sessions.map((s) => s.dispose()));
+  }
+
+  #stop() {
+    for (const s of this.#sessions) s.pause();
+    this.#stopButton.disabled = true;
+    this.#status.textContent = 'Stopping after the step under way…';
+  }
+
+  #setRunning(on) {
+    this.#running = on;
+    this.#trainButton.disabled = this.#compareButton.disabled = on;
+    this.#stopButton.disabled = !on;
+    this.#text.readOnly = on;
+  }
+
+  #download() {
+    if (!this.#trained) return;
+    const { files } = this.#trained;
+    const parts = [['config.json', files.config, 'application/json'], ['model.safetensors', files.weights, 'application/octet-stream'],
+                   ['vocab.json', files.vocab, 'application/json'], ['merges.txt', files.merges, 'text/plain']];
+    for (const [name, data, type] of parts) {
+      const url = URL.createObjectURL(new Blob([data], { type }));
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = name;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    }
+  }
+
+  #showError(message) {
+    this.#error.textContent = message;
+    this.#error.hidden = !message;
+  }
+}
+
+// The engine's messages name train()'s options and config.json's fields: here they are the
+// panel's fields.
+const FIELD_WORDS = { seqLen: 'Context', nPositions: 'Context', n_positions: 'Context', nEmbd: 'Width', n_embd: 'Width',
+                      nHead: 'Heads', n_head: 'Heads', nLayer: 'Layers', n_layer: 'Layers', vocabSize: 'Vocabulary',
+                      batchSize: 'Batch' };
+const inPageWords = (message) => message.replace(/\b(seqLen|nPositions|n_positions|nEmbd|n_embd|nHead|n_head|nLayer|n_layer|vocabSize|batchSize)\b/g,
+                                                 (word) => FIELD_WORDS[word]);
+
+// The text the attention maps show: its first line with a few words in it, at most 200 characters
+// (cut at a space).
+function probeText(text) {
+  const line = text.split('\n').map((l) => l.trim()).find((l) => l.split(/\s+/).length >= 4) ?? text.trim();
+  if (line.length <= 200) return line;
+  const cut = line.lastIndexOf(' ', 200);
+  return line.slice(0, cut > 0 ? cut : 200);
+}
