@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -66,42 +64,26 @@ TEST(TrainingProducts, FloatMatchesAPlainLoopInEveryLayout) { check_shapes<float
 TEST(TrainingProducts, DoubleMatchesAPlainLoopInEveryLayout) { check_shapes<double>(1e-12); }
 
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
-// A pool's threads outlive a Trainer: release_product_buffers frees the buffers of every thread
-// that computed a product (here one that is still there, waiting, as a pool's threads wait for
-// their next job), not only the caller's.
-TEST(TrainingProducts, ReleaseFreesTheBuffersOfEveryThread) {
+// A Trainer gives each shard its buffers, and a shard may run on any of a pool's threads: the
+// products use the buffers they are given there, so the Trainer holds (and frees) them all.
+TEST(TrainingProducts, ProductsUseTheBuffersTheyAreGivenOnAnyThread) {
   constexpr int M = 4, N = 512, K = 512;   // the packed operand alone is N x K floats: 1 MB
   std::vector<float> a(std::size_t(M) * K, 0.5f), b(std::size_t(K) * N, 0.25f), c(std::size_t(M) * N);
-  release_product_buffers();
-  std::mutex m;
-  std::condition_variable cv;
-  bool computed = false, finish = false;
+  ProductBuffers shard;
   std::thread worker([&] {
+    const UseProductBuffers use(shard);
     gemm(c.data(), N, a.data(), K, Op::N, b.data(), N, Op::N, M, N, K, false);
-    std::unique_lock lock(m);
-    computed = true;
-    cv.notify_all();
-    cv.wait(lock, [&] { return finish; });
   });
-  {
-    std::unique_lock lock(m);
-    cv.wait(lock, [&] { return computed; });
-  }
-  const std::size_t held = product_buffer_bytes();
-  release_product_buffers();
-  const std::size_t released = product_buffer_bytes();
-  {
-    std::lock_guard lock(m);
-    finish = true;
-  }
-  cv.notify_all();
   worker.join();
   EXPECT_FLOAT_EQ(c[0], 0.5f * 0.25f * K);
   if (products_on_kernels())
-    EXPECT_GE(held, sizeof(float) * N * K) << "the other thread packed its operand";
+    EXPECT_GE(shard.bytes(), sizeof(float) * N * K) << "the thread packed its operand into the shard's buffers";
   else   // Eigen's products keep no buffers of their own
-    EXPECT_EQ(held, 0u);
-  EXPECT_EQ(released, 0u) << "the other thread's buffers were freed";
+    EXPECT_EQ(shard.bytes(), 0u);
+  const std::size_t before = shard.bytes();
+  gemm(c.data(), N, a.data(), K, Op::N, b.data(), N, Op::N, M, N, K, true);   // no guard: this thread's own
+  EXPECT_EQ(shard.bytes(), before);
+  EXPECT_FLOAT_EQ(c[0], 2 * 0.5f * 0.25f * K);
 }
 #endif
 

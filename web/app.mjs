@@ -553,7 +553,8 @@ document.addEventListener('keydown', (e) => {
 });
 
 // A model trained in the Train panel joins the Model select; the last one trained is loaded.
-new TrainPanel({ onTrained: (files, name, { load }) => picker.addTrained(files, name, { load }) });
+// (Not while a generation runs: it goes on with the model it has.)
+new TrainPanel({ onTrained: (files, name, { load }) => picker.addTrained(files, name, { load: load && !state.generation }) });
 
 output.showPlaceholder();
 picker.start();

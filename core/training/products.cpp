@@ -3,7 +3,6 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstddef>
-#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -57,43 +56,14 @@ void gemm_on_eigen(Real* c, int ldc, const Real* a, int lda, Op op_a, const Real
 
 constexpr int kRowBlock = 64;
 
-// Each thread's buffers (shards run on threads of their own, or on the engine's pool), listed so
-// that release_product_buffers can free every thread's: a pool's threads outlive the Trainer.
-// A thread holds its own `in_use` during a product; the releasing one takes it to free them.
-struct Scratch;
-std::mutex scratches_mutex;
-std::vector<Scratch*> scratches;
-
-struct Scratch {
-  std::mutex in_use;
-  std::vector<float> packed, unpacked, rows, out;
-
-  Scratch() {
-    std::lock_guard lock(scratches_mutex);
-    scratches.push_back(this);
-  }
-  ~Scratch() {
-    std::lock_guard lock(scratches_mutex);
-    scratches.erase(std::find(scratches.begin(), scratches.end(), this));
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-
-  void release() {
-    std::lock_guard lock(in_use);
-    for (auto* v : {&packed, &unpacked, &rows, &out}) std::vector<float>().swap(*v);   // clear() keeps the memory
-  }
-  std::size_t bytes() {
-    std::lock_guard lock(in_use);
-    return sizeof(float) * (packed.capacity() + unpacked.capacity() + rows.capacity() + out.capacity());
-  }
-};
-thread_local Scratch scratch;
+// The buffers of this thread's products: a shard's own while UseProductBuffers says so (a shard
+// may run on any of a pool's threads), else the thread's.
+thread_local ProductBuffers own_buffers;
+thread_local ProductBuffers* current_buffers = nullptr;
 
 [[maybe_unused]] void gemm_on_kernels(float* c, int ldc, const float* a, int lda, Op op_a, const float* b, int ldb,
                                       Op op_b, int M, int N, int K, bool accumulate) {
-  Scratch& s = scratch;
-  std::lock_guard lock(s.in_use);
+  ProductBuffers& s = current_buffers ? *current_buffers : own_buffers;
   s.packed.resize(std::size_t(N) * K);
   // op(b)^T is w (N,K): b itself when op_b = T, else b (K,N) is w^T.
   const int b_cols = op_b == Op::T ? K : N, b_rows = op_b == Op::T ? N : K;
@@ -144,17 +114,12 @@ thread_local Scratch scratch;
 
 bool products_on_kernels() { return kFloatOnKernels; }
 
-std::size_t product_buffer_bytes() {
-  std::lock_guard lock(scratches_mutex);
-  std::size_t total = 0;
-  for (Scratch* s : scratches) total += s->bytes();
-  return total;
+std::size_t ProductBuffers::bytes() const {
+  return sizeof(float) * (packed.capacity() + unpacked.capacity() + rows.capacity() + out.capacity());
 }
 
-void release_product_buffers() {
-  std::lock_guard lock(scratches_mutex);
-  for (Scratch* s : scratches) s->release();
-}
+UseProductBuffers::UseProductBuffers(ProductBuffers& buffers) : previous_(current_buffers) { current_buffers = &buffers; }
+UseProductBuffers::~UseProductBuffers() { current_buffers = previous_; }
 
 template <class Real>
 void gemm(Real* c, int ldc, const Real* a, int lda, Op op_a, const Real* b, int ldb, Op op_b, int M, int N, int K,

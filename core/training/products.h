@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace glassbox::training {
 
@@ -24,13 +25,25 @@ void gemm(Real* c, int ldc, const Real* a, int lda, Op op_a, const Real* b, int 
 // True when float products run on the engine's kernels in this build.
 bool products_on_kernels();
 
-// The kernels' path keeps its packed operands and row blocks in buffers of the calling thread,
-// grown to the largest product (the tied LM head's: vocabulary x width); this frees those of
-// every thread (a Trainer going away: its shards may have run on the engine's pool, whose threads
-// stay). A product under way on another thread is waited for.
-void release_product_buffers();
+// The kernels' path packs operands and copies row blocks into buffers grown to the largest product
+// (the tied LM head's: vocabulary x width). A thread's products use the buffers it was given
+// (UseProductBuffers: a Trainer gives each shard its own, whichever thread runs the shard), or else
+// buffers of the thread's own.
+struct ProductBuffers {
+  std::vector<float> packed, unpacked, rows, out;
+  std::size_t bytes() const;   // what they hold now
+};
 
-// The bytes those buffers of every thread hold now.
-std::size_t product_buffer_bytes();
+// While it lives, this thread's products use `buffers`.
+class UseProductBuffers {
+ public:
+  explicit UseProductBuffers(ProductBuffers& buffers);
+  ~UseProductBuffers();
+  UseProductBuffers(const UseProductBuffers&) = delete;
+  UseProductBuffers& operator=(const UseProductBuffers&) = delete;
+
+ private:
+  ProductBuffers* previous_;
+};
 
 }  // namespace glassbox::training

@@ -184,9 +184,11 @@ struct Trainer::Impl {
   std::vector<float> params, m, v;   // parameters and AdamW's moments, laid out as `layout`
   int step = 0;
   std::map<std::string, std::string> extra;
-  // Per shard: activations and a gradient buffer. mutable: evaluate() is logically const.
+  // Per shard: activations, a gradient buffer and the products' buffers (training/products.h),
+  // whichever thread runs the shard. mutable: evaluate() is logically const.
   mutable std::vector<Workspace<float>> workspaces;
   mutable std::vector<std::vector<float>> shard_grads;
+  mutable std::vector<training::ProductBuffers> product_buffers;
 
   Impl(const ModelConfig& c, const TrainingOptions& o) : config(c), options(o), layout(c) {}
 
@@ -249,11 +251,13 @@ struct Trainer::Impl {
     }
     const int S = std::min(options.threads, B);
     if (int(workspaces.size()) < S) workspaces.resize(S);
+    if (int(product_buffers.size()) < S) product_buffers.resize(S);
     if (with_grads && int(shard_grads.size()) < S) shard_grads.resize(S);
     std::vector<training::Losses> losses(S);
     std::vector<std::exception_ptr> errors(S);
     auto run = [&](int s) {
       try {
+        const training::UseProductBuffers use(product_buffers[s]);
         const int b0 = B * s / S, b1 = B * (s + 1) / S;
         float* g = nullptr;
         if (with_grads) {
@@ -332,9 +336,7 @@ struct Trainer::Impl {
 Trainer::Trainer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Trainer::Trainer(Trainer&&) noexcept = default;
 Trainer& Trainer::operator=(Trainer&&) noexcept = default;
-Trainer::~Trainer() {
-  if (impl_) training::release_product_buffers();
-}
+Trainer::~Trainer() = default;
 
 Trainer::Trainer(const ModelConfig& config, const TrainingOptions& options) {
   options.validate(config);
@@ -361,7 +363,7 @@ std::uint64_t Trainer::memory_bytes(const ModelConfig& c, const TrainingOptions&
   // training/backprop.h's Workspace, buffer by buffer
   const u64 per_block = N * C * (6 + 3 + 2 * drop) + 4 * N + b * H * T * T + 2 * N * F;
   const u64 workspace = L * per_block + N * C * (5 + 2 * drop + 3) + 2 * N + N * V + N * F + T * T;
-  // training/products.cpp's buffers: the largest packed operand (the tied head's V x C, or a
+  // each shard's ProductBuffers (training/products.h): the largest packed operand (the tied head's V x C, or a
   // layer's F x C, or x^T's N x max), a block of 64 rows and its output
   const u64 packed = std::max({V * C, F * C, N * std::max({V, F, 3 * C})});
   const u64 products = packed + 64 * std::max({V, F, 3 * C, N}) * 2;

@@ -91,8 +91,14 @@ test('Train: the Brown sample trains, the Loss chart gains points, Stop then Tra
   assert.equal(await region.getByLabel('Size').inputValue(), 'custom', 'edited numbers are a custom size');
 
   await region.getByRole('button', { name: 'Train', exact: true }).click();
-  await page.waitForFunction(() => Number(document.querySelector('#loss-chart polyline')?.dataset.points) >= 15, null, { timeout: 120_000 });
-  await region.getByRole('button', { name: 'Stop training' }).click();
+  // Stop, pressed from the page itself once the chart has 15 points (a click from here could come
+  // after the last of these fast steps).
+  assert.equal(await region.getByRole('button', { name: 'Stop training' }).isEnabled(), true);
+  await page.waitForFunction(() => {
+    if (Number(document.querySelector('#loss-chart polyline')?.dataset.points) < 15) return false;
+    document.getElementById('train-stop').click();
+    return true;
+  }, null, { timeout: 120_000 });
   await statusMatches(page, /^Stopped after \d+ of 40 steps/);
   const stoppedAt = Number(/after (\d+)/.exec(await trainStatus(region))[1]);
   assert.ok(stoppedAt >= 15 && stoppedAt < 40, `stopped at step ${stoppedAt}`);
@@ -189,10 +195,22 @@ test('bad input is a message in the panel, and Train works again after it', { ti
   await train.click();
   assert.match(await alert.textContent(), /Steps must be a whole number above 0/);
   assert.equal(await region.getByLabel('Steps', { exact: true }).getAttribute('aria-invalid'), 'true');
+  await setFields(region, { Steps: 3_000_000_000 });
+  await train.click();
+  assert.match(await alert.textContent(), /Training failed: steps must be an integer from 0 to 2147483647, got 3000000000/);
   await setFields(region, { Steps: 12, 'Sample every': 6 });
   await train.click();
   await statusMatches(page, /^Trained 12 of 12 steps/);
   assert.equal(await alert.isHidden(), true, 'the message went with the problem');
+  // Stop while the first step learns its vocabulary (seconds on the whole Brown sample): the run
+  // ends at once, and nothing joins the Model select.
+  await region.getByRole('button', { name: 'Use a Brown corpus sample' }).click();
+  await page.waitForFunction(() => document.getElementById('train-text').value.length > 100_000);
+  await setFields(region, { Vocabulary: 4096 });
+  await train.click();
+  await region.getByRole('button', { name: 'Stop training' }).click();
+  await statusMatches(page, /^Stopped before the first step was done: nothing was trained/);
+  assert.equal(await train.isEnabled(), true);
   await context.close();
 });
 
@@ -202,8 +220,11 @@ test('memory: the page thread\'s heap is flat over hundreds of steps with a look
   await setFields(region, { ...SMALL, Width: 16, Vocabulary: 260, Batch: 1, Context: 16, Steps: 300, 'Sample every': 5 });
   const heap = () => page.evaluate(async () => (await (await import('/web/dist/engine.mjs')).loadCore()).heapBytesInUse());
   await region.getByRole('button', { name: 'Train', exact: true }).click();
-  await page.waitForFunction(() => document.querySelectorAll('#train-samples li').length >= 4, null, { timeout: 60_000 });
-  await region.getByRole('button', { name: 'Stop training' }).click();   // no look under way once stopped
+  await page.waitForFunction(() => {   // Stop once 4 looks are shown (no look is under way once stopped)
+    if (document.querySelectorAll('#train-samples li').length < 4) return false;
+    document.getElementById('train-stop').click();
+    return true;
+  }, null, { timeout: 60_000 });
   await statusMatches(page, /^Stopped after/);
   const early = await heap();
   await region.getByRole('button', { name: 'Train', exact: true }).click();

@@ -29,7 +29,7 @@ export class AttentionGrid {
     this.#heads = heads;
     clear(this.#root);
     const heading = el('h4', { className: 'grid-title' }, title);
-    this.#caption = el('p', { className: 'muted small grid-caption', attrs: { 'aria-live': 'polite' } }, 'The maps come with the first sample.');
+    this.#caption = el('p', { className: 'muted small grid-caption' }, 'The maps come with the first sample.');
     const grid = el('div', { className: 'mini-thumbs', attrs: { role: 'group', 'aria-label': `Attention of ${title}` } });
     grid.style.setProperty('--heads', String(heads));
     grid.append(el('span', { className: 'thumb-corner', attrs: { 'aria-hidden': 'true' } }, 'L \\ H'));

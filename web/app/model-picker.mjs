@@ -135,13 +135,13 @@ export class ModelPicker {
 
   // A model trained on this page (the Train panel: its four files, as loadModel reads them) becomes
   // a choice of the select, or replaces the one of the same name (a run that went on); load: load it
-  // now. The last four are kept.
+  // now, unless another model is loading (which it would cancel). The last four are kept.
   async addTrained(files, name, { load = true } = {}) {
     const value = `trained:${name}`;
     this.#trained.delete(value);
     this.#trained.set(value, { files, name });
     while (this.#trained.size > 4) this.#trained.delete(this.#trained.keys().next().value);
-    if (load) await this.#load(files, name, value);
+    if (load && !this.#loading) await this.#load(files, name, value);
     else this.#fillSelect();
   }
 

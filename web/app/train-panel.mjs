@@ -40,6 +40,7 @@ export class TrainPanel {
   #sessions = [];     // the runs of the last Train or Compare: one, or two (1 head, n heads)
   #key = '';          // the text and settings they were started with
   #running = false;
+  #iterating = false; // the runs are stepping (Stop applies)
   #trained = null;    // {files, name} of the last model published
   #onTrained;
 
@@ -61,7 +62,7 @@ export class TrainPanel {
       if (!e.dataTransfer?.files?.length) return;
       e.preventDefault();
       e.stopPropagation();
-      this.#readFiles(Array.from(e.dataTransfer.files));
+      if (!this.#running) this.#readFiles(Array.from(e.dataTransfer.files));
     });
     this.#text.addEventListener('input', () => this.#describeText());
     this.#trainButton.addEventListener('click', () => this.#start(false));
@@ -89,8 +90,10 @@ export class TrainPanel {
   }
 
   // train()'s options from the fields, or throws with a message naming the field.
+  // (train() checks the ranges: its message is shown as the others.)
   #options() {
     const f = this.#readFields();
+    for (const id of Object.values(FIELDS)) $(id).removeAttribute('aria-invalid');
     for (const [name, id] of Object.entries(FIELDS)) {
       const input = $(id), label = document.querySelector(`label[for="${id}"]`).textContent;
       const integer = name !== 'rate';
@@ -100,7 +103,6 @@ export class TrainPanel {
         input.focus();
         throw new Error(`${label} must be ${integer ? 'a whole number' : 'a number'}${name === 'seed' ? ' from 0' : ' above 0'}.`);
       }
-      input.removeAttribute('aria-invalid');
     }
     return { ...trainOptions(f), sampleEvery: f.every };
   }
@@ -157,30 +159,42 @@ export class TrainPanel {
       return;
     }
     const key = JSON.stringify([text, options, compare]);
-    const resuming = key === this.#key && this.#sessions.length && this.#sessions.every((s) => s.stopReason === 'paused');
-    if (!resuming) await this.#begin(text, options, compare, key);
+    const paused = this.#sessions.length > 0 && this.#sessions.every((s) => s.stopReason === 'paused');
+    const resuming = paused && key === this.#key;
     this.#setRunning(true);
     const { steps } = options;
-    this.#status.textContent = resuming ? `Going on from step ${formatInt(this.#sessions[0].step)}.`
-      : `Training ${compare ? 'two models, one head and many, ' : ''}in a worker: learning the vocabulary first.`;
-    this.#progressBar.max = steps;
     try {
+      if (!resuming) await this.#begin(text, options, compare, key);
+      this.#status.textContent = resuming ? `Going on from step ${formatInt(this.#sessions[0].step)}.`
+        : `${paused ? 'The text or the settings changed since Stop: starting afresh. ' : ''}` +
+          `Training ${compare ? 'two models, one head and many, ' : ''}in a worker: learning the vocabulary first.`;
+      this.#progressBar.max = steps;
+      this.#iterating = true;
       const results = await Promise.allSettled(this.#sessions.map((s) => s.go().catch((e) => {
         for (const other of this.#sessions) other.pause();   // one failed: the other stops too
         throw e;
       })));
+      this.#iterating = false;
+      this.#stopButton.disabled = true;
       const failed = results.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
+      if (this.#sessions.some((s) => s.stopReason === 'cancelled')) {   // stopped in its first step
+        await this.#end();
+        this.#status.textContent = 'Stopped before the first step was done: nothing was trained.';
+        return;
+      }
       const done = this.#sessions.every((s) => s.stopReason === 'done');
       const step = Math.min(...this.#sessions.map((s) => s.step));
-      this.#status.textContent = `${done ? 'Trained' : 'Stopped after'} ${formatInt(step)} of ${formatInt(steps)} steps. ` +
-        `${this.#summary()}${done ? '' : ' Train goes on from here.'}`;
+      const summary = this.#summary();
       await this.#publish(done);
+      this.#status.textContent = `${done ? 'Trained' : 'Stopped after'} ${formatInt(step)} of ${formatInt(steps)} steps. ` +
+        `${summary}${done ? '' : ' Train goes on from here.'}`;
     } catch (e) {
       this.#status.textContent = 'Training stopped with an error.';
       this.#showError(`Training failed: ${inPageWords(e.message)}`);
       await this.#end();
     } finally {
+      this.#iterating = false;
       this.#setRunning(false);
     }
   }
@@ -263,8 +277,8 @@ export class TrainPanel {
       this.#onTrained(files, s.name, { load: s === this.#sessions.at(-1) });
     }
     if (done) await this.#end();   // nothing left to go on with: Train starts afresh
-    this.#downloadButton.disabled = false;
-    $('train-download-hint').textContent = `Saves config.json, model.safetensors, vocab.json and merges.txt of ${this.#trained.name}.`;
+    $('train-download-hint').textContent = `Saves config.json, model.safetensors, vocab.json and merges.txt of ${this.#trained.name} ` +
+      '(the browser may ask to allow several downloads).';
   }
 
   // Ends the runs and their workers (the chart, the samples and the published models stay).
@@ -275,17 +289,27 @@ export class TrainPanel {
     await Promise.all(sessions.map((s) => s.dispose()));
   }
 
+  // Pauses after the step under way; a run still in its first step (learning its vocabulary, which
+  // can take a while on a long text) ends at once instead.
   #stop() {
-    for (const s of this.#sessions) s.pause();
+    if (!this.#iterating) return;
+    for (const s of this.#sessions) {
+      if (s.step === 0) s.dispose();
+      else s.pause();
+    }
     this.#stopButton.disabled = true;
     this.#status.textContent = 'Stopping after the step under way…';
   }
 
+  // While training, the text and the settings stay as they were (Train after Stop goes on with them).
   #setRunning(on) {
     this.#running = on;
     this.#trainButton.disabled = this.#compareButton.disabled = on;
     this.#stopButton.disabled = !on;
     this.#text.readOnly = on;
+    for (const id of ['train-sample', 'train-files', 'train-preset', ...Object.values(FIELDS)]) $(id).disabled = on;
+    if (on) this.#downloadButton.disabled = true;
+    else this.#downloadButton.disabled = this.#trained === null;
   }
 
   #download() {

@@ -18,6 +18,7 @@ export class TrainingSession {
   #probe;
   #looked = 0;        // the step of the last look
   #look = null;       // the look under way
+  #ended = false;     // disposed: looks still under way show nothing
   #onStep;
   #onLook;
   name;               // what the Model select calls its model
@@ -43,12 +44,16 @@ export class TrainingSession {
   async go() {
     this.stopReason = undefined;
     const { steps } = this.#run.settings;
-    for await (const s of this.#run) {
-      this.#onStep(s);
-      if (s.step % this.#sampleEvery === 0 || s.step === steps) {
-        await this.#look;   // one look at a time: training waits only when looks take longer than its steps
-        this.#lookAt(s.step, await this.#run.files());
+    try {
+      for await (const s of this.#run) {
+        this.#onStep(s);
+        if (s.step % this.#sampleEvery === 0 || s.step === steps) {
+          await this.#look;   // one look at a time: training waits only when looks take longer than its steps
+          this.#lookAt(s.step, await this.#run.files());
+        }
       }
+    } catch (e) {
+      if (!this.#ended) throw e;   // else disposed during a step, which then ends this way
     }
     this.stopReason = this.#run.stopReason ?? 'paused';
     await this.#look;
@@ -62,16 +67,21 @@ export class TrainingSession {
 
   files() { return this.#run.files(); }
 
-  dispose() { return this.#run.dispose(); }
+  dispose() {
+    this.#ended = true;
+    return this.#run.dispose();
+  }
 
   #lookAt(step, files) {
     this.#looked = step;
-    const look = (looking = looking.then(() => this.#lookNow(step, files)).catch((e) => this.#onLook({ step, error: e })));
-    this.#look = look.finally(() => { if (this.#look === look) this.#look = null; });
-    return this.#look;
+    looking = looking.then(() => this.#lookNow(step, files)).catch((e) => { if (!this.#ended) this.#onLook({ step, error: e }); });
+    const look = looking.finally(() => { if (this.#look === look) this.#look = null; });
+    this.#look = look;
+    return look;
   }
 
   async #lookNow(step, files) {
+    if (this.#ended) return;
     const model = await loadModel(files, { threads: 1 });
     try {
       const limit = Math.min(PROBE_TOKENS, model.config.n_positions);
@@ -85,7 +95,7 @@ export class TrainingSession {
         sample += value.text ?? '';
         if (done) break;
       }
-      this.#onLook({ step, prompt, sample, attention, tokens: ids.length });
+      if (!this.#ended) this.#onLook({ step, prompt, sample, attention, tokens: ids.length });
     } finally {
       await model.dispose();
     }
