@@ -28,7 +28,6 @@ import { Sequence } from './app/sequence.mjs';
 import { StatusLine } from './app/status.mjs';
 import { TokenTexts } from './app/token-text.mjs';
 import { TokensView } from './app/tokens-view.mjs';
-import { TrainPanel } from './app/train-panel.mjs';
 import { SHIPPED } from './start.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -507,16 +506,30 @@ const picker = new ModelPicker({
     resetHeads.disabled = true;
     setGenerating(false);
     status.set(`Ready: ${name} loaded in ${((performance.now() - state.loadStarted) / 1000).toFixed(1)} s.`, 'done');
+    startTrainPanel();
     ++wanted;
     await flushPrompt();
   },
   onFailed(error, name) {
+    startTrainPanel();
     state.loading = null;
     state.tokenizer = null;   // it ended with its model
     setGenerating(false);
     status.set(`Could not load ${name}: see the message under Model.`, 'error');
   },
 });
+
+// --- the Train panel: its code comes once the first model has loaded (or failed to), so that the
+// page's first load does not wait for it; its buttons are disabled until then. A model trained
+// there joins the Model select, and the last one trained is loaded (not while a generation runs:
+// that goes on with the model it has).
+
+let trainPanel = null;
+function startTrainPanel() {
+  trainPanel ??= import('./app/train-panel.mjs').then(({ TrainPanel }) => new TrainPanel({
+    onTrained: (files, name, { load }) => picker.addTrained(files, name, { load: load && !state.generation }),
+  })).catch((e) => status.set(`The Train panel could not start: ${e.message}`, 'error'));
+}
 
 // --- events
 
@@ -552,9 +565,6 @@ document.addEventListener('keydown', (e) => {
   }
 });
 
-// A model trained in the Train panel joins the Model select; the last one trained is loaded.
-// (Not while a generation runs: it goes on with the model it has.)
-new TrainPanel({ onTrained: (files, name, { load }) => picker.addTrained(files, name, { load: load && !state.generation }) });
 
 output.showPlaceholder();
 picker.start();

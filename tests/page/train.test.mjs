@@ -178,6 +178,18 @@ test('bad input is a message in the panel, and Train works again after it', { ti
   await setFields(region, SMALL);
   await train.click();
   assert.match(await alert.textContent(), /There is no text to train on/);
+  // .txt files dropped on the box become its text (not a model to open); other files are refused.
+  const drop = (files) => page.evaluate((list) => {
+    const dt = new DataTransfer();
+    for (const [name, text, type] of list) dt.items.add(new File([text], name, { type }));
+    const box = document.getElementById('train-text');
+    for (const type of ['dragenter', 'dragover', 'drop']) box.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, files);
+  await drop([['a.txt', 'One text.', 'text/plain'], ['b.txt', 'Another.', 'text/plain']]);
+  await page.waitForFunction(() => document.getElementById('train-text').value === 'One text.\n\nAnother.');
+  assert.equal(await page.locator('#drop-overlay').isHidden(), true, 'the page did not take them for a model');
+  await drop([['picture.png', 'not text', 'image/png']]);
+  await page.waitForFunction(() => /picture\.png is not a text file/.test(document.getElementById('train-error').textContent));
   const text = region.getByRole('textbox', { name: 'Training text' });
   await text.fill('Too short to train on.');
   await train.click();

@@ -52,12 +52,15 @@ export class TrainPanel {
     for (const id of Object.values(FIELDS)) $(id).addEventListener('input', () => { this.#preset.value = this.#matchingPreset(); });
     $('train-sample').addEventListener('click', () => this.#loadSample());
     $('train-files').addEventListener('change', (e) => this.#readFiles(Array.from(e.target.files ?? [])).finally(() => { e.target.value = ''; }));
-    this.#text.addEventListener('dragover', (e) => {
-      if (Array.from(e.dataTransfer?.types ?? []).includes('Files')) {
+    // Files dragged onto the box are texts to train on, not a model to open: the page's drop
+    // handling (model-picker.mjs) does not see them here.
+    for (const type of ['dragenter', 'dragover', 'dragleave']) {
+      this.#text.addEventListener(type, (e) => {
+        if (!Array.from(e.dataTransfer?.types ?? []).includes('Files')) return;
         e.preventDefault();
-        e.stopPropagation();   // a text for training, not a model to open (model-picker.mjs)
-      }
-    });
+        e.stopPropagation();
+      });
+    }
     this.#text.addEventListener('drop', (e) => {
       if (!e.dataTransfer?.files?.length) return;
       e.preventDefault();
@@ -71,6 +74,7 @@ export class TrainPanel {
     this.#downloadButton.addEventListener('click', () => this.#download());
     this.#applyPreset();
     this.#describeText();
+    this.#setRunning(false);   // the buttons wait for this code (app.mjs loads it after the first model)
   }
 
   #applyPreset() {

@@ -24,9 +24,10 @@ export class TrainingSession {
   name;               // what the Model select calls its model
   stopReason;         // the run's, once iterating has ended ('done', 'cancelled', 'failed') or 'paused'
 
-  // texts, options: train()'s; name: the model's in the Model select; probe: the text whose attention the maps show (its first words start
-  // the samples); sampleEvery: steps between looks; onStep(step): each TrainStep; onLook({step,
-  // sample, attention, tokens}): each look.
+  // texts, options: train()'s; name: the model's in the Model select; probe: the text whose
+  // attention the maps show (its first words start the samples); sampleEvery: steps between looks;
+  // onStep(step): each TrainStep; onLook({step, prompt, sample, attention, tokens} or {step, error}):
+  // each look.
   constructor(texts, options, { name, probe, sampleEvery, onStep, onLook }) {
     this.name = name;
     this.#run = train(texts, { ...options, worker: true });
