@@ -565,6 +565,5 @@ document.addEventListener('keydown', (e) => {
   }
 });
 
-
 output.showPlaceholder();
 picker.start();

@@ -1,6 +1,7 @@
 // The "Model" picker: the shipped model (loaded at start), cached remote models, models trained on
-// the page (the Train panel), a model from local files (file inputs, or drag-and-drop of the files or their folder anywhere on the page) and from a
-// URL (downloaded with a progress bar in bytes and cached). The engine always runs in a worker, so
+// the page (the Train panel), a model from local files (file inputs, or drag-and-drop of the files
+// or their folder anywhere on the page) and from a URL (downloaded with a progress bar in bytes
+// and cached). The engine always runs in a worker, so
 // loading a large checkpoint never blocks the page. Failures are shown on the page (role=alert).
 import { estimateModel, loadModel } from '../dist/glassbox.mjs';
 import { SHIPPED, SHIPPED_MODELS, shippedLoad } from '../start.mjs';
