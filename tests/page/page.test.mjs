@@ -188,8 +188,16 @@ async function setSampling(page, values) {
   for (const [name, value] of Object.entries(values)) await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
 }
 
-async function generate(page) {
-  await page.getByRole('button', { name: 'Generate', exact: true }).click();
+// keepScroll: the page stays where it is (the click is the button's own, once the view's
+// IntersectionObservers have seen where it is), as with Ctrl+Enter from anywhere.
+async function generate(page, { keepScroll = false } = {}) {
+  const button = page.getByRole('button', { name: 'Generate', exact: true });
+  if (keepScroll) {
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    await button.evaluate((b) => b.click());
+  } else {
+    await button.click();
+  }
   await page.waitForFunction(() => !document.getElementById('generate').disabled && document.getElementById('status').dataset.kind !== 'busy',
     null, { timeout: 60_000 });
   return page.locator('#status').textContent();
@@ -473,7 +481,7 @@ test('Layers: each layer\'s guesses for a token and the prompt\'s grid, as the C
   await settled(page);
   await setSampling(page, { Temperature: 0, 'Max tokens': 6 });
   await region.scrollIntoViewIfNeeded();
-  await generate(page);
+  await generate(page, { keepScroll: true });   // a click that scrolled to the button could take the panel out of view
   const last = ids.length + 5;
   assert.match(await page.locator('#layers-caption').textContent(), new RegExp(`^How the model arrived at token #${last}:`));
   const lastLayer = await page.locator('#layers-table tr:last-child td').first().evaluate((td) => ({ id: Number(td.dataset.id), chosen: td.classList.contains('chosen') }));
