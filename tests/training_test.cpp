@@ -611,7 +611,8 @@ TEST(Training, LearnsToRepeatATinyText) {
 }
 
 TEST(Training, MemoryBytesBoundsWhatARunHolds) {
-  // Wide vocabulary, dropout, one shard on this thread (whose product buffers the count sees).
+  // Wide vocabulary, dropout, one shard, run on this thread: the allocator counts what this thread
+  // allocates (a shard thread of its own would allocate in an arena of its own).
   const ModelConfig config = ModelConfig::parse(
       R"({"model_type": "gpt2", "vocab_size": 2000, "n_positions": 64, "n_embd": 64, "n_layer": 2, "n_head": 4})");
   TrainingOptions o;

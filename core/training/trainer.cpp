@@ -363,8 +363,8 @@ std::uint64_t Trainer::memory_bytes(const ModelConfig& c, const TrainingOptions&
   // training/backprop.h's Workspace, buffer by buffer
   const u64 per_block = N * C * (6 + 3 + 2 * drop) + 4 * N + b * H * T * T + 2 * N * F;
   const u64 workspace = L * per_block + N * C * (5 + 2 * drop + 3) + 2 * N + N * V + N * F + T * T;
-  // each shard's ProductBuffers (training/products.h): the largest packed operand (the tied head's V x C, or a
-  // layer's F x C, or x^T's N x max), a block of 64 rows and its output
+  // each shard's ProductBuffers (training/products.h): the largest packed operand (the tied
+  // head's V x C, or a layer's F x C, or x^T's N x max), a block of 64 rows and its output
   const u64 packed = std::max({V * C, F * C, N * std::max({V, F, 3 * C})});
   const u64 products = packed + 64 * std::max({V, F, 3 * C, N}) * 2;
   const u64 floats = P * 3 + S * P + S * (workspace + products) + 2 * P;   // 2 P: to_model()'s file and packed copy
