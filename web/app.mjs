@@ -55,6 +55,13 @@ const state = {
   silenced: new Set(),   // heads switched off, "layer:head"
 };
 
+// Async work reads the page's state when it starts and may finish after the person has moved on.
+// `shown()` captures what the page shows now; `stillShown(was)` tells whether it still does: the
+// same model and the same prompt (Sequence), and, unless `duringGeneration`, no generation running.
+const shown = () => ({ model: state.model, seq: state.seq });
+const stillShown = (was, { duringGeneration = false } = {}) =>
+  was.model === state.model && was.seq === state.seq && (duringGeneration || !state.generation);
+
 // The heads switched off as the API's headMask ([[layer, head], ...]), or undefined for none.
 const headMask = () => (state.silenced.size ? [...state.silenced].map((k) => k.split(':').map(Number)) : undefined);
 const headsLabel = () => {
@@ -167,14 +174,14 @@ function headsChanged() {
 // The Next token chart with heads off: the distribution after the last token with every head and
 // without the silenced ones, side by side (each the last position's logits of one forward pass).
 function refreshComparison() {
-  const { model, seq, texts } = state;
+  const was = shown(), { model, seq } = was, texts = state.texts;
   if (state.kind !== 'lm' || !state.silenced.size || state.generation || !model || !seq?.length) return chain;
   const limit = state.config.n_positions;
   const ids = seq.ids.slice(-limit), mask = headMask(), label = headsLabel(), position = seq.length - 1;
   chain = chain.then(async () => {
-    if (model !== state.model || seq !== state.seq || state.generation) return;
+    if (!stillShown(was)) return;
     const [all, masked] = [await model.forward(ids, { logits: 'last' }), await model.forward(ids, { logits: 'last', headMask: mask })];
-    if (model !== state.model || seq !== state.seq || state.generation) return;
+    if (!stillShown(was)) return;
     await next.compare(position, mostProbable(all.logits, 10), mostProbable(masked.logits, 10), label, (id) => texts.get(id));
   }).catch((e) => {
     if (model === state.model) status.set(`Cannot compare with the heads off: ${e.message}`, 'error');
@@ -185,14 +192,14 @@ function refreshComparison() {
 // The prompt's logit lens, once the Layers panel is in view (it costs an LM head per layer and
 // position; not while generating).
 function refreshLens() {
-  const { model, seq, texts } = state;
+  const was = shown(), { model, seq } = was, texts = state.texts;
   if (state.kind !== 'lm' || !layers.inView || !layers.needsPrompt || state.generation || !model || !seq?.promptLength) return chain;
   if (seq.promptLength > state.config.n_positions) return chain;
   const ids = seq.ids.slice(0, seq.promptLength), promptTexts = seq.texts.slice(0, seq.promptLength);
   chain = chain.then(async () => {
-    if (model !== state.model || seq !== state.seq || !layers.needsPrompt) return;
+    if (!stillShown(was, { duringGeneration: true }) || !layers.needsPrompt) return;
     const { lens } = await model.forward(ids, { lens: LENS_TOKENS, logits: false, headMask: headMask() });
-    if (model !== state.model || seq !== state.seq) return;
+    if (!stillShown(was, { duringGeneration: true })) return;
     await layers.setPrompt(ids, promptTexts, lens, (id) => texts.get(id));
   }).catch((e) => {
     if (model === state.model) status.set(`Cannot compute the layers: ${e.message}`, 'error');
@@ -205,10 +212,10 @@ function refreshLens() {
 // over each window's tokens, exactly as the engine computed them when it slid to that window.
 let restoring = false;
 function restoreWindows(starts) {
-  const { model, seq } = state;
+  const was = shown(), { model, seq } = was;
   if (restoring || state.generation || !model || !seq) return;
   restoring = true;
-  const current = () => model === state.model && seq === state.seq && !state.generation;
+  const current = () => stillShown(was);
   chain = chain.then(async () => {
     if (!current()) return;   // another model, prompt or generation came first
     seq.dropRestored();
@@ -246,6 +253,8 @@ let wanted = 0;      // version of the prompt text asked for
 let analyzed = -1;   // version whose tokens are shown
 let debounce = 0;
 let chain = Promise.resolve();
+// Whether version v of the prompt, read with this model, is still the one to show.
+const stillWanted = (v, model) => v === wanted && model === state.model;
 
 function promptChanged() {
   ++wanted;
@@ -269,7 +278,7 @@ async function analyzePrompt(v) {
   const ids = await (model ?? tokenizer).tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
   if (kind === 'classifier' && state.endOfText !== null) ids.push(state.endOfText);   // the token it reads
   const texts = await tokenTexts.many(ids);
-  if (v !== wanted || model !== state.model) return;
+  if (!stillWanted(v, model)) return;
   // Attention rows of one context's worth of tokens: a long generation holds no more than that.
   const seq = new Sequence(state.config.n_layer, state.config.n_head, state.config.n_positions, { bidirectional: kind === 'mlm' });
   seq.setPrompt(ids, texts);
@@ -304,7 +313,7 @@ async function analyzePrompt(v) {
   const withLens = kind === 'lm' && layers.inView, guessing = kind === 'mlm' && ids.includes(model.maskTokenId);
   const { attention: matrix, lens, logits } = await model.forward(ids, {
     attention: true, logits: guessing, lens: withLens ? LENS_TOKENS : undefined, headMask: headMask() });
-  if (v !== wanted || model !== state.model) return;
+  if (!stillWanted(v, model)) return;
   seq.setPromptAttention(matrix);
   if (lens) await layers.setPrompt(ids, texts, lens, (id) => state.texts.get(id));
   attention.update({ thumbs: true, force: true });
@@ -321,7 +330,7 @@ async function showClassification(model, ids, v) {
   const mask = headMask();
   const result = await model.classify(ids, { headMask: mask });
   const all = mask ? await model.classify(ids) : null;
-  if (v !== wanted || model !== state.model) return;
+  if (!stillWanted(v, model)) return;
   classifyView.show(result, all, mask ? headsLabel() : '');
 }
 
@@ -362,26 +371,9 @@ async function generate() {
   let generation = null, pacer = null;
   const { model, texts } = state;
   try {
-    await (debounce || analyzed !== wanted ? flushPrompt() : chain);
-    const seq = state.seq, limit = state.config.n_positions;
-    const refuse = (message) => {
-      showPromptError(message);
-      status.set('Nothing generated: see the message under the prompt.', 'error');
-      promptInput.focus();
-    };
-    if (model !== state.model) return;   // another model was loaded meanwhile
-    if (!seq?.promptLength) return refuse('Type a prompt first: the model continues your text.');
-    if (seq.promptLength > limit) {
-      return refuse(`The prompt has ${formatInt(seq.promptLength)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`);
-    }
-    seq.truncateToPrompt();
-    tokens.truncate(seq.promptLength);
-    next.reset();
-    layers.truncateToPrompt();
-    output.start(await promptSegments(seq.ids, seq.texts, (ids) => model.detokenize(ids)));
-    attention.update({ thumbs: true, force: true });
-    refreshHighlight();
-
+    const seq = await promptToContinue(model);
+    if (!seq) return;
+    await showPromptOnly(model, seq);
     // The logit lens of each step, when the Layers panel is in view as generation starts (it
     // costs an LM head per layer and token).
     const lens = layers.inView ? LENS_TOKENS : undefined;
@@ -389,35 +381,12 @@ async function generate() {
     state.generation = generation;
     status.set('Generating…', 'busy');
     // The page never holds the engine back: steps wait in `arrived` (the engine runs ahead,
-    // wasm/worker.mjs), and each frame the pacer draws appends all of them at once: their chips,
-    // their text, one heatmap update, the latest next-token chart. After Stop nothing more is
-    // drawn: what arrived but was not drawn is dropped.
+    // wasm/worker.mjs), and each frame the pacer draws appends all of them at once. After Stop
+    // nothing more is drawn: what arrived but was not drawn is dropped.
     const arrived = [];
-    let drawn = 0, lastDrawn = 0;
-    const draw = async (begin) => {
-      const batch = arrived.splice(0);
-      if (!batch.length || generation.stopped) return;
-      const batchTexts = await texts.many(batch.map((s) => s.id));
-      if (generation.stopped) return;
-      begin();
-      for (const [i, s] of batch.entries()) {
-        seq.addStep(s.id, batchTexts[i], s.position, s.attention, s.windowStart);
-        if (s.lens) layers.addStep(s.position, s.id, s.lens);
-      }
-      tokens.appendMany(batch.map((s, i) => ({ id: s.id, text: batchTexts[i], generated: true })));
-      output.appendMany(batch.map((s) => [s.text, s.position]));
-      attention.update({ thumbs: true });
-      attention.drawLive();
-      const selected = tokens.selected;
-      if (batch.some((s) => s.position - 1 === selected)) refreshHighlight();   // its row just arrived
-      const last = batch.at(-1);
-      next.show(last, (id) => texts.get(id)).catch((e) => status.set(`Cannot show the next-token chart: ${e.message}`, 'error'));
-      if (last.lens && selected < 0) layers.show(last.position, (id) => texts.get(id)).catch(() => {});   // the latest, live
-      drawn += batch.length;
-      lastDrawn = last.arrived;
-      status.progress({ ...generation.stats, tokens: drawn, last: lastDrawn }, { force: drawn === batch.length });
-    };
-    pacer = new FramePacer(draw, { onError: () => generation.stop() });   // (flush() below reports it)
+    const drawn = { tokens: 0, last: 0 };
+    pacer = new FramePacer((begin) => drawSteps(arrived.splice(0), { seq, texts, generation, drawn, begin }),
+      { onError: () => generation.stop() });   // (flush() below reports it)
     const result = await generation.run((step) => {
       arrived.push(step);
       pacer.request();
@@ -425,8 +394,8 @@ async function generate() {
     await pacer.flush();   // what arrived since the last frame (nothing after a Stop)
     await next.flush();
     // The status line counts what the page showed, timed from the first token to the last shown.
-    generation.stats.tokens = drawn;
-    generation.stats.last = lastDrawn;
+    generation.stats.tokens = drawn.tokens;
+    generation.stats.last = drawn.last;
     output.finish(generation.stopped ? '' : result.text);
     if (state.loading === null) status.done(generation.stats, result.stopReason);
   } catch (e) {
@@ -435,18 +404,80 @@ async function generate() {
     if (generation) output.finish('');
     status.set(`Generation failed: ${e.message}`, 'error');
   } finally {
-    const hadFocus = document.activeElement === stopButton;
-    state.generation = null;
-    setGenerating(false);
-    if (hadFocus && !generateButton.disabled) generateButton.focus();
-    if (state.loading !== null) status.set(`Loading ${state.loading}…`, 'busy');
-    attention.flush();
-    refreshHighlight();
-    refreshMasks();
-    refreshLens();
-    refreshComparison();
+    generationEnded();
     finished();
   }
+}
+
+// The Sequence of the prompt as the person left it (its tokenization awaited), or null after saying
+// why nothing can be generated from it.
+async function promptToContinue(model) {
+  await (debounce || analyzed !== wanted ? flushPrompt() : chain);
+  const seq = state.seq, limit = state.config.n_positions;
+  const refuse = (message) => {
+    showPromptError(message);
+    status.set('Nothing generated: see the message under the prompt.', 'error');
+    promptInput.focus();
+    return null;
+  };
+  if (model !== state.model) return null;   // another model was loaded meanwhile
+  if (!seq?.promptLength) return refuse('Type a prompt first: the model continues your text.');
+  if (seq.promptLength > limit) {
+    return refuse(`The prompt has ${formatInt(seq.promptLength)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`);
+  }
+  return seq;
+}
+
+// Every view back to the prompt alone, before a generation appends to it.
+async function showPromptOnly(model, seq) {
+  seq.truncateToPrompt();
+  tokens.truncate(seq.promptLength);
+  next.reset();
+  layers.truncateToPrompt();
+  output.start(await promptSegments(seq.ids, seq.texts, (ids) => model.detokenize(ids)));
+  attention.update({ thumbs: true, force: true });
+  refreshHighlight();
+}
+
+// One frame of a generation: appends the steps that arrived since the last (their chips, their
+// text, one heatmap update, the latest next-token chart) and counts them in `drawn`. begin() marks
+// where the frame starts changing the page (frame-pacer.mjs).
+async function drawSteps(batch, { seq, texts, generation, drawn, begin }) {
+  if (!batch.length || generation.stopped) return;
+  const batchTexts = await texts.many(batch.map((s) => s.id));
+  if (generation.stopped) return;
+  begin();
+  for (const [i, s] of batch.entries()) {
+    seq.addStep(s.id, batchTexts[i], s.position, s.attention, s.windowStart);
+    if (s.lens) layers.addStep(s.position, s.id, s.lens);
+  }
+  tokens.appendMany(batch.map((s, i) => ({ id: s.id, text: batchTexts[i], generated: true })));
+  output.appendMany(batch.map((s) => [s.text, s.position]));
+  attention.update({ thumbs: true });
+  attention.drawLive();
+  const selected = tokens.selected;
+  if (batch.some((s) => s.position - 1 === selected)) refreshHighlight();   // its row just arrived
+  const last = batch.at(-1);
+  next.show(last, (id) => texts.get(id)).catch((e) => status.set(`Cannot show the next-token chart: ${e.message}`, 'error'));
+  if (last.lens && selected < 0) layers.show(last.position, (id) => texts.get(id)).catch(() => {});   // the latest, live
+  drawn.tokens += batch.length;
+  drawn.last = last.arrived;
+  status.progress({ ...generation.stats, tokens: drawn.tokens, last: drawn.last }, { force: drawn.tokens === batch.length });
+}
+
+// After a generation, finished or not: the controls back, and the views that wait for the engine
+// to be idle (restored attention rows, the mask comparison, the prompt's lens, heads off) refreshed.
+function generationEnded() {
+  const hadFocus = document.activeElement === stopButton;
+  state.generation = null;
+  setGenerating(false);
+  if (hadFocus && !generateButton.disabled) generateButton.focus();
+  if (state.loading !== null) status.set(`Loading ${state.loading}…`, 'busy');
+  attention.flush();
+  refreshHighlight();
+  refreshMasks();
+  refreshLens();
+  refreshComparison();
 }
 
 // --- model
