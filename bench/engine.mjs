@@ -76,7 +76,7 @@ for (const spec of values.model ?? []) {
 report.tokenizer_wasm = repeat('wasm', ['tokenizer', `${root}tests/fixtures/tokenizer/gpt2`, values.text],
                                ['encode_mb_s', 'decode_mb_s'], 'tokenizer');
 report.triad = { native: repeat('native', ['triad'], ['gb_s'], 'triad'), wasm: repeat('wasm', ['triad'], ['gb_s'], 'triad') };
-// Training (issue 25): glassbox_perf train's defaults, a 4 x 128 GPT on batches of 16 x 128, one
+// Training: glassbox_perf train's defaults, a 4 x 128 GPT on batches of 16 x 128, one
 // thread, natively and in WebAssembly; the losses say whether both computed the same bits.
 const training = ['train', '--steps', '10'];
 const trainingRuns = { native: [], wasm: [] };

@@ -1,7 +1,7 @@
 // Loading a model through the public JS API in Node (one thread), each run a fresh process: the
 // time from loadModel() to a ready model, the process's peak resident memory, the WebAssembly heap
-// the load left behind, and greedy decode tokens/s over 128 tokens. For the streaming load (issue
-// 22): its peak against the weights the model holds.
+// the load left behind, and greedy decode tokens/s over 128 tokens. For the streaming load: its
+// peak against the weights the model holds.
 //
 //   node bench/js_load.mjs --runs N --model DIR [--quantize none|int8] [--tokens T]     JSON on stdout
 //

@@ -2,9 +2,9 @@
 //
 //   node bench/merge.mjs ROUND1.json ROUND2.json ...   -> JSON on stdout
 //
-// Why rounds: this machine shares its cores and memory with others, and its speed moves in phases
-// (the same product can run up to nearly twice as fast in one process as in the next:
-// docs/performance.md, How figures are measured). Figures measured one after another, glassbox's
+// Why rounds: a shared machine (a VM) serves others from the same cores and memory, and its
+// speed moves in phases (the same product can run up to nearly twice as fast in one process as in
+// the next: docs/performance.md, How figures are measured). Figures measured one after another, glassbox's
 // runs then the peers', would each see different phases, and their ratios would measure the
 // phases.
 // scripts/bench therefore runs every engine once per round, round after round, and this script

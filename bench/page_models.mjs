@@ -1,6 +1,6 @@
 // Bigger GPT-2s on the page, as a person loads them, in headless Chromium: the model's four files
 // opened from this device (the "Open files" panel) with "Int8 weights" ticked, so the F32 file
-// streams into the engine's worker and is quantized on the way (issue 22). Per model: the time from
+// streams into the engine's worker and is quantized on the way. Per model: the time from
 // choosing the files to the status line's "Ready", the most memory Chromium's processes held
 // together meanwhile and while generating (their resident sizes summed, sampled every 100 ms), and
 // the status line's tokens/s over a generation of N tokens (greedy). One fresh browser per model.

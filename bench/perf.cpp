@@ -338,7 +338,7 @@ int main(int argc, char** argv) {
       glassbox::set_num_threads(threads);
       out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize), lens_k);
       out["threads"] = glassbox::num_threads();
-      // The memory bandwidth at the moment of this decode (this machine's speed drifts from one
+      // The memory bandwidth at the moment of this decode (a shared machine's speed drifts from one
       // minute to the next), for the decode's share of the roofline (bench/report.mjs).
       if (triad_after) out["triad_gb_s"] = run_triad(triad_after)["gb_s"];
     }

@@ -51,7 +51,7 @@ function weightBytes(c, bytesPerValue = 4) {
 }
 const INT8_BYTES = 36 / 32;
 const targets = [];   // [what, measured, goal, met]
-const int8Targets = [];   // issue 22's
+const int8Targets = [];   // int8 decoding's
 
 const ctx = native.context;
 const report = {
@@ -92,7 +92,7 @@ for (const [name, model] of Object.entries(engine.models)) {
                   native_int8: model.int8.native.decode_tok_s.median / roofline.native_int8,
                   wasm_int8: model.int8.wasm.decode_tok_s.median / roofline.wasm_int8 };
   // The same share run by run: each run's decode against the triad its own process measured right
-  // after it (glassbox_perf --triad-after), as this machine's bandwidth drifts between minutes;
+  // after it (glassbox_perf --triad-after), as a shared machine's bandwidth drifts between minutes;
   // then the median of those shares. The targets use these.
   const pairedShare = (r, perToken) =>
     stats(r.decode_tok_s.values.map((tok, i) => (tok * perToken) / (r.triad_gb_s.values[i] * 1e9)));
@@ -195,13 +195,13 @@ if (engine.training) {
   trainingTargets.push(['training, WASM / native tokens/s', `${(100 * ratio).toFixed(0)}%`, '>= 60%', ratio >= 0.6]);
   trainingTargets.push(['training, the same losses natively and in WASM', t.same_losses ? 'yes' : 'no', 'bit for bit', t.same_losses]);
 }
-console.log('\ntargets (issue 7):');
+console.log('\ntargets (F32 speed, the tokenizer, the .wasm):');
 for (const [what, got, goal, met] of targets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
-console.log('targets (issue 21):');
+console.log('targets (the page):');
 for (const [what, got, goal, met] of pageTargets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
-console.log('targets (issue 22, int8 decoding; its load and memory figures: bench/js_load.mjs):');
+console.log('targets (int8 decoding; its load and memory figures: bench/js_load.mjs):');
 for (const [what, got, goal, met] of int8Targets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
-if (trainingTargets.length) console.log('targets (issue 25, training):');
+if (trainingTargets.length) console.log('targets (training):');
 for (const [what, got, goal, met] of trainingTargets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
 report.targets = [...targets, ...pageTargets, ...int8Targets, ...trainingTargets].map(([what, measured, goal, met]) => ({ what, measured, goal, met }));
 if (outFile) writeFileSync(outFile, JSON.stringify(report, null, 2) + '\n');

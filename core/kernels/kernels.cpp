@@ -307,7 +307,7 @@ constexpr int kDecodeStreams = 2;
 // A prompt (T > 1): tiles of R weight rows x TX input rows over every packed group, each weight
 // load reused TX times and each input load R times; the last T % TX rows one at a time. The tiles
 // go down all T rows with the same R weight rows, which should stay in the L1 cache: R rows of
-// GPT-2's MLP projection (K = 3072) are 48 KB, more than this machine's 32 KB, so K is cut into
+// GPT-2's MLP projection (K = 3072) are 48 KB, more than a 32 KB L1 data cache, so K is cut into
 // blocks of kKBlock columns and the accumulators wait in `partial` between blocks. That made this
 // product clearly faster in WebAssembly (4 x 2 tiles), nearly as fast as the products with
 // K = 768, and changed nothing natively (docs/performance.md, Prompts).

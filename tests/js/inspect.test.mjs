@@ -1,4 +1,4 @@
-// Looking inside through the JS API (issue 24), in this thread and in a worker thread: hidden
+// Looking inside through the JS API, in this thread and in a worker thread: hidden
 // states, the logit lens and head masks against the PyTorch fixtures (scripts/make_fixtures.py),
 // the same bits as the native CLI, and clear errors for bad options.
 import assert from 'node:assert/strict';

@@ -445,7 +445,7 @@ test('next token: the ten most probable tokens of the latest step as a bar chart
   await setSampling(page, { Temperature: 0.8 });
 });
 
-// The logit lens (issue 24): the prompt's grid and a selected token's layers against the native
+// The logit lens: the prompt's grid and a selected token's layers against the native
 // CLI's `forward --lens`; watched live during a generation while the panel is in view, and not
 // recorded (said so) for tokens generated while it was out of view.
 test('Layers: each layer\'s guesses for a token and the prompt\'s grid, as the CLI\'s logit lens', async () => {
@@ -498,7 +498,7 @@ test('Layers: each layer\'s guesses for a token and the prompt\'s grid, as the C
   await setSampling(page, { Temperature: 0.8, 'Max tokens': 48 });
 });
 
-// Heads switched off (issue 24): from a thumbnail's switch or X on it; the Next token chart shows
+// Heads switched off: from a thumbnail's switch or X on it; the Next token chart shows
 // the distribution with every head and without the silenced ones, as the CLI's --head-mask gives
 // them; greedy generation uses the mask (the CLI's tokens); Reset heads restores every head.
 test('heads switch off from their thumbnails: next token with and without them, and generation without them', async () => {

@@ -1,4 +1,4 @@
-// Int8 weights cost the shipped model less than 1% of validation loss (issue 7's quality bar),
+// Int8 weights cost the shipped model less than 1% of validation loss (the quality bar for int8),
 // measured with the CLI's `evaluate` on the start of the model's validation split (the Brown
 // corpus documents it never trained on, scripts/prepare_brown.mjs): the first 60,000 bytes,
 // ~15,000 tokens in windows of 256. Over the whole split (156,181 tokens) the rise was 0.002%
