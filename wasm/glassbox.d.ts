@@ -361,6 +361,8 @@ export type TrainSettings = Required<Omit<TrainOptions, 'signal' | 'worker'>>;
  *  model. Leaving the loop early or pause() stops after the current step and keeps the run:
  *  iterating again goes on. */
 export interface TrainingRun extends AsyncIterableIterator<TrainStep> {
+  /** The next step; after the last one {done: true, value: the trained model} (the run owns it),
+   *  after a pause or once it has ended {done: true, value: undefined}. */
   next(): Promise<IteratorResult<TrainStep, Model | undefined>>;
   /** What leaving a `for await` loop early calls: the run stays, to go on when iterated again. */
   return(): Promise<IteratorResult<TrainStep, undefined>>;
@@ -380,11 +382,13 @@ export interface TrainingRun extends AsyncIterableIterator<TrainStep> {
   files(): Promise<{ config: string; weights: Uint8Array; vocab: string; merges: string }>;
   /** Ends the run and frees it and the model it ended with. */
   dispose(): Promise<void>;
+  /** `await using run = train(...)`: disposed at the end of the block. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Trains a GPT on texts with the engine in this thread, step by step as it is iterated. The same
- *  texts and options give the native `glassbox train`'s losses and files, bit for bit. */
+/** Trains a GPT on texts (each string a document) with the engine in this thread, or in a worker
+ *  with { worker }, step by step as it is iterated. The same texts and options give the native
+ *  `glassbox train`'s losses and files, bit for bit. */
 export function train(texts: string | string[], options?: TrainOptions): TrainingRun;
 
 /** source: a model directory (URL in the browser; path or file: URL in Node), a hub model
@@ -408,9 +412,11 @@ export interface ModelEstimate {
   loadBytes: number;
   /** A generation's keys and values at the model's full context. */
   cacheBytes: number;
+  /** loadBytes + cacheBytes. */
   totalBytes: number;
   /** What a thread's 4 GB WebAssembly heap can give a model. */
   limitBytes: number;
+  /** totalBytes <= limitBytes. */
   fits: boolean;
 }
 
