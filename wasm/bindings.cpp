@@ -101,6 +101,7 @@ EMSCRIPTEN_BINDINGS(glassbox) {
   emscripten::class_<Engine>("Engine")
       .class_function("loadMemory", &Engine::load_memory)
       .class_function("cacheMemory", &Engine::cache_memory)
+      .class_function("shape", &Engine::shape)
       .function("tokenize", &Engine::tokenize)
       .function("detokenize", &Engine::detokenize)
       .function("forward", &Engine::forward)

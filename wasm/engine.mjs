@@ -229,6 +229,10 @@ export async function memoryNeeded({ config, prefix, quantize = 'none' }, core =
 
 // estimateModel's figures for a model directory or files, from its config.json and weights' header
 // (readModelHeader): {fileBytes, loadBytes, cacheBytes, totalBytes, limitBytes, fits}.
+/**
+ * @param {string | URL | import('./glassbox.js').ModelFiles} source
+ * @param {{ quantize?: 'none' | 'int8', signal?: AbortSignal, wasmPaths?: string | URL | null }} [options]
+ */
 export async function estimate(source, { quantize = 'none', signal, wasmPaths } = {}) {
   const header = await readModelHeader(source, { signal });
   const { loadBytes, cacheBytes, limitBytes } = await memoryNeeded({ ...header, quantize }, null, engineSettings({ wasmPaths }).wasmPaths);
@@ -317,7 +321,8 @@ export class LocalModel {
     this.#engine = engine;
     this.config = JSON.parse(config);
     this.quantize = quantize;
-    const { labels, bidirectional, maskTokenId } = engine.info();
+    const { shape, labels, bidirectional, maskTokenId } = engine.info();
+    this.shape = Object.freeze(shape);
     this.labels = Object.freeze(labels);
     this.bidirectional = bidirectional;
     this.maskTokenId = maskTokenId;
@@ -440,7 +445,8 @@ export class LocalTokenizer {
   #tokenizer;
   #model = null;
 
-  // files: {config, vocab, merges} (strings); config is parsed here, as the model's will be.
+  // files: {config, vocab, merges} (strings); config is parsed here, and its shape read by the
+  // engine, as the model's will be.
   // Making it takes tens of milliseconds of this thread in one piece, so it waits for a moment
   // when nothing else is ready to run: the weights, if they are arriving, keep streaming into the
   // engine (their bytes are buffered meanwhile) instead of waiting behind it.
@@ -452,6 +458,7 @@ export class LocalTokenizer {
     const tokenizer = new LocalTokenizer();
     tokenizer.#tokenizer = core.Tokenizer.create(vocab, merges);
     tokenizer.config = parsed;
+    tokenizer.shape = Object.freeze(core.Engine.shape(config));
     return tokenizer;
   }
 

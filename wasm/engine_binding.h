@@ -44,6 +44,22 @@ inline val top_tokens(const TokenProbability* top, int k) {
   return out;
 }
 
+// A model's shape as the loader parsed config.json (ModelConfig, with its defaults for what the
+// file leaves out), in the JS API's names: {positions, layers, heads, kvHeads, width, vocabulary,
+// modelType}. The page reads this rather than config.json, so it never re-derives a default.
+// kvHeads: the heads with keys and values of their own (every head, in the architectures here).
+inline val shape_of(const ModelConfig& c) {
+  val shape = val::object();
+  shape.set("positions", c.n_positions);
+  shape.set("layers", c.n_layer);
+  shape.set("heads", c.n_head);
+  shape.set("kvHeads", c.n_head);
+  shape.set("width", c.n_embd);
+  shape.set("vocabulary", c.vocab_size);
+  shape.set("modelType", std::string(c.architecture_name()));
+  return shape;
+}
+
 class Engine {
  public:
   explicit Engine(Model model) : model_(std::move(model)) {}
@@ -67,6 +83,12 @@ class Engine {
       const ModelConfig c = ModelConfig::parse(config_json, "config.json");
       return static_cast<double>(KVCache::peak_bytes(c.n_layer, c.n_positions, c.n_embd));
     });
+  }
+
+  // shape_of the model config.json describes, before its weights are read (the tokenizer that
+  // loadModel's onTokenizer gets carries it).
+  static val shape(const std::string& config_json) {
+    return guarded([&] { return shape_of(ModelConfig::parse(config_json, "config.json")); });
   }
 
   val tokenize(const std::string& text, bool allow_special) const {
@@ -165,13 +187,15 @@ class Engine {
     });
   }
 
-  // What the parsed config says beyond config.json's own fields: {labels, bidirectional, maskTokenId}
-  // (labels: id2label's names by id, or LABEL_0.. from num_labels; [] for a language model).
+  // What the parsed config says beyond config.json's own fields: {shape (shape_of), labels,
+  // bidirectional, maskTokenId} (labels: id2label's names by id, or LABEL_0.. from num_labels; []
+  // for a language model).
   val info() const {
     const ModelConfig& c = model_.config();
     val labels = val::array();
     for (const auto& name : c.labels) labels.call<void>("push", js_text(name));
     val out = val::object();
+    out.set("shape", shape_of(c));
     out.set("labels", labels);
     out.set("bidirectional", c.bidirectional);
     out.set("maskTokenId", c.mask_token_id);

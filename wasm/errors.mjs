@@ -1,3 +1,4 @@
+// @ts-check
 // The errors the JS API rejects with. Each class has a stable `name`, the same whether the engine
 // runs in this thread or in a worker (errors cross the worker boundary as {name, message} and are
 // made again on this side), so callers can branch on `error.name` or on `instanceof`.
@@ -6,27 +7,50 @@
 // it started, rejects with the AbortSignal's reason (a DOMException named "AbortError" unless the
 // caller gave another reason); a generation aborted while it runs ends with stopReason 'cancelled'.
 
+/** @typedef {import('./glassbox.js').GlassboxError['name']} GlassboxErrorName */
+
 // Base of every error the API throws on purpose.
-export class GlassboxError extends Error { name = 'GlassboxError'; }
+export class GlassboxError extends Error {
+  /** @type {GlassboxErrorName} */
+  name = 'GlassboxError';
+}
 
 // An argument is wrong: its type, a setting out of range, an id outside the vocabulary, a prompt
 // longer than the context, text that is not valid Unicode. (C++: glassbox::InvalidArgument.)
-export class InvalidArgumentError extends GlassboxError { name = 'InvalidArgumentError'; }
+export class InvalidArgumentError extends GlassboxError {
+  /** @type {'InvalidArgumentError'} */
+  name = 'InvalidArgumentError';
+}
 
 // A model's files are missing, malformed, or not the expected ones (C++: glassbox::ModelFormatError).
-export class ModelFormatError extends GlassboxError { name = 'ModelFormatError'; }
+export class ModelFormatError extends GlassboxError {
+  /** @type {'ModelFormatError'} */
+  name = 'ModelFormatError';
+}
 
 // A download failed: an HTTP error status, a broken connection, a server that refused the page.
-export class NetworkError extends GlassboxError { name = 'NetworkError'; }
+export class NetworkError extends GlassboxError {
+  /** @type {'NetworkError'} */
+  name = 'NetworkError';
+}
 
 // The WebAssembly heap (at most 4 GB per thread) cannot hold what was asked for.
-export class OutOfMemoryError extends GlassboxError { name = 'OutOfMemoryError'; }
+export class OutOfMemoryError extends GlassboxError {
+  /** @type {'OutOfMemoryError'} */
+  name = 'OutOfMemoryError';
+}
 
 // The model cannot do this now: it was disposed, its worker is gone, or a generation is running.
-export class StateError extends GlassboxError { name = 'StateError'; }
+export class StateError extends GlassboxError {
+  /** @type {'StateError'} */
+  name = 'StateError';
+}
 
 // This environment lacks what the call needs (the Cache API outside a secure browser context).
-export class NotSupportedError extends GlassboxError { name = 'NotSupportedError'; }
+export class NotSupportedError extends GlassboxError {
+  /** @type {'NotSupportedError'} */
+  name = 'NotSupportedError';
+}
 
 export const errorClasses = {
   GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, OutOfMemoryError, StateError, NotSupportedError,

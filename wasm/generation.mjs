@@ -1,12 +1,16 @@
+// @ts-check
 // A generation as its caller iterates it (Model.generate): the steps, one by one, and, once it has
 // ended, how it ended. A `for await` loop never sees an async generator's return value, so this
 // iterator keeps it: after the loop, `generation.stopReason` and `generation.text` say what
 // next()'s last result carried ({done: true, value: {stopReason, text}}), which still works too.
+/** @import { GenerateResult, GenerateStep, Generation as GenerationType } from './glassbox.js' */
+/** @implements {GenerationType} */
 export class Generation {
   #steps;
+  /** @type {GenerateResult | null} */
   #end = null;
 
-  // steps: the async generator of steps, which returns {stopReason, text}.
+  /** @param {AsyncGenerator<GenerateStep, GenerateResult>} steps the steps; returns how it ended */
   constructor(steps) { this.#steps = steps; }
 
   // 'max_tokens', 'end_of_text', 'context_full' or 'cancelled' once it has ended (also after
@@ -36,4 +40,6 @@ export class Generation {
 
 // `await using model = await loadModel(...)` disposes of the model at the end of the block. Where
 // the runtime has no Symbol.asyncDispose yet, the name TypeScript's and Babel's helpers look for.
-export const asyncDispose = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
+// (Typed as the standard symbol: it is that one wherever the runtime has it.)
+/** @type {typeof Symbol.asyncDispose} */
+export const asyncDispose = /** @type {typeof Symbol.asyncDispose} */ (Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose'));

@@ -1,8 +1,14 @@
-// Types of the glassbox JS API (glassbox.mjs).
+// Types of the glassbox JS API (glassbox.mjs). tests/types checks the .mjs sources against them.
 
-/** config.json of the model, as parsed JSON (Hugging Face names: n_embd, n_layer, n_head, ...). */
+/** The architectures the engine runs (config.json's model_type). */
+export type ModelType = 'gpt2' | 'openai-gpt';
+
+/** config.json of the model, as parsed JSON (Hugging Face names: n_embd, n_layer, n_head, ...),
+ *  exactly as the file gives it: a field it leaves out is absent here. What the engine made of
+ *  it, defaults included, is ModelShape. */
 export interface ModelConfig {
-  model_type: 'gpt2' | 'openai-gpt';
+  /** Absent in old configs that name only their class in "architectures" (GPT2LMHeadModel). */
+  model_type?: ModelType;
   vocab_size?: number;
   n_positions?: number;
   n_embd?: number;
@@ -10,6 +16,30 @@ export interface ModelConfig {
   n_head?: number;
   [key: string]: unknown;
 }
+
+/** A model's shape as the engine's config loader parsed config.json, with the defaults of the
+ *  model type for what the file leaves out (openai-gpt: 512 positions; gpt2: 1,024; n_ctx is not
+ *  read). Read this, not config.json, for a model's sizes. */
+export interface ModelShape {
+  /** The context: positions the model has embeddings for (n_positions). */
+  readonly positions: number;
+  /** Transformer blocks (n_layer). */
+  readonly layers: number;
+  /** Attention heads per layer (n_head). */
+  readonly heads: number;
+  /** Heads with keys and values of their own; equal to heads in the architectures the engine runs. */
+  readonly kvHeads: number;
+  /** The residual stream's width (n_embd). */
+  readonly width: number;
+  /** Tokens in the vocabulary (vocab_size): the logits of a position are this many. */
+  readonly vocabulary: number;
+  /** The architecture (model_type, or the class "architectures" names in an old config). */
+  readonly modelType: ModelType;
+}
+
+/** Token ids, integers >= 0: an array or a typed array (an array-like object that is neither is
+ *  refused with an InvalidArgumentError). */
+export type TokenIds = readonly number[] | (ArrayBufferView & ArrayLike<number>);
 
 /** The four files of a model directory, when they are not fetched from a URL or read from a path. */
 export interface ModelFiles {
@@ -19,8 +49,8 @@ export interface ModelFiles {
   merges?: string | ArrayBuffer | ArrayBufferView | Blob;
 }
 
+/** loadModel's options. */
 export interface LoadOptions {
-  /** Bytes of model.safetensors loaded so far, of the total (Content-Length; loaded when unknown). */
   /** Bytes of model.safetensors (file) so far, of total (0 while unknown): downloaded (phase
    *  'download'), or read from a file, a Blob, a buffer or the cache ('read'); each tensor is
    *  converted as its bytes arrive. Last, once every byte is in, 'convert' (loaded = total): the
@@ -65,8 +95,10 @@ export interface LoadOptions {
 export interface Tokenizer {
   /** The model's config.json, parsed (as Model.config will be). */
   readonly config: ModelConfig;
+  /** The model's shape, as Model.shape will be. */
+  readonly shape: ModelShape;
   tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
-  detokenize(ids: ArrayLike<number>): Promise<string>;
+  detokenize(ids: TokenIds): Promise<string>;
 }
 
 /** One of a next-token distribution's most probable tokens. */
@@ -80,6 +112,7 @@ export interface TokenProbability {
  *  values, so a silenced head adds nothing, and its attention reads as zeros). */
 export type HeadMask = [number, number][];
 
+/** What forward computes besides the logits (Model.forward). */
 export interface ForwardOptions {
   /** Include the attention probabilities (default false). */
   attention?: boolean;
@@ -97,6 +130,7 @@ export interface ForwardOptions {
   headMask?: HeadMask;
 }
 
+/** What forward gives: the logits, and what else the options asked for. */
 export interface ForwardResult {
   /** (T, V) row-major, or (V) with { logits: 'last' }; absent with { logits: false }. */
   logits?: Float32Array;
@@ -110,6 +144,7 @@ export interface ForwardResult {
   lens?: TokenProbability[][][];
 }
 
+/** A classifier's verdict (Model.classify). */
 export interface ClassifyResult {
   /** The name of the label with the largest logit (the first of equal ones). */
   label: string;
@@ -121,19 +156,31 @@ export interface ClassifyResult {
   probabilities: Float32Array;
 }
 
+/** How generate samples, what each step carries, and when it stops. */
 export interface GenerateOptions {
-  maxTokens?: number;      // default 64
-  temperature?: number;    // default 1; 0 is greedy
-  topK?: number;           // default 0 (all tokens)
-  topP?: number;           // default 1 (all tokens)
-  seed?: number;           // default: random
-  signal?: AbortSignal;    // stops generation within one token
-  attention?: boolean;     // include each step's attention row
-  top?: number;            // include each step's `top` most probable tokens (default 0: none)
-  lens?: number;           // include each step's logit lens, `lens` tokens per layer (default: none)
-  headMask?: HeadMask;     // heads switched off for the whole generation
-  allowSpecial?: boolean;  // read <|endoftext|> in a text prompt as the special token
-  /** When the context (n_positions) is full: 'slide' (default) keeps its most recent half and goes
+  /** Tokens to generate at most (default 64). */
+  maxTokens?: number;
+  /** Default 1; 0 is greedy. */
+  temperature?: number;
+  /** Sample from the K most probable tokens only (default 0: all tokens). */
+  topK?: number;
+  /** Sample from the most probable tokens whose probabilities sum to P (default 1: all tokens). */
+  topP?: number;
+  /** The random seed, an integer >= 0 (default: random). */
+  seed?: number;
+  /** Stops generation within one token (stopReason 'cancelled'). */
+  signal?: AbortSignal;
+  /** Include each step's attention row. */
+  attention?: boolean;
+  /** Include each step's `top` most probable tokens (default 0: none). */
+  top?: number;
+  /** Include each step's logit lens, `lens` tokens per layer (default: none). */
+  lens?: number;
+  /** Heads switched off for the whole generation. */
+  headMask?: HeadMask;
+  /** Read <|endoftext|> in a text prompt as the special token. */
+  allowSpecial?: boolean;
+  /** When the context (ModelShape.positions) is full: 'slide' (default) keeps its most recent half and goes
    *  on (the model then sees only the window, see GenerateStep.windowStart); 'stop' ends with
    *  stopReason 'context_full'. */
   contextFull?: 'slide' | 'stop';
@@ -144,7 +191,9 @@ export interface GenerateOptions {
   ahead?: number;
 }
 
+/** One generated token, with what the options asked for. */
 export interface GenerateStep {
+  /** The token's id. */
   id: number;
   /** Text that became complete with this token: only ever whole characters ('' while one is split). */
   text: string;
@@ -163,14 +212,19 @@ export interface GenerateStep {
   lens?: TokenProbability[][];
 }
 
+/** How a generation ended: next()'s last result's value. */
 export interface GenerateResult {
   stopReason: 'max_tokens' | 'end_of_text' | 'context_full' | 'cancelled';
   /** Bytes still held back when generation stopped, as U+FFFD. */
   text?: string;
 }
 
+/** A loaded model (loadModel), with the engine in this thread or in a worker: every method is async. */
 export interface Model {
+  /** config.json as the file gives it. */
   readonly config: ModelConfig;
+  /** The model's sizes as the engine parsed them (defaults included). */
+  readonly shape: ModelShape;
   /** The weights' form in memory, as loaded: 'none' (F32) or 'int8'. */
   readonly quantize: 'none' | 'int8';
   /** Threads the engine computes with: one per core (up to 8) where the page is cross-origin isolated
@@ -188,25 +242,28 @@ export interface Model {
   readonly fromCache?: boolean;
   /** With { cache }: why the downloaded files could not be stored (e.g. the quota); the model works. */
   readonly cacheError?: string;
+  /** Text -> ids. "<|endoftext|>" in the text is ordinary characters unless allowSpecial. */
   tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
-  detokenize(ids: ArrayLike<number>): Promise<string>;
+  /** Ids -> text; bytes that are not whole UTF-8 characters become U+FFFD. */
+  detokenize(ids: TokenIds): Promise<string>;
   /** The logits of every position, and what else the options ask for (ForwardOptions). */
-  forward(ids: ArrayLike<number>, options?: ForwardOptions): Promise<ForwardResult>;
+  forward(ids: TokenIds, options?: ForwardOptions): Promise<ForwardResult>;
   /**
    * Several sequences of different lengths in one pass (right-padded, with a padding mask):
    * logits[b] is (T_b, V), exactly what forward(batch[b]) gives.
    */
-  forwardBatch(batch: ArrayLike<number>[]): Promise<{ logits: Float32Array[] }>;
+  forwardBatch(batch: TokenIds[]): Promise<{ logits: Float32Array[] }>;
   /**
    * A classifier's verdict on a text or ids, read at the last token. A string is tokenized and ends
    * with <|endoftext|> (if the vocabulary has it), as `glassbox train --task classify` made the
    * examples; ids are used as given. Rejects for a model without a classification head (labels []),
    * or without a tokenizer for a string. headMask: heads switched off, as in forward.
    */
-  classify(input: string | ArrayLike<number>, options?: { headMask?: HeadMask }): Promise<ClassifyResult>;
+  classify(input: string | TokenIds, options?: { headMask?: HeadMask }): Promise<ClassifyResult>;
   /** The steps, one per token, for `for await`; once it has ended, the iterator's stopReason and
    *  text say how (next()'s last result carries them too). */
-  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): Generation;
+  generate(prompt: string | TokenIds, options?: GenerateOptions): Generation;
+  /** Frees the engine's memory (and ends the worker); later calls reject with a StateError. */
   dispose(): Promise<void>;
   /** `await using model = await loadModel(...)`: disposed at the end of the block. */
   [Symbol.asyncDispose](): Promise<void>;
@@ -232,20 +289,34 @@ export interface TrainOptions {
   vocabSize?: number;
   /** ...or use this one: the texts of vocab.json and merges.txt. */
   tokenizer?: { vocab: string; merges: string } | null;
-  nLayer?: number;            // default 4
-  nEmbd?: number;             // default 256
-  nHead?: number;             // default 4
-  nPositions?: number;        // the context, default 256
-  seqLen?: number;            // tokens per sequence, default 128, at most nPositions
-  batchSize?: number;         // sequences per step, default 16
-  steps?: number;             // default 2000
-  learningRate?: number;      // peak, default 1e-3 (linear warmup, then cosine decay)
-  minLearningRate?: number;   // default 1e-4
-  warmup?: number;            // steps, default 100
-  weightDecay?: number;       // AdamW, default 0.1
-  gradClip?: number;          // max gradient norm, default 1 (0: off)
-  dropout?: number;           // default 0
-  seed?: number;              // default 1
+  /** Transformer blocks (default 4). */
+  nLayer?: number;
+  /** The residual stream's width (default 256). */
+  nEmbd?: number;
+  /** Attention heads per layer (default 4). */
+  nHead?: number;
+  /** The context (default 256). */
+  nPositions?: number;
+  /** Tokens per sequence (default 128), at most nPositions. */
+  seqLen?: number;
+  /** Sequences per step (default 16). */
+  batchSize?: number;
+  /** Optimisation steps (default 2000). */
+  steps?: number;
+  /** The peak learning rate (default 1e-3): a linear warmup, then a cosine decay. */
+  learningRate?: number;
+  /** Where the cosine decay ends (default 1e-4). */
+  minLearningRate?: number;
+  /** Steps of linear warmup (default 100). */
+  warmup?: number;
+  /** AdamW's weight decay (default 0.1). */
+  weightDecay?: number;
+  /** The largest gradient norm (default 1; 0: no clipping). */
+  gradClip?: number;
+  /** Default 0. */
+  dropout?: number;
+  /** The random seed (default 1). */
+  seed?: number;
   /** The batch is computed as this many shards (default 2, as the CLI's --threads: the same bits). */
   threads?: number;
   /** The end of the texts held out for the held-out loss (default 0.1). */
@@ -261,41 +332,63 @@ export interface TrainOptions {
   worker?: boolean | GlassboxWorker;
 }
 
+/** One optimisation step of a TrainingRun. */
 export interface TrainStep {
-  step: number;               // steps done
-  loss: number;               // the batch's mean cross-entropy before the update, in nats
+  /** Steps done. */
+  step: number;
+  /** The batch's mean cross-entropy before the update, in nats. */
+  loss: number;
+  /** The learning rate of this step. */
   learningRate: number;
-  gradNorm: number;           // before clipping
-  tokens: number;             // trained on so far
-  validLoss?: number;         // on the steps where it is due
+  /** The gradient's norm before clipping. */
+  gradNorm: number;
+  /** Tokens trained on so far. */
+  tokens: number;
+  /** The held-out loss, on the steps where it is due (TrainOptions.evalEvery, and the last). */
+  validLoss?: number;
+  /** The held-out tokens validLoss is over. */
   validTokens?: number;
-  tokensPerSecond: number;    // over the training time of this run, pauses left out
+  /** Over the training time of this run, pauses left out. */
+  tokensPerSecond: number;
+  /** The training time of this run, pauses left out. */
   elapsedMs: number;
 }
+
+/** train()'s options with the defaults filled in (TrainingRun.settings). */
+export type TrainSettings = Required<Omit<TrainOptions, 'signal' | 'worker'>>;
 
 /** What train() returns: the steps for `for await`; the iteration's return value is the trained
  *  model. Leaving the loop early or pause() stops after the current step and keeps the run:
  *  iterating again goes on. */
 export interface TrainingRun extends AsyncIterableIterator<TrainStep> {
+  /** The next step; after the last one {done: true, value: the trained model} (the run owns it),
+   *  after a pause or once it has ended {done: true, value: undefined}. */
   next(): Promise<IteratorResult<TrainStep, Model | undefined>>;
+  /** What leaving a `for await` loop early calls: the run stays, to go on when iterated again. */
+  return(): Promise<IteratorResult<TrainStep, undefined>>;
   [Symbol.asyncIterator](): TrainingRun;
+  /** Stops the iteration after the step under way; the run stays. */
   pause(): void;
   /** Steps done so far. */
   readonly step: number;
   /** The options, defaults filled in. */
-  readonly settings: Required<Omit<TrainOptions, 'signal'>>;
-  /** 'done' after the last step, 'cancelled' after an abort or dispose(); undefined before. */
-  readonly stopReason: 'done' | 'cancelled' | undefined;
+  readonly settings: TrainSettings;
+  /** 'done' after the last step, 'cancelled' after an abort or dispose(), 'failed' after a step
+   *  threw (next() rejected with its error); undefined before. */
+  readonly stopReason: 'done' | 'cancelled' | 'failed' | undefined;
   /** A model of the current parameters (training can go on), with the run's tokenizer. */
   model(): Promise<Model>;
   /** The Hugging Face layout: config.json, model.safetensors (F32), vocab.json, merges.txt. */
   files(): Promise<{ config: string; weights: Uint8Array; vocab: string; merges: string }>;
+  /** Ends the run and frees it and the model it ended with. */
   dispose(): Promise<void>;
+  /** `await using run = train(...)`: disposed at the end of the block. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Trains a GPT on texts with the engine in this thread, step by step as it is iterated. The same
- *  texts and options give the native `glassbox train`'s losses and files, bit for bit. */
+/** Trains a GPT on texts (each string a document) with the engine in this thread, or in a worker
+ *  with { worker }, step by step as it is iterated. The same texts and options give the native
+ *  `glassbox train`'s losses and files, bit for bit. */
 export function train(texts: string | string[], options?: TrainOptions): TrainingRun;
 
 /** source: a model directory (URL in the browser; path or file: URL in Node), a hub model
@@ -310,8 +403,8 @@ export function hubDirectoryUrl(source: string | URL | ModelFiles): string | nul
 /** The files of a model directory: config.json, model.safetensors, vocab.json, merges.txt. */
 export const MODEL_FILES: readonly string[];
 
-/** The model directories in a cache (default "glassbox-models"), with their size in bytes. */
-/** What loading and running a model would take, from config.json and the header of model.safetensors alone (a URL: its first 64 KB). */
+/** What loading and running a model would take, from config.json and the header of
+ *  model.safetensors alone (a URL: its first 64 KB). */
 export interface ModelEstimate {
   /** model.safetensors' size (0: the server did not say). */
   fileBytes: number;
@@ -319,18 +412,38 @@ export interface ModelEstimate {
   loadBytes: number;
   /** A generation's keys and values at the model's full context. */
   cacheBytes: number;
+  /** loadBytes + cacheBytes. */
   totalBytes: number;
   /** What a thread's 4 GB WebAssembly heap can give a model. */
   limitBytes: number;
+  /** totalBytes <= limitBytes. */
   fits: boolean;
 }
+
 /** A Worker running glassbox's worker.mjs: a module Web Worker, or a Node worker_threads Worker. */
 export interface GlassboxWorker {
   postMessage(message: unknown, transfer?: any): void;
   terminate(): unknown;
 }
-/** worker: true counts in a worker of its own, or in the GlassboxWorker given, ended once it has answered. */
-export function estimateModel(source: string | URL | ModelFiles, options?: { quantize?: 'none' | 'int8'; signal?: AbortSignal; worker?: boolean | GlassboxWorker; wasmPaths?: string | URL }): Promise<ModelEstimate>;
+
+/** What loading and running a model would take (ModelEstimate), counted by the engine without
+ *  its weights. */
+export function estimateModel(source: string | URL | ModelFiles, options?: EstimateOptions): Promise<ModelEstimate>;
+
+/** estimateModel's options. */
+export interface EstimateOptions {
+  /** The weights' form the count is for (LoadOptions.quantize). */
+  quantize?: 'none' | 'int8';
+  /** Cancels the count; the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** true counts in a worker of its own, or in the GlassboxWorker given; either is ended once it
+   *  has answered (for a page whose Content-Security-Policy keeps the engine out of its thread). */
+  worker?: boolean | GlassboxWorker;
+  /** As LoadOptions.wasmPaths. */
+  wasmPaths?: string | URL;
+}
+
+/** The model directories in a cache (default "glassbox-models"), with their size in bytes. */
 export function listCachedModels(cache?: true | string): Promise<{ url: string; bytes: number }[]>;
 
 /** Removes one directory's files from the cache (url as listCachedModels gives it), or everything. */
@@ -371,4 +484,20 @@ export class StateError extends GlassboxError {
 /** This environment lacks what the call needs (the Cache API outside a secure browser context). */
 export class NotSupportedError extends GlassboxError {
   readonly name: 'NotSupportedError';
+}
+
+// `await using` and `using` need these: declared here so that a project compiles with a lib
+// without esnext.disposable (e.g. "es2022", "dom"), as well as with it or with @types/node, whose
+// declarations merge with these.
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+  interface Disposable {
+    [Symbol.dispose](): void;
+  }
+  interface AsyncDisposable {
+    [Symbol.asyncDispose](): PromiseLike<void>;
+  }
 }

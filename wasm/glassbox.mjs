@@ -1,3 +1,4 @@
+// @ts-check
 // glassbox: GPT-2-family transformers in the browser, a worker or Node, with attention you can see.
 //
 //   import { loadModel } from './dist/glassbox.mjs';
@@ -6,7 +7,10 @@
 //
 // Every method is async, so the same code works with the engine in this thread or in a worker.
 // Errors are rejected promises with an Error whose message says what to fix, of one of the classes
-// of errors.mjs (a stable `name`, the same with or without a worker).
+// of errors.mjs (a stable `name`, the same with or without a worker). The types, and what each
+// option means, are glassbox.d.ts's; tests/types checks this file against them.
+/** @import { EstimateOptions, GlassboxWorker, LoadOptions, Model, ModelEstimate, ModelFiles, TrainOptions } from './glassbox.js' */
+/** @import * as Api from './glassbox.js' */
 import { errorFromWire, InvalidArgumentError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
 import { checkLoadOptions, checkQuantize, checkSource, hubDirectoryUrl, removeCachedModels } from './model-source.mjs';
@@ -19,19 +23,14 @@ export {
 } from './errors.mjs';
 
 
-// source: a model directory (URL in the browser, path or file: URL in Node), or the files
-// themselves: {config, weights, vocab, merges} as ArrayBuffer, typed array, Blob/File or string.
-// options: onProgress({loaded, total}) in bytes of model.safetensors; worker: run the engine in a
-// worker (true: one started here; or a Worker the caller made of worker.mjs, see ownWorker);
-// signal: an AbortSignal that cancels the load; cache: true or a cache name, to keep a model
-// read from a URL with the Cache API and read it from there next time; quantize: 'int8' to hold
-// the matrices as int8 blocks (~3.6x fewer bytes to read per token, made at load), 'none' (F32);
-// sha256: the SHA-256 (hex) model.safetensors must have, checked before it is used or cached;
-// threads: how many threads the engine may use (at most what the page allows: see engine.mjs;
-// an engine in this thread is made once, so a second model there keeps the first one's count);
-// wasmPaths: the directory the engine's .wasm files are served from (default: beside the glue);
-// onTokenizer(tokenizer): called before the load ends, as soon as vocab.json and merges.txt are
-// read (the weights still on their way), with {tokenize, detokenize} that work from then on.
+// source: a model directory (URL in the browser, path or file: URL in Node), a hub id, or the
+// files themselves: {config, weights, vocab, merges} as ArrayBuffer, typed array, Blob/File or
+// string. The options (LoadOptions) are checked here, the engine's by engine.mjs.
+/**
+ * @param {string | URL | ModelFiles} source
+ * @param {LoadOptions} [options]
+ * @returns {Promise<Model>}
+ */
 export async function loadModel(source, options = {}) {
   const { onProgress, onTokenizer, worker = false, signal, cache, sha256, threads, wasmPaths } = options;
   const checked = checkLoadOptions(source, options);
@@ -48,6 +47,11 @@ export async function loadModel(source, options = {}) {
 // options, the steps it yields and the model it returns. worker: in a worker (true: one started
 // here; or a Worker the caller made of worker.mjs, as loadModel's), else with the engine in this
 // thread.
+/**
+ * @param {string | string[]} texts
+ * @param {TrainOptions} [options]
+ * @returns {Api.TrainingRun}
+ */
 export function train(texts, options = {}) {
   const { worker = false, ...rest } = options ?? {};
   return new TrainingRun(texts, rest, worker ? new WorkerTraining(ownWorker(worker)) : undefined);
@@ -61,6 +65,11 @@ export function train(texts, options = {}) {
 // single-threaded module, ~0.5 MB, is loaded for it if it is not yet), or with { worker: true } in
 // a worker of its own, ended once it has answered (a page whose Content-Security-Policy keeps the
 // engine out of the page's thread); a Worker the caller made (see ownWorker) is ended the same way.
+/**
+ * @param {string | URL | ModelFiles} source
+ * @param {EstimateOptions} [options]
+ * @returns {Promise<ModelEstimate>}
+ */
 export async function estimateModel(source, { quantize, signal, worker = false, wasmPaths } = {}) {
   checkSource(source);
   source = hubDirectoryUrl(source) ?? source;
@@ -141,9 +150,14 @@ function forWorker(source) {
   return source instanceof URL ? source.href : source;
 }
 
+// Ids as the worker gets them: a typed array as a plain array (the worker checks what it gets).
+/** @param {unknown} ids */
+const plainIds = (ids) => (ArrayBuffer.isView(ids) ? Array.from(/** @type {Int32Array} */ (ids)) : ids);
+
 // --- the same API with the engine in a worker (a Web Worker, or a worker thread in Node); the
 // messages between the two are listed at the top of worker.mjs
 
+/** @implements {Model} */
 class WorkerModel {
   #worker;              // null once disposed
   #channel;             // the calls to it (WorkerChannel)
@@ -157,8 +171,9 @@ class WorkerModel {
     model.#worker = model.#channel.worker;
     source = forWorker(source);
     // The worker says when its tokenizer is ready: this model's tokenize and detokenize work then.
-    const tokenizerReady = onTokenizer && (({ config }) => onTokenizer({
+    const tokenizerReady = onTokenizer && (({ config, shape }) => onTokenizer({
       config,
+      shape: Object.freeze(shape),
       tokenize: (text, options) => model.tokenize(text, options),
       detokenize: (ids) => model.detokenize(ids),
     }));
@@ -175,15 +190,7 @@ class WorkerModel {
     });
     try {
       signal?.throwIfAborted();   // aborted while the worker started
-      const result = await Promise.race([loaded, cancelled]);
-      model.config = result.config;
-      model.quantize = quantize;
-      model.threads = result.threads;
-      model.labels = Object.freeze(result.labels);
-      model.bidirectional = result.bidirectional;
-      model.maskTokenId = result.maskTokenId;
-      if (result.fromCache) model.fromCache = true;
-      if (result.cacheError) model.cacheError = result.cacheError;
+      model.#loaded(await Promise.race([loaded, cancelled]), quantize);
     } catch (e) {
       const worker = model.#worker;
       model.#worker = null;
@@ -203,34 +210,52 @@ class WorkerModel {
     return model;
   }
 
+  // The worker's answer to 'load': what the model is (worker.mjs's load).
+  #loaded(result, quantize) {
+    this.config = result.config;
+    this.shape = Object.freeze(result.shape);
+    this.quantize = quantize;
+    this.threads = result.threads;
+    this.labels = Object.freeze(result.labels);
+    this.bidirectional = result.bidirectional;
+    this.maskTokenId = result.maskTokenId;
+    if (result.fromCache) this.fromCache = true;
+    if (result.cacheError) this.cacheError = result.cacheError;
+  }
+
   #live() {
     if (!this.#worker) throw new StateError('this model has been disposed');
     if (this.#channel.dead) throw this.#channel.dead;
   }
 
+  /** @type {Model['tokenize']} */
   async tokenize(text, options) {
     this.#live();
     return this.#channel.call('tokenize', { text, options });
   }
 
+  /** @type {Model['detokenize']} */
   async detokenize(ids) {
     this.#live();
-    return this.#channel.call('detokenize', { ids: ArrayBuffer.isView(ids) ? Array.from(ids) : ids });
+    return this.#channel.call('detokenize', { ids: plainIds(ids) });
   }
 
+  /** @type {Model['forward']} */
   async forward(ids, options) {
     this.#live();
-    return this.#channel.call('forward', { ids: ArrayBuffer.isView(ids) ? Array.from(ids) : ids, options });
+    return this.#channel.call('forward', { ids: plainIds(ids), options });
   }
 
+  /** @type {Model['forwardBatch']} */
   async forwardBatch(batch) {
     this.#live();
-    return this.#channel.call('forwardBatch', { batch: Array.isArray(batch) ? batch.map((ids) => (ArrayBuffer.isView(ids) ? Array.from(ids) : ids)) : batch });
+    return this.#channel.call('forwardBatch', { batch: Array.isArray(batch) ? batch.map(plainIds) : batch });
   }
 
+  /** @type {Model['classify']} */
   async classify(input, options) {
     this.#live();
-    return this.#channel.call('classify', { input: ArrayBuffer.isView(input) ? Array.from(input) : input, options });
+    return this.#channel.call('classify', { input: plainIds(input), options });
   }
 
   // Pipelined: the worker computes up to `ahead` steps (default 8) beyond what this iterator has
@@ -238,6 +263,7 @@ class WorkerModel {
   // caller takes steps at its own. Each step yielded returns one step of credit. An abort, or
   // leaving the loop early (break, return, a throw in its body), drops whatever is queued: no step
   // is yielded after it, and the worker's generation ends too.
+  /** @type {Model['generate']} */
   generate(prompt, options = {}) {
     return new Generation(this.#generate(prompt, options));
   }

@@ -12,6 +12,7 @@
 import { InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError } from './errors.mjs';
 import { importNode, isNode } from './platform.mjs';
 
+/** @type {readonly string[]} */
 export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
 export const DEFAULT_CACHE = 'glassbox-models';
 
@@ -559,6 +560,7 @@ export async function readModelHeader(source, { signal } = {}) {
 // --- what is in the cache, for a page that shows it
 
 // -> [{url, bytes}]: the model directories in the cache, with their size.
+/** @param {true | string} [cache] */
 export async function listCachedModels(cache = true) {
   const store = await openExisting(cache);
   if (!store) return [];
@@ -578,6 +580,10 @@ export async function listCachedModels(cache = true) {
 }
 
 // Removes one directory's files (url: as listCachedModels gives it), or with no url the whole cache.
+/**
+ * @param {string | null} [url]
+ * @param {true | string} [cache]
+ */
 export async function removeCachedModels(url = null, cache = true) {
   const store = await openExisting(cache);
   if (!store) return;

@@ -1,3 +1,4 @@
+// @ts-check
 // Training a GPT with the engine in this thread: the JS API's train() (glassbox.mjs,
 // docs/js-api.md). The module's Training class (wasm/training_bindings.cpp) prepares the texts as
 // `glassbox train` prepares files and runs one optimisation step per call; this file checks the
@@ -6,9 +7,11 @@
 // imports it: glassbox.mjs imports this file whether or not anything is trained.
 import { InvalidArgumentError, StateError } from './errors.mjs';
 import { asyncDispose } from './generation.mjs';
+/** @import { Model, TrainOptions, TrainSettings, TrainStep, TrainingRun as TrainingRunType } from './glassbox.js' */
 
 // The defaults of `glassbox train` (docs/training.md), so that the same settings train the same
 // model, bit for bit, natively and here.
+/** @type {Readonly<TrainSettings>} */
 export const TRAINING_DEFAULTS = Object.freeze({
   vocabSize: 4096, tokenizer: null, nLayer: 4, nEmbd: 256, nHead: 4, nPositions: 256, seqLen: 128, batchSize: 16,
   steps: 2000, learningRate: 1e-3, minLearningRate: 1e-4, warmup: 100, weightDecay: 0.1, gradClip: 1, dropout: 0,
@@ -22,6 +25,11 @@ const NUMBERS = ['learningRate', 'minLearningRate', 'weightDecay', 'gradClip', '
 // texts: a string or an array of strings; options: TRAINING_DEFAULTS' names, and signal (an
 // AbortSignal). Returns them complete and checked for type; the engine checks the values' sense
 // (a width that the heads do not divide, a text too short for one sequence, ...).
+/**
+ * @param {string | string[]} texts
+ * @param {Omit<TrainOptions, 'worker'>} options
+ * @returns {{ texts: string[], settings: TrainSettings, signal: AbortSignal | undefined }}
+ */
 export function trainingSettings(texts, options) {
   const list = typeof texts === 'string' ? [texts] : texts;
   if (!Array.isArray(list)) throw new InvalidArgumentError('texts must be a string or an array of strings');
@@ -58,6 +66,7 @@ export function trainingSettings(texts, options) {
 // ends the run for good (stopReason 'cancelled'), as dispose() does; an error in a step ends it
 // too ('failed'). Where it trains is its backend's business: this thread (LocalTraining) or a
 // worker (glassbox.mjs).
+/** @implements {TrainingRunType} */
 export class TrainingRun {
   #backend;
   #settings;
@@ -68,8 +77,15 @@ export class TrainingRun {
   #step = 0;
   #final = null;    // the trained model, once the last step is done
   #freed = false;   // disposed, aborted or failed: nothing left to give
-  stopReason;       // 'done', 'cancelled' or 'failed' once it has ended
+  /** 'done', 'cancelled' or 'failed' once it has ended.
+   *  @type {TrainingRunType['stopReason']} */
+  stopReason;
 
+  /**
+   * @param {string | string[]} texts
+   * @param {Omit<TrainOptions, 'worker'>} options
+   * @param {TrainingBackend} [backend]
+   */
   constructor(texts, options, backend = new LocalTraining()) {
     let list;
     ({ texts: list, settings: this.#settings, signal: this.#signal } = trainingSettings(texts, options));
@@ -141,6 +157,7 @@ export class TrainingRun {
 
   [asyncDispose]() { return this.dispose(); }
 
+  /** @param {'cancelled' | 'failed'} reason */
   async #free(reason) {
     this.stopReason ??= reason;
     this.#freed = true;
@@ -155,8 +172,20 @@ export class TrainingRun {
   }
 }
 
+/**
+ * Where a run trains: LocalTraining (this thread) or glassbox.mjs's WorkerTraining (a worker).
+ * @typedef {object} TrainingBackend
+ * @property {string[] | null} texts  the texts, until the first step hands them to the engine
+ * @property {boolean} started  whether the first step has made the run
+ * @property {(settings: TrainSettings) => Promise<TrainStep | null>} step  one step; null once every step is done
+ * @property {(settings?: TrainSettings) => Promise<Model>} model  a model of the current parameters
+ * @property {(settings?: TrainSettings) => ReturnType<TrainingRunType['files']>} files  its files
+ * @property {() => Promise<void>} free  ends the run
+ */
+
 // The run with the engine in this thread (TrainingRun's default backend, and the one worker.mjs
 // drives for a run in a worker): the module's Training object, made at the first step.
+/** @implements {TrainingBackend} */
 export class LocalTraining {
   texts = null;
   #engine = null;   // engine.mjs, once imported

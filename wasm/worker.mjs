@@ -10,7 +10,7 @@
 //     {id, result}                     the call's result (its typed arrays transferred, not copied)
 //     {id, error: {name, message}}     the call failed (errors.mjs makes the error again)
 //     {id, progress: {loaded, total}}  'load': bytes of model.safetensors read so far
-//     {id, tokenizer: {config}}        'load': the tokenizer is ready (tokenize and detokenize
+//     {id, tokenizer: {config, shape}} 'load': the tokenizer is ready (tokenize and detokenize
 //                                      work from now on, before the weights have arrived)
 //     {id, steps: [step, ...]}         'generate': the tokens computed since the last batch
 //
@@ -62,7 +62,7 @@ const calls = {
         onProgress: (progress) => port.send({ id, progress }),
         onTokenizer: (t) => {
           tokenizer = t;
-          port.send({ id, tokenizer: { config: t.config } });
+          port.send({ id, tokenizer: { config: t.config, shape: t.shape } });
         },
         signal: loading.signal, cache: args.cache, quantize: args.quantize, sha256: args.sha256,
         threads: args.threads, wasmPaths: args.wasmPaths,
@@ -71,7 +71,7 @@ const calls = {
       loading = null;
       tokenizer = null;   // handed over to the model (or ended with the load)
     }
-    return { config: model.config, threads: model.threads, fromCache: model.fromCache, cacheError: model.cacheError,
+    return { config: model.config, shape: model.shape, threads: model.threads, fromCache: model.fromCache, cacheError: model.cacheError,
              labels: model.labels, bidirectional: model.bidirectional, maskTokenId: model.maskTokenId };
   },
   tokenize: (args) => (model ?? tokenizer ?? noModel()).tokenize(args.text, args.options),

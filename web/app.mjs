@@ -45,7 +45,7 @@ const state = {
   endOfText: null,    // a classifier's <|endoftext|> id, which the page puts after the prompt
   example: SHIPPED.example,   // the model's example prompt, replaced by the next model's if not edited
   tokenizer: null,    // the first model's tokenizer, while its weights are still on their way
-  config: null,
+  shape: null,        // the model's sizes as the engine parsed them (model.shape; the tokenizer's before)
   texts: null,        // TokenTexts of the model
   seq: null,          // Sequence of the current prompt (+ generated tokens)
   generation: null,   // the running Generation
@@ -136,8 +136,8 @@ const masks = new MaskCompare({
 // Both masks' attention for the current text (when the switch is on; not while generating).
 function refreshMasks() {
   if (!masks.on || state.generation || !state.model || !state.seq) return chain;
-  const { model, config, seq } = state;
-  chain = chain.then(() => masks.compute(model, config, seq.ids)).catch((e) => {
+  const { model, shape, seq } = state;
+  chain = chain.then(() => masks.compute(model, shape, seq.ids)).catch((e) => {
     if (model === state.model) status.set(`Cannot compare the masks: ${e.message}`, 'error');
   });
   return chain;
@@ -176,7 +176,7 @@ function headsChanged() {
 function refreshComparison() {
   const was = shown(), { model, seq } = was, texts = state.texts;
   if (state.kind !== 'lm' || !state.silenced.size || state.generation || !model || !seq?.length) return chain;
-  const limit = state.config.n_positions;
+  const limit = state.shape.positions;
   const ids = seq.ids.slice(-limit), mask = headMask(), label = headsLabel(), position = seq.length - 1;
   chain = chain.then(async () => {
     if (!stillShown(was)) return;
@@ -194,7 +194,7 @@ function refreshComparison() {
 function refreshLens() {
   const was = shown(), { model, seq } = was, texts = state.texts;
   if (state.kind !== 'lm' || !layers.inView || !layers.needsPrompt || state.generation || !model || !seq?.promptLength) return chain;
-  if (seq.promptLength > state.config.n_positions) return chain;
+  if (seq.promptLength > state.shape.positions) return chain;
   const ids = seq.ids.slice(0, seq.promptLength), promptTexts = seq.texts.slice(0, seq.promptLength);
   chain = chain.then(async () => {
     if (!stillShown(was, { duringGeneration: true }) || !layers.needsPrompt) return;
@@ -280,13 +280,14 @@ async function analyzePrompt(v) {
   const texts = await tokenTexts.many(ids);
   if (!stillWanted(v, model)) return;
   // Attention rows of one context's worth of tokens: a long generation holds no more than that.
-  const seq = new Sequence(state.config.n_layer, state.config.n_head, state.config.n_positions, { bidirectional: kind === 'mlm' });
+  const { layers: L, heads: H, positions: limit } = state.shape;
+  const seq = new Sequence(L, H, limit, { bidirectional: kind === 'mlm' });
   seq.setPrompt(ids, texts);
   state.seq = seq;
-  layers.reset(state.config.n_layer);
+  layers.reset(L);
   analyzed = v;
   tokens.reset(ids.map((id, i) => ({ id, text: texts[i] })));
-  const limit = state.config.n_positions, tooLong = ids.length > limit;
+  const tooLong = ids.length > limit;
   tokenCount.textContent = `${formatInt(ids.length)} token${ids.length === 1 ? '' : 's'} of ${formatInt(limit)}.`;
   showPromptError(tooLong ? `The prompt has ${formatInt(ids.length)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.` : '');
   if (!model) return;   // the tokenizer alone: the rest comes with the model (onLoaded reads the prompt again)
@@ -305,7 +306,7 @@ async function analyzePrompt(v) {
     fillMask.clear(`Type a text with ${maskText()} where the model should guess a token.`);
   }
   if (!ids.length) {
-    if (masks.on) await masks.compute(model, state.config, ids);
+    if (masks.on) await masks.compute(model, state.shape, ids);
     return;
   }
   // With the Layers panel in view, the same pass gives the prompt's logit lens; a masked LM's
@@ -321,7 +322,7 @@ async function analyzePrompt(v) {
   if (kind === 'classifier' && promptInput.value) await showClassification(model, ids, v);
   if (kind === 'mlm' && !guessing && promptInput.value) fillMask.clear(`The prompt has no mask: write ${maskText()} where the model should guess a token.`);
   if (guessing) await fillMask.show(ids, logits, model.maskTokenId, { textOf: (id) => state.texts.get(id), detokenize: (x) => model.detokenize(x) });
-  if (masks.on) await masks.compute(model, state.config, ids);
+  if (masks.on) await masks.compute(model, state.shape, ids);
 }
 
 // The classifier's verdict on ids (the prompt's, then <|endoftext|>), with the heads switched
@@ -413,7 +414,7 @@ async function generate() {
 // why nothing can be generated from it.
 async function promptToContinue(model) {
   await (debounce || analyzed !== wanted ? flushPrompt() : chain);
-  const seq = state.seq, limit = state.config.n_positions;
+  const seq = state.seq, limit = state.shape.positions;
   const refuse = (message) => {
     showPromptError(message);
     status.set('Nothing generated: see the message under the prompt.', 'error');
@@ -487,11 +488,10 @@ const picker = new ModelPicker({
   // already loaded keeps showing its own until the next one is ready).
   onTokenizer(tokenizer) {
     if (state.model) return;
-    const c = tokenizer.config;
     state.tokenizer = tokenizer;
-    state.config = { ...c, n_positions: c.n_positions ?? c.n_ctx ?? 1024 };
+    state.shape = tokenizer.shape;
     state.texts = new TokenTexts(tokenizer);
-    showKind(modelKind(c));
+    showKind(modelKind(tokenizer.config));
     ++wanted;
     flushPrompt();
   },
@@ -509,7 +509,7 @@ const picker = new ModelPicker({
     state.loading = null;
     const old = state.model;
     state.model = model;
-    state.config = { ...model.config, n_positions: model.config.n_positions ?? model.config.n_ctx ?? 1024 };
+    state.shape = model.shape;
     state.texts = new TokenTexts(model);
     state.tokenizer = null;
     state.seq = null;
@@ -524,14 +524,14 @@ const picker = new ModelPicker({
     showKind(kind);
     classifyView.clear('');
     fillMask.clear('');
-    const c = state.config;
-    const what = kind === 'classifier' ? `a classifier (${model.labels.join(', ')})` : kind === 'mlm' ? 'a masked language model' : c.model_type;
-    modelInfo.textContent = `${name}: ${what}, ${c.n_layer} layers × ${c.n_head} heads, ${c.n_embd ?? '?'} wide, ` +
-      `${formatInt(c.n_positions)} positions, ${formatInt(c.vocab_size ?? 0)}-token vocabulary; ` +
+    const s = model.shape;
+    const what = kind === 'classifier' ? `a classifier (${model.labels.join(', ')})` : kind === 'mlm' ? 'a masked language model' : s.modelType;
+    modelInfo.textContent = `${name}: ${what}, ${s.layers} layers × ${s.heads} heads, ${s.width} wide, ` +
+      `${formatInt(s.positions)} positions, ${formatInt(s.vocabulary)}-token vocabulary; ` +
       `${model.quantize === 'int8' ? 'int8' : 'F32'} weights, ` +
       `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
-    attention.configure(c.n_layer, c.n_head);
-    layers.reset(c.n_layer);
+    attention.configure(s.layers, s.heads);
+    layers.reset(s.layers);
     state.silenced.clear();   // another model's heads
     attention.setSilenced(state.silenced);
     resetHeads.disabled = true;

@@ -12,7 +12,7 @@ import { loadCore } from '../../web/dist/engine.mjs';
 import { checkClassifyReport, classifyScenario } from './classify.mjs';
 import { concurrency } from './concurrency.mjs';
 import { checkPipelining, pipelining } from './pipelining.mjs';
-import { BOM_TOKEN_TEXT, hugeModel, kvHeavyModel } from './made-up-models.mjs';
+import { BOM_TOKEN_TEXT, hugeModel, kvHeavyModel, openaiGptDefaultContext } from './made-up-models.mjs';
 import { textRoundTrip } from './text-roundtrip.mjs';
 
 const fixtures = new URL('../fixtures/', import.meta.url);
@@ -557,6 +557,33 @@ test('progress reports bytes; a model too large for the WebAssembly heap is refu
   assert.equal(core.heapBytesInUse(), inUse);
 });
 
+// model.shape against config.json read here: what the engine's loader parsed, in the JS API's
+// names, with the model type's defaults for what config.json leaves out.
+const shapeOfConfig = (c) => ({ positions: c.n_positions, layers: c.n_layer, heads: c.n_head, kvHeads: c.n_head, width: c.n_embd,
+                                vocabulary: c.vocab_size, modelType: c.model_type });
+
+for (const worker of [false, true]) {
+  test(`${worker ? 'worker' : 'main thread'}: model.shape is config.json as the engine parsed it; model.config stays as given`, async () => {
+    for (const name of ['gpt2-f32', 'openai-gpt']) {
+      const config = JSON.parse(readFileSync(new URL('config.json', fixture(name)), 'utf8'));
+      const model = await loadModel(fixture(name), { worker });
+      assert.deepEqual(model.shape, shapeOfConfig(config), name);
+      assert.ok(Object.isFrozen(model.shape), `${name}: read-only`);
+      assert.deepEqual(model.config, config, `${name}: config.json as given`);
+      await model.dispose();
+    }
+    // An openai-gpt whose config.json gives n_ctx: 1024 and no n_positions: the context is
+    // OpenAIGPTConfig's default, 512 (n_ctx is not read), which its 512-row position table fits.
+    const files = openaiGptDefaultContext();
+    const config = JSON.parse(files.config);
+    const model = await loadModel(files, { worker });
+    assert.equal(config.n_positions, undefined);
+    assert.deepEqual(model.shape, shapeOfConfig({ ...config, n_positions: 512 }));
+    assert.deepEqual(model.config, config, 'config.json as given: no n_positions');
+    await model.dispose();
+  });
+}
+
 test('onTokenizer: the tokenizer before the model is loaded, with the model\'s tokens, then handed over to it', async () => {
   const shipped = new URL('../../web/models/brown-small/', import.meta.url);
   const texts = ['The jury said it did not believe the evidence.', 'naïve café 🙂 <|endoftext|>', ''];
@@ -567,6 +594,7 @@ test('onTokenizer: the tokenizer before the model is loaded, with the model\'s t
     order.push('model');
     assert.deepEqual(order, ['tokenizer', 'model'], `${worker}: called once, before the load ended`);
     assert.deepEqual(early.config, model.config);
+    assert.deepEqual(early.shape, model.shape, `${worker}: the tokenizer's shape is the model's`);
     for (const text of texts) {
       for (const allowSpecial of [false, true]) {
         const ids = await early.tokenize(text, { allowSpecial });

@@ -16,6 +16,19 @@ function gpt2Shapes({ V, C, P }) {
   ];
 }
 
+// An openai-gpt with one block, its weights all zero, whose config.json leaves n_positions out
+// and gives n_ctx: 1024, which neither Hugging Face's OpenAIGPTConfig nor the engine reads: its
+// context is OpenAIGPTConfig's default, 512 positions, the rows of its position table. Its
+// vocabulary is the 256 byte tokens, without merges.
+export function openaiGptDefaultContext() {
+  const C = 4, V = 256, P = 512;
+  const config = { model_type: 'openai-gpt', vocab_size: V, n_ctx: 1024, n_embd: C, n_layer: 1, n_head: 1, afn: 'gelu' };
+  const names = { 'wte.weight': 'tokens_embed.weight', 'wpe.weight': 'positions_embed.weight' };
+  const shapes = gpt2Shapes({ V, C, P }).filter(([name]) => !name.startsWith('ln_f.')).map(([name, shape]) => [names[name] ?? name, shape]);
+  const vocab = Object.fromEntries(byteChars().map((c, b) => [c, b]));
+  return { config: JSON.stringify(config), weights: safetensors(shapes, 'F32').bytes, vocab: JSON.stringify(vocab), merges: '#version: 0.2\n' };
+}
+
 // A safetensors file of these tensors in `dtype` (F32: 4 bytes, F16: 2), its data all zero, or
 // only its header (withData false). -> {bytes, header: the parsed header, dataStart}
 function safetensors(shapes, dtype, withData = true) {

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../../scripts/serve.mjs';
-import { BOM_TOKEN_TEXT, bomModelFiles, hugeModel } from '../js/made-up-models.mjs';
+import { BOM_TOKEN_TEXT, bomModelFiles, hugeModel, openaiGptDefaultContext } from '../js/made-up-models.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // The CLI's tokens are the reference for the chips: ctest passes the native build's path (scripts/test
@@ -870,6 +870,23 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   assert.match(await generate(page), /^Done: reached Max tokens\. 2 tokens/);
   assert.equal(await page.locator('#output').textContent(), `AB${BOM_TOKEN_TEXT}${BOM_TOKEN_TEXT}`);
   await setSampling(page, { Temperature: temperature });
+
+  // An openai-gpt whose config.json gives n_ctx: 1024 and no n_positions: the page reads the
+  // context the engine parsed (model.shape), OpenAIGPTConfig's default of 512 positions.
+  const gpt = openaiGptDefaultContext();
+  await model.selectOption({ label: 'Open files on this device…' });
+  await page.locator('#files-panel').waitFor();
+  await arm(page);
+  await page.getByLabel('The four files').setInputFiles([
+    { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(gpt.config) },
+    { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(gpt.weights) },
+    { name: 'vocab.json', mimeType: 'application/json', buffer: Buffer.from(gpt.vocab) },
+    { name: 'merges.txt', mimeType: 'text/plain', buffer: Buffer.from(gpt.merges) }]);
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /openai-gpt, 1 layers? × 1 heads?, 4 wide, 512 positions, 256-token vocabulary/);
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('AB');
+  await settled(page);
+  assert.equal(await page.locator('#token-count').textContent(), '2 tokens of 512.');
 
   // Back to the shipped model, chosen while a long generation runs: the generation stops, nothing
   // can be generated until the new model is there, and then it is the one that runs.

@@ -55,11 +55,12 @@ export class MaskCompare {
     for (const canvas of Object.values(this.#canvases)) canvas.getContext('2d').clearRect(0, 0, canvas.width, canvas.height);
   }
 
-  // Computes both maps for `ids` (the last n_positions of them: what the model sees at once).
-  // Errors of a computation that was replaced meanwhile (a new model, a new text) are dropped.
-  async compute(model, config, ids) {
+  // Computes both maps for `ids` (the last shape.positions of them: what the model sees at once;
+  // shape: the model's, model.shape). Errors of a computation that was replaced meanwhile (a new
+  // model, a new text) are dropped.
+  async compute(model, shape, ids) {
     const version = ++this.#version;
-    const window = ids.slice(-config.n_positions);
+    const window = ids.slice(-shape.positions);
     if (!this.on || !window.length) {
       this.#maps = null;
       this.#show(window.length ? '' : 'Type a prompt to compare the masks.');
@@ -76,7 +77,7 @@ export class MaskCompare {
       throw e;
     }
     if (version !== this.#version) return;
-    const T = window.length, L = config.n_layer, H = config.n_head;
+    const T = window.length, L = shape.layers, H = shape.heads;
     this.#maps = { causal: new Matrix(causal.attention, L, H, T), bidirectional: new Matrix(bidirectional.attention, L, H, T) };
     this.#show('');
   }

@@ -301,8 +301,6 @@ export class ModelPicker {
           worker: true, cache, sha256, quantize: this.#int8.checked ? 'int8' : 'none', signal: loading.signal, onProgress, onTokenizer,
         });
       }
-      const c = model.config;
-      if (!c.n_layer || !c.n_head) throw new Error('config.json does not give n_layer and n_head');
     } catch (e) {
       model?.dispose();
       if (id !== this.#loadId) return null;   // superseded: the newer load reports

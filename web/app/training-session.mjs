@@ -85,7 +85,7 @@ export class TrainingSession {
     if (this.#ended) return;
     const model = await loadModel(files, { threads: 1 });
     try {
-      const limit = Math.min(PROBE_TOKENS, model.config.n_positions);
+      const limit = Math.min(PROBE_TOKENS, model.shape.positions);
       const ids = (await model.tokenize(this.#probe)).slice(0, limit);
       const { attention } = ids.length ? await model.forward(ids, { attention: true, logits: false }) : {};
       const prompt = this.#probe.split(/\s+/).slice(0, 3).join(' ');
