@@ -227,32 +227,34 @@ export interface Generation extends AsyncIterableIterator<GenerateStep> {
 }
 
 /** train()'s options: those of `glassbox train`, with its defaults (docs/training.md). */
+/** train()'s options: glassbox train's, camel-cased, and with its defaults, which the engine fills
+ *  in for those left out (the table in docs/training.md#options). */
 export interface TrainOptions {
-  /** Learn a byte-level BPE vocabulary of this many tokens from the training part (default 4096)... */
+  /** Learn a byte-level BPE vocabulary of this many tokens from the training part... */
   vocabSize?: number;
   /** ...or use this one: the texts of vocab.json and merges.txt. */
   tokenizer?: { vocab: string; merges: string } | null;
-  nLayer?: number;            // default 4
-  nEmbd?: number;             // default 256
-  nHead?: number;             // default 4
-  nPositions?: number;        // the context, default 256
-  seqLen?: number;            // tokens per sequence, default 128, at most nPositions
-  batchSize?: number;         // sequences per step, default 16
-  steps?: number;             // default 2000
-  learningRate?: number;      // peak, default 1e-3 (linear warmup, then cosine decay)
-  minLearningRate?: number;   // default 1e-4
-  warmup?: number;            // steps, default 100
-  weightDecay?: number;       // AdamW, default 0.1
-  gradClip?: number;          // max gradient norm, default 1 (0: off)
-  dropout?: number;           // default 0
-  seed?: number;              // default 1
-  /** The batch is computed as this many shards (default 2, as the CLI's --threads: the same bits). */
+  nLayer?: number;
+  nEmbd?: number;
+  nHead?: number;
+  nPositions?: number;        // the context
+  seqLen?: number;            // tokens per sequence, at most nPositions
+  batchSize?: number;         // sequences per step
+  steps?: number;
+  learningRate?: number;      // peak (linear warmup, then cosine decay)
+  minLearningRate?: number;
+  warmup?: number;            // steps
+  weightDecay?: number;       // AdamW
+  gradClip?: number;          // max gradient norm (0: off)
+  dropout?: number;
+  seed?: number;
+  /** The batch is computed as this many shards (as the CLI's --threads: the same bits). */
   threads?: number;
-  /** The end of the texts held out for the held-out loss (default 0.1). */
+  /** The end of the texts held out for the held-out loss. */
   validFraction?: number;
-  /** The held-out loss every this many steps (default 200; 0: only at the end)... */
+  /** The held-out loss every this many steps (0: only at the end)... */
   evalEvery?: number;
-  /** ...over at most this many tokens (default 0: all); the last step's covers all of them. */
+  /** ...over at most this many tokens (0: all); the last step's covers all of them. */
   evalTokens?: number;
   /** Ends the run for good (stopReason 'cancelled'). */
   signal?: AbortSignal;
@@ -282,8 +284,9 @@ export interface TrainingRun extends AsyncIterableIterator<TrainStep> {
   pause(): void;
   /** Steps done so far. */
   readonly step: number;
-  /** The options, defaults filled in. */
-  readonly settings: Required<Omit<TrainOptions, 'signal'>>;
+  /** The options, with the defaults of those left out (glassbox train's, docs/training.md#options)
+   *  filled in by the engine once the first step has begun; before that, the options as given. */
+  readonly settings: Omit<TrainOptions, 'signal' | 'worker'>;
   /** 'done' after the last step, 'cancelled' after an abort or dispose(); undefined before. */
   readonly stopReason: 'done' | 'cancelled' | undefined;
   /** A model of the current parameters (training can go on), with the run's tokenizer. */

@@ -43,7 +43,7 @@ namespace glassbox {
 struct TrainingOptions {
   int batch_size = 16;              // sequences per step
   int seq_len = 128;                // tokens per sequence, at most the model's n_positions
-  int steps = 1000;                 // optimisation steps in all (the schedule's length)
+  int steps = 2000;                 // optimisation steps in all (the schedule's length)
   double learning_rate = 1e-3;      // peak, reached at the end of the warmup
   double min_learning_rate = 1e-4;  // where the cosine decay ends
   int warmup_steps = 100;
