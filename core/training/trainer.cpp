@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "glassbox/atomic_file.h"
+#include "glassbox/random.h"
 #include "training/backprop.h"
 #include "io/dtype.h"
 #include "glassbox/error.h"
@@ -17,7 +18,6 @@
 #include "training/parameters.h"
 #include "training/portable_math.h"
 #include "training/products.h"
-#include "training/random.h"
 
 namespace glassbox {
 
@@ -98,7 +98,7 @@ void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint6
                           std::to_string(T + 1) + " need at least that many (use a shorter sequence length)");
   // Both hashed: seeds s and s+1 must not give shifted copies of one stream (SplitMix64 steps its
   // state by a constant, so a state built as seed * constant + step would).
-  training::Random rng(training::Random(seed).next() ^ training::Random(~static_cast<std::uint64_t>(step)).next());
+  Rng rng(Rng(seed).next() ^ Rng(~static_cast<std::uint64_t>(step)).next());
   const std::uint64_t starts = stream.size() - static_cast<std::size_t>(T);   // offsets 0 .. size-T-1
   inputs.resize(std::size_t(B) * T);
   targets.resize(std::size_t(B) * T);
@@ -115,7 +115,7 @@ void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& t
   if (mask_id < 0 || mask_id >= vocab_size) throw InvalidArgument("mask_tokens: the mask id is not in the vocabulary");
   if (!(rate > 0 && rate <= 1)) throw InvalidArgument("the mask rate must be more than 0 and at most 1");
   // Its own stream: the same (seed, step) also draws the batch's windows (sample_batch).
-  training::Random rng(training::Random(seed ^ 0x6D61736B6D61736Bull).next() ^ training::Random(~std::uint64_t(step)).next());
+  Rng rng(Rng(seed ^ 0x6D61736B6D61736Bull).next() ^ Rng(~std::uint64_t(step)).next());
   targets.assign(inputs.size(), kIgnoreTarget);
   for (int b = 0; b < B; ++b) {
     std::int32_t* in = inputs.data() + std::size_t(b) * T;
@@ -159,7 +159,7 @@ LabelledBatch::LabelledBatch(std::span<const LabelledIds* const> examples, std::
 LabelledBatch sample_labelled_batch(std::span<const LabelledIds> examples, int B, std::uint64_t seed, int step,
                                     std::int32_t pad_id) {
   if (B < 1 || examples.empty()) throw InvalidArgument("sample_labelled_batch: no examples, or B < 1");
-  training::Random rng(training::Random(seed).next() ^ training::Random(~static_cast<std::uint64_t>(step)).next());
+  Rng rng(Rng(seed).next() ^ Rng(~static_cast<std::uint64_t>(step)).next());
   std::vector<const LabelledIds*> picked;
   for (int b = 0; b < B; ++b) picked.push_back(&examples[rng.below(examples.size())]);
   return LabelledBatch(picked, pad_id);
@@ -247,7 +247,7 @@ struct Trainer::Impl {
     training::Dropout dropout;
     if (with_grads) {
       dropout.p = options.dropout;
-      dropout.seed = training::Random(options.seed ^ (0xA0761D6478BD642Full * std::uint64_t(step + 1))).next();
+      dropout.seed = Rng(options.seed ^ (0xA0761D6478BD642Full * std::uint64_t(step + 1))).next();
     }
     const int S = std::min(options.threads, B);
     if (int(workspaces.size()) < S) workspaces.resize(S);
