@@ -186,9 +186,9 @@ test('bad input is a clear error, at the call or at the first step', async () =>
 });
 
 test('options left out (or undefined) take the CLI\'s defaults, filled in by the engine at the first step', async () => {
-  // glassbox train --help: "--lr FLOAT [0.001]" and so on
+  // glassbox train --help: "--lr FLOAT=0.001" and so on
   const help = execFileSync(cli, ['train', '--help'], { encoding: 'utf8' });
-  const cliDefault = (flag) => Number(new RegExp(`${flag} \\S+ \\[([^\\]]+)\\]`).exec(help)[1]);
+  const cliDefault = (flag) => Number(new RegExp(`${flag} \\S+=(\\S+)`).exec(help)[1]);
   const flags = { vocabSize: '--vocab-size', nLayer: '--n-layer', nEmbd: '--n-embd', nHead: '--n-head',
                   nPositions: '--n-positions', seqLen: '--seq-len', batchSize: '--batch-size', steps: '--steps',
                   learningRate: '--lr', minLearningRate: '--min-lr', warmup: '--warmup', weightDecay: '--weight-decay',
