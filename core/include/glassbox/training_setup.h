@@ -43,8 +43,8 @@ struct TrainingSettings {
   // predictions (0: all; the last one always covers all).
   int eval_every = 200;
   std::int64_t eval_tokens = 0;
-  // A masked LM's share of the tokens chosen to be predicted (mask_tokens), BERT's 15%.
-  double mask_rate = 0.15;
+  // A masked LM's share of the tokens chosen to be predicted (mask_tokens).
+  double mask_rate = kBertMaskRate;
 };
 
 // The model a new run of these settings trains, with a vocabulary of vocab_size tokens
