@@ -195,6 +195,14 @@ test('options left out (or undefined) take the CLI\'s defaults, filled in by the
                   gradClip: '--grad-clip', dropout: '--dropout', seed: '--seed', threads: '--threads',
                   validFraction: '--valid-fraction', evalEvery: '--eval-every', evalTokens: '--eval-tokens' };
   const expected = Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, cliDefault(flag)]));
+  // No option given: every setting is the CLI's default (the module's Training, without a step).
+  const core = await loadCore();
+  const defaults = core.Training.create([TEXT], {});
+  try {
+    assert.deepEqual(defaults.settings(), expected);
+  } finally {
+    defaults.delete();
+  }
   for (const worker of [false, true]) {
     const training = train([TEXT], { ...TINY, seed: undefined, worker });
     assert.deepEqual(training.settings, { ...TINY, tokenizer: null }, 'before the first step: the options given');
