@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
 
   auto* train_tok = app.add_subcommand("train-tokenizer", "learn a byte-level BPE vocabulary from text files");
   std::vector<std::string> files;
-  int vocab_size = 4096;
+  int vocab_size = glassbox::TokenizerTrainingOptions{}.vocab_size;
   std::string out_dir;
   train_tok->add_option("files", files, "UTF-8 text files")->required();
   train_tok->add_option("--vocab-size", vocab_size, "tokens in the vocabulary, with the 256 bytes and <|endoftext|>")

@@ -31,6 +31,7 @@
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
 #include "glassbox/trainer.h"
+#include "glassbox/training_setup.h"
 #include "glassbox/training_text.h"
 
 namespace {
@@ -100,41 +101,41 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
                  "lm (next token: a GPT), mlm (masked tokens, bidirectional attention: an encoder) or classify "
                  "(labelled lines \"label<TAB>text\": a classifier)")
       ->capture_default_str();
-  t->add_option("--lm-weight", c.lm_weight, "classify: weight of the LM loss beside the label loss (GPT-1's 0.5)")
+  t->add_option("--lm-weight", c.settings.options.lm_weight, "classify: weight of the LM loss beside the label loss (GPT-1's 0.5)")
       ->capture_default_str();
-  t->add_option("--mask-rate", c.mask_rate,
+  t->add_option("--mask-rate", c.settings.mask_rate,
                 "mlm: the share of tokens chosen to be predicted (BERT's 0.15; more gives more to learn from per step)")
       ->capture_default_str();
   t->add_option("--valid", c.valid, "held-out text files or folders for evaluation");
-  t->add_option("--valid-fraction", c.valid_fraction,
+  t->add_option("--valid-fraction", c.settings.valid_fraction,
                  "without --valid: hold out this fraction of the end of the text (classify: of each label's lines)")
       ->capture_default_str();
   t->add_option("--tokenizer", c.tokenizer_dir, "reuse vocab.json + merges.txt from this directory");
   t->add_option("--init-from", c.init_from,
                 "start from the parameters of another run of the same shape (its output directory: its checkpoint and, "
                 "unless --tokenizer says otherwise, its tokenizer), e.g. a GPT's for an encoder; ignored on --resume");
-  t->add_option("--vocab-size", c.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")->capture_default_str();
-  t->add_option("--arch", c.arch, "gpt2 (pre-LayerNorm) or openai-gpt (post-LayerNorm)")->capture_default_str();
-  t->add_option("--activation", c.activation, "MLP activation as the config names it (default: gelu_new, openai-gpt: gelu)");
-  t->add_option("--positions", c.positions, "position encoding: learned (GPT-2's) or sinusoidal (fixed sin/cos)")
+  t->add_option("--vocab-size", c.settings.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")->capture_default_str();
+  t->add_option("--arch", c.settings.architecture, "gpt2 (pre-LayerNorm) or openai-gpt (post-LayerNorm)")->capture_default_str();
+  t->add_option("--activation", c.settings.activation, "MLP activation as the config names it (default: gelu_new, openai-gpt: gelu)");
+  t->add_option("--positions", c.settings.positions, "position encoding: learned (GPT-2's) or sinusoidal (fixed sin/cos)")
       ->capture_default_str();
-  t->add_option("--n-layer", c.n_layer, "blocks")->capture_default_str();
-  t->add_option("--n-embd", c.n_embd, "width of the residual stream")->capture_default_str();
-  t->add_option("--n-head", c.n_head, "attention heads")->capture_default_str();
-  t->add_option("--n-positions", c.n_positions, "context length")->capture_default_str();
-  t->add_option("--steps", c.steps, "optimisation steps")->capture_default_str();
-  t->add_option("--batch-size", c.batch_size, "sequences per step")->capture_default_str();
-  t->add_option("--seq-len", c.seq_len, "tokens per sequence (at most --n-positions)")->capture_default_str();
-  t->add_option("--lr", c.lr, "peak learning rate")->capture_default_str();
-  t->add_option("--min-lr", c.min_lr, "learning rate at the end of the cosine decay")->capture_default_str();
-  t->add_option("--warmup", c.warmup, "linear warmup steps")->capture_default_str();
-  t->add_option("--weight-decay", c.weight_decay, "AdamW weight decay on matrices")->capture_default_str();
-  t->add_option("--grad-clip", c.grad_clip, "max gradient norm (0: off)")->capture_default_str();
-  t->add_option("--dropout", c.dropout, "dropout on embeddings and residual branches while training")->capture_default_str();
-  t->add_option("--seed", c.seed, "initialisation and batch order")->capture_default_str();
-  t->add_option("--threads", c.threads, "threads (the batch is split into this many shards)")->capture_default_str();
-  t->add_option("--eval-every", c.eval_every, "evaluate every N steps (0: only at the end)")->capture_default_str();
-  t->add_option("--eval-tokens", c.eval_tokens,
+  t->add_option("--n-layer", c.settings.n_layer, "blocks")->capture_default_str();
+  t->add_option("--n-embd", c.settings.n_embd, "width of the residual stream")->capture_default_str();
+  t->add_option("--n-head", c.settings.n_head, "attention heads")->capture_default_str();
+  t->add_option("--n-positions", c.settings.n_positions, "context length")->capture_default_str();
+  t->add_option("--steps", c.settings.options.steps, "optimisation steps")->capture_default_str();
+  t->add_option("--batch-size", c.settings.options.batch_size, "sequences per step")->capture_default_str();
+  t->add_option("--seq-len", c.settings.options.seq_len, "tokens per sequence (at most --n-positions)")->capture_default_str();
+  t->add_option("--lr", c.settings.options.learning_rate, "peak learning rate")->capture_default_str();
+  t->add_option("--min-lr", c.settings.options.min_learning_rate, "learning rate at the end of the cosine decay")->capture_default_str();
+  t->add_option("--warmup", c.settings.options.warmup_steps, "linear warmup steps")->capture_default_str();
+  t->add_option("--weight-decay", c.settings.options.weight_decay, "AdamW weight decay on matrices")->capture_default_str();
+  t->add_option("--grad-clip", c.settings.options.grad_clip, "max gradient norm (0: off)")->capture_default_str();
+  t->add_option("--dropout", c.settings.options.dropout, "dropout on embeddings and residual branches while training")->capture_default_str();
+  t->add_option("--seed", c.settings.options.seed, "initialisation and batch order")->capture_default_str();
+  t->add_option("--threads", c.settings.options.threads, "threads (the batch is split into this many shards)")->capture_default_str();
+  t->add_option("--eval-every", c.settings.eval_every, "evaluate every N steps (0: only at the end)")->capture_default_str();
+  t->add_option("--eval-tokens", c.settings.eval_tokens,
                  "tokens (mlm: masked tokens; classify: lines) per periodic evaluation (0: all; the final one uses all)")
       ->capture_default_str();
   t->add_option("--checkpoint-every", c.checkpoint_every, "save a checkpoint every N steps")->capture_default_str();
@@ -143,42 +144,20 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
   t->add_option("--time-limit", c.time_limit, "checkpoint and stop after this many minutes; continue with --resume");
 }
 
-// The model a new run trains, from the shape options.
-ModelConfig make_config(const TrainCommand& c, int vocab_size) {
-  if (c.arch != "gpt2" && c.arch != "openai-gpt") throw InvalidArgument("--arch must be gpt2 or openai-gpt");
+// The options that only the command line has, checked with their names (the settings
+// themselves are checked by set_up_training).
+void check_options(const TrainCommand& c) {
+  const TrainingSettings& s = c.settings;
+  if (s.architecture != "gpt2" && s.architecture != "openai-gpt") throw InvalidArgument("--arch must be gpt2 or openai-gpt");
   if (c.task != "lm" && c.task != "mlm" && c.task != "classify")
     throw InvalidArgument("--task must be lm, mlm or classify, got " + c.task);
   if (c.command && c.command->count("--lm-weight") && c.task != "classify")
     throw InvalidArgument("--lm-weight weighs the LM loss beside a classifier's label loss: it needs --task classify");
-  if (c.task == "classify" && c.seq_len != c.n_positions)   // the positions it predicts at are those it learned
+  if (c.task == "classify" && s.options.seq_len != s.n_positions)   // the positions it predicts at are those it learned
     throw InvalidArgument("--task classify cuts texts to the context: give --seq-len equal to --n-positions (" +
-                          std::to_string(c.seq_len) + " and " + std::to_string(c.n_positions) + ")");
-  if (c.positions != "learned" && c.positions != "sinusoidal")
-    throw InvalidArgument("--positions must be learned or sinusoidal, got " + c.positions);
-  return ModelConfig::parse(nlohmann::json{{"model_type", c.arch}, {"vocab_size", vocab_size}, {"n_positions", c.n_positions},
-                                           {"n_embd", c.n_embd}, {"n_layer", c.n_layer}, {"n_head", c.n_head},
-                                           {c.arch == "gpt2" ? "activation_function" : "afn",
-                                            !c.activation.empty() ? c.activation : c.arch == "gpt2" ? "gelu_new" : "gelu"},
-                                           {"position_encoding", c.positions}}
-                                .dump(),
-                            "the model shape options");
-}
-
-TrainingOptions make_options(const TrainCommand& c) {
-  TrainingOptions o;
-  o.batch_size = c.batch_size;
-  o.seq_len = c.seq_len;
-  o.steps = c.steps;
-  o.learning_rate = c.lr;
-  o.min_learning_rate = c.min_lr;
-  o.warmup_steps = c.warmup;
-  o.weight_decay = c.weight_decay;
-  o.grad_clip = c.grad_clip;
-  o.dropout = c.dropout;
-  o.seed = c.seed;
-  o.threads = c.threads;
-  o.lm_weight = c.lm_weight;
-  return o;
+                          std::to_string(s.options.seq_len) + " and " + std::to_string(s.n_positions) + ")");
+  if (s.positions != "learned" && s.positions != "sinusoidal")
+    throw InvalidArgument("--positions must be learned or sinusoidal, got " + s.positions);
 }
 
 // --init-from: the parameters of another run (from its checkpoint, by name) replace the new run's
@@ -206,11 +185,12 @@ std::string task_of(const ModelConfig& m) { return !m.labels.empty() ? "classify
 void check_unchanged(const TrainCommand& c, const Trainer& t) {
   const ModelConfig& m = t.config();
   const TrainingOptions& o = t.options();
-  const TrainingOptions given = make_options(c);
+  const TrainingSettings& s = c.settings;
+  const TrainingOptions& given = s.options;
   const std::pair<const char*, bool> same[] = {
-      {"--arch", c.arch == m.architecture_name()}, {"--n-layer", c.n_layer == m.n_layer},
-      {"--n-embd", c.n_embd == m.n_embd}, {"--n-head", c.n_head == m.n_head},
-      {"--n-positions", c.n_positions == m.n_positions}, {"--steps", given.steps == o.steps},
+      {"--arch", s.architecture == m.architecture_name()}, {"--n-layer", s.n_layer == m.n_layer},
+      {"--n-embd", s.n_embd == m.n_embd}, {"--n-head", s.n_head == m.n_head},
+      {"--n-positions", s.n_positions == m.n_positions}, {"--steps", given.steps == o.steps},
       {"--batch-size", given.batch_size == o.batch_size}, {"--seq-len", given.seq_len == o.seq_len},
       {"--lr", given.learning_rate == o.learning_rate}, {"--min-lr", given.min_learning_rate == o.min_learning_rate},
       {"--warmup", given.warmup_steps == o.warmup_steps}, {"--weight-decay", given.weight_decay == o.weight_decay},
@@ -218,9 +198,9 @@ void check_unchanged(const TrainCommand& c, const Trainer& t) {
       {"--seed", given.seed == o.seed}, {"--threads", given.threads == o.threads},
       {"--task", c.task == task_of(m)}, {"--lm-weight", given.lm_weight == o.lm_weight},
       {"--valid-fraction", !t.checkpoint_extra().count("valid_fraction") ||
-                               std::atof(t.checkpoint_extra().at("valid_fraction").c_str()) == c.valid_fraction},
+                               std::atof(t.checkpoint_extra().at("valid_fraction").c_str()) == s.valid_fraction},
       {"--mask-rate", !t.checkpoint_extra().count("mask_rate") ||
-                          std::atof(t.checkpoint_extra().at("mask_rate").c_str()) == c.mask_rate}};
+                          std::atof(t.checkpoint_extra().at("mask_rate").c_str()) == s.mask_rate}};
   for (const auto& [name, equal] : same)
     if (c.command && c.command->count(name) && !equal)
       throw InvalidArgument(std::string(name) + " cannot change when resuming: the run's settings are in its checkpoint");
@@ -236,9 +216,10 @@ int run_train(const TrainCommand& c) {
   const fs::path out = c.output;
   const fs::path checkpoint = out / "checkpoint.safetensors";
   if (c.checkpoint_every < 1) throw InvalidArgument("--checkpoint-every must be at least 1");
-  if (c.eval_every < 0 || c.eval_tokens < 0) throw InvalidArgument("--eval-every and --eval-tokens must not be negative");
+  const TrainingSettings& settings = c.settings;
+  if (settings.eval_every < 0 || settings.eval_tokens < 0) throw InvalidArgument("--eval-every and --eval-tokens must not be negative");
   if (c.pause_at < 0 || !(c.time_limit >= 0)) throw InvalidArgument("--pause-at and --time-limit must not be negative");
-  if (!(c.valid_fraction >= 0 && c.valid_fraction < 1)) throw InvalidArgument("--valid-fraction must be in [0, 1)");
+  if (!(settings.valid_fraction >= 0 && settings.valid_fraction < 1)) throw InvalidArgument("--valid-fraction must be in [0, 1)");
   if (c.resume) {
     if (!fs::exists(checkpoint)) throw Error(checkpoint.string() + ": no checkpoint to resume from");
   } else {
@@ -260,15 +241,16 @@ int run_train(const TrainCommand& c) {
     trainer.emplace(Trainer::from_checkpoint(checkpoint));
     check_unchanged(c, *trainer);
   } else {
-    if (!tokenizer_dir.empty()) reused.emplace(Tokenizer::load(tokenizer_dir));
-    make_options(c).validate(make_config(c, reused ? reused->vocab_size() : c.vocab_size));
+    if (!tokenizer_dir.empty()) reused.emplace(Tokenizer::load(tokenizer_dir));   // its files named by their paths
+    check_options(c);
+    settings.options.validate(training_model_config(settings, reused ? reused->vocab_size() : settings.vocab_size));
   }
   const std::map<std::string, std::string> extra = c.resume ? trainer->checkpoint_extra() : std::map<std::string, std::string>{};
   const std::string dtype_name = !c.save_dtype.empty() ? c.save_dtype : extra.count("save_dtype") ? extra.at("save_dtype") : "f32";
   const DType save_dtype = dtype_of(dtype_name);
   const double valid_fraction = c.resume && extra.count("valid_fraction") ? std::atof(extra.at("valid_fraction").c_str())
-                                                                          : c.valid_fraction;
-  const double mask_rate = c.resume && extra.count("mask_rate") ? std::atof(extra.at("mask_rate").c_str()) : c.mask_rate;
+                                                                          : settings.valid_fraction;
+  const double mask_rate = c.resume && extra.count("mask_rate") ? std::atof(extra.at("mask_rate").c_str()) : settings.mask_rate;
   if (!(mask_rate > 0 && mask_rate <= 1)) throw InvalidArgument("--mask-rate must be more than 0 and at most 1");
   const std::string task = c.resume ? task_of(trainer->config()) : c.task;
   // classify: labelled lines, held out line by line (every k-th: a file sorted by label still
@@ -299,35 +281,35 @@ int run_train(const TrainCommand& c) {
     std::string texts;
     for (const auto& l : train_lines) texts += l.text + "\n";
     train_docs.push_back({"(the texts of the labelled lines)", texts});
-  } else if (valid_docs.empty() && valid_fraction > 0) {
-    valid_docs.push_back(hold_out(train_docs, valid_fraction));
   }
 
-  // 2. The tokenizer: the run's own, reused, or learned from the training text (never the held-out text).
-  TokenizerFiles files;
-  if (c.resume) {
-    files.vocab_json = read_text(out / "vocab.json");
-    files.merges_txt = read_text(out / "merges.txt");
-  } else if (reused) {
-    files.vocab_json = read_text(fs::path(tokenizer_dir) / "vocab.json");
-    files.merges_txt = read_text(fs::path(tokenizer_dir) / "merges.txt");
-  } else {
-    std::string text;
-    for (const auto& d : train_docs) {
-      if (auto bad = first_invalid_utf8(d.text))
-        throw Error(d.name + ": not valid UTF-8 at byte " + std::to_string(*bad));
-      text += d.text;
-    }
-    TokenizerTrainingOptions options;
-    options.vocab_size = c.vocab_size;
-    if (task == "mlm") options.special_tokens.push_back(std::string(kMaskToken));   // the [MASK] of the inputs
-    std::fprintf(stderr, "glassbox: learning a vocabulary of %d tokens from %zu bytes\n", c.vocab_size, text.size());
-    files = train_tokenizer(text, options);
+  // 2. The held-out text, the tokenizer (the run's own, reused, or learned from the training
+  // text) and the texts as ids: set_up_training, as train() in JavaScript sets its runs up.
+  TrainingInputs inputs;
+  inputs.train = std::move(train_docs);
+  inputs.valid = std::move(valid_docs);
+  if (c.resume || reused) {
+    const fs::path dir = c.resume ? out : fs::path(tokenizer_dir);
+    inputs.tokenizer.emplace();
+    inputs.tokenizer->vocab_json = read_text(dir / "vocab.json");
+    inputs.tokenizer->merges_txt = read_text(dir / "merges.txt");
   }
-  const Tokenizer tok = Tokenizer::from_strings(files.vocab_json, files.merges_txt);
+  if (c.resume) {
+    inputs.config = trainer->config();
+    inputs.options = trainer->options();
+  }
+  if (task == "mlm") inputs.special_tokens.push_back(std::string(kMaskToken));   // the [MASK] of the inputs
+  inputs.encode = task != "classify";   // a classifier encodes its lines one by one
+  inputs.learning = [&](std::size_t bytes) {
+    std::fprintf(stderr, "glassbox: learning a vocabulary of %d tokens from %zu bytes\n", settings.vocab_size, bytes);
+  };
+  TrainingSettings run_settings = settings;
+  run_settings.valid_fraction = task == "classify" ? 0 : valid_fraction;   // a classifier's lines are held out above
+  TrainingSetup setup = set_up_training(std::move(inputs), run_settings);
+  const Tokenizer& tok = setup.tokenizer;
 
   // 3. The task's data, checked before anything is written.
-  const int seq_len = c.resume ? trainer->options().seq_len : c.seq_len;
+  const int seq_len = setup.options.seq_len;
   const std::vector<std::string> labels = task == "classify" ? (c.resume ? trainer->config().labels : label_names(train_lines))
                                                              : std::vector<std::string>{};
   // mlm's [MASK]: <|mask|> where the tokenizer has one (those it learns for --task mlm do), else <|endoftext|>
@@ -337,8 +319,8 @@ int run_train(const TrainCommand& c) {
   if (task == "mlm" && !mask_id) throw Error("--task mlm needs a tokenizer with <|mask|> or <|endoftext|> to mask tokens with");
   std::unique_ptr<TrainingTask> data;
   if (task == "classify") data = classify_task(tok, train_lines, valid_lines, labels, seq_len);
-  else if (task == "mlm") data = masked_lm_task(encode_documents(tok, train_docs), encode_documents(tok, valid_docs), seq_len, *mask_id, tok.vocab_size(), mask_rate);
-  else data = language_model_task(tok, encode_documents(tok, train_docs), encode_documents(tok, valid_docs), seq_len);
+  else if (task == "mlm") data = masked_lm_task(std::move(setup.train), std::move(setup.valid), seq_len, *mask_id, tok.vocab_size(), mask_rate);
+  else data = language_model_task(tok, std::move(setup.train), std::move(setup.valid), seq_len);
   const std::string data_id = data->data_id();
   double elapsed_before = 0;   // training seconds of earlier sessions of this run
   if (c.resume) {
@@ -346,17 +328,16 @@ int run_train(const TrainCommand& c) {
       throw Error("the text differs from the text " + checkpoint.string() + " was trained on; resume with the same files");
     if (extra.count("elapsed")) elapsed_before = std::atof(extra.at("elapsed").c_str());
   } else {
-    ModelConfig config = make_config(c, tok.vocab_size());   // the learned vocabulary may be smaller than asked
-    if (auto eot = tok.special_token("<|endoftext|>")) config.eos_token_ids = {*eot};
+    ModelConfig config = setup.config;
     config.labels = labels;
     if (task == "mlm") {
       config.bidirectional = true;
       config.mask_token_id = *mask_id;
     }
-    trainer.emplace(config, make_options(c));
+    trainer.emplace(config, setup.options);
     if (!c.init_from.empty()) start_from(*trainer, c.init_from);
     fs::create_directories(out);
-    save_tokenizer(files, out);
+    save_tokenizer(setup.tokenizer_files, out);
   }
   const TrainingOptions& o = trainer->options();
   const ModelConfig& cfg = trainer->config();
@@ -412,8 +393,8 @@ int run_train(const TrainCommand& c) {
     const double tok_per_s = tokens_seen / t;
     log.write({{"step", s + 1}, {"loss", r.loss}, {"lr", r.learning_rate}, {"grad_norm", r.grad_norm},
                {"tokens", double(s + 1) * o.batch_size * o.seq_len}, {"elapsed", elapsed_before + t}});
-    const bool eval_now = data->has_validation() && c.eval_every > 0 && (s + 1) % c.eval_every == 0 && s + 1 < o.steps;
-    if (eval_now) last_val = evaluate(c.eval_tokens).loss;
+    const bool eval_now = data->has_validation() && settings.eval_every > 0 && (s + 1) % settings.eval_every == 0 && s + 1 < o.steps;
+    if (eval_now) last_val = evaluate(settings.eval_tokens).loss;
     if ((s + 1) % c.checkpoint_every == 0) save();
     const double eta = double(o.steps - s - 1) * t / double(trainer->step() - first_step);
     char val[32] = "";

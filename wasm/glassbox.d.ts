@@ -283,47 +283,48 @@ export interface Generation extends AsyncIterableIterator<GenerateStep> {
   readonly text: string | undefined;
 }
 
-/** train()'s options: those of `glassbox train`, with its defaults (docs/training.md). */
+/** train()'s options: glassbox train's, camel-cased, and with its defaults, which the engine fills
+ *  in for those left out (the table in docs/training.md#options). */
 export interface TrainOptions {
-  /** Learn a byte-level BPE vocabulary of this many tokens from the training part (default 4096)... */
+  /** Learn a byte-level BPE vocabulary of this many tokens from the training part... */
   vocabSize?: number;
   /** ...or use this one: the texts of vocab.json and merges.txt. */
   tokenizer?: { vocab: string; merges: string } | null;
-  /** Transformer blocks (default 4). */
+  /** Transformer blocks. */
   nLayer?: number;
-  /** The residual stream's width (default 256). */
+  /** The residual stream's width. */
   nEmbd?: number;
-  /** Attention heads per layer (default 4). */
+  /** Attention heads per layer. */
   nHead?: number;
-  /** The context (default 256). */
+  /** The context. */
   nPositions?: number;
-  /** Tokens per sequence (default 128), at most nPositions. */
+  /** Tokens per sequence, at most nPositions. */
   seqLen?: number;
-  /** Sequences per step (default 16). */
+  /** Sequences per step. */
   batchSize?: number;
-  /** Optimisation steps (default 2000). */
+  /** Optimisation steps. */
   steps?: number;
-  /** The peak learning rate (default 1e-3): a linear warmup, then a cosine decay. */
+  /** The peak learning rate: a linear warmup, then a cosine decay. */
   learningRate?: number;
-  /** Where the cosine decay ends (default 1e-4). */
+  /** Where the cosine decay ends. */
   minLearningRate?: number;
-  /** Steps of linear warmup (default 100). */
+  /** Steps of linear warmup. */
   warmup?: number;
-  /** AdamW's weight decay (default 0.1). */
+  /** AdamW's weight decay. */
   weightDecay?: number;
-  /** The largest gradient norm (default 1; 0: no clipping). */
+  /** The largest gradient norm (0: no clipping). */
   gradClip?: number;
-  /** Default 0. */
+  /** The share of the embeddings and of each residual branch dropped while training. */
   dropout?: number;
-  /** The random seed (default 1). */
+  /** The random seed. */
   seed?: number;
-  /** The batch is computed as this many shards (default 2, as the CLI's --threads: the same bits). */
+  /** The batch is computed as this many shards (as the CLI's --threads: the same bits). */
   threads?: number;
-  /** The end of the texts held out for the held-out loss (default 0.1). */
+  /** The end of the texts held out for the held-out loss. */
   validFraction?: number;
-  /** The held-out loss every this many steps (default 200; 0: only at the end)... */
+  /** The held-out loss every this many steps (0: only at the end)... */
   evalEvery?: number;
-  /** ...over at most this many tokens (default 0: all); the last step's covers all of them. */
+  /** ...over at most this many tokens (0: all); the last step's covers all of them. */
   evalTokens?: number;
   /** Ends the run for good (stopReason 'cancelled'). */
   signal?: AbortSignal;
@@ -371,8 +372,9 @@ export interface TrainingRun extends AsyncIterableIterator<TrainStep> {
   pause(): void;
   /** Steps done so far. */
   readonly step: number;
-  /** The options, defaults filled in. */
-  readonly settings: TrainSettings;
+  /** The options, with the defaults of those left out (glassbox train's, docs/training.md#options)
+   *  filled in by the engine once the first step has begun; before that, the options as given. */
+  readonly settings: Readonly<Partial<TrainSettings>>;
   /** 'done' after the last step, 'cancelled' after an abort or dispose(), 'failed' after a step
    *  threw (next() rejected with its error); undefined before. */
   readonly stopReason: 'done' | 'cancelled' | 'failed' | undefined;

@@ -352,6 +352,8 @@ class WorkerTraining {
 
   async files() { return this.#channel.call('trainFiles', {}); }
 
+  async settings() { return this.#channel.call('trainSettings', {}); }
+
   async free() {
     this.#freed = true;
     const channel = this.#channel;

@@ -9,26 +9,22 @@ import { InvalidArgumentError, StateError } from './errors.mjs';
 import { asyncDispose } from './generation.mjs';
 /** @import { Model, TrainOptions, TrainSettings, TrainStep, TrainingRun as TrainingRunType } from './glassbox.js' */
 
-// The defaults of `glassbox train` (docs/training.md), so that the same settings train the same
-// model, bit for bit, natively and here.
-/** @type {Readonly<TrainSettings>} */
-export const TRAINING_DEFAULTS = Object.freeze({
-  vocabSize: 4096, tokenizer: null, nLayer: 4, nEmbd: 256, nHead: 4, nPositions: 256, seqLen: 128, batchSize: 16,
-  steps: 2000, learningRate: 1e-3, minLearningRate: 1e-4, warmup: 100, weightDecay: 0.1, gradClip: 1, dropout: 0,
-  seed: 1, threads: 2, validFraction: 0.1, evalEvery: 200, evalTokens: 0,
-});
+// The options' names by type. Their defaults are `glassbox train`'s, applied by the engine
+// (glassbox/training_setup.h, docs/training.md), so that the same settings train the same model,
+// bit for bit, natively and here.
 const INTEGERS = ['vocabSize', 'nLayer', 'nEmbd', 'nHead', 'nPositions', 'seqLen', 'batchSize', 'steps', 'warmup', 'threads',
                   'evalEvery', 'evalTokens'];   // C++ ints
 const INT_MAX = 2 ** 31 - 1;
 const NUMBERS = ['learningRate', 'minLearningRate', 'weightDecay', 'gradClip', 'dropout', 'validFraction'];
+const OPTIONS = new Set([...INTEGERS, ...NUMBERS, 'seed', 'tokenizer']);
 
-// texts: a string or an array of strings; options: TRAINING_DEFAULTS' names, and signal (an
-// AbortSignal). Returns them complete and checked for type; the engine checks the values' sense
-// (a width that the heads do not divide, a text too short for one sequence, ...).
+// texts: a string or an array of strings; options: OPTIONS, and signal (an AbortSignal). Returns
+// the options given, checked for type; the engine fills in the defaults of the others and checks
+// the values' sense (a width that the heads do not divide, a text too short for one sequence, ...).
 /**
  * @param {string | string[]} texts
  * @param {Omit<TrainOptions, 'worker'>} options
- * @returns {{ texts: string[], settings: TrainSettings, signal: AbortSignal | undefined }}
+ * @returns {{ texts: string[], settings: Partial<TrainSettings>, signal: AbortSignal | undefined }}
  */
 export function trainingSettings(texts, options) {
   const list = typeof texts === 'string' ? [texts] : texts;
@@ -40,14 +36,14 @@ export function trainingSettings(texts, options) {
   const { signal, ...given } = options;
   const rest = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));   // undefined: the default
   for (const name of Object.keys(rest))
-    if (!(name in TRAINING_DEFAULTS)) throw new InvalidArgumentError(`unknown training option ${JSON.stringify(name)}`);
-  const settings = { ...TRAINING_DEFAULTS, ...rest };
-  for (const name of INTEGERS)
+    if (!OPTIONS.has(name)) throw new InvalidArgumentError(`unknown training option ${JSON.stringify(name)}`);
+  const settings = { tokenizer: null, ...rest };   // null: learn one
+  for (const name of INTEGERS.filter((n) => n in settings))
     if (!Number.isInteger(settings[name]) || settings[name] < 0 || settings[name] > INT_MAX)
       throw new InvalidArgumentError(`${name} must be an integer from 0 to ${INT_MAX}, got ${JSON.stringify(settings[name])}`);
-  if (!Number.isSafeInteger(settings.seed) || settings.seed < 0)
+  if ('seed' in settings && (!Number.isSafeInteger(settings.seed) || settings.seed < 0))
     throw new InvalidArgumentError(`seed must be a non-negative integer, got ${JSON.stringify(settings.seed)}`);
-  for (const name of NUMBERS)
+  for (const name of NUMBERS.filter((n) => n in settings))
     if (typeof settings[name] !== 'number' || !Number.isFinite(settings[name]))
       throw new InvalidArgumentError(`${name} must be a finite number, got ${JSON.stringify(settings[name])}`);
   const t = settings.tokenizer;
@@ -69,7 +65,8 @@ export function trainingSettings(texts, options) {
 /** @implements {TrainingRunType} */
 export class TrainingRun {
   #backend;
-  #settings;
+  #settings;          // the options given, then (once the first step has begun) the engine's complete settings
+  #complete = false;  // whether #settings are the engine's
   #signal;
   #onAbort = () => { if (!this.#busy) this.dispose(); };
   #pausing = false;
@@ -127,6 +124,10 @@ export class TrainingRun {
     }
     const step = await this.#backend.step(this.#settings);
     if (this.stopReason) return { done: true, value: undefined };   // disposed meanwhile
+    if (!this.#complete) {
+      this.#settings = { ...this.#settings, ...await this.#backend.settings() };
+      this.#complete = true;
+    }
     if (step) {
       this.#step = step.step;
       return { done: false, value: step };
@@ -177,9 +178,9 @@ export class TrainingRun {
  * @typedef {object} TrainingBackend
  * @property {string[] | null} texts  the texts, until the first step hands them to the engine
  * @property {boolean} started  whether the first step has made the run
- * @property {(settings: TrainSettings) => Promise<TrainStep | null>} step  one step; null once every step is done
- * @property {(settings?: TrainSettings) => Promise<Model>} model  a model of the current parameters
- * @property {(settings?: TrainSettings) => ReturnType<TrainingRunType['files']>} files  its files
+ * @property {(settings: Partial<TrainSettings>) => Promise<TrainStep | null>} step  one step; null once every step is done
+ * @property {(settings?: Partial<TrainSettings>) => Promise<Model>} model  a model of the current parameters
+ * @property {(settings?: Partial<TrainSettings>) => ReturnType<TrainingRunType['files']>} files  its files
  * @property {() => Promise<void>} free  ends the run
  */
 
@@ -190,22 +191,25 @@ export class LocalTraining {
   texts = null;
   #engine = null;   // engine.mjs, once imported
   #training = null;
+  #settings = null;   // the run's, from the engine: the options given and the defaults of the others
   #freed = false;
   #elapsedMs = 0;   // training time, pauses left out
   #tokens = 0;      // tokens trained on in that time
 
   get started() { return this.#training !== null; }
 
-  // One step, its held-out loss when due; null once every step is done.
-  async step(s) {
+  // One step, its held-out loss when due; null once every step is done. given: the options.
+  async step(given) {
     if (!this.#training) {   // the vocabulary is learned here: one call, the longest
       this.#engine ??= await import('./engine.mjs');
       this.texts.forEach((t, i) => this.#engine.checkText(t, `texts[${i}]`));
       const core = await this.#engine.loadCore();
       if (this.#freed) return null;
-      this.#training = core.Training.create(this.texts, s);
+      this.#training = core.Training.create(this.texts, given);
+      this.#settings = this.#training.settings();
       this.texts = null;   // the module has them now
     }
+    const s = this.#settings;
     if (this.#training.stepsDone() >= s.steps) return null;
     const t0 = performance.now();
     const step = this.#training.step();
@@ -224,6 +228,9 @@ export class LocalTraining {
   }
 
   async files() { return this.#training.files(); }
+
+  // The run's settings, every option (tokenizer aside), once the first step has begun.
+  async settings() { return this.#settings; }
 
   async free() {
     this.#freed = true;

@@ -1,7 +1,7 @@
-// Embind class `Training`: a GPT trained inside the module from texts, prepared as `glassbox
-// train` prepares files (glassbox/training_text.h: the held-out end, the vocabulary learned from
-// the rest, the texts joined by <|endoftext|>; the batches of sample_batch): with the same settings
-// it computes the same losses as the native CLI, bit for bit. training.mjs (LocalTraining) calls step()
+// Embind class `Training`: a GPT trained inside the module from texts, set up as `glassbox train`
+// sets up files (glassbox/training_setup.h: the settings' defaults, the held-out end, the
+// vocabulary learned from the rest, the texts joined by <|endoftext|>; the batches of
+// sample_batch): with the same settings it computes the same losses as the native CLI, bit for bit. training.mjs (LocalTraining) calls step()
 // once per step, evaluate() when the held-out loss is due, and model() / files() for the result.
 #include <emscripten/bind.h>
 #include <emscripten/heap.h>
@@ -12,15 +12,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "engine_binding.h"
 #include "glassbox/config.h"
 #include "glassbox/error.h"
 #include "glassbox/tokenizer.h"
-#include "glassbox/tokenizer_trainer.h"
 #include "glassbox/trainer.h"
-#include "glassbox/training_text.h"
+#include "glassbox/training_setup.h"
 #include "js_glue.h"
 
 namespace {
@@ -29,14 +29,47 @@ using emscripten::val;
 using namespace glassbox;
 using namespace glassbox::js;
 
+// Calls f(name, field) for each of train()'s options but tokenizer: its name in JavaScript and its
+// field of TrainingSettings, which holds the defaults (glassbox/training_setup.h).
+template <class Settings, class F>
+void each_option(Settings& s, F&& f) {
+  f("vocabSize", s.vocab_size);
+  f("nLayer", s.n_layer);
+  f("nEmbd", s.n_embd);
+  f("nHead", s.n_head);
+  f("nPositions", s.n_positions);
+  f("seqLen", s.options.seq_len);
+  f("batchSize", s.options.batch_size);
+  f("steps", s.options.steps);
+  f("learningRate", s.options.learning_rate);
+  f("minLearningRate", s.options.min_learning_rate);
+  f("warmup", s.options.warmup_steps);
+  f("weightDecay", s.options.weight_decay);
+  f("gradClip", s.options.grad_clip);
+  f("dropout", s.options.dropout);
+  f("seed", s.options.seed);
+  f("threads", s.options.threads);
+  f("validFraction", s.valid_fraction);
+  f("evalEvery", s.eval_every);
+  f("evalTokens", s.eval_tokens);
+}
+
 class Training {
  public:
-  // texts: an array of strings. options: engine.mjs's, every field present: {vocabSize,
-  // tokenizer ({vocab, merges} strings, or null to learn one of vocabSize tokens), nLayer, nEmbd,
-  // nHead, nPositions, seqLen, batchSize, steps, learningRate, minLearningRate, warmup,
-  // weightDecay, gradClip, dropout, seed, threads, validFraction}.
+  // texts: an array of strings. options: training.mjs's, checked for type; a field left out takes
+  // its default: {vocabSize, tokenizer ({vocab, merges} strings, or null to learn one of vocabSize
+  // tokens), nLayer, nEmbd, nHead, nPositions, seqLen, batchSize, steps, learningRate,
+  // minLearningRate, warmup, weightDecay, gradClip, dropout, seed, threads, validFraction,
+  // evalEvery, evalTokens}.
   static Training* create(const val& texts, const val& options) {
     return guarded([&] { return new Training(texts, options); });
+  }
+
+  // The run's settings, every field (those options left out with their defaults), tokenizer aside.
+  val settings() const {
+    val out = val::object();
+    each_option(settings_, [&](const char* name, const auto& field) { out.set(name, static_cast<double>(field)); });
+    return out;
   }
 
   // One optimisation step: {step (done so far), loss, learningRate, gradNorm, tokens (trained on so far)}.
@@ -102,77 +135,40 @@ class Training {
 
  private:
   Training(const val& texts, const val& o) {
-    std::vector<TrainingDocument> docs;
+    TrainingInputs inputs;
     std::size_t bytes = 0;
     const unsigned n = texts["length"].as<unsigned>();
     for (unsigned i = 0; i < n; ++i) {
-      docs.push_back({"texts[" + std::to_string(i) + "]", texts[i].as<std::string>()});
-      bytes += docs.back().text.size();
+      inputs.train.push_back({"texts[" + std::to_string(i) + "]", texts[i].as<std::string>()});
+      bytes += inputs.train.back().text.size();
     }
     if (bytes == 0) throw InvalidArgument("the training text is empty: give at least one non-empty text");
-    const double valid_fraction = o["validFraction"].as<double>();
-    if (!(valid_fraction >= 0 && valid_fraction < 1))
-      throw InvalidArgument("validFraction must be at least 0 and less than 1, got " + std::to_string(valid_fraction));
-    std::vector<TrainingDocument> valid;
-    if (valid_fraction > 0) valid.push_back(hold_out(docs, valid_fraction));
-
-    TrainingOptions options;
-    options.batch_size = o["batchSize"].as<int>();
-    options.seq_len = o["seqLen"].as<int>();
-    options.steps = o["steps"].as<int>();
-    options.learning_rate = o["learningRate"].as<double>();
-    options.min_learning_rate = o["minLearningRate"].as<double>();
-    options.warmup_steps = o["warmup"].as<int>();
-    options.weight_decay = o["weightDecay"].as<double>();
-    options.grad_clip = o["gradClip"].as<double>();
-    options.dropout = o["dropout"].as<double>();
-    options.seed = static_cast<std::uint64_t>(o["seed"].as<double>());
-    options.threads = o["threads"].as<int>();
-
-    // The shape, and whether training it fits in the heap, before the vocabulary is learned: with
-    // vocabSize (the learned vocabulary is at most that), or the given tokenizer's.
+    // JavaScript numbers, integers among them (training.mjs has checked which), as the fields' types
+    each_option(settings_, [&](const char* name, auto& field) {
+      const val given = o[name];
+      if (!given.isUndefined()) field = static_cast<std::remove_reference_t<decltype(field)>>(given.as<double>());
+    });
+    if (!(settings_.valid_fraction >= 0 && settings_.valid_fraction < 1))
+      throw InvalidArgument("validFraction must be at least 0 and less than 1, got " + std::to_string(settings_.valid_fraction));
     const val given = o["tokenizer"];
-    std::optional<Tokenizer> tokenizer;
     if (!given.isNull() && !given.isUndefined()) {
-      files_.vocab_json = given["vocab"].as<std::string>();
-      files_.merges_txt = given["merges"].as<std::string>();
-      tokenizer.emplace(Tokenizer::from_strings(files_.vocab_json, files_.merges_txt));
+      inputs.tokenizer.emplace();
+      inputs.tokenizer->vocab_json = given["vocab"].as<std::string>();
+      inputs.tokenizer->merges_txt = given["merges"].as<std::string>();
     }
-    ModelConfig config = shape(o, tokenizer ? tokenizer->vocab_size() : o["vocabSize"].as<int>());
-    options.validate(config);
-    check_fits(Trainer::memory_bytes(config, options));
-
-    if (!tokenizer) {   // learned from the training part alone (never the held-out text)
-      std::string text;
-      for (const auto& d : docs) text += d.text;
-      TokenizerTrainingOptions t;
-      t.vocab_size = o["vocabSize"].as<int>();
-      files_ = train_tokenizer(text, t);
-      tokenizer.emplace(Tokenizer::from_strings(files_.vocab_json, files_.merges_txt));
-      config = shape(o, tokenizer->vocab_size());
-    }
-    if (auto eot = tokenizer->special_token("<|endoftext|>")) config.eos_token_ids = {*eot};
-    train_ = encode_documents(*tokenizer, docs);
-    valid_ = encode_documents(*tokenizer, valid);
-    if (train_.size() < static_cast<std::size_t>(options.seq_len) + 1)
-      throw InvalidArgument("the training text is " + std::to_string(train_.size()) + " tokens, too few for sequences of " +
-                            std::to_string(options.seq_len) + " (give more text or a smaller seqLen)");
-    trainer_.emplace(config, options);
-  }
-
-  // A GPT-2 of the options' shape, as `glassbox train` makes it (gelu_new, learned positions).
-  static ModelConfig shape(const val& o, int vocab_size) {
-    const std::string json = "{\"model_type\": \"gpt2\", \"activation_function\": \"gelu_new\", \"vocab_size\": " +
-                             std::to_string(vocab_size) +
-                             ", \"n_positions\": " + std::to_string(o["nPositions"].as<int>()) +
-                             ", \"n_embd\": " + std::to_string(o["nEmbd"].as<int>()) +
-                             ", \"n_layer\": " + std::to_string(o["nLayer"].as<int>()) +
-                             ", \"n_head\": " + std::to_string(o["nHead"].as<int>()) + "}";
-    try {
-      return ModelConfig::parse(json, "the model shape options");
-    } catch (const ModelFormatError& e) {   // a shape the caller chose, not a damaged file
-      throw InvalidArgument(e.what());
-    }
+    // Whether training it fits in the heap, before the vocabulary is learned.
+    inputs.checked = [](const ModelConfig& config, const TrainingOptions& options) {
+      check_fits(Trainer::memory_bytes(config, options));
+    };
+    TrainingSetup setup = set_up_training(std::move(inputs), settings_);
+    const int seq_len = setup.options.seq_len;
+    if (setup.train.size() < static_cast<std::size_t>(seq_len) + 1)
+      throw InvalidArgument("the training text is " + std::to_string(setup.train.size()) + " tokens, too few for sequences of " +
+                            std::to_string(seq_len) + " (give more text or a smaller seqLen)");
+    files_ = std::move(setup.tokenizer_files);
+    train_ = std::move(setup.train);
+    valid_ = std::move(setup.valid);
+    trainer_.emplace(setup.config, setup.options);
   }
 
   // Refuses a run the heap cannot hold (4 GB at most, less what is in use), before any of it is made.
@@ -187,6 +183,7 @@ class Training {
                             "batchSize, seqLen)");
   }
 
+  TrainingSettings settings_;
   TokenizerFiles files_;
   std::vector<std::int32_t> train_, valid_, inputs_, targets_;
   std::optional<Trainer> trainer_;
@@ -199,6 +196,7 @@ EMSCRIPTEN_BINDINGS(glassbox_training) {
       .class_function("create", &Training::create, emscripten::allow_raw_pointers())
       .function("step", &Training::step)
       .function("evaluate", &Training::evaluate)
+      .function("settings", &Training::settings)
       .function("stepsDone", &Training::steps_done)
       .function("config", &Training::config)
       .function("model", &Training::model, emscripten::allow_raw_pointers())

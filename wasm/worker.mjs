@@ -15,7 +15,8 @@
 //     {id, steps: [step, ...]}         'generate': the tokens computed since the last batch
 //
 // Training (glassbox.mjs's WorkerTraining): 'trainStart' {texts, options} makes the run,
-// 'trainStep' runs one step (null after the last), 'trainFiles' gives the model's four files.
+// 'trainStep' runs one step (null after the last), 'trainFiles' gives the model's four files,
+// 'trainSettings' the run's settings with the engine's defaults.
 //
 // Generation is pipelined: the worker computes up to `ahead` steps beyond what the page has taken
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
@@ -125,6 +126,7 @@ const calls = {
   // A step, or null once every step is done (the page loads its own copy of the model from the files).
   trainStep: () => (training ?? noTraining()).run.step(training.settings),
   trainFiles: () => (training ?? noTraining()).run.files(),
+  trainSettings: () => (training ?? noTraining()).run.settings(),
   // estimateModel in a worker: what a model needs, from its config.json and weights' header.
   estimate: (args) => estimate(args.source, { quantize: args.quantize, wasmPaths: args.wasmPaths }),
   async dispose() {

@@ -2,11 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 #include "glassbox/error.h"
-#include "glassbox/model_loader.h"
-#include "io/mapped_file.h"
 #include "model/thread_pool.h"
 #include "kernels/kernels.h"
 #include "kernels/quantized.h"
@@ -313,62 +310,6 @@ Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
-
-Model Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
-  if (!std::filesystem::is_directory(dir))
-    throw ModelFormatError(dir.string(), "not a directory (a model is a directory with config.json and model.safetensors)");
-  const auto config_path = dir / "config.json";
-  const std::string text = read_file(config_path, 1u << 20);   // real configs are ~1 KB
-#ifdef __EMSCRIPTEN__
-  return load_streaming(text, config_path.string(), dir / "model.safetensors", options);
-#else
-  return from_parts(text, SafeTensors::open(dir / "model.safetensors"), config_path.string(), options);
-#endif
-}
-
-// WebAssembly has no mapping (a "mapped" file is read whole into the heap): the file is read in
-// pieces straight into a ModelLoader's windows, so that only the model's own arrays are held.
-Model Model::load_streaming(const std::string& config_json, const std::string& config_source, const std::filesystem::path& path,
-                            const LoadOptions& options) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw ModelFormatError(path.string(), "cannot open the file");
-  const auto read = [&](std::byte* into, std::size_t n) {
-    file.read(reinterpret_cast<char*>(into), static_cast<std::streamsize>(n));
-    return static_cast<std::size_t>(file.gcount());
-  };
-  std::vector<std::byte> header(8);
-  header.resize(read(header.data(), 8));
-  header.resize(static_cast<std::size_t>(ModelLoader::header_size(header, path.string())));
-  header.resize(8 + read(header.data() + 8, header.size() - 8));
-  ModelLoader loader(config_json, header, options, false, {config_source, path.string()});
-  loader.write(header);
-  for (std::span<std::byte> window = loader.window(); !window.empty(); window = loader.window()) {
-    const std::size_t n = read(window.data(), std::min<std::size_t>(window.size(), 4u << 20));
-    if (n == 0) break;   // the file ended: finish() says where
-    loader.commit(n);
-  }
-  return loader.finish();
-}
-
-Model Model::from_parts(const std::string& config_json, const SafeTensors& weights, const std::string& config_source,
-                        const LoadOptions& options) {
-#ifdef __EMSCRIPTEN__
-  kernels::warm_up();   // V8 optimises the kernels while the weights are converted (kernels.h)
-#endif
-  auto impl = std::make_unique<Impl>();
-  impl->config = ModelConfig::parse(config_json, config_source);
-  impl->config_json = config_json;
-  impl->quantization = options.quantize;
-  impl->w = load_weights(impl->config, weights, options.quantize);
-  return Model(std::move(impl));
-}
-
-std::uint64_t Model::load_memory(const std::string& config_json, std::span<const std::byte> weights_prefix,
-                                 const LoadOptions& options) {
-  const ModelConfig config = ModelConfig::parse(config_json, "config.json");
-  const SafeTensors layout = SafeTensors::parse_header(weights_prefix, "model.safetensors");
-  return load_footprint(config, layout, options.quantize, WeightSource::Streamed).peak();
-}
 
 Model Model::from_weights(const std::string& config_json, ModelConfig config, Quantization quantization,
                           ModelWeights&& weights) {

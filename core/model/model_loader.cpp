@@ -11,14 +11,19 @@
 //     small scratch buffer.
 // Hugging Face writes tensors in name order, so a GPT-2 file's embedding comes last: planning from
 // the header is what lets every tensor go to its place whatever the order.
+//
+// Model's loading functions are here too (Model::load, from_parts, load_memory): a model directory
+// memory-mapped natively, read in pieces into a ModelLoader in WebAssembly.
 #include "glassbox/model_loader.h"
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <vector>
 
 #include "glassbox/error.h"
+#include "io/mapped_file.h"
 #include "io/sha256.h"
 #include "kernels/kernels.h"
 #include "model/arena.h"
@@ -189,6 +194,62 @@ Model ModelLoader::finish() {
   Model model = Model::from_weights(m.config_json, m.config, m.quantization, std::move(m.plan.weights));
   m.fail("this loader has already handed its model over (finish)");
   return model;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model's loading
+
+Model Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
+  if (!std::filesystem::is_directory(dir))
+    throw ModelFormatError(dir.string(), "not a directory (a model is a directory with config.json and model.safetensors)");
+  const auto config_path = dir / "config.json";
+  const std::string text = read_file(config_path, 1u << 20);   // real configs are ~1 KB
+#ifdef __EMSCRIPTEN__
+  return load_streaming(text, config_path.string(), dir / "model.safetensors", options);
+#else
+  return from_parts(text, SafeTensors::open(dir / "model.safetensors"), config_path.string(), options);
+#endif
+}
+
+// WebAssembly has no mapping (a "mapped" file is read whole into the heap): the file is read in
+// pieces straight into a ModelLoader's windows, so that only the model's own arrays are held.
+Model Model::load_streaming(const std::string& config_json, const std::string& config_source, const std::filesystem::path& path,
+                            const LoadOptions& options) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw ModelFormatError(path.string(), "cannot open the file");
+  const auto read = [&](std::byte* into, std::size_t n) {
+    file.read(reinterpret_cast<char*>(into), static_cast<std::streamsize>(n));
+    return static_cast<std::size_t>(file.gcount());
+  };
+  std::vector<std::byte> header(8);
+  header.resize(read(header.data(), 8));
+  header.resize(static_cast<std::size_t>(ModelLoader::header_size(header, path.string())));
+  header.resize(8 + read(header.data() + 8, header.size() - 8));
+  ModelLoader loader(config_json, header, options, false, {config_source, path.string()});
+  loader.write(header);
+  for (std::span<std::byte> window = loader.window(); !window.empty(); window = loader.window()) {
+    const std::size_t n = read(window.data(), std::min<std::size_t>(window.size(), 4u << 20));
+    if (n == 0) break;   // the file ended: finish() says where
+    loader.commit(n);
+  }
+  return loader.finish();
+}
+
+Model Model::from_parts(const std::string& config_json, const SafeTensors& weights, const std::string& config_source,
+                        const LoadOptions& options) {
+#ifdef __EMSCRIPTEN__
+  kernels::warm_up();   // V8 optimises the kernels while the weights are converted (kernels.h)
+#endif
+  ModelConfig config = ModelConfig::parse(config_json, config_source);
+  ModelWeights w = load_weights(config, weights, options.quantize);
+  return from_weights(config_json, std::move(config), options.quantize, std::move(w));
+}
+
+std::uint64_t Model::load_memory(const std::string& config_json, std::span<const std::byte> weights_prefix,
+                                 const LoadOptions& options) {
+  const ModelConfig config = ModelConfig::parse(config_json, "config.json");
+  const SafeTensors layout = SafeTensors::parse_header(weights_prefix, "model.safetensors");
+  return load_footprint(config, layout, options.quantize, WeightSource::Streamed).peak();
 }
 
 }  // namespace glassbox

@@ -16,15 +16,6 @@ void SamplingSettings::validate() const {
     throw InvalidArgument("top-p must be in (0, 1] (1 keeps every token), got " + std::to_string(top_p));
 }
 
-std::uint64_t Rng::next() {
-  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
 Sampler::Sampler(const SamplingSettings& settings) : settings_(settings), rng_(settings.seed) {
   settings_.validate();
 }

@@ -5,9 +5,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "glassbox/random.h"
 #include "kernels/kernels.h"
 #include "training/products.h"
-#include "training/random.h"
 
 namespace glassbox::training {
 namespace {
@@ -304,7 +304,7 @@ void dropout_mask(Real* mask, const Dropout& d, int site, int b, int T, int C) {
   const Real keep_scale = Real(1.0 / (1.0 - d.p));
   for (int s = 0; s < b; ++s) {
     const std::uint64_t sequence = std::uint64_t(d.first_sequence + s);
-    Random rng(d.seed ^ (sequence * 0xD1B54A32D192ED03ull) ^ (std::uint64_t(site) * 0x8CB92BA72F3D8DD7ull));
+    Rng rng(d.seed ^ (sequence * 0xD1B54A32D192ED03ull) ^ (std::uint64_t(site) * 0x8CB92BA72F3D8DD7ull));
     Real* m = mask + std::size_t(s) * T * C;
     for (std::size_t i = 0; i < std::size_t(T) * C; ++i) m[i] = rng.uniform() < d.p ? Real(0) : keep_scale;
   }

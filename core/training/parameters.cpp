@@ -2,9 +2,20 @@
 
 #include <cmath>
 
-#include "training/random.h"
+#include "glassbox/random.h"
+#include "training/portable_math.h"
 
 namespace glassbox::training {
+namespace {
+
+// Standard normal (Box-Muller), with the portable cos: the same initialisation everywhere.
+double normal(Rng& rng) {
+  const double u1 = 1.0 - rng.uniform();   // (0, 1]: log is finite
+  const double u2 = rng.uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * cos_pi(2.0 * u2);
+}
+
+}  // namespace
 
 ParameterLayout::ParameterLayout(const ModelConfig& c) : config_(c) {
   const std::int64_t V = c.vocab_size, P = c.n_positions, C = c.n_embd, F = c.n_inner;
@@ -78,7 +89,7 @@ template ModelView<const double> ParameterLayout::view(const double*) const;
 
 std::vector<float> initial_parameters(const ParameterLayout& layout, int n_layer, std::uint64_t seed) {
   std::vector<float> p(layout.size());
-  Random rng(seed);
+  Rng rng(seed);
   const double residual_std = 0.02 / std::sqrt(2.0 * n_layer);
   for (const auto& s : layout.slots()) {
     float* t = p.data() + s.offset;
@@ -90,7 +101,7 @@ std::vector<float> initial_parameters(const ParameterLayout& layout, int n_layer
       sinusoidal_positions(t, static_cast<int>(s.shape[0]), static_cast<int>(s.shape[1]));
     } else if (s.shape.size() == 2) {
       const double std = ends_with("c_proj.weight") ? residual_std : 0.02;
-      for (std::size_t i = 0; i < s.size; ++i) t[i] = static_cast<float>(std * rng.normal());
+      for (std::size_t i = 0; i < s.size; ++i) t[i] = static_cast<float>(std * normal(rng));
     } else {
       const float value = (ends_with("ln_1.weight") || ends_with("ln_2.weight") || ends_with("ln_f.weight")) ? 1.0f : 0.0f;
       for (std::size_t i = 0; i < s.size; ++i) t[i] = value;

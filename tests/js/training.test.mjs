@@ -169,7 +169,6 @@ test('bad input is a clear error, at the call or at the first step', async () =>
   assert.throws(() => train([TEXT], { ...TINY, nEmbd: 2 ** 31 }), /nEmbd must be an integer from 0 to 2147483647, got 2147483648/);
   for (const seed of ['abc', -1, null, 1.5])
     assert.throws(() => train([TEXT], { ...TINY, seed }), /seed must be a non-negative integer/);
-  assert.equal(train([TEXT], { ...TINY, seed: undefined }).settings.seed, 1);   // undefined: the default
   assert.throws(() => train([TEXT], { ...TINY, learningRate: 'fast' }), /learningRate must be a finite number/);
   assert.throws(() => train([42], TINY), /texts\[0\] must be a string, got number/);
   assert.throws(() => train(TEXT, { ...TINY, tokenizer: {} }), /tokenizer must be \{vocab, merges\}/);
@@ -184,6 +183,34 @@ test('bad input is a clear error, at the call or at the first step', async () =>
   const accents = train(['é '.repeat(3000) + 'a'], { ...TINY, vocabSize: 300, nPositions: 16, seqLen: 8, steps: 2 });
   for await (const s of accents) assert.ok(Number.isFinite(s.loss));
   await accents.dispose();
+});
+
+test('options left out (or undefined) take the CLI\'s defaults, filled in by the engine at the first step', async () => {
+  // glassbox train --help: "--lr FLOAT=0.001" and so on
+  const help = execFileSync(cli, ['train', '--help'], { encoding: 'utf8' });
+  const cliDefault = (flag) => Number(new RegExp(`${flag} \\S+=(\\S+)`).exec(help)[1]);
+  const flags = { vocabSize: '--vocab-size', nLayer: '--n-layer', nEmbd: '--n-embd', nHead: '--n-head',
+                  nPositions: '--n-positions', seqLen: '--seq-len', batchSize: '--batch-size', steps: '--steps',
+                  learningRate: '--lr', minLearningRate: '--min-lr', warmup: '--warmup', weightDecay: '--weight-decay',
+                  gradClip: '--grad-clip', dropout: '--dropout', seed: '--seed', threads: '--threads',
+                  validFraction: '--valid-fraction', evalEvery: '--eval-every', evalTokens: '--eval-tokens' };
+  const expected = Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, cliDefault(flag)]));
+  // No option given: every setting is the CLI's default (the module's Training, without a step).
+  const core = await loadCore();
+  const defaults = core.Training.create([TEXT], {});
+  try {
+    assert.deepEqual(defaults.settings(), expected);
+  } finally {
+    defaults.delete();
+  }
+  for (const worker of [false, true]) {
+    const training = train([TEXT], { ...TINY, seed: undefined, worker });
+    assert.deepEqual(training.settings, { ...TINY, tokenizer: null }, 'before the first step: the options given');
+    await training.next();
+    assert.deepEqual(training.settings, { ...expected, ...TINY, tokenizer: null }, `worker: ${worker}`);
+    assert.equal(training.settings.seed, 1);
+    await training.dispose();
+  }
 });
 
 test('a step that fails ends the run: a loss that is no number', async () => {

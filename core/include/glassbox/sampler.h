@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "glassbox/random.h"
+
 namespace glassbox {
 
 struct SamplingSettings {
@@ -18,16 +20,6 @@ struct SamplingSettings {
   // Throws InvalidArgument naming the bad setting: temperature NaN, infinite or negative; top_k
   // negative; top_p NaN or outside (0, 1].
   void validate() const;
-};
-
-// splitmix64: tiny, fast, and the same sequence on every platform.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next();
-  double uniform();   // [0, 1) with 53 random bits
- private:
-  std::uint64_t state_;
 };
 
 // One entry of a next-token distribution.

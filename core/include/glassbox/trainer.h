@@ -2,7 +2,7 @@
 //
 //   Trainer trainer(config, options);            // GPT-2's initialisation, seeded
 //   for (int s = trainer.step(); s < options.steps; ++s) {
-//     sample_batch(train_tokens, B, T, options.seed, s, inputs, targets);
+//     sample_batch(train_tokens, B, T, options.seed, s, inputs, targets);   // training_batch.h
 //     StepResult r = trainer.train_step(inputs, targets, B, T);   // loss, grad norm, lr
 //   }
 //   trainer.save_model("out/");                  // config.json + model.safetensors (HF layout)
@@ -37,13 +37,14 @@
 #include "glassbox/config.h"
 #include "glassbox/model.h"
 #include "glassbox/safetensors.h"
+#include "glassbox/training_batch.h"
 
 namespace glassbox {
 
 struct TrainingOptions {
   int batch_size = 16;              // sequences per step
   int seq_len = 128;                // tokens per sequence, at most the model's n_positions
-  int steps = 1000;                 // optimisation steps in all (the schedule's length)
+  int steps = 2000;                 // optimisation steps in all (the schedule's length)
   double learning_rate = 1e-3;      // peak, reached at the end of the warmup
   double min_learning_rate = 1e-4;  // where the cosine decay ends
   int warmup_steps = 100;
@@ -70,53 +71,6 @@ struct TrainingOptions {
 // The learning rate of step s (0-based): peak * (s+1) / warmup during the warmup, then
 // min + (peak - min) * (1 + cos(pi * progress)) / 2 with progress = (s - warmup) / (steps - warmup).
 double learning_rate_at(const TrainingOptions& options, int step);
-
-// The batch of step `step`: B windows of T+1 consecutive tokens of `stream` at offsets drawn from
-// (seed, step) alone, so that any step's batch can be recomputed (resume needs no sampler state).
-// inputs = window[0..T), targets = window[1..T]; both (B,T). The stream needs T+1 tokens at least.
-void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint64_t seed, int step,
-                  std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets);
-
-// A target that is not predicted: no loss, no gradient (a masked LM's unmasked positions, a
-// classifier's padding).
-inline constexpr std::int32_t kIgnoreTarget = -1;
-
-// The masked-LM objective of BERT on a batch of windows, in place: about `rate` of each sequence's
-// positions (BERT's 15% by default; at least one), drawn from (seed, step) alone, become targets
-// (the original token); of those, 80% of inputs are replaced by mask_id, 10% by a random token
-// and 10% kept. Every other target becomes kIgnoreTarget. inputs and targets are (B,T); targets'
-// values are replaced. Throws InvalidArgument for a rate outside (0, 1].
-void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets, int B, int T,
-                 std::int32_t mask_id, int vocab_size, std::uint64_t seed, int step, double rate = 0.15);
-
-// One step's data, as spans (B,T) of ids; labels and label_positions (B) for a classifier only.
-struct TrainingBatch {
-  std::span<const std::int32_t> inputs;    // (B,T)
-  std::span<const std::int32_t> targets;   // (B,T) the token each position predicts, or kIgnoreTarget
-  int B = 0, T = 0;
-  std::span<const std::int32_t> labels;            // (B) each sequence's class, in [0, n_labels)
-  std::span<const std::int32_t> label_positions;   // (B) where it is read: the sequence's last token
-};
-
-// A classifier's example: the ids of a text ending with the token it is classified at.
-struct LabelledIds {
-  std::vector<std::int32_t> ids;
-  std::int32_t label;
-};
-
-// Labelled examples as one batch, right-padded with pad_id to the longest: each example's targets
-// are its next tokens, kIgnoreTarget at its last token and on padding; its label is read at its
-// last token (causal attention: the padding after it changes nothing).
-struct LabelledBatch {
-  std::vector<std::int32_t> inputs, targets, labels, label_positions;
-  int B = 0, T = 0;
-  LabelledBatch(std::span<const LabelledIds* const> examples, std::int32_t pad_id);
-  TrainingBatch view() const { return {inputs, targets, B, T, labels, label_positions}; }
-};
-
-// B examples for step `step`, drawn from (seed, step) alone (as sample_batch), batched.
-LabelledBatch sample_labelled_batch(std::span<const LabelledIds> examples, int B, std::uint64_t seed, int step,
-                                    std::int32_t pad_id);
 
 struct StepResult {
   double loss;            // the batch's loss before the update: mean cross-entropy per token (nats),
