@@ -37,6 +37,7 @@ export function trainingSettings(texts, options) {
   const rest = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));   // undefined: the default
   for (const name of Object.keys(rest))
     if (!OPTIONS.has(name)) throw new InvalidArgumentError(`unknown training option ${JSON.stringify(name)}`);
+  /** @type {Record<string, any>} */
   const settings = { tokenizer: null, ...rest };   // null: learn one
   for (const name of INTEGERS.filter((n) => n in settings))
     if (!Number.isInteger(settings[name]) || settings[name] < 0 || settings[name] > INT_MAX)
@@ -51,7 +52,7 @@ export function trainingSettings(texts, options) {
     throw new InvalidArgumentError('tokenizer must be {vocab, merges}: the texts of vocab.json and merges.txt');
   if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean'))
     throw new InvalidArgumentError('signal must be an AbortSignal');
-  return { texts: list, settings, signal };
+  return { texts: list, settings: /** @type {Partial<TrainSettings>} */ (settings), signal };
 }
 
 // A training run: iterate it for its steps ({step, loss, learningRate, gradNorm, tokens,
