@@ -7,6 +7,7 @@
 //     {method: 'abort'}                end the running generation (what is computed is dropped)
 //     {method: 'cancel-load'}          stop reading the model's files (the load rejects)
 //   worker -> page
+//     {ready: true}                    the worker runs (its modules loaded) and listens
 //     {id, result}                     the call's result (its typed arrays transferred, not copied)
 //     {id, error: {name, message}}     the call failed (errors.mjs makes the error again)
 //     {id, progress: {loaded, total}}  'load': bytes of model.safetensors read so far
@@ -150,7 +151,7 @@ async function run({ id, method, args }) {
 // Typed arrays in a result move to the page without a copy.
 const buffersOf = (result) => (result && typeof result === 'object' ? Object.values(result).filter(ArrayBuffer.isView).map((a) => a.buffer) : []);
 
-port.listen(async (message) => {
+const listening = port.listen(async (message) => {
   if (message.method === 'pull') {
     if (generation) generation.credit += message.n;
     return generation?.wake?.();
@@ -167,3 +168,4 @@ port.listen(async (message) => {
     port.send({ id: message.id, error: errorToWire(e) });
   }
 });
+Promise.resolve(listening).then(() => port.send({ ready: true }));
