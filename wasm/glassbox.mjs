@@ -120,10 +120,9 @@ function moduleWorker() {
   } catch (e) {
     if (e?.name !== 'SecurityError') throw e;
   }
+  // (A static import: worker.mjs listens before the worker takes its first message.)
   const url = new URL('./worker.mjs', import.meta.url).href;
-  // The shim reports an import that failed (the worker's own error event says nothing of why).
-  const shim = URL.createObjectURL(new Blob([`import(${JSON.stringify(url)}).catch((e) => postMessage({ failedToStart: String(e?.message ?? e) }));\n`],
-                                            { type: 'text/javascript' }));
+  const shim = URL.createObjectURL(new Blob([`import ${JSON.stringify(url)};\n`], { type: 'text/javascript' }));
   const worker = new Worker(shim, { type: 'module' });
   setTimeout(() => URL.revokeObjectURL(shim), 60_000);   // once the worker has surely read it
   return { worker, url };
@@ -155,7 +154,6 @@ function watchStart(worker, url, onFailure) {
     // (a CSP violation is reported as a task of its own, after the error: wait for it)
     setTimeout(() => fail(e.message), 50);
   };
-  worker.addEventListener?.('message', (e) => e.data?.failedToStart && fail(e.data.failedToStart));
   return stop;
 }
 

@@ -1,8 +1,9 @@
-# Makes the glue fit bundlers. First, the threaded glue starts its threads' workers as module workers: Emscripten 3.1.6 writes
-# `new Worker(new URL("glassbox-core-mt.worker.js", import.meta.url))`, a classic worker, which
-# bundlers can only build as one file in their "iife" format (Vite refuses it next to ES module
-# workers). glassbox-core-mt.worker.js loads the glue with import(), so it runs as a module worker
-# as it is. Fails the build if the glue does not read as expected. cmake -DDIST=<web/dist> -P patch_glue.cmake
+# Makes the glue fit bundlers. First, the threaded glue starts its threads' workers as module
+# workers: Emscripten 3.1.6 writes `new Worker(new URL("glassbox-core-mt.worker.js",
+# import.meta.url))`, a classic worker, which bundlers can only build as one file in their "iife"
+# format (Vite refuses it next to ES module workers). glassbox-core-mt.worker.js loads the glue with
+# import(), so it runs as a module worker as it is. Fails the build if the glue does not read as
+# expected. cmake -DDIST=<web/dist> -P patch_glue.cmake
 set(glue ${DIST}/glassbox-core-mt.mjs)
 file(READ ${glue} text)
 set(classic "new Worker(new URL(\"glassbox-core-mt.worker.js\",import.meta.url))")
