@@ -94,7 +94,7 @@ export async function estimateModel(source, { quantize, signal, worker = false, 
 async function startWorker(onMessage, onFailure, given = null) {
   if (given ? typeof given.on === 'function' : isNode) {   // Node's worker_threads.Worker
     const worker = given ?? new (await importNode('worker_threads')).Worker(new URL('./worker.mjs', import.meta.url));
-    worker.on('message', (m) => m?.ready || onMessage(m));
+    worker.on('message', onMessage);
     worker.on('error', onFailure);
     worker.on('exit', (code) => onFailure(new StateError(`the glassbox worker ended (exit code ${code})`)));
     return worker;
@@ -102,6 +102,7 @@ async function startWorker(onMessage, onFailure, given = null) {
   const { worker, url } = given ? { worker: given, url: null } : moduleWorker();
   const started = watchStart(worker, url, onFailure);
   worker.onmessage = (e) => (e.data?.ready ? started() : onMessage(e.data));
+  worker.postMessage({ method: 'ready?' });   // (answered once worker.mjs runs, however long ago it started)
   return worker;
 }
 
@@ -128,10 +129,11 @@ function moduleWorker() {
   return { worker, url };
 }
 
-// Until worker.mjs says it is running ({ready}), a failure to start rejects (onFailure) with what
-// stopped it: the directive of the page's Content-Security-Policy that refused the worker, or the
-// script that could not be loaded (a NetworkError where it is one); a worker that neither starts
-// nor fails within START_MS is given up on. Returns started(), for its {ready} message.
+// Until worker.mjs says it is running ({ready}, its answer to 'ready?'), a failure to start
+// rejects (onFailure) with what stopped it: the directive of the page's Content-Security-Policy
+// that refused the worker, or the script that could not be loaded (a NetworkError where it is
+// one); a worker that neither starts nor fails within START_MS is given up on. Returns started(),
+// for its {ready} message.
 const START_MS = 30_000;
 function watchStart(worker, url, onFailure) {
   let done = false, refused = null;
@@ -147,18 +149,19 @@ function watchStart(worker, url, onFailure) {
     stop();
     onFailure(await startFailure(refused, url, detail));
   };
-  const timer = setTimeout(() => fail(`it did not start within ${START_MS / 1000} s`), START_MS);
+  const timer = setTimeout(() => fail(null), START_MS);
   worker.onerror = (e) => {
     if (done) return onFailure(new StateError(`the glassbox worker failed: ${e.message ?? 'an error in the worker'}`));
     e.preventDefault?.();
     // (a CSP violation is reported as a task of its own, after the error: wait for it)
-    setTimeout(() => fail(e.message), 50);
+    setTimeout(() => fail(e.message ?? ''), 50);
   };
   return stop;
 }
 
 // The error of a worker that did not start: refused (a securitypolicyviolation event, or null),
-// url (the script it imports, when known), detail (what the browser said, if anything).
+// url (the script it imports, when known), detail (what its error event said; null: it has said
+// nothing for START_MS).
 async function startFailure(refused, url, detail) {
   if (refused) {
     return new StateError(`the glassbox worker could not start: the Content-Security-Policy directive ${refused.effectiveDirective ?? refused.violatedDirective} ` +
@@ -168,8 +171,13 @@ async function startFailure(refused, url, detail) {
     const status = await fetch(url).then((r) => (r.ok ? null : `HTTP ${r.status}`), (e) => e.message);
     if (status) return new NetworkError(`the glassbox worker could not start: cannot load ${url}: ${status}`);
   }
-  return new StateError(`the glassbox worker could not start: ${detail || 'its script'} ` +
-                        `(${url ?? 'worker.mjs'} or a module it imports could not be loaded: is every file of the package served beside glassbox.mjs?)`);
+  const script = url ?? 'worker.mjs';
+  if (detail === null) {
+    return new StateError(`the glassbox worker did not start within ${START_MS / 1000} s: ${script} or a module it imports never ran ` +
+                          '(a bundler\'s build of it that loads nothing, or a Worker that is not of worker.mjs)');
+  }
+  return new StateError(`the glassbox worker could not start${detail ? ` (${detail})` : ''}: ${script} or a module it imports ` +
+                        'could not be loaded (is every file of the package served where it imports them from?)');
 }
 
 // The `worker` option: false or true, or a Worker the caller made of glassbox's worker.mjs (a

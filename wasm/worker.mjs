@@ -2,12 +2,13 @@
 // WorkerModel in glassbox.mjs. The messages, all of them:
 //
 //   page -> worker
+//     {method: 'ready?'}               is the worker running? (it answers {ready: true})
 //     {id, method, args}               a call: method is a key of `calls` below, args its object
 //     {method: 'pull', n}              the page took n more steps: n more may be computed ahead
 //     {method: 'abort'}                end the running generation (what is computed is dropped)
 //     {method: 'cancel-load'}          stop reading the model's files (the load rejects)
 //   worker -> page
-//     {ready: true}                    the worker runs (its modules loaded) and listens
+//     {ready: true}                    the answer to 'ready?': the worker runs and listens
 //     {id, result}                     the call's result (its typed arrays transferred, not copied)
 //     {id, error: {name, message}}     the call failed (errors.mjs makes the error again)
 //     {id, progress: {loaded, total}}  'load': bytes of model.safetensors read so far
@@ -151,7 +152,8 @@ async function run({ id, method, args }) {
 // Typed arrays in a result move to the page without a copy.
 const buffersOf = (result) => (result && typeof result === 'object' ? Object.values(result).filter(ArrayBuffer.isView).map((a) => a.buffer) : []);
 
-const listening = port.listen(async (message) => {
+port.listen(async (message) => {
+  if (message.method === 'ready?') return port.send({ ready: true });
   if (message.method === 'pull') {
     if (generation) generation.credit += message.n;
     return generation?.wake?.();
@@ -168,4 +170,3 @@ const listening = port.listen(async (message) => {
     port.send({ id: message.id, error: errorToWire(e) });
   }
 });
-Promise.resolve(listening).then(() => port.send({ ready: true }));

@@ -179,3 +179,29 @@ test('a worker that cannot start rejects, naming the CSP directive or the missin
     for (const s of [cdn, withBlob, withoutBlob]) s.server.close();
   }
 });
+
+// A Worker the page made well before it hands it over has long been running: it still answers
+// the start check ('ready?'), and the load does not wait for a start that happened before.
+test('a Worker of worker.mjs made long before it is handed over loads as soon as asked', async () => {
+  const page = await browser.newPage();
+  await page.goto(new URL('tests/browser/blank.html', servers.plain.url).href);
+  const result = await page.evaluate(async () => {
+    const { loadModel } = await import('/web/dist/glassbox.mjs');
+    const worker = new Worker('/web/dist/worker.mjs', { type: 'module' });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const greedy = async (options) => {
+      const model = await loadModel('/tests/fixtures/gpt2-bytes/', options);
+      const ids = [];
+      for await (const step of model.generate([71], { maxTokens: 4, temperature: 0 })) ids.push(step.id);
+      await model.dispose();
+      return ids;
+    };
+    const started = performance.now();
+    const ids = await greedy({ worker });
+    return { ids, ms: performance.now() - started, reference: await greedy({ worker: true }) };
+  });
+  assert.equal(result.ids.length, 4);
+  assert.deepEqual(result.ids, result.reference, 'the same greedy ids as with a worker glassbox started');
+  assert.ok(result.ms < 10_000, `loaded in ${result.ms.toFixed(0)} ms`);
+  await page.close();
+});

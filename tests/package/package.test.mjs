@@ -216,6 +216,29 @@ test('webpack 5: a build with no configuration at all, in Chromium under the str
   for (const f of readdirSync(join(dir, 'dist')).filter((f) => f.endsWith('.js') || f.endsWith('.mjs')))
     assert.ok(!readFileSync(join(dir, 'dist', f), 'utf8').includes('file://'), `dist/${f} holds no file: path`);
   await checkInChromium(dir, 'index.html', 'webpack');
+
+  // With the experimental output.module, webpack 5 does not emit the chunks its module worker
+  // imports (nor, for the page thread, every chunk of the engine): the worker never runs. The load
+  // must still end, with an error that says so.
+  writeFileSync(join(dir, 'webpack.config.mjs'),
+                "export default { experiments: { outputModule: true }, output: { module: true, path: new URL('module/', import.meta.url).pathname } };\n");
+  try {
+    run(join(tools, 'webpack'), ['--config', 'webpack.config.mjs'], dir);
+  } catch (e) {
+    assert.fail(`webpack (output.module) failed:\n${e.stdout}${e.stderr}`);
+  }
+  writeFileSync(join(dir, 'module.html'), readFileSync(join(dir, 'index.html'), 'utf8').replace('src="dist/main.js"', 'src="module/main.mjs"'));
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  const { server, url } = await startServer(dir, 0, { isolate: false });
+  try {
+    const tab = await browser.newPage();
+    await tab.goto(new URL('module.html', url).href);
+    const [inWorker] = await tab.evaluate(() => window.results);
+    assert.match(inWorker.error ?? '', /^StateError: the glassbox worker did not start within 30 s: worker\.mjs or a module it imports never ran/);
+  } finally {
+    server.close();
+    await browser.close();
+  }
 });
 
 test('a cross-origin (CDN) import: the worker starts through a same-origin blob: module, in Chromium under a strict CSP', { timeout: 300_000 }, async () => {
