@@ -1,10 +1,17 @@
 // The engine in the current thread: the Embind module (glassbox-core.mjs/.wasm, or with threads
 // glassbox-core-mt.*) behind async methods. glassbox.mjs uses it directly, or from worker.mjs
 // inside a Web Worker / worker thread.
-import { errorClasses, GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, OutOfMemoryError, StateError } from './errors.mjs';
+import { errorClasses, InvalidArgumentError, ModelFormatError, OutOfMemoryError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
-import { headerLength, readModelFiles, readModelHeader, removeCachedModels } from './model-source.mjs';
-import { importNode, isNode } from './platform.mjs';
+import { checkIds, checkText } from './input.mjs';
+import { removeCachedModels } from './model-cache.mjs';
+import { headerLength } from './model-files.mjs';
+import { readModelHeader } from './model-header.mjs';
+import { readModelFiles } from './model-source.mjs';
+import { isNode } from './platform.mjs';
+import { makeModule } from './wasm-module.mjs';
+
+export { checkIds, checkText } from './input.mjs';   // (training.mjs checks its texts as the model does)
 
 
 let corePromise = null;   // one WASM instance per thread, shared by every model loaded in it
@@ -22,8 +29,10 @@ export function useCoreFactory(create) {
 // Node, 1 (the single-threaded module).
 export function availableThreads() {
   if (isNode || providedFactory || globalThis.crossOriginIsolated !== true || typeof SharedArrayBuffer !== 'function') return 1;
-  // The threaded module starts its threads' workers from its own URL, which must be of this origin.
-  if (new URL(import.meta.url).origin !== globalThis.location?.origin) return 1;
+  // The threaded module starts its threads' workers from beside its files, which must be of this
+  // origin. (The .wasm's URL, as a bundler places it: a bundler makes a bare import.meta.url the
+  // path the module had on the machine that built it.)
+  if (CORE.threaded.url().origin !== globalThis.location?.origin) return 1;
   return Math.max(1, Math.min(8, globalThis.navigator?.hardwareConcurrency ?? 1));
 }
 
@@ -45,11 +54,10 @@ const directoryOf = (dir) => {
 };
 
 // This thread's engine, made at the first call with the settings given then (engineSettings'
-// options). The Emscripten module: in Node the .wasm bytes are handed in (the 3.1.6 glue would
-// try to fetch() a file path); in browsers and workers the glue fetches it (next to its .mjs, or
-// from wasmPaths). The threaded module starts its Web Workers (threads - 1, the pool of
-// glassbox/threads.h) in the background. Asking again with other settings is an error: the
-// engine of a thread is made once (a worker of its own can have others).
+// options): the Emscripten module, its .wasm instantiated by wasm-module.mjs. The threaded module
+// starts its Web Workers (threads - 1, the pool of glassbox/threads.h) in the background. Asking
+// again with other settings is an error: the engine of a thread is made once (a worker of its own
+// can have others).
 export function loadCore(options = undefined) {
   const wanted = engineSettings(options);
   if (corePromise) {
@@ -68,63 +76,27 @@ export function loadCore(options = undefined) {
   return corePromise;
 }
 
+// The engine's files: each URL is written out as `new URL('./file', import.meta.url)`, the form
+// bundlers recognise (they ship the file and put its address there). Only the .wasm files are
+// named: the glue is imported, and the threaded glue names its threads' worker script itself.
+const CORE = {
+  single: { glue: 'glassbox-core.mjs', file: 'glassbox-core.wasm', url: () => new URL('./glassbox-core.wasm', import.meta.url) },
+  threaded: { glue: 'glassbox-core-mt.mjs', file: 'glassbox-core-mt.wasm', url: () => new URL('./glassbox-core-mt.wasm', import.meta.url) },
+};
+
 async function createCore({ threads, wasmPaths }) {
+  const files = threads > 1 ? CORE.threaded : CORE.single;
+  let create;
+  if (providedFactory) create = providedFactory;   // a service worker: its module was imported statically (no import() there)
+  else if (threads > 1) ({ default: create } = await import('./glassbox-core-mt.mjs'));
+  else ({ default: create } = await import('./glassbox-core.mjs'));
   const options = { errors: errorClasses };   // the classes the C++ side throws
-  const file = threads > 1 ? 'glassbox-core-mt.wasm' : 'glassbox-core.wasm';
-  const where = wasmPaths ?? 'beside glassbox-core.mjs';
-  if (isNode) {
-    const { readFile } = await importNode('fs/promises');
-    const path = wasmPaths ? await nodePath(wasmPaths, file) : new URL('./glassbox-core.wasm', import.meta.url);
-    options.wasmBinary = await readFile(path).catch((e) => {
-      throw new GlassboxError(`cannot read the engine's ${file} (${where}): ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
-    });
-  }
-  // The glue reports a .wasm it could not fetch by aborting, with its own words.
-  const failed = (e) => {
-    throw new NetworkError(`cannot load the engine's ${file} (${where}): ${e?.message ?? e}`);
-  };
-  // From wasmPaths the .wasm is fetched here and handed to the glue, which is not told of the
-  // directory (its locateFile would send the threads' worker script there too, and start it as a
-  // classic worker): only the .wasm files need be there.
-  let fetchFailed = null;
-  if (wasmPaths && !isNode) {
-    const url = new URL(file, wasmPaths).href;
-    fetchFailed = new Promise((_, reject) => {
-      options.instantiateWasm = (imports, receive) => {
-        instantiateFrom(url, imports).then(({ instance, module }) => receive(instance, module), reject);
-        return {};
-      };
-    });
-  }
-  const made = (promise) => (fetchFailed ? Promise.race([promise, fetchFailed]) : promise).catch(failed);
-  let core;
-  if (providedFactory) {   // a service worker: its module was imported statically (no import() there)
-    core = await made(providedFactory(options));
-  } else if (threads > 1) {
-    const { default: create } = await import('./glassbox-core-mt.mjs');
-    core = await made(create({ ...options, glassboxPoolSize: threads - 1 }));
-    core.setThreads(threads);
-  } else {
-    const { default: create } = await import('./glassbox-core.mjs');
-    core = await made(create(options));
-  }
+  if (threads > 1) options.glassboxPoolSize = threads - 1;
+  const core = await makeModule(create, { file: files.file, glue: files.glue, label: `the engine's ${files.file}`, bundled: files.url(),
+                                          wasmPaths, options });
+  if (threads > 1) core.setThreads(threads);
   core.startHeapBytes = core.HEAPU8.length;   // the heap before any model: the rest is what one can have
   return core;
-}
-
-// WebAssembly.instantiateStreaming, or from the bytes where the server does not say application/wasm.
-async function instantiateFrom(url, imports) {
-  const response = await fetch(url, { credentials: 'same-origin' });
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
-  if (response.headers.get('content-type')?.split(';')[0].trim() === 'application/wasm')
-    return WebAssembly.instantiateStreaming(response, imports);
-  return WebAssembly.instantiate(await response.arrayBuffer(), imports);
-}
-
-// A file of a directory given as a path or a file: URL, in Node.
-async function nodePath(dir, name) {
-  if (!/^file:/.test(dir)) return (await importNode('path')).join(dir, name);
-  return new URL(name, dir);
 }
 
 // loadModel with the engine in this thread (glassbox.mjs, service-worker.mjs, worker.mjs), its options checked
@@ -182,14 +154,6 @@ const coreForCounting = (wasmPaths = null) => {
 // A WebAssembly heap (wasm32) holds at most 4 GB; the glue reports the exact limit.
 const HEAP_LIMIT = 4294901760;
 
-// JS strings can hold lone surrogates, which are not text: UTF-8 has no encoding for them.
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-export function checkText(text, what) {
-  if (typeof text !== 'string') throw new InvalidArgumentError(`${what} must be a string, got ${typeof text}`);
-  if (loneSurrogate.test(text)) throw new InvalidArgumentError(`${what} contains a lone UTF-16 surrogate, which is not valid text`);
-}
-
 // The options of forward and generate that look inside: lens (K, each layer's K most probable next
 // tokens; absent: none) and headMask ([[layer, head], ...]: those heads switched off, Hugging
 // Face's head_mask). -> {lens (0: none), headMask (or null)}. The engine checks them against the
@@ -203,15 +167,7 @@ export function inspectOptions({ lens, headMask }) {
   return { lens: lens ?? 0, headMask: headMask ?? null };
 }
 
-export function checkIds(ids, what = 'ids') {
-  if (!Array.isArray(ids) && !ArrayBuffer.isView(ids)) throw new InvalidArgumentError(`${what} must be an array of token ids`);
-  for (const id of ids) {
-    if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new InvalidArgumentError(`${what}: ${id} is not a token id (an integer >= 0)`);
-  }
-  return Array.from(ids);
-}
-
-// The first bytes of model.safetensors up to the end of its header (model-source.mjs): what
+// The first bytes of model.safetensors up to the end of its header (model-files.mjs): what
 // the engine plans a load from.
 const headerOf = (bytes) => bytes.subarray(0, headerLength(bytes));
 

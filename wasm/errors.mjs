@@ -56,17 +56,21 @@ export const errorClasses = {
   GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, OutOfMemoryError, StateError, NotSupportedError,
 };
 
-// An error as a worker message can carry it (structured clone keeps neither class nor name).
+// An error as a worker message can carry it (structured clone keeps neither class nor name), with
+// its cause (the underlying error: a failed fetch's TypeError) the same way.
 export function errorToWire(e) {
-  return { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
+  const wire = { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
+  if (e?.cause !== undefined && e.cause !== e) wire.cause = errorToWire(e.cause);
+  return wire;
 }
 
 // The error a worker reported, made again with its class: the API's own classes by name; other
 // errors (a DOMException's AbortError, an engine bug's TypeError) as an Error with the same name.
-export function errorFromWire({ name, message }) {
+export function errorFromWire({ name, message, cause }) {
+  const options = cause === undefined ? undefined : { cause: errorFromWire(cause) };
   const Class = Object.hasOwn(errorClasses, name) ? errorClasses[name] : null;
-  if (Class) return new Class(message);
-  const e = new Error(message);
+  if (Class) return new Class(message, options);
+  const e = new Error(message, options);
   e.name = name;
   return e;
 }

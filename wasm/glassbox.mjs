@@ -11,13 +11,17 @@
 // option means, are glassbox.d.ts's; tests/types checks this file against them.
 /** @import { EstimateOptions, GlassboxWorker, LoadOptions, Model, ModelEstimate, ModelFiles, TrainOptions } from './glassbox.js' */
 /** @import * as Api from './glassbox.js' */
-import { errorFromWire, InvalidArgumentError, StateError } from './errors.mjs';
+import { errorFromWire, InvalidArgumentError, NetworkError, StateError } from './errors.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
-import { checkLoadOptions, checkQuantize, checkSource, hubDirectoryUrl, removeCachedModels } from './model-source.mjs';
+import { hubDirectoryUrl } from './hub.mjs';
+import { removeCachedModels } from './model-cache.mjs';
+import { checkLoadOptions, checkQuantize, checkSource } from './model-source.mjs';
 import { importNode, isNode } from './platform.mjs';
 import { TrainingRun } from './training.mjs';
 
-export { hubDirectoryUrl, listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
+export { hubDirectoryUrl } from './hub.mjs';
+export { listCachedModels, removeCachedModels } from './model-cache.mjs';
+export { MODEL_FILES } from './model-files.mjs';
 export {
   GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError, OutOfMemoryError, StateError,
 } from './errors.mjs';
@@ -94,10 +98,8 @@ export async function estimateModel(source, { quantize, signal, worker = false, 
 }
 
 // worker.mjs in a worker (a worker thread in Node, a module Web Worker elsewhere): onMessage(data)
-// gets its messages, onFailure(error) an error that ended it (or kept it from starting). given: a
-// Worker the caller made (ownWorker), else one is started here.
-// The worker's URL is written out in each `new Worker(new URL(...))`: bundlers recognise that form
-// and bundle worker.mjs with its imports.
+// gets its messages, onFailure(error) an error that ended it (or kept it from starting: see
+// watchStart). given: a Worker the caller made (ownWorker), else one is started here.
 async function startWorker(onMessage, onFailure, given = null) {
   if (given ? typeof given.on === 'function' : isNode) {   // Node's worker_threads.Worker
     const worker = given ?? new (await importNode('worker_threads')).Worker(new URL('./worker.mjs', import.meta.url));
@@ -106,26 +108,85 @@ async function startWorker(onMessage, onFailure, given = null) {
     worker.on('exit', (code) => onFailure(new StateError(`the glassbox worker ended (exit code ${code})`)));
     return worker;
   }
-  const worker = given ?? (crossOrigin() ? crossOriginWorker() : new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' }));
-  worker.onmessage = (e) => onMessage(e.data);
-  worker.onerror = (e) => onFailure(new StateError(`the glassbox worker failed: ${e.message ?? 'it could not start'}`));
+  const { worker, url } = given ? { worker: given, url: null } : moduleWorker();
+  const started = watchStart(worker, url, onFailure);
+  worker.onmessage = (e) => (e.data?.ready ? started() : onMessage(e.data));
+  worker.postMessage({ method: 'ready?' });   // (answered once worker.mjs runs, however long ago it started)
   return worker;
 }
 
-// Whether this module was loaded from another origin than the page's (a CDN): a Worker's script
-// must be of the page's origin, so such a module starts its worker through a module of the page's
-// origin, a blob: URL that imports worker.mjs from where this module came from (which the server
-// must allow with CORS, as it must for this module itself; the page's CSP must allow blob: and the
-// module's origin in worker-src, which governs a worker's imports). Its engine then runs on one
-// thread (engine.mjs: its threads' workers would be cross-origin again).
-const crossOrigin = () => typeof location === 'object' && new URL(import.meta.url).origin !== location.origin;
-
-function crossOriginWorker() {
-  const shim = URL.createObjectURL(new Blob([`import ${JSON.stringify(new URL('./worker.mjs', import.meta.url).href)};\n`],
-                                            { type: 'text/javascript' }));
+// A module Web Worker of worker.mjs -> {worker, url: the script it imports, when that is known}.
+// Its URL is written out in `new Worker(new URL('./worker.mjs', import.meta.url), { type:
+// 'module' })`: bundlers (webpack, Vite) recognise that form and build worker.mjs with its
+// imports. A script of another origin than the page's (this module from a CDN) cannot be a
+// Worker: the constructor refuses it (a SecurityError), and the worker starts through a module of
+// the page's origin, a blob: URL that imports worker.mjs from where this module came from (which
+// the server must allow with CORS, as it must for this module itself; the page's CSP must allow
+// blob: and the module's origin in worker-src, which governs a worker's imports). Its engine then
+// runs on one thread (engine.mjs: its threads' workers would be cross-origin again).
+function moduleWorker() {
+  try {
+    return { worker: new Worker(new URL('./worker.mjs', import.meta.url), { type: 'module' }), url: null };
+  } catch (e) {
+    if (e?.name !== 'SecurityError') throw e;
+  }
+  // (A static import: worker.mjs listens before the worker takes its first message.)
+  const url = new URL('./worker.mjs', import.meta.url).href;
+  const shim = URL.createObjectURL(new Blob([`import ${JSON.stringify(url)};\n`], { type: 'text/javascript' }));
   const worker = new Worker(shim, { type: 'module' });
   setTimeout(() => URL.revokeObjectURL(shim), 60_000);   // once the worker has surely read it
-  return worker;
+  return { worker, url };
+}
+
+// Until worker.mjs says it is running ({ready}, its answer to 'ready?'), a failure to start
+// rejects (onFailure) with what stopped it: the directive of the page's Content-Security-Policy
+// that refused the worker, or the script that could not be loaded (a NetworkError where it is
+// one); a worker that neither starts nor fails within START_MS is given up on. Returns started(),
+// for its {ready} message.
+const START_MS = 30_000;
+function watchStart(worker, url, onFailure) {
+  let done = false, refused = null;
+  const onViolation = (e) => { refused ??= e; };
+  globalThis.addEventListener?.('securitypolicyviolation', onViolation);
+  const stop = () => {
+    done = true;
+    globalThis.removeEventListener?.('securitypolicyviolation', onViolation);
+    clearTimeout(timer);
+  };
+  const fail = async (detail) => {
+    if (done) return;
+    stop();
+    onFailure(await startFailure(refused, url, detail));
+  };
+  const timer = setTimeout(() => fail(null), START_MS);
+  worker.onerror = (e) => {
+    if (done) return onFailure(new StateError(`the glassbox worker failed: ${e.message ?? 'an error in the worker'}`));
+    e.preventDefault?.();
+    // (a CSP violation is reported as a task of its own, after the error: wait for it)
+    setTimeout(() => fail(e.message ?? ''), 50);
+  };
+  return stop;
+}
+
+// The error of a worker that did not start: refused (a securitypolicyviolation event, or null),
+// url (the script it imports, when known), detail (what its error event said; null: it has said
+// nothing for START_MS).
+async function startFailure(refused, url, detail) {
+  if (refused) {
+    return new StateError(`the glassbox worker could not start: the Content-Security-Policy directive ${refused.effectiveDirective ?? refused.violatedDirective} ` +
+                          `refused ${refused.blockedURI || 'its script'} (allow it there, or hand loadModel a Worker made as the policy allows)`);
+  }
+  if (url) {
+    const status = await fetch(url).then((r) => (r.ok ? null : `HTTP ${r.status}`), (e) => e.message);
+    if (status) return new NetworkError(`the glassbox worker could not start: cannot load ${url}: ${status}`);
+  }
+  const script = url ?? 'worker.mjs';
+  if (detail === null) {
+    return new StateError(`the glassbox worker did not start within ${START_MS / 1000} s: ${script} or a module it imports never ran ` +
+                          '(a bundler\'s build of it that loads nothing, or a Worker that is not of worker.mjs)');
+  }
+  return new StateError(`the glassbox worker could not start${detail ? ` (${detail})` : ''}: ${script} or a module it imports ` +
+                        'could not be loaded (is every file of the package served where it imports them from?)');
 }
 
 // The `worker` option: false or true, or a Worker the caller made of glassbox's worker.mjs (a
@@ -370,9 +431,12 @@ class WorkerChannel {
   #nextId = 1;
   #dead = null;         // the Error every call gets once the worker is gone
 
+  // In Node the worker thread keeps the process alive only while a call is pending (ref, unref):
+  // a script that ends without dispose() exits.
   static async start(given) {
     const channel = new WorkerChannel();
     channel.#worker = await startWorker((m) => channel.#receive(m), (e) => channel.die(e), given);
+    channel.#worker.unref?.();
     return channel;
   }
 
@@ -384,6 +448,7 @@ class WorkerChannel {
     return new Promise((resolve, reject) => {
       if (this.#dead) return reject(this.#dead);
       const id = this.#nextId++;
+      if (this.#calls.size === 0) this.#worker.ref?.();
       this.#calls.set(id, { resolve, reject, onStep, onTokenizer });
       this.#worker.postMessage({ id, method, args }, transfer);
     });
@@ -394,6 +459,7 @@ class WorkerChannel {
     this.#dead ??= error;
     for (const call of this.#calls.values()) call.reject(error);
     this.#calls.clear();
+    this.#worker?.unref?.();
   }
 
   async close(error) {
@@ -408,6 +474,7 @@ class WorkerChannel {
     if (progress) return call.onStep?.(progress);
     if (tokenizer) return call.onTokenizer?.(tokenizer);
     this.#calls.delete(id);
+    if (this.#calls.size === 0) this.#worker.unref?.();
     if (error !== undefined) call.reject(errorFromWire(error));
     else call.resolve(result);
   }

@@ -9,9 +9,12 @@
 import createGlassboxCore from './glassbox-core.mjs';
 import { estimate, loadHere, useCoreFactory } from './engine.mjs';
 import { NotSupportedError } from './errors.mjs';
-import { checkLoadOptions, checkQuantize, checkSource, hubDirectoryUrl } from './model-source.mjs';
+import { hubDirectoryUrl } from './hub.mjs';
+import { checkLoadOptions, checkQuantize, checkSource } from './model-source.mjs';
 
-export { hubDirectoryUrl, listCachedModels, MODEL_FILES, removeCachedModels } from './model-source.mjs';
+export { hubDirectoryUrl } from './hub.mjs';
+export { listCachedModels, removeCachedModels } from './model-cache.mjs';
+export { MODEL_FILES } from './model-files.mjs';
 export {
   GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError, OutOfMemoryError, StateError,
 } from './errors.mjs';

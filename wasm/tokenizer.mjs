@@ -8,9 +8,11 @@
 //   tokenizer.detokenize([15496, 995]); // -> 'Hello world'
 //
 // Unlike the model's, these methods are synchronous: the tokenizer runs in the calling thread.
-import { errorClasses, GlassboxError, InvalidArgumentError, StateError } from './errors.mjs';
+import { errorClasses, InvalidArgumentError, StateError } from './errors.mjs';
+import { checkIds, checkText } from './input.mjs';
 import { readTokenizerFiles } from './model-source.mjs';
-import { importNode, isNode } from './platform.mjs';
+import { isNode } from './platform.mjs';
+import { makeModule } from './wasm-module.mjs';
 
 export {
   GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, StateError,
@@ -18,32 +20,20 @@ export {
 
 let modulePromise = null;   // one instance per thread, shared by every tokenizer made in it
 
-// The Emscripten module. In Node the .wasm bytes are handed in (the 3.1.6 glue would fetch() a
-// path); elsewhere the glue fetches glassbox-tokenizer.wasm next to its .mjs, or from wasmPaths
-// (a directory URL; the first call's is used).
+// The Emscripten module (wasm-module.mjs), its .wasm beside the glue (where a bundler puts it:
+// its URL is written out for bundlers to see) or in wasmPaths (a directory; the first call's is used).
 function loadModule(wasmPaths) {
   modulePromise ??= (async () => {
-    const options = { errors: errorClasses };   // the classes the C++ side throws
     const dir = wasmPaths === undefined ? null : String(wasmPaths).replace(/\/?$/, '/');
-    if (isNode) {
-      const { readFile } = await importNode('fs/promises');
-      const file = dir === null ? new URL('./glassbox-tokenizer.wasm', import.meta.url)
-        : /^file:/.test(dir) ? new URL('glassbox-tokenizer.wasm', dir) : `${dir}glassbox-tokenizer.wasm`;
-      options.wasmBinary = await readFile(file).catch((e) => {
-        throw new GlassboxError(`cannot read glassbox-tokenizer.wasm (${dir ?? 'beside glassbox-tokenizer.mjs'}): ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
-      });
-    } else if (dir !== null) {
-      options.locateFile = (name) => new URL(name, new URL(dir, globalThis.location?.href)).href;
-    }
     const { default: create } = await import('./glassbox-tokenizer.mjs');
-    return create(options);
+    return makeModule(create, {
+      file: 'glassbox-tokenizer.wasm', glue: 'glassbox-tokenizer.mjs', bundled: new URL('./glassbox-tokenizer.wasm', import.meta.url),
+      wasmPaths: dir === null || isNode ? dir : new URL(dir, globalThis.location?.href).href, options: { errors: errorClasses },
+    });
   })();
   modulePromise.catch(() => { modulePromise = null; });   // reported to the caller; tried again next time
   return modulePromise;
 }
-
-// JS strings can hold lone surrogates, which are not text: UTF-8 has no encoding for them.
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 // source: a directory holding vocab.json and merges.txt (a model's: its weights are not read; a
 // URL, a hub id 'owner/name', or a path in Node), or {vocab, merges} as strings, buffers or Blobs.
@@ -69,18 +59,13 @@ export class Tokenizer {
   // Text -> token ids. Special tokens such as "<|endoftext|>" are ordinary text unless
   // allowSpecial is true (tiktoken's encode_ordinary and encode(..., allowed_special='all')).
   tokenize(text, { allowSpecial = false } = {}) {
-    if (typeof text !== 'string') throw new InvalidArgumentError(`text must be a string, got ${typeof text}`);
-    if (loneSurrogate.test(text)) throw new InvalidArgumentError('text contains a lone UTF-16 surrogate, which is not valid text');
+    checkText(text, 'text');
     return Array.from(this.#live().tokenize(text, Boolean(allowSpecial)));
   }
 
   // Token ids -> text; bytes that are not whole UTF-8 characters become U+FFFD, as in tiktoken.
   detokenize(ids) {
-    if (!Array.isArray(ids) && !ArrayBuffer.isView(ids)) throw new InvalidArgumentError('ids must be an array of token ids');
-    for (const id of ids) {
-      if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new InvalidArgumentError(`ids: ${id} is not a token id (an integer >= 0)`);
-    }
-    return this.#live().detokenize(Array.from(ids));
+    return this.#live().detokenize(checkIds(ids));
   }
 
   // Frees its memory; calls after it throw a StateError.

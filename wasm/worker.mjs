@@ -2,11 +2,13 @@
 // WorkerModel in glassbox.mjs. The messages, all of them:
 //
 //   page -> worker
+//     {method: 'ready?'}               is the worker running? (it answers {ready: true})
 //     {id, method, args}               a call: method is a key of `calls` below, args its object
 //     {method: 'pull', n}              the page took n more steps: n more may be computed ahead
 //     {method: 'abort'}                end the running generation (what is computed is dropped)
 //     {method: 'cancel-load'}          stop reading the model's files (the load rejects)
 //   worker -> page
+//     {ready: true}                    the answer to 'ready?': the worker runs and listens
 //     {id, result}                     the call's result (its typed arrays transferred, not copied)
 //     {id, error: {name, message}}     the call failed (errors.mjs makes the error again)
 //     {id, progress: {loaded, total}}  'load': bytes of model.safetensors read so far
@@ -153,6 +155,7 @@ async function run({ id, method, args }) {
 const buffersOf = (result) => (result && typeof result === 'object' ? Object.values(result).filter(ArrayBuffer.isView).map((a) => a.buffer) : []);
 
 port.listen(async (message) => {
+  if (message.method === 'ready?') return port.send({ ready: true });
   if (message.method === 'pull') {
     if (generation) generation.credit += message.n;
     return generation?.wake?.();

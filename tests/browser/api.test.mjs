@@ -3,7 +3,7 @@
 // Twice: served cross-origin isolated (COOP/COEP: the threaded engine, one thread per core) and
 // as a plain static host would (the single-threaded engine).
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -19,12 +19,16 @@ let servers, browser;
 // A directory that holds the engine's .wasm files and nothing else (page.mjs loads with wasmPaths
 // set to it): the rest, the threads' worker script included, must still come from beside the glue.
 const wasmOnly = fileURLToPath(new URL('../../build/test-wasm-only/', import.meta.url));
+// web/dist without its .wasm files: a load names the one it missed, and where it looked.
+const noWasm = fileURLToPath(new URL('../../build/test-no-wasm/', import.meta.url));
 
 before(async () => {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   rmSync(wasmOnly, { recursive: true, force: true });
   mkdirSync(wasmOnly, { recursive: true });
   for (const f of ['glassbox-core.wasm', 'glassbox-core-mt.wasm']) copyFileSync(new URL(`../../web/dist/${f}`, import.meta.url), wasmOnly + f);
+  rmSync(noWasm, { recursive: true, force: true });
+  cpSync(fileURLToPath(new URL('../../web/dist/', import.meta.url)), noWasm, { recursive: true, filter: (f) => !f.endsWith('.wasm') });
   servers = { isolated: await startServer(root), plain: await startServer(root, 0, { isolate: false }) };
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -36,6 +40,7 @@ before(async () => {
 
 after(async () => {
   rmSync(wasmOnly, { recursive: true, force: true });
+  rmSync(noWasm, { recursive: true, force: true });
   await browser?.close();
   for (const s of Object.values(servers ?? {})) s.server.close();
 });
@@ -123,5 +128,80 @@ for (const served of ['isolated', 'plain']) test(`JS API in Chromium (${served =
   }
   // Only the expected 404 of the bad-source check may show up as a console error.
   assert.deepEqual(consoleErrors.filter((e) => !/404/.test(e)), []);
+  await page.close();
+});
+
+for (const served of ['isolated', 'plain']) test(`a missing engine .wasm is named with its glue (${served}: the ${served === 'isolated' ? 'threaded' : 'single-threaded'} module), in a worker and the page thread`, async () => {
+  const { url } = servers[served];
+  const page = await browser.newPage();
+  await page.goto(new URL('tests/browser/blank.html', url).href);
+  const errors = await page.evaluate(async () => {
+    const { loadModel } = await import('/build/test-no-wasm/glassbox.mjs');
+    const fail = (p) => p.then(() => '(loaded)', (e) => `${e.name}: ${e.message}`);
+    return [await fail(loadModel('/tests/fixtures/gpt2-bytes/', { worker: true })), await fail(loadModel('/tests/fixtures/gpt2-bytes/'))];
+  });
+  const name = served === 'isolated' ? 'glassbox-core-mt' : 'glassbox-core';
+  for (const e of errors) {
+    assert.equal(e, `NetworkError: cannot load the engine's ${name}.wasm beside ${name}.mjs (${url}build/test-no-wasm/${name}.wasm): HTTP 404`);
+  }
+  await page.close();
+});
+
+// A worker that cannot start fails the load, naming what stopped it: glassbox.mjs from another
+// origin (a CDN) starts its worker through a blob: module, which a policy without blob: in
+// worker-src refuses; and where the CDN lacks worker.mjs, the blob: module's import finds nothing.
+test('a worker that cannot start rejects, naming the CSP directive or the missing URL', async () => {
+  const cdn = await startServer(noWasm, 0, { isolate: false, cors: true, policy: null });
+  const origin = new URL(cdn.url).origin;
+  const withBlob = await startServer(fileURLToPath(new URL('../..', import.meta.url)), 0, {
+    isolate: false, policy: `default-src 'self'; script-src 'self' ${origin}; worker-src 'self' blob: ${origin}; connect-src 'self' ${origin}` });
+  const withoutBlob = await startServer(fileURLToPath(new URL('../..', import.meta.url)), 0, {
+    isolate: false, policy: `default-src 'self'; script-src 'self' ${origin}; worker-src 'self'; connect-src 'self' ${origin}` });
+  const load = async (server, api) => {
+    const page = await browser.newPage();
+    await page.goto(new URL('tests/browser/blank.html', server.url).href);
+    const error = await page.evaluate(async (api) => {
+      const { loadModel } = await import(api);
+      return loadModel('/tests/fixtures/gpt2-bytes/', { worker: true }).then(() => '(loaded)', (e) => `${e.name}: ${e.message}`);
+    }, api);
+    await page.close();
+    return error;
+  };
+  try {
+    assert.match(await load(withoutBlob, `${cdn.url}glassbox.mjs`),
+                 /^StateError: the glassbox worker could not start: the Content-Security-Policy directive worker-src refused blob/);
+    rmSync(`${noWasm}worker.mjs`);
+    // (the test server's 404 has no CORS header: the page may read only that the request failed)
+    const missing = await load(withBlob, `${cdn.url}glassbox.mjs`);
+    assert.ok(missing.startsWith(`NetworkError: the glassbox worker could not start: cannot load ${cdn.url}worker.mjs: `), missing);
+    assert.match(missing, /: (HTTP 404|Failed to fetch)$/);
+  } finally {
+    for (const s of [cdn, withBlob, withoutBlob]) s.server.close();
+  }
+});
+
+// A Worker the page made well before it hands it over has long been running: it still answers
+// the start check ('ready?'), and the load does not wait for a start that happened before.
+test('a Worker of worker.mjs made long before it is handed over loads as soon as asked', async () => {
+  const page = await browser.newPage();
+  await page.goto(new URL('tests/browser/blank.html', servers.plain.url).href);
+  const result = await page.evaluate(async () => {
+    const { loadModel } = await import('/web/dist/glassbox.mjs');
+    const worker = new Worker('/web/dist/worker.mjs', { type: 'module' });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const greedy = async (options) => {
+      const model = await loadModel('/tests/fixtures/gpt2-bytes/', options);
+      const ids = [];
+      for await (const step of model.generate([71], { maxTokens: 4, temperature: 0 })) ids.push(step.id);
+      await model.dispose();
+      return ids;
+    };
+    const started = performance.now();
+    const ids = await greedy({ worker });
+    return { ids, ms: performance.now() - started, reference: await greedy({ worker: true }) };
+  });
+  assert.equal(result.ids.length, 4);
+  assert.deepEqual(result.ids, result.reference, 'the same greedy ids as with a worker glassbox started');
+  assert.ok(result.ms < 10_000, `loaded in ${result.ms.toFixed(0)} ms`);
   await page.close();
 });

@@ -3,7 +3,7 @@
 // engine in the calling thread, in a worker it starts, in a worker of one's own; the tokenizer
 // entry), from TypeScript (tsc --strict on a usage file), and bundled by esbuild for a page in
 // headless Chromium under the project's strict Content-Security-Policy sent as a header, and
-// built by Vite for production the same way.
+// built by Vite and by webpack (each with no configuration) and by Rollup for production the same way.
 //
 //   node --test tests/package/          (needs the wasm preset's build, and npm ci for the tools)
 import assert from 'node:assert/strict';
@@ -59,12 +59,17 @@ test('the tarball holds what runs and its papers, within 700 KB', () => {
 
 test('the tokenizer entry: its JS and WebAssembly within 200 KB gzipped', () => {
   // tokenizer.mjs and what it imports, its module's glue and .wasm.
-  const files = ['tokenizer.mjs', 'model-source.mjs', 'errors.mjs', 'platform.mjs', 'glassbox-tokenizer.mjs', 'glassbox-tokenizer.wasm'];
+  const files = ['tokenizer.mjs', 'input.mjs', 'model-source.mjs', 'model-files.mjs', 'hub.mjs', 'node-files.mjs', 'download.mjs',
+                 'model-cache.mjs', 'wasm-module.mjs', 'errors.mjs', 'platform.mjs', 'glassbox-tokenizer.mjs', 'glassbox-tokenizer.wasm'];
   const bytes = files.reduce((n, f) => n + gzipSync(readFileSync(join(dist, f)), { level: 9 }).length, 0);
   assert.ok(bytes <= 200 * 1024, `${bytes} bytes gzipped`);
-  const imports = [...readFileSync(join(dist, 'tokenizer.mjs'), 'utf8').matchAll(/from '\.\/([\w-]+\.mjs)'|import\('\.\/([\w-]+\.mjs)'\)/g)]
-    .map((m) => m[1] ?? m[2]);
-  for (const f of imports) assert.ok(files.includes(f), `${f} (imported by tokenizer.mjs) is counted`);
+  // Every module these import (statically or with import()) and every file they name by URL is counted.
+  for (const file of files.filter((f) => f.endsWith('.mjs') && f !== 'glassbox-tokenizer.mjs')) {
+    const text = readFileSync(join(dist, file), 'utf8');
+    const named = [...text.matchAll(/from '\.\/([\w-]+\.mjs)'|import\('\.\/([\w-]+\.mjs)'\)|new URL\('\.\/([\w.-]+)', import\.meta\.url\)/g)]
+      .map((m) => m[1] ?? m[2] ?? m[3]);
+    for (const f of named) assert.ok(files.includes(f), `${f} (imported by ${file}) is counted`);
+  }
 });
 
 test('Node: the installed package runs models (this thread, its worker, one\'s own) and the tokenizer entry', { timeout: 180_000 }, () => {
@@ -171,6 +176,22 @@ test('esbuild: a bundled app in Chromium under the strict CSP header, in a worke
   await checkInChromium(dir, 'index.html', 'esbuild');
 });
 
+test('Rollup 4: a bundled app (with node-resolve) and the files the README says to copy, in Chromium under the strict CSP header, as above', { timeout: 300_000 }, async () => {
+  const dir = project('rollup-app');
+  cpSync(join(here, 'web'), dir, { recursive: true });
+  const resolvePlugin = join(repo, 'node_modules/@rollup/plugin-node-resolve/dist/es/index.js');
+  try {
+    run(join(tools, 'rollup'), ['app.js', '--plugin', resolvePlugin, '--format', 'es', '--dir', 'out', '--silent'], dir);
+  } catch (e) {
+    assert.fail(`rollup failed:\n${e.stdout}${e.stderr}`);
+  }
+  // Rollup leaves the files named by new URL(..., import.meta.url) to the app: the worker and
+  // the modules it imports, the engine's glue and .wasm files, the threads' worker script.
+  const pkg = join(dir, 'node_modules/glassbox');
+  for (const f of readdirSync(pkg).filter((f) => /\.(mjs|wasm)$|^glassbox-core-mt\.worker\.js$/.test(f))) cpSync(join(pkg, f), join(dir, 'out', f));
+  await checkInChromium(dir, 'index.html', 'Rollup');
+});
+
 test('Vite: a production build, with no configuration, in Chromium under the strict CSP header, as above', { timeout: 300_000 }, async () => {
   const dir = project('vite-app');
   cpSync(join(here, 'web'), dir, { recursive: true });
@@ -181,6 +202,48 @@ test('Vite: a production build, with no configuration, in Chromium under the str
     assert.fail(`vite build failed:\n${e.stdout}${e.stderr}`);
   }
   await checkInChromium(join(dir, 'dist'), 'index.html', 'Vite');
+});
+
+test('webpack 5: a build with no configuration at all, in Chromium under the strict CSP header, as above', { timeout: 300_000 }, async () => {
+  const dir = project('webpack-app');
+  cpSync(join(here, 'web'), dir, { recursive: true });
+  // webpack's defaults: src/index.js built into dist/main.js. It follows the package's
+  // new Worker(new URL('./worker.mjs', import.meta.url)) and new URL('./x.wasm', import.meta.url).
+  mkdirSync(join(dir, 'src'));
+  for (const f of ['app.js', 'stream.js']) cpSync(join(dir, f), join(dir, 'src', f === 'app.js' ? 'index.js' : f));
+  writeFileSync(join(dir, 'index.html'), readFileSync(join(dir, 'index.html'), 'utf8').replace('src="out/app.js"', 'src="dist/main.js"'));
+  try {
+    run(join(tools, 'webpack'), [], dir);
+  } catch (e) {
+    assert.fail(`webpack failed:\n${e.stdout}${e.stderr}`);
+  }
+  // A bare import.meta.url would have become the build machine's file: path.
+  for (const f of readdirSync(join(dir, 'dist')).filter((f) => f.endsWith('.js') || f.endsWith('.mjs')))
+    assert.ok(!readFileSync(join(dir, 'dist', f), 'utf8').includes('file://'), `dist/${f} holds no file: path`);
+  await checkInChromium(dir, 'index.html', 'webpack');
+
+  // With the experimental output.module, webpack 5 does not emit the chunks its module worker
+  // imports (nor, for the page thread, every chunk of the engine): the worker never runs. The load
+  // must still end, with an error that says so.
+  writeFileSync(join(dir, 'webpack.config.mjs'),
+                "export default { experiments: { outputModule: true }, output: { module: true, path: new URL('module/', import.meta.url).pathname } };\n");
+  try {
+    run(join(tools, 'webpack'), ['--config', 'webpack.config.mjs'], dir);
+  } catch (e) {
+    assert.fail(`webpack (output.module) failed:\n${e.stdout}${e.stderr}`);
+  }
+  writeFileSync(join(dir, 'module.html'), readFileSync(join(dir, 'index.html'), 'utf8').replace('src="dist/main.js"', 'src="module/main.mjs"'));
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  const { server, url } = await startServer(dir, 0, { isolate: false });
+  try {
+    const tab = await browser.newPage();
+    await tab.goto(new URL('module.html', url).href);
+    const [inWorker] = await tab.evaluate(() => window.results);
+    assert.match(inWorker.error ?? '', /^StateError: the glassbox worker did not start within 30 s: worker\.mjs or a module it imports never ran/);
+  } finally {
+    server.close();
+    await browser.close();
+  }
 });
 
 test('a cross-origin (CDN) import: the worker starts through a same-origin blob: module, in Chromium under a strict CSP', { timeout: 300_000 }, async () => {
