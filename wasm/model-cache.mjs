@@ -15,6 +15,7 @@ export function cacheName(cache) {
 }
 
 // -> [{url, bytes}]: the model directories in the cache, with their size.
+/** @param {true | string} [cache] */
 export async function listCachedModels(cache = true) {
   const store = await openExisting(cache);
   if (!store) return [];
@@ -34,6 +35,10 @@ export async function listCachedModels(cache = true) {
 }
 
 // Removes one directory's files (url: as listCachedModels gives it), or with no url the whole cache.
+/**
+ * @param {string | null} [url]
+ * @param {true | string} [cache]
+ */
 export async function removeCachedModels(url = null, cache = true) {
   const store = await openExisting(cache);
   if (!store) return;

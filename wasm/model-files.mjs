@@ -6,6 +6,7 @@
 
 import { InvalidArgumentError, ModelFormatError } from './errors.mjs';
 
+/** @type {readonly string[]} */
 export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
 export const KEYS = ['config', 'weights', 'vocab', 'merges'];   // in MODEL_FILES order
 export const OPTIONAL = new Set(['vocab.json', 'merges.txt']);  // a model without them runs on ids only
