@@ -2,7 +2,9 @@
 // train` prepares files (glassbox/training_text.h: the held-out end, the vocabulary learned from
 // the rest, the texts joined by <|endoftext|>; the batches of sample_batch): with the same settings
 // it computes the same losses as the native CLI, bit for bit. training.mjs (LocalTraining) calls step()
-// once per step, evaluate() when the held-out loss is due, and model() / files() for the result.
+// once per step, evaluate() when the held-out loss is due, and files() for the result, which it
+// loads into the engine's module as any model. This is the training module's own class (the
+// trainer is a module apart from the engine: wasm/CMakeLists.txt), so nothing here makes an Engine.
 #include <emscripten/bind.h>
 #include <emscripten/heap.h>
 #include <emscripten/val.h>
@@ -14,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "engine_binding.h"
 #include "glassbox/config.h"
 #include "glassbox/error.h"
 #include "glassbox/tokenizer.h"
@@ -75,16 +76,6 @@ class Training {
   }
 
   int steps_done() const { return trainer_->step(); }
-  std::string config() const { return trainer_->config().to_json(); }   // config.json
-
-  // An Engine over the current parameters, with the run's tokenizer: it generates at once.
-  Engine* model() const {
-    return guarded([&] {
-      auto engine = std::make_unique<Engine>(trainer_->to_model());
-      engine->set_tokenizer(Tokenizer::from_strings(files_.vocab_json, files_.merges_txt));
-      return engine.release();
-    });
-  }
 
   // The Hugging Face layout's four files: {config, vocab, merges} strings, weights a Uint8Array
   // (model.safetensors, F32).
@@ -200,7 +191,5 @@ EMSCRIPTEN_BINDINGS(glassbox_training) {
       .function("step", &Training::step)
       .function("evaluate", &Training::evaluate)
       .function("stepsDone", &Training::steps_done)
-      .function("config", &Training::config)
-      .function("model", &Training::model, emscripten::allow_raw_pointers())
       .function("files", &Training::files);
 }

@@ -15,7 +15,9 @@
 //     {id, steps: [step, ...]}         'generate': the tokens computed since the last batch
 //
 // Training (glassbox.mjs's WorkerTraining): 'trainStart' {texts, options} makes the run,
-// 'trainStep' runs one step (null after the last), 'trainFiles' gives the model's four files.
+// 'trainStep' runs one step (null after the last), 'trainFiles' gives the model's four files. A
+// worker that trains loads the trainer's module only (training-core.mjs), never the engine's: the
+// page loads the model from the files.
 //
 // Generation is pipelined: the worker computes up to `ahead` steps beyond what the page has taken
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that

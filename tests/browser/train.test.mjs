@@ -1,7 +1,8 @@
 // train() of the JS API in headless Chromium, in a Web Worker and in the page's thread, served
-// cross-origin isolated (the threaded module) and not (the single-threaded one): the same losses
-// and the same model.safetensors, bit for bit, as train() in Node, which tests/js/training.test.mjs
-// holds to the native CLI.
+// cross-origin isolated and not: the same losses and the same model.safetensors, bit for bit, as
+// train() in Node, which tests/js/training.test.mjs holds to the native CLI. The trainer is a
+// module of its own: training, in the page's thread or in a worker, downloads the training
+// module's .wasm and not the engine's.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +51,8 @@ test('train() in Chromium gives Node\'s run bit for bit: worker and page thread,
     const page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e)));
+    const wasm = new Set();   // the .wasm files fetched, by the page and by its workers
+    page.on('request', (r) => /\.wasm$/.test(r.url()) && wasm.add(new URL(r.url()).pathname.split('/').pop()));
     await page.goto(new URL('tests/browser/blank.html', servers[served].url).href);
     const got = await page.evaluate(async ({ text, options }) => {
       const { train } = await import('/web/dist/glassbox.mjs');
@@ -68,6 +71,7 @@ test('train() in Chromium gives Node\'s run bit for bit: worker and page thread,
     assert.equal(got.isolated, served === 'isolated');
     assert.deepEqual(got.worker, want, `${served}: in a Web Worker`);
     assert.deepEqual(got.page, want, `${served}: in the page's thread`);
+    assert.deepEqual([...wasm], ['glassbox-training.wasm'], `${served}: the training module only, never the engine's`);
     assert.deepEqual(errors, []);
     await page.close();
   }
