@@ -6,7 +6,7 @@
 # into an abort). Both are needed at compile AND link time. The exceptions are WebAssembly's own
 # (-fwasm-exceptions: Chrome 95, Firefox 100, Safari 15.2, Node 17 and later), not Emscripten's
 # JS-based ones (-fexceptions), which route every call that may throw through a JS trampoline:
-# those made each module about a fifth larger (docs/performance.md) and every such call slower.
+# those made each module larger (docs/performance.md) and every such call slower.
 add_compile_options(-msimd128 -fwasm-exceptions)
 add_link_options(-msimd128 -fwasm-exceptions)
 
