@@ -3,9 +3,12 @@
 
 # Every target: WASM SIMD128 (the kernels' vector extensions become SIMD128 instructions), and real
 # C++ exceptions (Emscripten's default is -fignore-exceptions, which would turn every library error
-# into an abort). Both are needed at compile AND link time.
-add_compile_options(-msimd128 -fexceptions)
-add_link_options(-msimd128 -fexceptions)
+# into an abort). Both are needed at compile AND link time. The exceptions are WebAssembly's own
+# (-fwasm-exceptions: Chrome 95, Firefox 100, Safari 15.2, Node 17 and later), not Emscripten's
+# JS-based ones (-fexceptions), which route every call that may throw through a JS trampoline:
+# those made each module larger (docs/performance.md) and every such call slower.
+add_compile_options(-msimd128 -fwasm-exceptions)
+add_link_options(-msimd128 -fwasm-exceptions)
 
 # Header-only Debian packages (nlohmann-json) live in /usr, outside the Emscripten sysroot
 # where the toolchain confines find_package. Their CMake configs are architecture-independent

@@ -1,5 +1,6 @@
 // Embind bindings: the C++ core as one JS class, `Engine`. wasm/glassbox.mjs wraps it in the
 // promise-based API of docs/js-api.md; nothing here is meant to be called by users directly.
+// (module_bindings.cpp adds heapBytesInUse, setThreads and threads.)
 //
 // Costs: weights stream into the heap as they are read (ModelLoader: JS writes each piece into the
 // loader's window, where it is converted; the file is never held whole). Arrays cross the boundary
@@ -11,7 +12,6 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
-#include <malloc.h>
 #include <memory>
 #include <new>
 #include <optional>
@@ -22,7 +22,6 @@
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
 #include "glassbox/model_loader.h"
-#include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
 #include "engine_binding.h"
 #include "js_glue.h"
@@ -34,19 +33,7 @@ using emscripten::val;
 using namespace glassbox;
 using namespace glassbox::js;
 
-// Bytes the allocator has handed out and not taken back: what a leak makes grow (tests watch it).
-std::size_t heap_bytes_in_use() { return mallinfo().uordblks; }
-
 }  // namespace
-
-// Threads of the forward pass: 1 in the single-threaded module; engine.mjs sets the threaded
-// module's count to its pool of Web Workers plus this thread.
-void set_threads(int threads) {
-  guarded([&] {
-    set_num_threads(threads);
-    return 0;
-  });
-}
 
 // A model on its way in: the bytes of model.safetensors are written into window() and committed,
 // and finish() makes the Engine (glassbox/model_loader.h). delete() cancels, freeing everything.
@@ -95,9 +82,6 @@ class Loading {
 };
 
 EMSCRIPTEN_BINDINGS(glassbox) {
-  emscripten::function("heapBytesInUse", &heap_bytes_in_use);
-  emscripten::function("setThreads", &set_threads);
-  emscripten::function("threads", &num_threads);
   emscripten::class_<Engine>("Engine")
       .class_function("loadMemory", &Engine::load_memory)
       .class_function("cacheMemory", &Engine::cache_memory)

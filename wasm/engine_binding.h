@@ -1,5 +1,5 @@
 // The Embind class `Engine`: a loaded model and its tokenizer as the JS API's engine.mjs calls
-// them (bindings.cpp registers it; training_bindings.cpp makes one of a model being trained).
+// them (bindings.cpp registers it).
 #pragma once
 
 #include <emscripten/bind.h>

@@ -19,9 +19,9 @@ using emscripten::val;
 
 // Runs f; a C++ exception becomes the JS error of its kind, with the library's message (a rejected
 // promise once it reaches the async API). The JS error is thrown after the C++ exception is done
-// with: a JS throw unwinds no C++ frames, so one thrown inside a catch block would never free the
-// exception, and one thrown past a std::string would never free the string. Hence the message's
-// copy in a fixed buffer (long messages are cut).
+// with, outside any catch block and past no C++ object that needs freeing, so nothing is left
+// behind whether or not a JS throw runs C++ cleanups on its way out (Emscripten's JS-based
+// exceptions ran none). Hence the message's copy in a fixed buffer (long messages are cut).
 template <typename F>
 auto guarded(F&& f) -> decltype(f()) {
   static char message[4096];

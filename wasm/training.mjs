@@ -3,8 +3,10 @@
 // docs/js-api.md). The module's Training class (wasm/training_bindings.cpp) prepares the texts as
 // `glassbox train` prepares files and runs one optimisation step per call; this file checks the
 // options, keeps the time, and turns the steps into an async iterator that can stop and go on.
-// engine.mjs (and with it the WebAssembly module) is imported at the first step, as loadModel
-// imports it: glassbox.mjs imports this file whether or not anything is trained.
+// The trainer is a WebAssembly module of its own (training-core.mjs), imported and loaded at the
+// first step: glassbox.mjs imports this file whether or not anything is trained, and a page that
+// only generates never downloads the trainer. The model a run gives is loaded into the engine's
+// module from the run's files, as any model.
 import { InvalidArgumentError, StateError } from './errors.mjs';
 import { asyncDispose } from './generation.mjs';
 /** @import { Model, TrainOptions, TrainSettings, TrainStep, TrainingRun as TrainingRunType } from './glassbox.js' */
@@ -185,12 +187,12 @@ export class TrainingRun {
  * @property {() => Promise<void>} free  ends the run
  */
 
-// The run with the engine in this thread (TrainingRun's default backend, and the one worker.mjs
-// drives for a run in a worker): the module's Training object, made at the first step.
+// The run in this thread (TrainingRun's default backend, and the one worker.mjs drives for a run
+// in a worker): the training module's Training object, made at the first step.
 /** @implements {TrainingBackend} */
 export class LocalTraining {
   texts = null;
-  #engine = null;   // engine.mjs, once imported
+  #engine = null;   // engine.mjs, once imported (its text checks; the models a run gives)
   #training = null;
   #settings = null;   // the run's, from the engine: the options given and the defaults of the others
   #freed = false;
@@ -204,7 +206,7 @@ export class LocalTraining {
     if (!this.#training) {   // the vocabulary is learned here: one call, the longest
       this.#engine ??= await import('./engine.mjs');
       this.texts.forEach((t, i) => this.#engine.checkText(t, `texts[${i}]`));
-      const core = await this.#engine.loadCore();
+      const core = await (await import('./training-core.mjs')).loadTrainingCore();
       if (this.#freed) return null;
       this.#training = core.Training.create(this.texts, given);
       this.#settings = this.#training.settings();
@@ -224,9 +226,8 @@ export class LocalTraining {
     return step;
   }
 
-  async model() {
-    return new this.#engine.LocalModel(await this.#engine.loadCore(), this.#training.model(), this.#training.config(), 'none');
-  }
+  // The engine of this thread loads the run's files (a copy: training can go on).
+  async model() { return this.#engine.loadHere(await this.files(), { quantize: 'none' }); }
 
   async files() { return this.#training.files(); }
 

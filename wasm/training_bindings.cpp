@@ -1,8 +1,11 @@
 // Embind class `Training`: a GPT trained inside the module from texts, set up as `glassbox train`
 // sets up files (glassbox/training_setup.h: the settings' defaults, the held-out end, the
 // vocabulary learned from the rest, the texts joined by <|endoftext|>; the batches of
-// sample_batch): with the same settings it computes the same losses as the native CLI, bit for bit. training.mjs (LocalTraining) calls step()
-// once per step, evaluate() when the held-out loss is due, and model() / files() for the result.
+// sample_batch): with the same settings it computes the same losses as the native CLI, bit for
+// bit. training.mjs (LocalTraining) calls step() once per step, evaluate() when the held-out loss
+// is due, and files() for the result, which it loads into the engine's module as any model. This
+// is the training module's own class (the trainer is a module apart from the engine:
+// wasm/CMakeLists.txt), so nothing here makes an Engine.
 #include <emscripten/bind.h>
 #include <emscripten/heap.h>
 #include <emscripten/val.h>
@@ -15,7 +18,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine_binding.h"
 #include "glassbox/config.h"
 #include "glassbox/error.h"
 #include "glassbox/tokenizer.h"
@@ -108,16 +110,6 @@ class Training {
   }
 
   int steps_done() const { return trainer_->step(); }
-  std::string config() const { return trainer_->config().to_json(); }   // config.json
-
-  // An Engine over the current parameters, with the run's tokenizer: it generates at once.
-  Engine* model() const {
-    return guarded([&] {
-      auto engine = std::make_unique<Engine>(trainer_->to_model());
-      engine->set_tokenizer(Tokenizer::from_strings(files_.vocab_json, files_.merges_txt));
-      return engine.release();
-    });
-  }
 
   // The Hugging Face layout's four files: {config, vocab, merges} strings, weights a Uint8Array
   // (model.safetensors, F32).
@@ -198,7 +190,5 @@ EMSCRIPTEN_BINDINGS(glassbox_training) {
       .function("evaluate", &Training::evaluate)
       .function("settings", &Training::settings)
       .function("stepsDone", &Training::steps_done)
-      .function("config", &Training::config)
-      .function("model", &Training::model, emscripten::allow_raw_pointers())
       .function("files", &Training::files);
 }

@@ -18,7 +18,9 @@
 //
 // Training (glassbox.mjs's WorkerTraining): 'trainStart' {texts, options} makes the run,
 // 'trainStep' runs one step (null after the last), 'trainFiles' gives the model's four files,
-// 'trainSettings' the run's settings with the engine's defaults.
+// 'trainSettings' the run's settings with the engine's defaults. A worker that trains loads the
+// trainer's module only (training-core.mjs), never the engine's: the page loads the model from
+// the files.
 //
 // Generation is pipelined: the worker computes up to `ahead` steps beyond what the page has taken
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that

@@ -1,7 +1,8 @@
 // train() of the JS API in headless Chromium, in a Web Worker and in the page's thread, served
-// cross-origin isolated (the threaded module) and not (the single-threaded one): the same losses
-// and the same model.safetensors, bit for bit, as train() in Node, which tests/js/training.test.mjs
-// holds to the native CLI.
+// cross-origin isolated and not: the same losses and the same model.safetensors, bit for bit, as
+// train() in Node, which tests/js/training.test.mjs holds to the native CLI. The trainer is a
+// module of its own: a run's steps download the training module's .wasm and not the engine's,
+// which comes only for the model a run ends with.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +51,10 @@ test('train() in Chromium gives Node\'s run bit for bit: worker and page thread,
     const page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e)));
+    const wasm = new Set();   // the .wasm files fetched, by the page and by its workers
+    page.on('request', (r) => /\.wasm$/.test(r.url()) && wasm.add(new URL(r.url()).pathname.split('/').pop()));
+    let atLastStep = null;   // those fetched once the worker's run had done its steps
+    await page.exposeFunction('lastStep', () => { atLastStep ??= [...wasm]; });
     await page.goto(new URL('tests/browser/blank.html', servers[served].url).href);
     const got = await page.evaluate(async ({ text, options }) => {
       const { train } = await import('/web/dist/glassbox.mjs');
@@ -58,7 +63,10 @@ test('train() in Chromium gives Node\'s run bit for bit: worker and page thread,
       const run = async (o) => {
         const r = train([text], o);
         const steps = [];
-        for await (const s of r) steps.push([s.step, s.loss, s.gradNorm, s.validLoss ?? null]);
+        for await (const s of r) {
+          steps.push([s.step, s.loss, s.gradNorm, s.validLoss ?? null]);
+          if (s.step === o.steps) await window.lastStep();
+        }
         const files = await r.files();
         await r.dispose();
         return { steps, weights: await hex(files.weights) };
@@ -68,6 +76,9 @@ test('train() in Chromium gives Node\'s run bit for bit: worker and page thread,
     assert.equal(got.isolated, served === 'isolated');
     assert.deepEqual(got.worker, want, `${served}: in a Web Worker`);
     assert.deepEqual(got.page, want, `${served}: in the page's thread`);
+    assert.deepEqual(atLastStep, ['glassbox-training.wasm'], `${served}: the worker's steps fetched the training module only`);
+    const engine = served === 'isolated' ? 'glassbox-core-mt.wasm' : 'glassbox-core.wasm';
+    assert.deepEqual([...wasm].sort(), [engine, 'glassbox-training.wasm'].sort(), `${served}: and the engine for the models the runs ended with`);
     assert.deepEqual(errors, []);
     await page.close();
   }

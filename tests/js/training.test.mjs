@@ -3,14 +3,15 @@
 // (steps, the model, its files); stop and go on; abort; bad input; memory over hundreds of steps.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { InvalidArgumentError, loadModel, StateError, train } from '../../web/dist/glassbox.mjs';
 import { loadCore } from '../../web/dist/engine.mjs';
+import { loadTrainingCore } from '../../web/dist/training-core.mjs';
 import { brownDocument } from '../../scripts/brown_text.mjs';
 
 const cli = process.env.GLASSBOX_CLI ?? fileURLToPath(new URL('../../build/native/glassbox', import.meta.url));
@@ -223,11 +224,13 @@ test('a step that fails ends the run: a loss that is no number', async () => {
 });
 
 test('memory: flat over hundreds of steps, and all of it back once a run is disposed', async () => {
-  const core = await loadCore();
+  // The trainer's module, and the engine's, which holds the models runs end with.
+  const core = await loadTrainingCore();
+  const engine = await loadCore();
   const warm = train([TEXT], { ...TINY, steps: 3 });   // what stays made once (the module's own)
   for await (const s of warm) assert.ok(s);
   await warm.dispose();
-  const before = core.heapBytesInUse();
+  const before = core.heapBytesInUse(), engineBefore = engine.heapBytesInUse();
   const finished = train([TEXT], { ...TINY, steps: 3 });
   for await (const s of finished) assert.ok(s);   // the model it ends with is the run's
   await finished.dispose();
@@ -241,6 +244,7 @@ test('memory: flat over hundreds of steps, and all of it back once a run is disp
   controller.abort();   // with no step running: freed at once
   assert.equal(left.stopReason, 'cancelled');
   assert.equal(core.heapBytesInUse(), before, 'heap bytes in use after three disposed runs');
+  assert.equal(engine.heapBytesInUse(), engineBefore, 'the engine\'s heap: the model a run ended with went with it');
 
   const training = train([TEXT], { ...TINY, nEmbd: 32, seqLen: 16, batchSize: 4, steps: 400, evalEvery: 50, evalTokens: 2000 });
   let after20;
@@ -249,4 +253,18 @@ test('memory: flat over hundreds of steps, and all of it back once a run is disp
     if (s.step === 400) assert.equal(core.heapBytesInUse(), after20, 'heap bytes in use after 400 steps against after 20');
   }
   await training.dispose();
+});
+
+test('the trainer is a module of its own: without its .wasm, a run fails at its first step and says which file', async () => {
+  // web/dist's JS and the engine, but no glassbox-training.wasm.
+  const dir = scratch();
+  try {
+    const dist = fileURLToPath(new URL('../../web/dist/', import.meta.url));
+    for (const f of readdirSync(dist).filter((f) => /\.mjs$|^glassbox-core\.wasm$/.test(f))) copyFileSync(join(dist, f), join(dir, f));
+    const { train: trainThere, GlassboxError } = await import(pathToFileURL(join(dir, 'glassbox.mjs')).href);
+    await assert.rejects(trainThere([TEXT], TINY).next(),
+                         (e) => e instanceof GlassboxError && /^cannot read the trainer's glassbox-training\.wasm beside glassbox-training\.mjs: no such file$/.test(e.message));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

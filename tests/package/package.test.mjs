@@ -47,14 +47,21 @@ before(() => {
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-test('the tarball holds what runs and its papers, within 700 KB', () => {
+test('the tarball holds what runs and its papers, within 600 KB', () => {
   const files = packed.files.map((f) => f.path).sort();
   assert.deepEqual(files, [...manifest.files, 'package.json', 'README.md', 'LICENSE'].sort());
-  assert.ok(packed.size <= 700 * 1024, `the tarball is ${packed.size} bytes`);
+  assert.ok(packed.size <= 600 * 1024, `the tarball is ${packed.size} bytes`);
   assert.equal(packed.name, 'glassbox');
   assert.match(packed.version, /^\d+\.\d+\.\d+$/);
   const changelog = readFileSync(join(dist, 'CHANGELOG.md'), 'utf8');
   assert.ok(changelog.includes(`## ${packed.version}`), 'the CHANGELOG has an entry for this version');
+});
+
+// What a page that generates downloads: the engine without the trainer (a module of its own,
+// loaded by train() alone).
+test('the engine\'s glassbox-core.wasm within 150 KB gzipped', () => {
+  const bytes = gzipSync(readFileSync(join(dist, 'glassbox-core.wasm')), { level: 9 }).length;
+  assert.ok(bytes <= 150 * 1024, `${bytes} bytes gzipped`);
 });
 
 test('the tokenizer entry: its JS and WebAssembly within 200 KB gzipped', () => {
@@ -72,7 +79,7 @@ test('the tokenizer entry: its JS and WebAssembly within 200 KB gzipped', () => 
   }
 });
 
-test('Node: the installed package runs models (this thread, its worker, one\'s own) and the tokenizer entry', { timeout: 180_000 }, () => {
+test('Node: the installed package runs models (this thread, its worker, one\'s own), trains, and the tokenizer entry', { timeout: 180_000 }, () => {
   const dir = project('node-app');
   cpSync(join(here, 'node-app.mjs'), join(dir, 'node-app.mjs'));
   const report = JSON.parse(run(process.execPath, ['node-app.mjs', fixtures, shipped], dir));
@@ -82,6 +89,11 @@ test('Node: the installed package runs models (this thread, its worker, one\'s o
     assert.equal(report[mode].stopReason, 'max_tokens', mode);
     assert.equal(report[mode].afterDispose, 'StateError', mode);
   }
+  const { training } = report;
+  assert.equal(training['page thread'].losses.length, 3, 'train(): three steps');
+  assert.ok(training['page thread'].losses.every(Number.isFinite));
+  assert.deepEqual(training.worker, training['page thread'], 'train() in a worker: the same losses, the same model');
+  assert.equal(training['page thread'].generated.length, 5, 'the trained model generates');
   assert.equal(report.shipped.length, 20);
   assert.deepEqual(report.tokenizer.mismatches, [], `tiktoken's ids on all ${report.tokenizer.cases} cases`);
   assert.equal(report.tokenizer.vocabSize, 50257);

@@ -61,11 +61,16 @@ async function openPage() {
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()}`));
+  const requests = [];   // every URL the page and its workers asked for
+  page.on('request', (r) => requests.push(r.url()));
   await page.goto(`http://127.0.0.1:${server.address().port}/web/`);
   await page.waitForFunction(() => /^Ready/.test(document.getElementById('status').textContent), null, { timeout: 60_000 });
   const region = page.getByRole('region', { name: 'Train', exact: true });
-  return { page, context, region };
+  return { page, context, region, requests };
 }
+
+// The trainer's module (glassbox-training.mjs/.wasm), which only training fetches.
+const trainingModule = (url) => /\/glassbox-training\.(mjs|wasm)$/.test(new URL(url).pathname);
 
 async function setFields(region, fields) {
   for (const [label, value] of Object.entries(fields)) await region.getByLabel(label, { exact: true }).fill(String(value));
@@ -78,7 +83,11 @@ const statusMatches = (page, re, timeout = 120_000) => page.waitForFunction(
   (source) => new RegExp(source).test(document.getElementById('train-status').textContent), re.source, { timeout });
 
 test('Train: the Brown sample trains, the Loss chart gains points, Stop then Train goes on, the model generates and downloads', { timeout: 300_000 }, async () => {
-  const { page, context, region } = await openPage();
+  const { page, context, region, requests } = await openPage();
+  // The first load, done with everything it fetches, took nothing of the trainer's.
+  await page.waitForLoadState('networkidle');
+  assert.deepEqual(requests.filter(trainingModule), [], 'the first load fetches no training module');
+  assert.ok(requests.some((url) => /\/glassbox-core(-mt)?\.wasm$/.test(url)), 'the first load fetched the engine');
   await region.getByRole('button', { name: 'Use a Brown corpus sample' }).click();
   const text = region.getByRole('textbox', { name: 'Training text' });
   await page.waitForFunction(() => document.getElementById('train-text').value.length > 100_000);
@@ -100,6 +109,7 @@ test('Train: the Brown sample trains, the Loss chart gains points, Stop then Tra
     return true;
   }, null, { timeout: 120_000 });
   await statusMatches(page, /^Stopped after \d+ of 40 steps/);
+  assert.ok(requests.some((url) => /\/glassbox-training\.wasm$/.test(url)), 'Train fetched the training module');
   const stoppedAt = Number(/after (\d+)/.exec(await trainStatus(region))[1]);
   assert.ok(stoppedAt >= 15 && stoppedAt < 40, `stopped at step ${stoppedAt}`);
   assert.equal(await points(region), stoppedAt, 'a point for every step');

@@ -2,7 +2,7 @@
 // as a Node user imports it. Prints one JSON report. argv: the fixtures directory, the shipped model.
 import { Worker } from 'node:worker_threads';
 
-import { loadModel, StateError } from 'glassbox';
+import { loadModel, StateError, train } from 'glassbox';
 import { loadTokenizer } from 'glassbox/tokenizer';
 import { readFile } from 'node:fs/promises';
 
@@ -30,6 +30,29 @@ const steps = [];
 for await (const step of shippedModel.generate('The old man walked into the', { maxTokens: 20, temperature: 0 })) steps.push(step.id);
 report.shipped = steps;
 await shippedModel.dispose();
+
+// train(): the trainer's own module, in this thread and in a worker; the model a run ends with
+// generates in the engine's.
+const text = Array.from({ length: 300 }, (_, i) => `Line ${i}: the jury said the election was ${i % 3 ? 'fair' : 'close'}.`).join('\n');
+const TINY = { vocabSize: 300, nLayer: 1, nEmbd: 16, nHead: 2, nPositions: 16, seqLen: 16, batchSize: 2, steps: 3, evalEvery: 0 };
+report.training = {};
+for (const [mode, worker] of [['page thread', false], ['worker', true]]) {
+  const run = train(text, { ...TINY, worker });
+  const losses = [];
+  let model;
+  for (;;) {
+    const { value, done } = await run.next();
+    if (done) {
+      model = value;
+      break;
+    }
+    losses.push(value.loss);
+  }
+  const generated = [];
+  for await (const step of model.generate('The jury', { maxTokens: 5, temperature: 0 })) generated.push(step.id);
+  report.training[mode] = { losses, generated };
+  await run.dispose();
+}
 
 const cases = JSON.parse(await readFile(`${fixtures}/tokenizer/cases.json`, 'utf8'));
 // A module that could not be loaded (no .wasm where wasmPaths says) is an error, and the next call
