@@ -92,7 +92,7 @@ async function createCore({ threads, wasmPaths }) {
   else ({ default: create } = await import('./glassbox-core.mjs'));
   const options = { errors: errorClasses };   // the classes the C++ side throws
   if (threads > 1) options.glassboxPoolSize = threads - 1;
-  const core = await makeModule(create, { file: files.file, glue: files.glue, label: `the engine's ${files.file}`, bundled: files.url(),
+  const core = await makeModule(create, { file: files.file, glue: files.glue, label: `the engine's ${files.file}`, needs: 'Engine', bundled: files.url(),
                                           wasmPaths, options });
   if (threads > 1) core.setThreads(threads);
   core.startHeapBytes = core.HEAPU8.length;   // the heap before any model: the rest is what one can have

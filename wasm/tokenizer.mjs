@@ -27,7 +27,7 @@ function loadModule(wasmPaths) {
     const dir = wasmPaths === undefined ? null : String(wasmPaths).replace(/\/?$/, '/');
     const { default: create } = await import('./glassbox-tokenizer.mjs');
     return makeModule(create, {
-      file: 'glassbox-tokenizer.wasm', glue: 'glassbox-tokenizer.mjs', bundled: new URL('./glassbox-tokenizer.wasm', import.meta.url),
+      file: 'glassbox-tokenizer.wasm', glue: 'glassbox-tokenizer.mjs', needs: 'Tokenizer', bundled: new URL('./glassbox-tokenizer.wasm', import.meta.url),
       wasmPaths: dir === null || isNode ? dir : new URL(dir, globalThis.location?.href).href, options: { errors: errorClasses },
     });
   })();

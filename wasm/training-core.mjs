@@ -15,7 +15,7 @@ export function loadTrainingCore() {
   corePromise ??= (async () => {
     const { default: create } = await import('./glassbox-training.mjs');
     return makeModule(create, {
-      file: 'glassbox-training.wasm', glue: 'glassbox-training.mjs', label: "the trainer's glassbox-training.wasm",
+      file: 'glassbox-training.wasm', glue: 'glassbox-training.mjs', label: "the trainer's glassbox-training.wasm", needs: 'Training',
       bundled: new URL('./glassbox-training.wasm', import.meta.url), options: { errors: errorClasses },
     });
   })();

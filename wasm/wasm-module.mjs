@@ -8,10 +8,12 @@ import { GlassboxError, NetworkError } from './errors.mjs';
 import { importNode, isNode } from './platform.mjs';
 
 // create: the glue's factory; options: the factory's other options. file: the .wasm's name, glue:
-// its glue's, label: how messages name the file. bundled: its URL beside the glue, written by the
+// its glue's, label: how messages name the file. needs: the Embind class the module must have (a
+// .wasm of another of glassbox's modules can instantiate with this glue, and would fail later, on
+// a missing function, in words of its own). bundled: its URL beside the glue, written by the
 // caller as `new URL('./<file>', import.meta.url)` so that bundlers (webpack, Vite) see it and
 // ship the file. wasmPaths: the directory it is served from (a URL, or a path in Node), or null.
-export async function makeModule(create, { file, glue, label = file, bundled, wasmPaths = null, options = {} }) {
+export async function makeModule(create, { file, glue, label = file, needs, bundled, wasmPaths = null, options = {} }) {
   const where = wasmPaths ? `(${wasmPaths})` : `beside ${glue}`;
   let bytes = null;
   if (isNode) {
@@ -32,7 +34,10 @@ export async function makeModule(create, { file, glue, label = file, bundled, wa
     return {};   // (instantiated asynchronously)
   };
   try {
-    return await Promise.race([create({ ...options, instantiateWasm }), failure]);
+    const module = await Promise.race([create({ ...options, instantiateWasm }), failure]);
+    if (typeof module[needs] !== 'function')
+      throw new GlassboxError(`${label} ${isNode ? where : fetched} is not a WebAssembly module this engine can run: it has no ${needs}`);
+    return module;
   } catch (e) {
     throw e instanceof GlassboxError ? e : new GlassboxError(`${label}: ${plainMessage(e)}`);
   }

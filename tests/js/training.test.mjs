@@ -197,7 +197,7 @@ test('options left out (or undefined) take the CLI\'s defaults, filled in by the
                   validFraction: '--valid-fraction', evalEvery: '--eval-every', evalTokens: '--eval-tokens' };
   const expected = Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, cliDefault(flag)]));
   // No option given: every setting is the CLI's default (the module's Training, without a step).
-  const core = await loadCore();
+  const core = await loadTrainingCore();   // the trainer's module
   const defaults = core.Training.create([TEXT], {});
   try {
     assert.deepEqual(defaults.settings(), expected);
