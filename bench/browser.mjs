@@ -29,30 +29,46 @@ const servers = { isolated: await startServer(root), plain: await startServer(ro
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync'],
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 });
 
 async function run(served, quantize) {
   const page = await browser.newPage();
-  await page.goto(new URL('web/dist/glassbox.d.ts', servers[served].url).href);   // any page of the origin
-  const result = await page.evaluate(async ({ dir, prompt, quantize, decode }) => {
-    const { loadModel } = await import('/web/dist/glassbox.mjs');
-    let t0 = performance.now();
-    const model = await loadModel(dir, { worker: true, quantize });
-    const load_ms = performance.now() - t0;
-    t0 = performance.now();
-    let first = 0, n = 0;
-    for await (const step of model.generate(prompt, { maxTokens: decode + 1, temperature: 0 })) {
-      if (++n === 1) first = performance.now();
-      void step;
-    }
-    const end = performance.now();
-    const threads = model.threads;
-    await model.dispose();
-    return { threads, load_ms, ttft_ms: first - t0, prefill_tok_s: (1000 * prompt.length) / (first - t0),
-             decode_tok_s: (1000 * (n - 1)) / (end - first) };
-  }, { dir: `/${relative(root, modelDir)}/`, prompt, quantize, decode: DECODE });
+  await page.goto(new URL('web/dist/glassbox.d.ts', servers[served].url).href); // any page of the origin
+  const result = await page.evaluate(
+    async ({ dir, prompt, quantize, decode }) => {
+      const { loadModel } = await import('/web/dist/glassbox.mjs');
+      let t0 = performance.now();
+      const model = await loadModel(dir, { worker: true, quantize });
+      const load_ms = performance.now() - t0;
+      t0 = performance.now();
+      let first = 0,
+        n = 0;
+      for await (const step of model.generate(prompt, { maxTokens: decode + 1, temperature: 0 })) {
+        if (++n === 1) first = performance.now();
+        void step;
+      }
+      const end = performance.now();
+      const threads = model.threads;
+      await model.dispose();
+      return {
+        threads,
+        load_ms,
+        ttft_ms: first - t0,
+        prefill_tok_s: (1000 * prompt.length) / (first - t0),
+        decode_tok_s: (1000 * (n - 1)) / (end - first),
+      };
+    },
+    { dir: `/${relative(root, modelDir)}/`, prompt, quantize, decode: DECODE },
+  );
   await page.close();
   return result;
 }
@@ -66,8 +82,13 @@ for (const served of ['isolated', 'plain']) {
       results.push(await run(served, quantize));
     }
     const key = `chromium ${results[0].threads} thread${results[0].threads > 1 ? 's' : ''}${quantize === 'int8' ? ' int8' : ''}`;
-    report.results[key] = { threads: results[0].threads, quantize,
-      ...Object.fromEntries(['load_ms', 'ttft_ms', 'prefill_tok_s', 'decode_tok_s'].map((f) => [f, stats(results.map((r) => r[f]))])) };
+    report.results[key] = {
+      threads: results[0].threads,
+      quantize,
+      ...Object.fromEntries(
+        ['load_ms', 'ttft_ms', 'prefill_tok_s', 'decode_tok_s'].map((f) => [f, stats(results.map((r) => r[f]))]),
+      ),
+    };
   }
 }
 await browser.close();

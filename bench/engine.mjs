@@ -18,12 +18,17 @@ import { parseArgs } from 'node:util';
 import { stats } from './merge.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const { values } = parseArgs({ options: {
-  runs: { type: 'string', default: '3' }, text: { type: 'string' }, model: { type: 'string', multiple: true },
-} });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '3' },
+    text: { type: 'string' },
+    model: { type: 'string', multiple: true },
+  },
+});
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
-const PROMPT = 128, DECODE = 128;
+const PROMPT = 128,
+  DECODE = 128;
 
 const builds = {
   native: (args) => [`${root}build/native/glassbox_perf`, args],
@@ -52,7 +57,9 @@ const report = { machine: { cpu: cpus()[0].model, cpus: cpus().length, node: pro
 const text = readFileSync(values.text, 'utf8');
 for (const spec of values.model ?? []) {
   const [name, dir] = spec.split('=');
-  const ids = JSON.parse(execFileSync(`${root}build/native/glassbox`, ['tokenize', '-m', dir], { input: text.slice(0, 4000) }).toString());
+  const ids = JSON.parse(
+    execFileSync(`${root}build/native/glassbox`, ['tokenize', '-m', dir], { input: text.slice(0, 4000) }).toString(),
+  );
   if (ids.length < PROMPT) throw new Error(`${dir}: the text gives only ${ids.length} tokens`);
   const idsFile = `${root}build/bench/prompt-${name}.json`;
   writeFileSync(idsFile, JSON.stringify(ids.slice(0, PROMPT)));
@@ -64,18 +71,36 @@ for (const spec of values.model ?? []) {
   // for the decode's share of the roofline at that moment (bench/report.mjs).
   const paired = (a) => [...a, '--triad-after', '256'];
   const withTriad = [...fields, 'triad_gb_s'];
-  report.models[name] = { dir, idsFile, config, prompt: PROMPT, decode: DECODE,
-                          native: repeat('native', paired(args), withTriad, name), wasm: repeat('wasm', paired(args), withTriad, name),
-                          int8: { native: repeat('native', paired(int8), withTriad, `${name} int8`),
-                                  wasm: repeat('wasm', paired(int8), withTriad, `${name} int8`) },
-                          // Natively on every core (--threads 0), F32 and int8.
-                          all_cores: { threads: cpus().length,
-                                       native: repeat('native', [...args, '--threads', '0'], fields, `${name} all cores`),
-                                       int8: repeat('native', [...int8, '--threads', '0'], fields, `${name} int8 all cores`) } };
+  report.models[name] = {
+    dir,
+    idsFile,
+    config,
+    prompt: PROMPT,
+    decode: DECODE,
+    native: repeat('native', paired(args), withTriad, name),
+    wasm: repeat('wasm', paired(args), withTriad, name),
+    int8: {
+      native: repeat('native', paired(int8), withTriad, `${name} int8`),
+      wasm: repeat('wasm', paired(int8), withTriad, `${name} int8`),
+    },
+    // Natively on every core (--threads 0), F32 and int8.
+    all_cores: {
+      threads: cpus().length,
+      native: repeat('native', [...args, '--threads', '0'], fields, `${name} all cores`),
+      int8: repeat('native', [...int8, '--threads', '0'], fields, `${name} int8 all cores`),
+    },
+  };
 }
-report.tokenizer_wasm = repeat('wasm', ['tokenizer', `${root}tests/fixtures/tokenizer/gpt2`, values.text],
-                               ['encode_mb_s', 'decode_mb_s'], 'tokenizer');
-report.triad = { native: repeat('native', ['triad'], ['gb_s'], 'triad'), wasm: repeat('wasm', ['triad'], ['gb_s'], 'triad') };
+report.tokenizer_wasm = repeat(
+  'wasm',
+  ['tokenizer', `${root}tests/fixtures/tokenizer/gpt2`, values.text],
+  ['encode_mb_s', 'decode_mb_s'],
+  'tokenizer',
+);
+report.triad = {
+  native: repeat('native', ['triad'], ['gb_s'], 'triad'),
+  wasm: repeat('wasm', ['triad'], ['gb_s'], 'triad'),
+};
 // Training: glassbox_perf train's defaults, a 4 x 128 GPT on batches of 16 x 128, one
 // thread, natively and in WebAssembly; the losses say whether both computed the same bits.
 const training = ['train', '--steps', '10'];
@@ -86,6 +111,9 @@ for (let i = 0; i < runs; ++i)
     trainingRuns[build].push(perf(build, training));
   }
 const tokensPerS = (build) => ({ tokens_per_s: stats(trainingRuns[build].map((r) => r.tokens_per_s)) });
-report.training = { native: tokensPerS('native'), wasm: tokensPerS('wasm'),
-                    same_losses: JSON.stringify(trainingRuns.native[0].losses) === JSON.stringify(trainingRuns.wasm[0].losses) };
+report.training = {
+  native: tokensPerS('native'),
+  wasm: tokensPerS('wasm'),
+  same_losses: JSON.stringify(trainingRuns.native[0].losses) === JSON.stringify(trainingRuns.wasm[0].losses),
+};
 console.log(JSON.stringify(report, null, 2));

@@ -35,9 +35,9 @@ from torch import nn
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SHAPES = {"small": (12, 768, 12), "medium": (24, 1024, 16), "large": (36, 1280, 20), "xl": (48, 1600, 25)}
-V, P_MAX, EPS = 50257, 1024, 1e-5               # vocab, positions, LayerNorm epsilon
-L, C, H = SHAPES["small"]                       # layers, width, heads: set_shape() picks another
-D, F = C // H, 4 * C                            # head size, MLP width
+V, P_MAX, EPS = 50257, 1024, 1e-5  # vocab, positions, LayerNorm epsilon
+L, C, H = SHAPES["small"]  # layers, width, heads: set_shape() picks another
+D, F = C // H, 4 * C  # head size, MLP width
 
 
 def set_shape(name):
@@ -47,10 +47,21 @@ def set_shape(name):
 
 
 def config():
-    return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": V,
-            "n_positions": P_MAX, "n_embd": C, "n_layer": L, "n_head": H, "n_inner": None,
-            "layer_norm_epsilon": EPS, "activation_function": "gelu_new",
-            "bos_token_id": V - 1, "eos_token_id": V - 1}
+    return {
+        "model_type": "gpt2",
+        "architectures": ["GPT2LMHeadModel"],
+        "vocab_size": V,
+        "n_positions": P_MAX,
+        "n_embd": C,
+        "n_layer": L,
+        "n_head": H,
+        "n_inner": None,
+        "layer_norm_epsilon": EPS,
+        "activation_function": "gelu_new",
+        "bos_token_id": V - 1,
+        "eos_token_id": V - 1,
+    }
+
 
 # ---------------------------------------------------------------------------------------------
 # The model. Module and parameter names are chosen so that state_dict() has the hub's names.
@@ -101,9 +112,9 @@ class Attention(nn.Module):
         -> (out [1,T,C], present key and value [1,H,P+T,D])."""
         q, k, v = (t.reshape(1, -1, H, D).transpose(1, 2) for t in self.c_attn(x).split(C, dim=-1))
         k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
-        scores = q @ k.transpose(2, 3) * (1 / math.sqrt(D))                # [1,H,T,P+T]
+        scores = q @ k.transpose(2, 3) * (1 / math.sqrt(D))  # [1,H,T,P+T]
         probs = torch.softmax(scores.masked_fill(hidden, -math.inf), dim=-1)
-        out = (probs @ v).transpose(1, 2).reshape(1, -1, C)                # heads concatenated
+        out = (probs @ v).transpose(1, 2).reshape(1, -1, C)  # heads concatenated
         return self.c_proj(out), k, v
 
 
@@ -114,8 +125,8 @@ class MLP(nn.Module):
 
     def forward(self, x):
         h = self.c_fc(x)
-        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * h ** 3)))
-        return self.c_proj(h)                                               # gelu_new above
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * h**3)))
+        return self.c_proj(h)  # gelu_new above
 
 
 class Block(nn.Module):
@@ -124,7 +135,7 @@ class Block(nn.Module):
         self.ln_1, self.attn, self.ln_2, self.mlp = LayerNorm(), Attention(), LayerNorm(), MLP()
 
     def forward(self, x, past_k, past_v, hidden):
-        a, k, v = self.attn(self.ln_1(x), past_k, past_v, hidden)         # pre-LayerNorm
+        a, k, v = self.attn(self.ln_1(x), past_k, past_v, hidden)  # pre-LayerNorm
         x = x + a
         return x + self.mlp(self.ln_2(x)), k, v
 
@@ -145,7 +156,7 @@ class TiedHead(torch.autograd.Function):
 class GPT2(nn.Module):
     def __init__(self, last_only=False):
         super().__init__()
-        self.last_only = last_only   # logits for the last position only
+        self.last_only = last_only  # logits for the last position only
         self.wte, self.wpe = Embedding(V), Embedding(P_MAX)
         self.h = nn.ModuleList(Block() for _ in range(L))
         self.ln_f = LayerNorm()
@@ -153,9 +164,9 @@ class GPT2(nn.Module):
     def forward(self, input_ids, *past):
         """input_ids [1,T], past: key, value [1,H,P,D] per layer -> (logits [1,T,V], *presents)."""
         T, P = input_ids.shape[1], past[0].shape[2]
-        pos = torch.arange(P, P + T)                                        # absolute positions
-        hidden = torch.arange(P + T)[None, :] > pos[:, None]               # [T,P+T] causal mask
-        x = self.wte(input_ids) + self.wpe(pos)                             # [1,T,C]
+        pos = torch.arange(P, P + T)  # absolute positions
+        hidden = torch.arange(P + T)[None, :] > pos[:, None]  # [T,P+T] causal mask
+        x = self.wte(input_ids) + self.wpe(pos)  # [1,T,C]
         presents = []
         for i, block in enumerate(self.h):
             x, k, v = block(x, past[2 * i], past[2 * i + 1], hidden)
@@ -163,7 +174,7 @@ class GPT2(nn.Module):
         if self.last_only:
             x = x[:, -1:, :]
         x = self.ln_f(x).reshape(-1, C)
-        logits = TiedHead.apply(x, self.wte.weight).reshape(1, -1, V)       # tied LM head
+        logits = TiedHead.apply(x, self.wte.weight).reshape(1, -1, V)  # tied LM head
         return (logits, *presents)
 
 
@@ -194,11 +205,10 @@ def write_safetensors(path, state):
     names = sorted(state)
     for name in names:
         n = state[name].numel() * 4
-        header[name] = {"dtype": "F32", "shape": list(state[name].shape),
-                        "data_offsets": [offset, offset + n]}
+        header[name] = {"dtype": "F32", "shape": list(state[name].shape), "data_offsets": [offset, offset + n]}
         offset += n
     text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-(8 + len(text)) % 8)                                   # 8 + N aligned to 8
+    text += b" " * (-(8 + len(text)) % 8)  # 8 + N aligned to 8
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text)
         for name in names:
@@ -213,9 +223,16 @@ def export_onnx(model, path, last_only=False):
     axes.update({name: {2: "P+T"} for name in presents})
     example = (torch.tensor([[464, 2068, 7586]]), *[t + 0.1 for t in empty_past(2)])  # T=3, P=2
     warnings.filterwarnings("ignore", message=".*_graph_op.*is deprecated")  # TiedHead's g.op
-    torch.onnx.export(model, example, path, input_names=["input_ids"] + kv,
-                      output_names=["logits"] + presents, dynamic_axes=axes, opset_version=14,
-                      do_constant_folding=True)
+    torch.onnx.export(
+        model,
+        example,
+        path,
+        input_names=["input_ids"] + kv,
+        output_names=["logits"] + presents,
+        dynamic_axes=axes,
+        opset_version=14,
+        do_constant_folding=True,
+    )
 
 
 def check_kv_cache(model):

@@ -30,7 +30,15 @@ function merge(nodes, key) {
   if (isFigure(first)) return stats(nodes.flatMap((n) => n.values));
   if (key === 'runs' && typeof first === 'number') return nodes.reduce((sum, n) => sum + n, 0);
   if (first === null || typeof first !== 'object' || Array.isArray(first)) return first;
-  const out = Object.fromEntries(Object.keys(first).map((k) => [k, merge(nodes.map((n) => n[k]), k)]));
+  const out = Object.fromEntries(
+    Object.keys(first).map((k) => [
+      k,
+      merge(
+        nodes.map((n) => n[k]),
+        k,
+      ),
+    ]),
+  );
   const tokensAgree = nodes.every((n) => JSON.stringify(n.tokens) === JSON.stringify(first.tokens));
   for (const flag of SAME_TOKENS) if (flag in first) out[flag] = tokensAgree && nodes.every((n) => n[flag] === true);
   return out;

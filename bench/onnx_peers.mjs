@@ -32,9 +32,10 @@ import { stats } from './merge.mjs';
 
 const self = fileURLToPath(import.meta.url);
 const root = path.join(path.dirname(self), '..');
-const peers = path.join(root, 'bench');   // bench/node_modules
+const peers = path.join(root, 'bench'); // bench/node_modules
 const require = createRequire(path.join(peers, 'package.json'));
-const versionOf = (name) => JSON.parse(readFileSync(path.join(peers, 'node_modules', name, 'package.json'), 'utf8')).version;
+const versionOf = (name) =>
+  JSON.parse(readFileSync(path.join(peers, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 function promptIds(file) {
   const ids = JSON.parse(readFileSync(file, 'utf8'));
@@ -45,27 +46,35 @@ function promptIds(file) {
 
 const PROMPT_TOKENS = 128;
 const DECODE_STEPS = 128;
-const LAYERS = 12, HEADS = 12, HEAD_SIZE = 64;
+const LAYERS = 12,
+  HEADS = 12,
+  HEAD_SIZE = 64;
 const PEERS = ['onnxruntime-node', 'onnxruntime-web'];
 
 // The most probable id of row `row` of logits [1,T,V], and its lead over the second one.
 function argmax(logits, row) {
   const V = logits.dims[2];
   const x = logits.data.subarray(row * V, (row + 1) * V);
-  let best = 0, second = -Infinity;
+  let best = 0,
+    second = -Infinity;
   for (let j = 1; j < V; ++j) {
-    if (x[j] > x[best]) { second = x[best]; best = j; } else if (x[j] > second) second = x[j];
+    if (x[j] > x[best]) {
+      second = x[best];
+      best = j;
+    } else if (x[j] > second) second = x[j];
   }
   return { id: best, margin: x[best] - second };
 }
 
 async function loadPeer(peer) {
   if (peer === 'onnxruntime-node') {
-    return { ort: require('onnxruntime-node'),
-             options: { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 } };
+    return {
+      ort: require('onnxruntime-node'),
+      options: { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 },
+    };
   }
-  const ort = await import(require.resolve('onnxruntime-web'));   // dist/ort.node.min.mjs in Node
-  ort.env.wasm.numThreads = 1;                   // no worker threads
+  const ort = await import(require.resolve('onnxruntime-web')); // dist/ort.node.min.mjs in Node
+  ort.env.wasm.numThreads = 1; // no worker threads
   ort.env.wasm.proxy = false;
   return { ort, options: { executionProviders: ['wasm'] } };
 }
@@ -78,12 +87,14 @@ async function child(peer, modelDir, idsFile, variant) {
   let past = {};
   for (let i = 0; i < LAYERS; ++i) {
     for (const kind of ['key', 'value']) {
-      past[`past_key_values.${i}.${kind}`] =
-        new ort.Tensor('float32', new Float32Array(0), [1, HEADS, 0, HEAD_SIZE]);
+      past[`past_key_values.${i}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [1, HEADS, 0, HEAD_SIZE]);
     }
   }
   let t0 = performance.now();
-  const session = await ort.InferenceSession.create(path.join(modelDir, variant === 'last' ? 'model-last.onnx' : 'model.onnx'), options);
+  const session = await ort.InferenceSession.create(
+    path.join(modelDir, variant === 'last' ? 'model-last.onnx' : 'model.onnx'),
+    options,
+  );
   const loadMs = performance.now() - t0;
   // One forward pass: ids [1,T] after the cache; the presents become the next pasts.
   const step = async (ids) => {
@@ -99,9 +110,17 @@ async function child(peer, modelDir, idsFile, variant) {
   const promptLogits = await step(prompt);
   let next = argmax(promptLogits, promptLogits.dims[1] - 1);
   const ttftMs = performance.now() - t0;
-  if (variant === 'last') {   // the prefill only: decoding is one position either way
+  if (variant === 'last') {
+    // the prefill only: decoding is one position either way
     await session.release();
-    process.stdout.write(JSON.stringify({ load_ms: loadMs, ttft_ms: ttftMs, prefill_tok_s: (1000 * prompt.length) / ttftMs, first: next.id }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        load_ms: loadMs,
+        ttft_ms: ttftMs,
+        prefill_tok_s: (1000 * prompt.length) / ttftMs,
+        first: next.id,
+      }) + '\n',
+    );
     return;
   }
 
@@ -114,21 +133,32 @@ async function child(peer, modelDir, idsFile, variant) {
     if (tokens.length <= DECODE_STEPS) minMargin = Math.min(minMargin, next.margin);
   }
   const decodeMs = performance.now() - t0;
-  tokens.pop();   // the last argmax was not fed back
+  tokens.pop(); // the last argmax was not fed back
   await session.release();
-  process.stdout.write(JSON.stringify({
-    load_ms: loadMs, ttft_ms: ttftMs, prefill_tok_s: (1000 * prompt.length) / ttftMs,
-    decode_tok_s: (1000 * DECODE_STEPS) / decodeMs,
-    peak_rss_mb: process.resourceUsage().maxRSS / 1024, tokens, min_margin: minMargin,
-  }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      load_ms: loadMs,
+      ttft_ms: ttftMs,
+      prefill_tok_s: (1000 * prompt.length) / ttftMs,
+      decode_tok_s: (1000 * DECODE_STEPS) / decodeMs,
+      peak_rss_mb: process.resourceUsage().maxRSS / 1024,
+      tokens,
+      min_margin: minMargin,
+    }) + '\n',
+  );
 }
 
 function main(modelDir, idsFile, runs) {
   const prompt = promptIds(idsFile);
   const perRun = Object.fromEntries(PEERS.map((p) => [p, []]));
   const lastRuns = Object.fromEntries(PEERS.map((p) => [p, []]));
-  const run = (peer, variant) => JSON.parse(execFileSync(process.execPath, [self, '--child', peer, modelDir, idsFile, variant],
-                                                         { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+  const run = (peer, variant) =>
+    JSON.parse(
+      execFileSync(process.execPath, [self, '--child', peer, modelDir, idsFile, variant], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    );
   for (let r = 0; r < runs; ++r) {
     for (const peer of PEERS) {
       process.stderr.write(`bench/onnx_peers: ${peer} run ${r + 1}/${runs}\n`);
@@ -143,12 +173,14 @@ function main(modelDir, idsFile, runs) {
     for (const key of ['load_ms', 'ttft_ms', 'prefill_tok_s', 'decode_tok_s', 'peak_rss_mb']) {
       results[peer][key] = stats(perRun[peer].map((run) => run[key]));
     }
-    results[peer].last_position = Object.fromEntries(['load_ms', 'ttft_ms', 'prefill_tok_s']
-      .map((key) => [key, stats(lastRuns[peer].map((r) => r[key]))]));
+    results[peer].last_position = Object.fromEntries(
+      ['load_ms', 'ttft_ms', 'prefill_tok_s'].map((key) => [key, stats(lastRuns[peer].map((r) => r[key]))]),
+    );
     if (lastRuns[peer].some((r) => r.first !== first.tokens[0]))
       throw new Error(`${peer}: model-last.onnx's first token differs from model.onnx's`);
     results[peer].tokens_same_every_run = perRun[peer].every(
-      (run) => JSON.stringify(run.tokens) === JSON.stringify(first.tokens));
+      (run) => JSON.stringify(run.tokens) === JSON.stringify(first.tokens),
+    );
     results[peer].min_margin = first.min_margin;
     results[peer].tokens = first.tokens;
   }
@@ -156,20 +188,30 @@ function main(modelDir, idsFile, runs) {
   const agree = a.findIndex((id, i) => id !== b[i]);
   const cpus = os.cpus();
   const report = {
-    model: { dir: modelDir, onnx_bytes: statSync(path.join(modelDir, 'model.onnx')).size,
-             config: JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')) },
+    model: {
+      dir: modelDir,
+      onnx_bytes: statSync(path.join(modelDir, 'model.onnx')).size,
+      config: JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8')),
+    },
     prompt: { file: idsFile, tokens: prompt.length, ids: prompt },
     decode_steps: DECODE_STEPS,
     settings: {
-      exports: 'model.onnx computes the logits of every position (decode, prefill); model-last.onnx the last position\'s only (last_position: prefill)',
-      'onnxruntime-node': 'executionProviders [cpu], intraOpNumThreads 1, interOpNumThreads 1, default graph optimization (all)',
-      'onnxruntime-web': 'executionProviders [wasm], env.wasm.numThreads 1, proxy off, SIMD build (ort-wasm-simd-threaded.wasm), default graph optimization (all)',
+      exports:
+        "model.onnx computes the logits of every position (decode, prefill); model-last.onnx the last position's only (last_position: prefill)",
+      'onnxruntime-node':
+        'executionProviders [cpu], intraOpNumThreads 1, interOpNumThreads 1, default graph optimization (all)',
+      'onnxruntime-web':
+        'executionProviders [wasm], env.wasm.numThreads 1, proxy off, SIMD build (ort-wasm-simd-threaded.wasm), default graph optimization (all)',
     },
     machine: {
-      cpu: cpus[0]?.model, logical_cpus: cpus.length, memory_gb: os.totalmem() / 2 ** 30,
-      os: `${os.type()} ${os.release()} ${os.arch()}`, node: process.version,
-      packages: Object.fromEntries(['onnxruntime-node', 'onnxruntime-web', 'onnxruntime-common']
-        .map((name) => [name, versionOf(name)])),
+      cpu: cpus[0]?.model,
+      logical_cpus: cpus.length,
+      memory_gb: os.totalmem() / 2 ** 30,
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      node: process.version,
+      packages: Object.fromEntries(
+        ['onnxruntime-node', 'onnxruntime-web', 'onnxruntime-common'].map((name) => [name, versionOf(name)]),
+      ),
     },
     tokens_agree: agree === -1,
     first_disagreement: agree === -1 ? null : agree,

@@ -21,16 +21,31 @@ import { chromium } from 'playwright-core';
 import { stats } from './merge.mjs';
 import { startServer } from '../scripts/serve.mjs';
 
-const { values } = parseArgs({ options: { tokens: { type: 'string', default: '2000' }, long: { type: 'string', default: '5000' }, runs: { type: 'string', default: '3' } } });
-const N = Number(values.tokens), LONG = Number(values.long), runs = Number(values.runs);
+const { values } = parseArgs({
+  options: {
+    tokens: { type: 'string', default: '2000' },
+    long: { type: 'string', default: '5000' },
+    runs: { type: 'string', default: '3' },
+  },
+});
+const N = Number(values.tokens),
+  LONG = Number(values.long),
+  runs = Number(values.runs);
 const PROMPT = 'The old man walked into the';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const server = await startServer(root, 0);
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync'],
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 });
 
 // Each timed navigation starts once the machine is quiet: on two cores, the previous page's
@@ -63,21 +78,28 @@ async function pageRun(n, view = null) {
   const harness_ready_ms = Date.now() - t0;
   const ready_ms = await page.evaluate(() => window.__readyAt);
   await page.getByRole('textbox', { name: 'Prompt' }).fill(PROMPT);
-  for (const [name, value] of [['Max tokens', n], ['Seed', 1]]) await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
-  await page.waitForTimeout(300);   // the prompt's tokens settle (debounced)
+  for (const [name, value] of [
+    ['Max tokens', n],
+    ['Seed', 1],
+  ])
+    await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
+  await page.waitForTimeout(300); // the prompt's tokens settle (debounced)
   if (view) await page.locator(view).evaluate((e) => e.scrollIntoView({ block: 'start' }));
   // Every generated token's arrival time in the token list, as the page shows it (the list is
   // virtualized: its data-count holds the number of tokens, whether or not their chips are in view).
   await page.evaluate(() => {
     const times = (window.__chipTimes = []);
-    const list = document.getElementById('tokens'), prompt = Number(list.dataset.count);
+    const list = document.getElementById('tokens'),
+      prompt = Number(list.dataset.count);
     new MutationObserver(() => {
       const n = Number(list.dataset.count) - prompt;
       while (times.length < n) times.push(performance.now());
     }).observe(list, { attributes: true, attributeFilter: ['data-count'] });
   });
   await page.getByRole('button', { name: 'Generate', exact: true }).click();
-  await page.waitForFunction(() => /^Done/.test(document.getElementById('status').textContent), null, { timeout: 600_000 });
+  await page.waitForFunction(() => /^Done/.test(document.getElementById('status').textContent), null, {
+    timeout: 600_000,
+  });
   const status = await page.locator('#status').textContent();
   const times = await page.evaluate(() => window.__chipTimes);
   await context.close();
@@ -96,24 +118,40 @@ async function pageRun(n, view = null) {
 // The engine the page uses, through the JS API in a worker, nothing drawn.
 async function apiRun() {
   const page = await browser.newPage();
-  await page.goto(new URL('web/dist/glassbox.d.ts', server.url).href);   // any page of the origin
-  const result = await page.evaluate(async ({ prompt, n }) => {
-    const { loadModel } = await import('/web/dist/glassbox.mjs');
-    const model = await loadModel('/web/models/brown-small/', { worker: true });
-    let first = 0, last = 0, count = 0;
-    for await (const step of model.generate(prompt, { maxTokens: n, seed: 1, temperature: 0.8, topK: 40, topP: 0.95, attention: true, top: 10 })) {
-      last = performance.now();
-      if (++count === 1) first = last;
-      void step;
-    }
-    await model.dispose();
-    return { tokens: count, tok_s: (1000 * (count - 1)) / (last - first) };
-  }, { prompt: PROMPT, n: N });
+  await page.goto(new URL('web/dist/glassbox.d.ts', server.url).href); // any page of the origin
+  const result = await page.evaluate(
+    async ({ prompt, n }) => {
+      const { loadModel } = await import('/web/dist/glassbox.mjs');
+      const model = await loadModel('/web/models/brown-small/', { worker: true });
+      let first = 0,
+        last = 0,
+        count = 0;
+      for await (const step of model.generate(prompt, {
+        maxTokens: n,
+        seed: 1,
+        temperature: 0.8,
+        topK: 40,
+        topP: 0.95,
+        attention: true,
+        top: 10,
+      })) {
+        last = performance.now();
+        if (++count === 1) first = last;
+        void step;
+      }
+      await model.dispose();
+      return { tokens: count, tok_s: (1000 * (count - 1)) / (last - first) };
+    },
+    { prompt: PROMPT, n: N },
+  );
   await page.close();
   return result;
 }
 
-const page = [], watched = [], long = [], api = [];
+const page = [],
+  watched = [],
+  long = [],
+  api = [];
 for (let r = 0; r < runs; ++r) {
   page.push(await pageRun(N));
   watched.push(await pageRun(N, '#attention-region'));
@@ -124,11 +162,17 @@ await browser.close();
 server.server.close();
 const pick = (list, key) => stats(list.map((x) => x[key]).filter((x) => x !== null));
 const report = {
-  tokens: N, long_tokens: LONG, runs,
-  page: { ready_ms: pick([...page, ...watched, ...long], 'ready_ms'),
-          harness_ready_ms: pick([...page, ...watched, ...long], 'harness_ready_ms'), tok_s: pick(page, 'status_tok_s'),
-          attention_in_view_tok_s: pick(watched, 'status_tok_s'),
-          first500_tok_s: pick(long, 'first500_tok_s'), last500_tok_s: pick(long, 'last500_tok_s') },
+  tokens: N,
+  long_tokens: LONG,
+  runs,
+  page: {
+    ready_ms: pick([...page, ...watched, ...long], 'ready_ms'),
+    harness_ready_ms: pick([...page, ...watched, ...long], 'harness_ready_ms'),
+    tok_s: pick(page, 'status_tok_s'),
+    attention_in_view_tok_s: pick(watched, 'status_tok_s'),
+    first500_tok_s: pick(long, 'first500_tok_s'),
+    last500_tok_s: pick(long, 'last500_tok_s'),
+  },
   api_worker: { tok_s: pick(api, 'tok_s') },
 };
 console.log(JSON.stringify(report, null, 2));

@@ -15,7 +15,10 @@ import { chromium } from 'playwright-core';
 
 import { startServer } from '../scripts/serve.mjs';
 
-const { values, positionals } = parseArgs({ options: { tokens: { type: 'string', default: '64' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  options: { tokens: { type: 'string', default: '64' } },
+  allowPositionals: true,
+});
 const N = Number(values.tokens);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const server = await startServer(root, 0);
@@ -27,7 +30,9 @@ function chromiumRss() {
     try {
       if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('chromium')) continue;
       total += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-    } catch { /* the process ended */ }
+    } catch {
+      /* the process ended */
+    }
   }
   return total;
 }
@@ -36,45 +41,73 @@ const results = {};
 for (const dir of positionals) {
   process.stderr.write(`bench/page_models: ${basename(dir)}\n`);
   const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-           '--disable-component-update', '--disable-sync'],
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   let peak = 0;
-  const sampler = setInterval(() => { peak = Math.max(peak, chromiumRss()); }, 100);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, chromiumRss());
+  }, 100);
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(new URL('web/', server.url).href);
-    const ready = () => page.waitForFunction(() => {
-      const s = document.getElementById('status');
-      return s.dataset.kind === 'done' && /^Ready/.test(s.textContent) || s.dataset.kind === 'error';
-    }, null, { timeout: 600_000 });
+    const ready = () =>
+      page.waitForFunction(
+        () => {
+          const s = document.getElementById('status');
+          return (s.dataset.kind === 'done' && /^Ready/.test(s.textContent)) || s.dataset.kind === 'error';
+        },
+        null,
+        { timeout: 600_000 },
+      );
     await ready();
     const before = chromiumRss();
     await page.getByLabel('Int8 weights').check();
     await ready();
-    await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption({ label: 'Open files on this device…' });
-    await page.locator('#status').evaluate((s) => { s.dataset.kind = 'armed'; });
+    await page
+      .getByRole('combobox', { name: 'Model', exact: true })
+      .selectOption({ label: 'Open files on this device…' });
+    await page.locator('#status').evaluate((s) => {
+      s.dataset.kind = 'armed';
+    });
     peak = 0;
     const t0 = Date.now();
-    await page.getByLabel('The four files').setInputFiles(['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'].map((f) => join(dir, f)));
+    await page
+      .getByLabel('The four files')
+      .setInputFiles(['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'].map((f) => join(dir, f)));
     await ready();
     const loadMs = Date.now() - t0;
     const status = await page.locator('#status').textContent();
-    if (!/^Ready/.test(status)) throw new Error(`${dir}: ${status} ${await page.locator('#model-error').textContent()}`);
+    if (!/^Ready/.test(status))
+      throw new Error(`${dir}: ${status} ${await page.locator('#model-error').textContent()}`);
     const peakLoad = peak;
     await page.getByRole('textbox', { name: 'Prompt' }).fill('The old man walked into the');
     for (const [name, value] of Object.entries({ 'Max tokens': N, Temperature: 0, Seed: 1 }))
       await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
     await page.getByRole('button', { name: 'Generate', exact: true }).click();
-    await page.waitForFunction(() => /^Done/.test(document.getElementById('status').textContent), null, { timeout: 600_000 });
+    await page.waitForFunction(() => /^Done/.test(document.getElementById('status').textContent), null, {
+      timeout: 600_000,
+    });
     const done = await page.locator('#status').textContent();
     const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     results[basename(dir)] = {
       shape: `${config.n_layer} layers, ${config.n_embd} wide, ${config.n_head} heads`,
       file_mb: statSync(join(dir, 'model.safetensors')).size / 2 ** 20,
-      load_ms: loadMs, chromium_rss_before_mb: before / 2 ** 20, chromium_peak_rss_load_mb: peakLoad / 2 ** 20,
-      chromium_peak_rss_mb: peak / 2 ** 20, status_tok_s: Number(/([\d.]+) tokens\/s/.exec(done)?.[1]), status: done,
+      load_ms: loadMs,
+      chromium_rss_before_mb: before / 2 ** 20,
+      chromium_peak_rss_load_mb: peakLoad / 2 ** 20,
+      chromium_peak_rss_mb: peak / 2 ** 20,
+      status_tok_s: Number(/([\d.]+) tokens\/s/.exec(done)?.[1]),
+      status: done,
     };
   } finally {
     clearInterval(sampler);

@@ -49,9 +49,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::ordered_json;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 double peak_rss_mb() {
 #ifdef __EMSCRIPTEN__
@@ -76,7 +74,8 @@ std::int32_t argmax(const std::vector<float>& logits) {
 
 // Load; the prompt in one forward pass (time to first token = that + the argmax); then `decode`
 // greedy tokens one forward pass each, exactly as the peers' loop does.
-json run_model(const std::string& dir, const std::string& ids_file, int decode, glassbox::Quantization quantize, int lens_k) {
+json run_model(const std::string& dir, const std::string& ids_file, int decode, glassbox::Quantization quantize,
+               int lens_k) {
   const auto prompt = json::parse(read_file(ids_file)).get<std::vector<std::int32_t>>();
   auto t0 = Clock::now();
   const glassbox::Model model = glassbox::Model::load(dir, glassbox::LoadOptions{quantize});
@@ -125,8 +124,10 @@ json run_tokenizer(const std::string& dir, const std::string& text_file) {
   const std::string back = tokenizer.decode(ids);
   const double decode_ms = ms_since(t0);
   if (back != text) throw std::runtime_error("decode(encode(text)) != text");
-  return {{"text_bytes", text.size()}, {"tokens", ids.size()},
-          {"encode_mb_s", 1000.0 * mb / encode_ms}, {"decode_mb_s", 1000.0 * mb / decode_ms}};
+  return {{"text_bytes", text.size()},
+          {"tokens", ids.size()},
+          {"encode_mb_s", 1000.0 * mb / encode_ms},
+          {"decode_mb_s", 1000.0 * mb / decode_ms}};
 }
 
 // The median of `reps` timings of fn(), in ms; before() runs untimed before each.
@@ -167,7 +168,8 @@ json run_kernels(int keys, int reps) {
   shapes.push_back({V, C});
   const auto padded = [](std::size_t n) { return (n + 63) / 64 * 64; };
   std::size_t bytes = 0;
-  for (const auto& [N, K] : shapes) bytes += padded(k::Q8Shape(N, K).q_size()) + padded(sizeof(float) * k::Q8Shape(N, K).d_size());
+  for (const auto& [N, K] : shapes)
+    bytes += padded(k::Q8Shape(N, K).q_size()) + padded(sizeof(float) * k::Q8Shape(N, K).d_size());
   glassbox::LargeBlock block(bytes);
   std::vector<Q8Matrix> matrices;
   std::byte* at = block.data();
@@ -189,12 +191,15 @@ json run_kernels(int keys, int reps) {
   const auto nothing = [] {};
   const double products_ms = median_ms(reps, products, nothing);
   const double values = 100.0 * L * (3 * C + F);   // each layer's 4 products quantize C, C, C and F values
-  const double quantize_ms = median_ms(reps, [&] {
-    for (int i = 0; i < 100 * L; ++i) {
-      for (int j = 0; j < 3; ++j) k::quantize_activations_q8(narrow, x.data(), 1, C);
-      k::quantize_activations_q8(wide, x.data(), 1, F);
-    }
-  }, nothing);
+  const double quantize_ms = median_ms(
+      reps,
+      [&] {
+        for (int i = 0; i < 100 * L; ++i) {
+          for (int j = 0; j < 3; ++j) k::quantize_activations_q8(narrow, x.data(), 1, C);
+          k::quantize_activations_q8(wide, x.data(), 1, F);
+        }
+      },
+      nothing);
 
   // Attention of one query over `keys` cached positions in every layer: the cache's rows hold the
   // heads side by side (KVCache), one pass for all heads, and per head as prompts do. Before
@@ -209,25 +214,35 @@ json run_kernels(int keys, int reps) {
   }
   const auto q = random(3 * C);
   std::vector<float> heads(C), scratch(std::size_t(H) * keys);
-  const double one_query_ms = median_ms(reps, [&] {
-    for (int l = 0; l < L; ++l)
-      k::attention_one_query(heads.data(), q.data(), cache[2 * l], cache[2 * l + 1], C, keys, H, hd, 0.125f,
-                             nullptr, scratch.data());
-  }, products);
-  const double per_head_ms = median_ms(reps, [&] {
-    for (int l = 0; l < L; ++l)
-      for (int h = 0; h < H; ++h)
-        k::attention(heads.data() + h * hd, C, q.data() + h * hd, 3 * C, cache[2 * l] + h * hd,
-                     cache[2 * l + 1] + h * hd, C, 1, keys - 1, hd, 0.125f, nullptr, scratch.data());
-  }, products);
+  const double one_query_ms = median_ms(
+      reps,
+      [&] {
+        for (int l = 0; l < L; ++l)
+          k::attention_one_query(heads.data(), q.data(), cache[2 * l], cache[2 * l + 1], C, keys, H, hd, 0.125f,
+                                 nullptr, scratch.data());
+      },
+      products);
+  const double per_head_ms = median_ms(
+      reps,
+      [&] {
+        for (int l = 0; l < L; ++l)
+          for (int h = 0; h < H; ++h)
+            k::attention(heads.data() + h * hd, C, q.data() + h * hd, 3 * C, cache[2 * l] + h * hd,
+                         cache[2 * l + 1] + h * hd, C, 1, keys - 1, hd, 0.125f, nullptr, scratch.data());
+      },
+      products);
   const double cache_bytes = 2.0 * L * keys * C * sizeof(float);
   const double mb = static_cast<double>(bytes) / 1e6;
-  return {{"int8_products", {{"mb", mb}, {"ms", products_ms}, {"gb_s", mb / products_ms},
-                             {"tok_s", 1000.0 / products_ms}}},
-          {"quantize_activations", {{"ns_per_value", 1e6 * quantize_ms / values}}},
-          {"attention", {{"keys", keys}, {"cache_mb", cache_bytes / 1e6},
-                         {"one_query_ms", one_query_ms}, {"one_query_gb_s", cache_bytes / one_query_ms / 1e6},
-                         {"per_head_ms", per_head_ms}, {"per_head_gb_s", cache_bytes / per_head_ms / 1e6}}}};
+  return {
+      {"int8_products", {{"mb", mb}, {"ms", products_ms}, {"gb_s", mb / products_ms}, {"tok_s", 1000.0 / products_ms}}},
+      {"quantize_activations", {{"ns_per_value", 1e6 * quantize_ms / values}}},
+      {"attention",
+       {{"keys", keys},
+        {"cache_mb", cache_bytes / 1e6},
+        {"one_query_ms", one_query_ms},
+        {"one_query_gb_s", cache_bytes / one_query_ms / 1e6},
+        {"per_head_ms", per_head_ms},
+        {"per_head_gb_s", cache_bytes / per_head_ms / 1e6}}}};
 }
 
 #ifdef GLASSBOX_PERF_TRAINING
@@ -252,10 +267,17 @@ json run_training(const glassbox::ModelConfig& config, const glassbox::TrainingO
   std::vector<double> timed(step_ms.begin() + std::min<std::size_t>(2, step_ms.size() - 1), step_ms.end());
   std::sort(timed.begin(), timed.end());
   const double median_ms = timed[timed.size() / 2];
-  return {{"n_layer", config.n_layer}, {"n_embd", config.n_embd}, {"n_head", config.n_head},
-          {"vocab_size", config.vocab_size}, {"batch_size", options.batch_size}, {"seq_len", options.seq_len},
-          {"threads", options.threads}, {"steps", options.steps}, {"step_ms_median", median_ms},
-          {"tokens_per_s", 1000.0 * options.batch_size * options.seq_len / median_ms}, {"losses", losses},
+  return {{"n_layer", config.n_layer},
+          {"n_embd", config.n_embd},
+          {"n_head", config.n_head},
+          {"vocab_size", config.vocab_size},
+          {"batch_size", options.batch_size},
+          {"seq_len", options.seq_len},
+          {"threads", options.threads},
+          {"steps", options.steps},
+          {"step_ms_median", median_ms},
+          {"tokens_per_s", 1000.0 * options.batch_size * options.seq_len / median_ms},
+          {"losses", losses},
           {"peak_rss_mb", peak_rss_mb()}};
 }
 #endif
@@ -285,7 +307,7 @@ json run_triad(int megabytes) {
   return {{"array_mb", megabytes}, {"gb_s", 12.0 * static_cast<double>(n) / best_ms / 1e6}};
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"glassbox_perf: one timed run, for scripts/bench"};
@@ -297,12 +319,14 @@ int main(int argc, char** argv) {
   model->add_option("--ids", ids_file, "JSON array of prompt token ids")->required();
   model->add_option("--decode", decode, "tokens to generate")->check(CLI::Range(1, 100000));
   model->add_option("--quantize", quantize, "none or int8");
-  model->add_option("--lens", lens_k, "also the logit lens, this many tokens per layer, in every pass")->check(CLI::Range(1, 1 << 20));
+  model->add_option("--lens", lens_k, "also the logit lens, this many tokens per layer, in every pass")
+      ->check(CLI::Range(1, 1 << 20));
   int threads = 1;
   model->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
   int triad_after = 0;
-  model->add_option("--triad-after", triad_after,
-                    "then the triad over arrays of this many MB, once the model is freed (0: no triad)")
+  model
+      ->add_option("--triad-after", triad_after,
+                   "then the triad over arrays of this many MB, once the model is freed (0: no triad)")
       ->check(CLI::Range(0, 4096));
   auto* tokenizer = app.add_subcommand("tokenizer", "encode and decode a text");
   tokenizer->add_option("dir", dir, "model directory (vocab.json, merges.txt)")->required();
@@ -311,8 +335,12 @@ int main(int argc, char** argv) {
   triad->add_option("--mb", megabytes, "megabytes per array")->check(CLI::Range(16, 4096));
   auto* kernels = app.add_subcommand("kernels", "the decoding kernels alone, GPT-2 small's shapes");
   int keys = 192, reps = 15;
-  kernels->add_option("--keys", keys, "cached positions attention reads")->check(CLI::Range(1, 4096))->capture_default_str();
-  kernels->add_option("--reps", reps, "timings, of which the median")->check(CLI::Range(1, 1000))->capture_default_str();
+  kernels->add_option("--keys", keys, "cached positions attention reads")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  kernels->add_option("--reps", reps, "timings, of which the median")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
 #ifdef GLASSBOX_PERF_TRAINING
   auto* train = app.add_subcommand("train", "training steps of a small GPT on random ids, one thread by default");
   int n_layer = 4, n_embd = 128, n_head = 4, vocab = 4096;
@@ -341,19 +369,26 @@ int main(int argc, char** argv) {
       // The memory bandwidth at the moment of this decode (a shared machine's speed drifts from one
       // minute to the next), for the decode's share of the roofline (bench/report.mjs).
       if (triad_after) out["triad_gb_s"] = run_triad(triad_after)["gb_s"];
-    }
-    else if (*tokenizer) out = run_tokenizer(dir, text_file);
-    else if (*kernels) out = run_kernels(keys, reps);
+    } else if (*tokenizer)
+      out = run_tokenizer(dir, text_file);
+    else if (*kernels)
+      out = run_kernels(keys, reps);
 #ifdef GLASSBOX_PERF_TRAINING
     else if (*train) {
-      const auto config = glassbox::ModelConfig::parse(
-          json{{"model_type", "gpt2"}, {"vocab_size", vocab}, {"n_positions", training.seq_len}, {"n_embd", n_embd},
-               {"n_layer", n_layer}, {"n_head", n_head}}.dump(), "the model shape options");
+      const auto config = glassbox::ModelConfig::parse(json{{"model_type", "gpt2"},
+                                                            {"vocab_size", vocab},
+                                                            {"n_positions", training.seq_len},
+                                                            {"n_embd", n_embd},
+                                                            {"n_layer", n_layer},
+                                                            {"n_head", n_head}}
+                                                           .dump(),
+                                                       "the model shape options");
       training.validate(config);
       out = run_training(config, training);
     }
 #endif
-    else out = run_triad(megabytes);
+    else
+      out = run_triad(megabytes);
 #ifdef __EMSCRIPTEN__
     out["build"] = "wasm";
 #else

@@ -16,8 +16,12 @@ import { stats } from './merge.mjs';
 
 const [nativeFile, peersFile, engineFile, onnxFile, browserFile, pageFile, outFile] = process.argv.slice(2);
 const read = (f) => JSON.parse(readFileSync(f, 'utf8'));
-const native = read(nativeFile), peers = read(peersFile), engine = read(engineFile), onnx = read(onnxFile);
-const browser = read(browserFile), page = read(pageFile);
+const native = read(nativeFile),
+  peers = read(peersFile),
+  engine = read(engineFile),
+  onnx = read(onnxFile);
+const browser = read(browserFile),
+  page = read(pageFile);
 
 // --- the tokenizer
 
@@ -28,7 +32,12 @@ function gbStats(name) {
     .map((b) => b.bytes_per_second / 1e6)
     .sort((a, b) => a - b);
   if (!rates.length) throw new Error(`no runs of ${name} in ${nativeFile}`);
-  return { median: rates[Math.floor(rates.length / 2)], min: rates[0], max: rates[rates.length - 1], runs: rates.length };
+  return {
+    median: rates[Math.floor(rates.length / 2)],
+    min: rates[0],
+    max: rates[rates.length - 1],
+    runs: rates.length,
+  };
 }
 const tokenizer = {
   'glassbox (native)': {
@@ -46,16 +55,26 @@ const tokenizer = {
 // embedding), as F32 (4 bytes a value) or int8 blocks (32 bytes + a 4-byte scale per 32 values).
 // Biases, LayerNorms and one position row are left out (< 0.1%).
 function weightBytes(c, bytesPerValue = 4) {
-  const C = c.n_embd, L = c.n_layer, V = c.vocab_size, inner = c.n_inner ?? 4 * C;
+  const C = c.n_embd,
+    L = c.n_layer,
+    V = c.vocab_size,
+    inner = c.n_inner ?? 4 * C;
   return bytesPerValue * (L * (C * 3 * C + C * C + 2 * C * inner) + V * C);
 }
 const INT8_BYTES = 36 / 32;
-const targets = [];   // [what, measured, goal, met]
-const int8Targets = [];   // int8 decoding's
+const targets = []; // [what, measured, goal, met]
+const int8Targets = []; // int8 decoding's
 
 const ctx = native.context;
 const report = {
-  machine: { cpu: ctx.cpu, compiler: ctx.compiler, num_cpus: ctx.num_cpus, mhz_per_cpu: ctx.mhz_per_cpu, node: peers.node, date: ctx.date },
+  machine: {
+    cpu: ctx.cpu,
+    compiler: ctx.compiler,
+    num_cpus: ctx.num_cpus,
+    mhz_per_cpu: ctx.mhz_per_cpu,
+    node: peers.node,
+    date: ctx.date,
+  },
   triad_gb_s: engine.triad,
   models: {},
   tokenizer: { text_bytes: peers.text_bytes, results: tokenizer },
@@ -63,77 +82,194 @@ const report = {
 
 const m = (s, digits = 1) => `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}-${s.max.toFixed(digits)})`;
 const pad = (s, n) => String(s).padEnd(n);
-console.log(`machine: ${ctx.cpu}, ${ctx.num_cpus} CPUs at ${ctx.mhz_per_cpu} MHz, ${ctx.compiler}, Node ${peers.node}; ` +
-            `median (min-max) of ${engine.runs} runs, each in a fresh process, one thread unless the row says otherwise`);
-console.log(`memory bandwidth, one core (STREAM triad): native ${m(engine.triad.native.gb_s, 2)} GB/s, ` +
-            `WebAssembly ${m(engine.triad.wasm.gb_s, 2)} GB/s`);
+console.log(
+  `machine: ${ctx.cpu}, ${ctx.num_cpus} CPUs at ${ctx.mhz_per_cpu} MHz, ${ctx.compiler}, Node ${peers.node}; ` +
+    `median (min-max) of ${engine.runs} runs, each in a fresh process, one thread unless the row says otherwise`,
+);
+console.log(
+  `memory bandwidth, one core (STREAM triad): native ${m(engine.triad.native.gb_s, 2)} GB/s, ` +
+    `WebAssembly ${m(engine.triad.wasm.gb_s, 2)} GB/s`,
+);
 
 for (const [name, model] of Object.entries(engine.models)) {
   const c = model.config;
   const bytes = weightBytes(c);
-  const rows = { 'glassbox native': model.native, 'glassbox wasm': model.wasm,
-                 'glassbox native int8': model.int8.native, 'glassbox wasm int8': model.int8.wasm,
-                 [`glassbox native ${model.all_cores.threads} threads`]: model.all_cores.native,
-                 [`glassbox native ${model.all_cores.threads} threads int8`]: model.all_cores.int8 };
+  const rows = {
+    'glassbox native': model.native,
+    'glassbox wasm': model.wasm,
+    'glassbox native int8': model.int8.native,
+    'glassbox wasm int8': model.int8.wasm,
+    [`glassbox native ${model.all_cores.threads} threads`]: model.all_cores.native,
+    [`glassbox native ${model.all_cores.threads} threads int8`]: model.all_cores.int8,
+  };
   const withPeers = name === 'gpt2-small-random';
-  if (withPeers) Object.assign(rows, onnx.results, Object.fromEntries(Object.entries(onnx.results)
-    .map(([k, v]) => [`${k}, last-position export`, { ...v.last_position, decode_tok_s: null, peak_rss_mb: null }])), Object.fromEntries(Object.entries(browser.results).map(([k, v]) => [`glassbox ${k}`, v])));
-  console.log(`\nmodel ${name}: ${c.n_layer} layers, ${c.n_embd} wide, ${c.n_head} heads, vocabulary ${c.vocab_size}; ` +
-              `${model.prompt}-token prompt, ${model.decode} greedy tokens; ${(bytes / 1e6).toFixed(1)} MB of F32 weights per decoded token`);
-  console.log(`  ${pad('', 32)} ${pad('load ms', 22)} ${pad('first token ms', 22)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} peak MB`);
+  if (withPeers)
+    Object.assign(
+      rows,
+      onnx.results,
+      Object.fromEntries(
+        Object.entries(onnx.results).map(([k, v]) => [
+          `${k}, last-position export`,
+          { ...v.last_position, decode_tok_s: null, peak_rss_mb: null },
+        ]),
+      ),
+      Object.fromEntries(Object.entries(browser.results).map(([k, v]) => [`glassbox ${k}`, v])),
+    );
+  console.log(
+    `\nmodel ${name}: ${c.n_layer} layers, ${c.n_embd} wide, ${c.n_head} heads, vocabulary ${c.vocab_size}; ` +
+      `${model.prompt}-token prompt, ${model.decode} greedy tokens; ${(bytes / 1e6).toFixed(1)} MB of F32 weights per decoded token`,
+  );
+  console.log(
+    `  ${pad('', 32)} ${pad('load ms', 22)} ${pad('first token ms', 22)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} peak MB`,
+  );
   for (const [engineName, r] of Object.entries(rows)) {
-    console.log(`  ${pad(engineName, 32)} ${pad(m(r.load_ms, 0), 22)} ${pad(m(r.ttft_ms, 0), 22)} ${pad(m(r.prefill_tok_s), 22)} ` +
-                `${pad(r.decode_tok_s ? m(r.decode_tok_s) : '-', 22)} ${r.peak_rss_mb ? m(r.peak_rss_mb, 0) : '-'}`);
+    console.log(
+      `  ${pad(engineName, 32)} ${pad(m(r.load_ms, 0), 22)} ${pad(m(r.ttft_ms, 0), 22)} ${pad(m(r.prefill_tok_s), 22)} ` +
+        `${pad(r.decode_tok_s ? m(r.decode_tok_s) : '-', 22)} ${r.peak_rss_mb ? m(r.peak_rss_mb, 0) : '-'}`,
+    );
   }
   const int8Bytes = weightBytes(c, INT8_BYTES);
   const bw = { native: engine.triad.native.gb_s.median * 1e9, wasm: engine.triad.wasm.gb_s.median * 1e9 };
-  const roofline = { native: bw.native / bytes, wasm: bw.wasm / bytes, native_int8: bw.native / int8Bytes, wasm_int8: bw.wasm / int8Bytes };
-  const share = { native: model.native.decode_tok_s.median / roofline.native, wasm: model.wasm.decode_tok_s.median / roofline.wasm,
-                  native_int8: model.int8.native.decode_tok_s.median / roofline.native_int8,
-                  wasm_int8: model.int8.wasm.decode_tok_s.median / roofline.wasm_int8 };
+  const roofline = {
+    native: bw.native / bytes,
+    wasm: bw.wasm / bytes,
+    native_int8: bw.native / int8Bytes,
+    wasm_int8: bw.wasm / int8Bytes,
+  };
+  const share = {
+    native: model.native.decode_tok_s.median / roofline.native,
+    wasm: model.wasm.decode_tok_s.median / roofline.wasm,
+    native_int8: model.int8.native.decode_tok_s.median / roofline.native_int8,
+    wasm_int8: model.int8.wasm.decode_tok_s.median / roofline.wasm_int8,
+  };
   // The same share run by run: each run's decode against the triad its own process measured right
   // after it (glassbox_perf --triad-after), as a shared machine's bandwidth drifts between minutes;
   // then the median of those shares. The targets use these.
   const pairedShare = (r, perToken) =>
     stats(r.decode_tok_s.values.map((tok, i) => (tok * perToken) / (r.triad_gb_s.values[i] * 1e9)));
-  const paired = { native: pairedShare(model.native, bytes), wasm: pairedShare(model.wasm, bytes),
-                   native_int8: pairedShare(model.int8.native, int8Bytes), wasm_int8: pairedShare(model.int8.wasm, int8Bytes) };
-  const entry = { config: c, weight_bytes_per_token: bytes, int8_weight_bytes_per_token: int8Bytes, results: rows,
-                  roofline_decode_tok_s: roofline, share_of_roofline: share, share_of_roofline_paired: paired };
+  const paired = {
+    native: pairedShare(model.native, bytes),
+    wasm: pairedShare(model.wasm, bytes),
+    native_int8: pairedShare(model.int8.native, int8Bytes),
+    wasm_int8: pairedShare(model.int8.wasm, int8Bytes),
+  };
+  const entry = {
+    config: c,
+    weight_bytes_per_token: bytes,
+    int8_weight_bytes_per_token: int8Bytes,
+    results: rows,
+    roofline_decode_tok_s: roofline,
+    share_of_roofline: share,
+    share_of_roofline_paired: paired,
+  };
   const pct = (s) => `${(100 * s.median).toFixed(0)}% (${(100 * s.min).toFixed(0)}-${(100 * s.max).toFixed(0)})`;
-  console.log(`  decode roofline (triad bandwidth / weight bytes per token: ${(bytes / 1e6).toFixed(1)} MB F32, ${(int8Bytes / 1e6).toFixed(1)} MB int8):`);
-  console.log(`    ${pad('', 12)} ${pad('from the medians above', 36)} run by run, against the triad right after each decode`);
+  console.log(
+    `  decode roofline (triad bandwidth / weight bytes per token: ${(bytes / 1e6).toFixed(1)} MB F32, ${(int8Bytes / 1e6).toFixed(1)} MB int8):`,
+  );
+  console.log(
+    `    ${pad('', 12)} ${pad('from the medians above', 36)} run by run, against the triad right after each decode`,
+  );
   for (const k of ['native', 'wasm', 'native_int8', 'wasm_int8'])
-    console.log(`    ${pad(k.replace('_', ' '), 12)} ${pad(`${roofline[k].toFixed(1)} tok/s; glassbox at ${(100 * share[k]).toFixed(0)}%`, 36)} glassbox at ${pct(paired[k])}`);
+    console.log(
+      `    ${pad(k.replace('_', ' '), 12)} ${pad(`${roofline[k].toFixed(1)} tok/s; glassbox at ${(100 * share[k]).toFixed(0)}%`, 36)} glassbox at ${pct(paired[k])}`,
+    );
   if (name === 'gpt2-small-random') {
-    int8Targets.push(['native int8 decode, share of the roofline', `${(100 * paired.native_int8.median).toFixed(0)}%`, '>= 80%', paired.native_int8.median >= 0.8]);
-    targets.push(['WASM F32 decode, share of the roofline', `${(100 * paired.wasm.median).toFixed(0)}%`, '>= 85%', paired.wasm.median >= 0.85]);
-    targets.push(['native F32 decode, share of the roofline', `${(100 * paired.native.median).toFixed(0)}%`, '>= 90%', paired.native.median >= 0.9]);
+    int8Targets.push([
+      'native int8 decode, share of the roofline',
+      `${(100 * paired.native_int8.median).toFixed(0)}%`,
+      '>= 80%',
+      paired.native_int8.median >= 0.8,
+    ]);
+    targets.push([
+      'WASM F32 decode, share of the roofline',
+      `${(100 * paired.wasm.median).toFixed(0)}%`,
+      '>= 85%',
+      paired.wasm.median >= 0.85,
+    ]);
+    targets.push([
+      'native F32 decode, share of the roofline',
+      `${(100 * paired.native.median).toFixed(0)}%`,
+      '>= 90%',
+      paired.native.median >= 0.9,
+    ]);
   }
   if (withPeers) {
     const ratio = (a, b, key) => a[key].median / b[key].median;
-    const web = onnx.results['onnxruntime-web'], node = onnx.results['onnxruntime-node'];
+    const web = onnx.results['onnxruntime-web'],
+      node = onnx.results['onnxruntime-node'];
     entry.ratios = {
-      'wasm/onnxruntime-web': { decode: ratio(model.wasm, web, 'decode_tok_s'), prefill: ratio(model.wasm, web, 'prefill_tok_s') },
-      'native/onnxruntime-node': { decode: ratio(model.native, node, 'decode_tok_s'), prefill: ratio(model.native, node, 'prefill_tok_s') },
-      'wasm int8/onnxruntime-web (F32)': { decode: ratio(model.int8.wasm, web, 'decode_tok_s'), prefill: ratio(model.int8.wasm, web, 'prefill_tok_s') },
-      'native int8/onnxruntime-node (F32)': { decode: ratio(model.int8.native, node, 'decode_tok_s'), prefill: ratio(model.int8.native, node, 'prefill_tok_s') },
+      'wasm/onnxruntime-web': {
+        decode: ratio(model.wasm, web, 'decode_tok_s'),
+        prefill: ratio(model.wasm, web, 'prefill_tok_s'),
+      },
+      'native/onnxruntime-node': {
+        decode: ratio(model.native, node, 'decode_tok_s'),
+        prefill: ratio(model.native, node, 'prefill_tok_s'),
+      },
+      'wasm int8/onnxruntime-web (F32)': {
+        decode: ratio(model.int8.wasm, web, 'decode_tok_s'),
+        prefill: ratio(model.int8.wasm, web, 'prefill_tok_s'),
+      },
+      'native int8/onnxruntime-node (F32)': {
+        decode: ratio(model.int8.native, node, 'decode_tok_s'),
+        prefill: ratio(model.int8.native, node, 'prefill_tok_s'),
+      },
     };
     // Prefill against the peers' export that, like glassbox's generate, computes the last
     // position's logits only (the ratios above use the export that computes every position's).
-    entry.ratios['wasm/onnxruntime-web'].prefill_last_position_export = ratio(model.wasm, web.last_position, 'prefill_tok_s');
-    entry.ratios['native/onnxruntime-node'].prefill_last_position_export = ratio(model.native, node.last_position, 'prefill_tok_s');
+    entry.ratios['wasm/onnxruntime-web'].prefill_last_position_export = ratio(
+      model.wasm,
+      web.last_position,
+      'prefill_tok_s',
+    );
+    entry.ratios['native/onnxruntime-node'].prefill_last_position_export = ratio(
+      model.native,
+      node.last_position,
+      'prefill_tok_s',
+    );
     const r = entry.ratios;
-    targets.push(['WASM F32 decode / onnxruntime-web', `${r['wasm/onnxruntime-web'].decode.toFixed(2)}x`, '>= 1.2x', r['wasm/onnxruntime-web'].decode >= 1.2]);
-    targets.push(['WASM F32 prefill / onnxruntime-web', `${r['wasm/onnxruntime-web'].prefill.toFixed(2)}x`, '>= 2x', r['wasm/onnxruntime-web'].prefill >= 2]);
-    int8Targets.push(['WASM int8 decode / onnxruntime-web F32', `${r['wasm int8/onnxruntime-web (F32)'].decode.toFixed(2)}x`, '>= 3x', r['wasm int8/onnxruntime-web (F32)'].decode >= 3]);
-    targets.push(['native F32 decode / onnxruntime-node', `${r['native/onnxruntime-node'].decode.toFixed(2)}x`, '>= 1.0x', r['native/onnxruntime-node'].decode >= 1]);
-    targets.push(['native F32 prefill / onnxruntime-node', `${r['native/onnxruntime-node'].prefill.toFixed(2)}x`, '>= 0.8x', r['native/onnxruntime-node'].prefill >= 0.8]);
+    targets.push([
+      'WASM F32 decode / onnxruntime-web',
+      `${r['wasm/onnxruntime-web'].decode.toFixed(2)}x`,
+      '>= 1.2x',
+      r['wasm/onnxruntime-web'].decode >= 1.2,
+    ]);
+    targets.push([
+      'WASM F32 prefill / onnxruntime-web',
+      `${r['wasm/onnxruntime-web'].prefill.toFixed(2)}x`,
+      '>= 2x',
+      r['wasm/onnxruntime-web'].prefill >= 2,
+    ]);
+    int8Targets.push([
+      'WASM int8 decode / onnxruntime-web F32',
+      `${r['wasm int8/onnxruntime-web (F32)'].decode.toFixed(2)}x`,
+      '>= 3x',
+      r['wasm int8/onnxruntime-web (F32)'].decode >= 3,
+    ]);
+    targets.push([
+      'native F32 decode / onnxruntime-node',
+      `${r['native/onnxruntime-node'].decode.toFixed(2)}x`,
+      '>= 1.0x',
+      r['native/onnxruntime-node'].decode >= 1,
+    ]);
+    targets.push([
+      'native F32 prefill / onnxruntime-node',
+      `${r['native/onnxruntime-node'].prefill.toFixed(2)}x`,
+      '>= 0.8x',
+      r['native/onnxruntime-node'].prefill >= 0.8,
+    ]);
     for (const [k, v] of Object.entries(entry.ratios)) {
-      const last = v.prefill_last_position_export ? `; prefill ${v.prefill_last_position_export.toFixed(2)}x against its last-position export` : '';
-      console.log(`  glassbox ${k}: decode ${v.decode.toFixed(2)}x, prefill ${v.prefill.toFixed(2)}x against its all-positions export${last}`);
+      const last = v.prefill_last_position_export
+        ? `; prefill ${v.prefill_last_position_export.toFixed(2)}x against its last-position export`
+        : '';
+      console.log(
+        `  glassbox ${k}: decode ${v.decode.toFixed(2)}x, prefill ${v.prefill.toFixed(2)}x against its all-positions export${last}`,
+      );
     }
-    const same = (a, b) => { const i = a.findIndex((id, j) => id !== b[j]); return i === -1 ? 'all equal' : `first differ at token ${i}`; };
+    const same = (a, b) => {
+      const i = a.findIndex((id, j) => id !== b[j]);
+      return i === -1 ? 'all equal' : `first differ at token ${i}`;
+    };
     entry.greedy_tokens = {
       'native vs wasm': same(model.native.tokens, model.wasm.tokens),
       'native vs onnxruntime-node': same(model.native.tokens, node.tokens),
@@ -141,8 +277,11 @@ for (const [name, model] of Object.entries(engine.models)) {
       'int8 vs F32 (native)': same(model.int8.native.tokens, model.native.tokens),
       'int8 native vs wasm': same(model.int8.native.tokens, model.int8.wasm.tokens),
     };
-    console.log(`  greedy tokens: ${Object.entries(entry.greedy_tokens).map(([k, v]) => `${k}: ${v}`).join('; ')} ` +
-                `(random weights: the smallest top-2 logit gap was ${node.min_margin.toExponential(1)})`);
+    console.log(
+      `  greedy tokens: ${Object.entries(entry.greedy_tokens)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ')} ` + `(random weights: the smallest top-2 logit gap was ${node.min_margin.toExponential(1)})`,
+    );
   }
   report.models[name] = entry;
 }
@@ -151,10 +290,13 @@ const f = (s) => `${s.median.toFixed(2)} MB/s (${s.min.toFixed(2)}-${s.max.toFix
 console.log(`\ntokenizer, text ${(peers.text_bytes / 1e6).toFixed(2)} MB (Brown corpus):`);
 for (const op of ['encode', 'decode']) {
   console.log(`  ${op}:`);
-  const ours = tokenizer['glassbox (native)'][`${op}_mb_s`], oursWasm = tokenizer['glassbox (wasm)'][`${op}_mb_s`];
+  const ours = tokenizer['glassbox (native)'][`${op}_mb_s`],
+    oursWasm = tokenizer['glassbox (wasm)'][`${op}_mb_s`];
   for (const [name, r] of Object.entries(tokenizer)) {
     const s = r[`${op}_mb_s`];
-    const vs = name.startsWith('glassbox') ? '' : `   glassbox native/${name} = ${(ours.median / s.median).toFixed(1)}x, wasm/${name} = ${(oursWasm.median / s.median).toFixed(1)}x`;
+    const vs = name.startsWith('glassbox')
+      ? ''
+      : `   glassbox native/${name} = ${(ours.median / s.median).toFixed(1)}x, wasm/${name} = ${(oursWasm.median / s.median).toFixed(1)}x`;
     console.log(`    ${pad(name, 20)} ${f(s)}${vs}`);
   }
 }
@@ -172,36 +314,63 @@ targets.push(['engine .wasm, gzip', `${(wasmGzip / 1024).toFixed(0)} KB`, '<= 15
 const f0 = (x) => (x?.median === undefined ? '-' : `${x.median.toFixed(0)} (${x.min.toFixed(0)}-${x.max.toFixed(0)})`);
 const pageShare = page.page.tok_s.median / page.api_worker.tok_s.median;
 const sustained = page.page.last500_tok_s.median / page.page.first500_tok_s.median;
-console.log(`\nthe page (web/, shipped model, ${page.tokens} tokens from "The old man walked into the", seed 1, Chromium):`);
-console.log(`  navigation -> Generate enabled   ${f0(page.page.ready_ms)} ms  (in the page, from the navigation's start; ` +
-            `seen from the harness, goto() -> noticed: ${f0(page.page.harness_ready_ms)} ms)`);
-console.log(`  the page's tokens/s              ${f0(page.page.tok_s)}  (with the Attention region in view: ${f0(page.page.attention_in_view_tok_s)})`);
-console.log(`  a ${page.long_tokens}-token generation: first 500 tokens ${f0(page.page.first500_tok_s)} tokens/s, last 500 ${f0(page.page.last500_tok_s)}`);
+console.log(
+  `\nthe page (web/, shipped model, ${page.tokens} tokens from "The old man walked into the", seed 1, Chromium):`,
+);
+console.log(
+  `  navigation -> Generate enabled   ${f0(page.page.ready_ms)} ms  (in the page, from the navigation's start; ` +
+    `seen from the harness, goto() -> noticed: ${f0(page.page.harness_ready_ms)} ms)`,
+);
+console.log(
+  `  the page's tokens/s              ${f0(page.page.tok_s)}  (with the Attention region in view: ${f0(page.page.attention_in_view_tok_s)})`,
+);
+console.log(
+  `  a ${page.long_tokens}-token generation: first 500 tokens ${f0(page.page.first500_tok_s)} tokens/s, last 500 ${f0(page.page.last500_tok_s)}`,
+);
 console.log(`  the JS API in a worker, attention + top-10, nothing drawn: ${f0(page.api_worker.tok_s)} tokens/s`);
 console.log(`  page / JS API ${(100 * pageShare).toFixed(0)}%; last 500 / first 500 ${(100 * sustained).toFixed(0)}%`);
 report.page = { ...page, page_vs_api: pageShare, last_vs_first_500: sustained };
 const pageTargets = [
   ['page tokens/s / JS API in a worker', `${(100 * pageShare).toFixed(0)}%`, '>= 80%', pageShare >= 0.8],
   ['page: last 500 / first 500 tokens', `${(100 * sustained).toFixed(0)}%`, '>= 90%', sustained >= 0.9],
-  ['page: navigation -> Generate enabled', `${page.page.ready_ms.median.toFixed(0)} ms`, '<= 800 ms', page.page.ready_ms.median <= 800],
+  [
+    'page: navigation -> Generate enabled',
+    `${page.page.ready_ms.median.toFixed(0)} ms`,
+    '<= 800 ms',
+    page.page.ready_ms.median <= 800,
+  ],
 ];
 
 const trainingTargets = [];
 if (engine.training) {
-  const t = engine.training, ratio = t.wasm.tokens_per_s.median / t.native.tokens_per_s.median;
-  console.log(`\ntraining (glassbox_perf train: 4 x 128 GPT, batches of 16 x 128, one thread), tokens/s: ` +
-              `native ${m(t.native.tokens_per_s, 0)}, WebAssembly ${m(t.wasm.tokens_per_s, 0)} ` +
-              `(${(100 * ratio).toFixed(0)}%); the same losses bit for bit: ${t.same_losses ? 'yes' : 'NO'}`);
+  const t = engine.training,
+    ratio = t.wasm.tokens_per_s.median / t.native.tokens_per_s.median;
+  console.log(
+    `\ntraining (glassbox_perf train: 4 x 128 GPT, batches of 16 x 128, one thread), tokens/s: ` +
+      `native ${m(t.native.tokens_per_s, 0)}, WebAssembly ${m(t.wasm.tokens_per_s, 0)} ` +
+      `(${(100 * ratio).toFixed(0)}%); the same losses bit for bit: ${t.same_losses ? 'yes' : 'NO'}`,
+  );
   trainingTargets.push(['training, WASM / native tokens/s', `${(100 * ratio).toFixed(0)}%`, '>= 60%', ratio >= 0.6]);
-  trainingTargets.push(['training, the same losses natively and in WASM', t.same_losses ? 'yes' : 'no', 'bit for bit', t.same_losses]);
+  trainingTargets.push([
+    'training, the same losses natively and in WASM',
+    t.same_losses ? 'yes' : 'no',
+    'bit for bit',
+    t.same_losses,
+  ]);
 }
 console.log('\ntargets (F32 speed, the tokenizer, the .wasm):');
-for (const [what, got, goal, met] of targets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
+for (const [what, got, goal, met] of targets)
+  console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
 console.log('targets (the page):');
-for (const [what, got, goal, met] of pageTargets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
+for (const [what, got, goal, met] of pageTargets)
+  console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
 console.log('targets (int8 decoding; its load and memory figures: bench/js_load.mjs):');
-for (const [what, got, goal, met] of int8Targets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
+for (const [what, got, goal, met] of int8Targets)
+  console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
 if (trainingTargets.length) console.log('targets (training):');
-for (const [what, got, goal, met] of trainingTargets) console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
-report.targets = [...targets, ...pageTargets, ...int8Targets, ...trainingTargets].map(([what, measured, goal, met]) => ({ what, measured, goal, met }));
+for (const [what, got, goal, met] of trainingTargets)
+  console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
+report.targets = [...targets, ...pageTargets, ...int8Targets, ...trainingTargets].map(
+  ([what, measured, goal, met]) => ({ what, measured, goal, met }),
+);
 if (outFile) writeFileSync(outFile, JSON.stringify(report, null, 2) + '\n');

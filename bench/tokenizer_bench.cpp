@@ -54,7 +54,8 @@ void BM_TokenizerDecode(benchmark::State& state) {
 }
 
 void BM_TokenizerLoad(benchmark::State& state) {
-  const std::string vocab = read_file(g_tokenizer_dir + "/vocab.json"), merges = read_file(g_tokenizer_dir + "/merges.txt");
+  const std::string vocab = read_file(g_tokenizer_dir + "/vocab.json"),
+                    merges = read_file(g_tokenizer_dir + "/merges.txt");
   for (auto _ : state) benchmark::DoNotOptimize(glassbox::Tokenizer::from_strings(vocab, merges));
 }
 
@@ -62,15 +63,18 @@ BENCHMARK(BM_TokenizerLoad)->Name("tokenizer/load")->Unit(benchmark::kMillisecon
 BENCHMARK(BM_TokenizerEncode)->Name("tokenizer/encode")->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK(BM_TokenizerDecode)->Name("tokenizer/decode")->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   // Our own flags first; the rest go to Google Benchmark.
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--tokenizer") && i + 1 < argc) g_tokenizer_dir = argv[++i];
-    else if (!std::strcmp(argv[i], "--text") && i + 1 < argc) g_text_file = argv[++i];
-    else rest.push_back(argv[i]);
+    if (!std::strcmp(argv[i], "--tokenizer") && i + 1 < argc)
+      g_tokenizer_dir = argv[++i];
+    else if (!std::strcmp(argv[i], "--text") && i + 1 < argc)
+      g_text_file = argv[++i];
+    else
+      rest.push_back(argv[i]);
   }
   if (g_tokenizer_dir.empty() || g_text_file.empty()) {
     std::fprintf(stderr, "usage: glassbox_bench --tokenizer DIR --text FILE [benchmark flags]\n");

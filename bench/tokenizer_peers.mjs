@@ -19,7 +19,7 @@ const text = readFileSync(file, 'utf8');
 const mb = Buffer.byteLength(text) / 1e6;
 
 function measure(fn) {
-  fn();   // warm-up (JIT, WASM compilation, caches)
+  fn(); // warm-up (JIT, WASM compilation, caches)
   const rates = [];
   for (let i = 0; i < runs; ++i) {
     const start = process.hrtime.bigint();
@@ -53,4 +53,6 @@ results['js-tiktoken'] = {
   decode_mb_s: measure(() => js.decode(jsIds)),
 };
 
-process.stdout.write(JSON.stringify({ text_bytes: Buffer.byteLength(text), node: process.version, results }, null, 2) + '\n');
+process.stdout.write(
+  JSON.stringify({ text_bytes: Buffer.byteLength(text), node: process.version, results }, null, 2) + '\n',
+);

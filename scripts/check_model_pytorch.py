@@ -30,14 +30,14 @@ def read_safetensors(path):
     with open(path, "rb") as f:
         data = f.read()
     (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
+    header = json.loads(data[8 : 8 + n])
     base = 8 + n
     out = {}
     for name, e in header.items():
         if name == "__metadata__":
             continue
         begin, end = e["data_offsets"]
-        raw = data[base + begin:base + end]
+        raw = data[base + begin : base + end]
         if e["dtype"] == "BF16":
             bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
             arr = bits.view(np.float32)
@@ -50,11 +50,16 @@ def read_safetensors(path):
 def spec_of(config):
     """The reference's settings from a Hugging Face config.json."""
     gpt2 = config["model_type"] == "gpt2"
-    return dict(model_type=config["model_type"], n_layer=config["n_layer"], n_head=config["n_head"],
-                n_embd=config["n_embd"], layer_norm_epsilon=config.get("layer_norm_epsilon", 1e-5),
-                act=config.get("activation_function", "gelu_new") if gpt2 else config.get("afn", "gelu"),
-                scale_attn_weights=config.get("scale_attn_weights", True),
-                scale_attn_by_inverse_layer_idx=config.get("scale_attn_by_inverse_layer_idx", False))
+    return dict(
+        model_type=config["model_type"],
+        n_layer=config["n_layer"],
+        n_head=config["n_head"],
+        n_embd=config["n_embd"],
+        layer_norm_epsilon=config.get("layer_norm_epsilon", 1e-5),
+        act=config.get("activation_function", "gelu_new") if gpt2 else config.get("afn", "gelu"),
+        scale_attn_weights=config.get("scale_attn_weights", True),
+        scale_attn_by_inverse_layer_idx=config.get("scale_attn_by_inverse_layer_idx", False),
+    )
 
 
 def main():
@@ -67,15 +72,25 @@ def main():
 
     config = json.load(open(os.path.join(args.model, "config.json")))
     weights = read_safetensors(os.path.join(args.model, "model.safetensors"))
-    ids = json.loads(subprocess.run([args.glassbox, "tokenize", "-m", args.model], input=args.prompt.encode(),
-                                    capture_output=True, check=True).stdout)
-    ours = json.loads(subprocess.run([args.glassbox, "forward", "-m", args.model, "--tokens", ",".join(map(str, ids))],
-                                     capture_output=True, check=True).stdout)["logits"]
+    ids = json.loads(
+        subprocess.run(
+            [args.glassbox, "tokenize", "-m", args.model], input=args.prompt.encode(), capture_output=True, check=True
+        ).stdout
+    )
+    ours = json.loads(
+        subprocess.run(
+            [args.glassbox, "forward", "-m", args.model, "--tokens", ",".join(map(str, ids))],
+            capture_output=True,
+            check=True,
+        ).stdout
+    )["logits"]
     reference, _ = mf.forward(spec_of(config), weights, ids)
     diff = (torch.tensor(ours, dtype=torch.float64) - reference).abs().max().item()
     same_argmax = bool((torch.tensor(ours).argmax(-1) == reference.argmax(-1)).all())
-    print(f"{args.model}: {len(ids)} tokens, {len(weights)} tensors; max |logit difference| {diff:.3g} "
-          f"(logits range {reference.min():.2f}..{reference.max():.2f}); same argmax everywhere: {same_argmax}")
+    print(
+        f"{args.model}: {len(ids)} tokens, {len(weights)} tensors; max |logit difference| {diff:.3g} "
+        f"(logits range {reference.min():.2f}..{reference.max():.2f}); same argmax everywhere: {same_argmax}"
+    )
     if not (diff < 1e-3 and same_argmax):
         sys.exit("check_model_pytorch: the logits differ from the PyTorch reference")
 

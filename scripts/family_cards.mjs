@@ -7,9 +7,16 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-const { values: a } = parseArgs({ options: { glassbox: { type: 'string' }, data: { type: 'string' },
-                                             'genre-command': { type: 'string' }, 'mlm-command': { type: 'string' } } });
-const run = (args, input) => execFileSync(a.glassbox, args, { input, maxBuffer: 1 << 28, stdio: ['pipe', 'pipe', 'pipe'] }).toString();
+const { values: a } = parseArgs({
+  options: {
+    glassbox: { type: 'string' },
+    data: { type: 'string' },
+    'genre-command': { type: 'string' },
+    'mlm-command': { type: 'string' },
+  },
+});
+const run = (args, input) =>
+  execFileSync(a.glassbox, args, { input, maxBuffer: 1 << 28, stdio: ['pipe', 'pipe', 'pipe'] }).toString();
 const config = (dir) => JSON.parse(readFileSync(`${dir}/config.json`, 'utf8'));
 const shape = (c) => `| Architecture | GPT-2 (\`gpt2\`) blocks: pre-LayerNorm, gelu_new MLP |
 | Layers | ${c.n_layer} |
@@ -23,20 +30,27 @@ file-id order is held out for validation (50 documents), the other 450 train.`;
 
 // --- brown-genre (--genre-command: its run's command): accuracy on the held-out paragraphs, per label
 if (a['genre-command']) {
-  const dir = 'web/models/brown-genre', c = config(dir);
+  const dir = 'web/models/brown-genre',
+    c = config(dir);
   const valid = `${a.data}/genre-valid.tsv`;
   const out = execFileSync(a.glassbox, ['classify', '-m', dir, '--input', valid], { maxBuffer: 1 << 28 }).toString();
-  const rows = out.trim().split('\n').map((l) => JSON.parse(l));
+  const rows = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const labels = c.id2label ? Object.values(c.id2label) : [];
   const confusion = Object.fromEntries(labels.map((l) => [l, Object.fromEntries(labels.map((m) => [m, 0]))]));
   for (const r of rows) ++confusion[r.expected][r.label];
   const right = rows.filter((r) => r.expected === r.label).length;
   const majority = Math.max(...labels.map((l) => rows.filter((r) => r.expected === l).length));
-  const examples = ['The jury said the election had been conducted fairly and the city would pay the costs.',
-                    'She closed the door behind her and stood for a long moment in the dark hall, listening.',
-                    'The results indicate that the rate of the reaction depends on the temperature of the solution.']
-    .map((text) => ({ text, ...JSON.parse(run(['classify', '-m', dir, '-p', text])) }));
-  writeFileSync(`${dir}/README.md`, `# glassbox Brown-corpus genre classifier (${c.n_layer} layers, ${c.n_embd} wide)
+  const examples = [
+    'The jury said the election had been conducted fairly and the city would pay the costs.',
+    'She closed the door behind her and stood for a long moment in the dark hall, listening.',
+    'The results indicate that the rate of the reaction depends on the temperature of the solution.',
+  ].map((text) => ({ text, ...JSON.parse(run(['classify', '-m', dir, '-p', text])) }));
+  writeFileSync(
+    `${dir}/README.md`,
+    `# glassbox Brown-corpus genre classifier (${c.n_layer} layers, ${c.n_embd} wide)
 
 A small Hugging Face \`GPT2ForSequenceClassification\` trained from scratch by glassbox's own trainer
 (\`glassbox train --task classify\`): is a paragraph **news**, **fiction** or other prose
@@ -69,8 +83,8 @@ ${a['genre-command']}
 ## How well it does
 
 On the ${rows.length} held-out paragraphs (\`glassbox classify -m ${dir} --input genre-valid.tsv\`):
-accuracy **${(100 * right / rows.length).toFixed(1)}%** (${right} of ${rows.length}); always answering the most
-common label would score ${(100 * majority / rows.length).toFixed(1)}%.
+accuracy **${((100 * right) / rows.length).toFixed(1)}%** (${right} of ${rows.length}); always answering the most
+common label would score ${((100 * majority) / rows.length).toFixed(1)}%.
 
 | true \\ predicted | ${labels.join(' | ')} |
 |---|${labels.map(() => '---').join('|')}|
@@ -79,21 +93,28 @@ ${labels.map((l) => `| ${l} | ${labels.map((m) => confusion[l][m]).join(' | ')} 
 Examples (\`glassbox classify -m ${dir} -p TEXT\`):
 
 ${examples.map((e) => `- "${e.text}" → **${e.label}** (${labels.map((l) => `${l} ${(100 * e.probabilities[l]).toFixed(0)}%`).join(', ')})`).join('\n')}
-`);
+`,
+  );
   console.error(`family_cards: ${dir}: accuracy ${right}/${rows.length}`);
 }
 
 // --- brown-mlm (--mlm-command: its two runs' commands, one per line): the held-out masked-token
 // loss against the unigram one, how often its guesses are right, and fills
 if (a['mlm-command']) {
-  const dir = 'web/models/brown-mlm', c = config(dir);
+  const dir = 'web/models/brown-mlm',
+    c = config(dir);
   const finalOf = (run) => {
     const log = `build/family-run/${run}/training_log.jsonl`;
-    const final = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).findLast((j) => j.final);
+    const final = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .findLast((j) => j.final);
     if (!final) throw new Error(`${log} has no final evaluation: the run did not finish`);
     return final;
   };
-  const short = finalOf('mlm-short'), final = finalOf('mlm');
+  const short = finalOf('mlm-short'),
+    final = finalOf('mlm');
   // The two runs' windows and mask rate, as their commands say.
   const [shortCommand, longCommand] = a['mlm-command'].split('\n');
   const option = (command, name) => {
@@ -101,26 +122,38 @@ if (a['mlm-command']) {
     if (!m) throw new Error(`the command has no ${name}: ${command}`);
     return Number(m[1]);
   };
-  const shortWindow = option(shortCommand, '--seq-len'), longWindow = option(longCommand, '--seq-len');
+  const shortWindow = option(shortCommand, '--seq-len'),
+    longWindow = option(longCommand, '--seq-len');
   const rate = `${Math.round(100 * option(shortCommand, '--mask-rate'))}%`;
-  if (option(longCommand, '--mask-rate') !== option(shortCommand, '--mask-rate')) throw new Error('the two runs mask different shares');
+  if (option(longCommand, '--mask-rate') !== option(shortCommand, '--mask-rate'))
+    throw new Error('the two runs mask different shares');
   // What context is worth: the cross-entropy of the validation tokens under the training tokens'
   // frequencies (add-one smoothed), a guess that ignores every other token.
   const counts = new Map();
-  for (const id of JSON.parse(run(['tokenize', '-m', dir], readFileSync(`${a.data}/train.txt`)))) counts.set(id, (counts.get(id) ?? 0) + 1);
+  for (const id of JSON.parse(run(['tokenize', '-m', dir], readFileSync(`${a.data}/train.txt`))))
+    counts.set(id, (counts.get(id) ?? 0) + 1);
   const valid = JSON.parse(run(['tokenize', '-m', dir], readFileSync(`${a.data}/valid.txt`)));
   const total = [...counts.values()].reduce((s, n) => s + n, 0) + c.vocab_size;
   const unigram = valid.reduce((s, id) => s - Math.log(((counts.get(id) ?? 0) + 1) / total), 0) / valid.length;
   // Its guesses on held-out text: 300 windows of 64 tokens, every 7th token masked; how often the
   // hidden token is its first guess, or among its five, against always guessing the five
   // commonest training tokens.
-  const maskId = c.mask_token_id, commonest = [...counts].sort((x, y) => y[1] - x[1]).slice(0, 5).map(([id]) => id);
-  const windows = 300, length = 64, every = 7;
+  const maskId = c.mask_token_id,
+    commonest = [...counts]
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, 5)
+      .map(([id]) => id);
+  const windows = 300,
+    length = 64,
+    every = 7;
   const score = { masks: 0, first: 0, five: 0, commonFirst: 0, commonFive: 0 };
   for (let w = 0; w < windows; ++w) {
-    const start = w * length * 9, window = valid.slice(start, start + length);
+    const start = w * length * 9,
+      window = valid.slice(start, start + length);
     const masked = window.map((id, i) => (i % every === 3 ? maskId : id));
-    for (const { position, candidates } of JSON.parse(run(['fill-mask', '-m', dir, '--tokens', masked.join(','), '--top', '5']))) {
+    for (const { position, candidates } of JSON.parse(
+      run(['fill-mask', '-m', dir, '--tokens', masked.join(','), '--top', '5']),
+    )) {
       const want = window[position];
       ++score.masks;
       score.first += candidates[0].id === want;
@@ -129,13 +162,19 @@ if (a['mlm-command']) {
       score.commonFive += commonest.includes(want);
     }
   }
-  const pct = (n) => `${(100 * n / score.masks).toFixed(1)}%`;
+  const pct = (n) => `${((100 * n) / score.masks).toFixed(1)}%`;
   const nats = (x) => Number(x).toFixed(3);
-  const prompts = ['The President of the United <|mask|> said he did not <|mask|> what to do.', 'She opened the <|mask|> and looked out at the rain.',
-                   'He was born in a small <|mask|> in Texas.'];
+  const prompts = [
+    'The President of the United <|mask|> said he did not <|mask|> what to do.',
+    'She opened the <|mask|> and looked out at the rain.',
+    'He was born in a small <|mask|> in Texas.',
+  ];
   const fills = prompts.map((p) => ({ p, masks: JSON.parse(run(['fill-mask', '-m', dir, '-p', p, '--top', '3'])) }));
-  const guesses = (m) => m.candidates.map((g) => `${JSON.stringify(g.token)} ${(100 * g.probability).toFixed(1)}%`).join(', ');
-  writeFileSync(`${dir}/README.md`, `# glassbox Brown-corpus masked LM (${c.n_layer} layers, ${c.n_embd} wide)
+  const guesses = (m) =>
+    m.candidates.map((g) => `${JSON.stringify(g.token)} ${(100 * g.probability).toFixed(1)}%`).join(', ');
+  writeFileSync(
+    `${dir}/README.md`,
+    `# glassbox Brown-corpus masked LM (${c.n_layer} layers, ${c.n_embd} wide)
 
 A small masked-language-model encoder trained from scratch by glassbox's own trainer
 (\`glassbox train --task mlm\`): GPT-2 blocks with bidirectional attention (every token sees every
@@ -184,6 +223,7 @@ always guessing the five commonest training tokens gets ${pct(score.commonFirst)
 Fills (\`glassbox fill-mask -m ${dir} -p TEXT --top 3\`), each mask's three first guesses:
 
 ${fills.map(({ p, masks }) => `- "${p}" → ${masks.map(guesses).join('; ')}`).join('\n')}
-`);
+`,
+  );
   console.error(`family_cards: ${dir}: written`);
 }

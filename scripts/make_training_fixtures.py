@@ -77,37 +77,64 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_fixtures as mf  # noqa: E402  (the forward-pass reference, init scheme and writers)
 
 # Shared shape: V=64 tokens, 16 positions, C=16, 2 layers.
-BASE = dict(vocab_size=64, n_positions=16, n_embd=16, n_layer=2, n_inner=None,
-            layer_norm_epsilon=1e-5)
+BASE = dict(vocab_size=64, n_positions=16, n_embd=16, n_layer=2, n_inner=None, layer_norm_epsilon=1e-5)
 
 # name -> settings; grad_clip is picked between the step gradient norms (see the summary line) so
 # that some steps are clipped and some are not, each norm at least CLIP_MARGIN away from it.
 FIXTURES = {
     "train-gpt2": dict(seed=101, model_type="gpt2", act="gelu_new", n_head=4, grad_clip=3.0),
-    "train-openai-gpt": dict(seed=102, model_type="openai-gpt", act="gelu", n_head=2,
-                             grad_clip=3.0),
-    "train-gpt2-erf": dict(seed=103, model_type="gpt2", act="gelu", n_head=1, n_inner=24,
-                           scale_attn_by_inverse_layer_idx=True, layer_norm_epsilon=1e-3,
-                           grad_clip=3.0),
+    "train-openai-gpt": dict(seed=102, model_type="openai-gpt", act="gelu", n_head=2, grad_clip=3.0),
+    "train-gpt2-erf": dict(
+        seed=103,
+        model_type="gpt2",
+        act="gelu",
+        n_head=1,
+        n_inner=24,
+        scale_attn_by_inverse_layer_idx=True,
+        layer_norm_epsilon=1e-3,
+        grad_clip=3.0,
+    ),
     # An encoder (no causal mask) trained as a masked LM; [MASK] is the last id.
-    "train-mlm": dict(seed=104, model_type="gpt2", act="gelu_new", n_head=4, bidirectional=True,
-                      mask_token_id=BASE["vocab_size"] - 1, grad_clip=10.0),
+    "train-mlm": dict(
+        seed=104,
+        model_type="gpt2",
+        act="gelu_new",
+        n_head=4,
+        bidirectional=True,
+        mask_token_id=BASE["vocab_size"] - 1,
+        grad_clip=10.0,
+    ),
     # GPT2ForSequenceClassification (score.weight [3, C], drawn after the other weights) trained
     # on class cross-entropy + lm_weight * next-token LM on right-padded sequences.
-    "train-classify": dict(seed=105, model_type="gpt2", act="gelu_new", n_head=4,
-                           labels=["red", "green", "blue"], lm_weight=0.5, grad_clip=6.0),
+    "train-classify": dict(
+        seed=105,
+        model_type="gpt2",
+        act="gelu_new",
+        n_head=4,
+        labels=["red", "green", "blue"],
+        lm_weight=0.5,
+        grad_clip=6.0,
+    ),
 }
 
-OPTIONS = dict(learning_rate=1e-2, min_learning_rate=1e-3, warmup_steps=3, total_steps=10,
-               weight_decay=0.1, beta1=0.9, beta2=0.95, eps=1e-8)
+OPTIONS = dict(
+    learning_rate=1e-2,
+    min_learning_rate=1e-3,
+    warmup_steps=3,
+    total_steps=10,
+    weight_decay=0.1,
+    beta1=0.9,
+    beta2=0.95,
+    eps=1e-8,
+)
 BATCH = 3
-SHORT_T = 11            # sequence length of the odd steps (even steps use n_positions)
-STREAM_LEN = 400        # length of the Markov-chain token stream the windows are cut from
-SUCCESSOR_P = [0.6, 0.3, 0.1]   # each token's 3 likely successors
-CLIP_MARGIN = 0.02      # |grad_norm / grad_clip - 1| must exceed this (clip decision is robust)
-MASK_P = 0.15           # masked LM: the chance of each position to be chosen (>= 1 per sequence)
-MIN_LEN = 3             # classifier: the shortest real length of a sequence
-IGNORE = -1             # a target that takes no part in the loss
+SHORT_T = 11  # sequence length of the odd steps (even steps use n_positions)
+STREAM_LEN = 400  # length of the Markov-chain token stream the windows are cut from
+SUCCESSOR_P = [0.6, 0.3, 0.1]  # each token's 3 likely successors
+CLIP_MARGIN = 0.02  # |grad_norm / grad_clip - 1| must exceed this (clip decision is robust)
+MASK_P = 0.15  # masked LM: the chance of each position to be chosen (>= 1 per sequence)
+MIN_LEN = 3  # classifier: the shortest real length of a sequence
+IGNORE = -1  # a target that takes no part in the loss
 
 
 def make_spec(name):
@@ -127,7 +154,7 @@ def markov_stream(spec, gen, V=None):
     """A token stream [STREAM_LEN] from a random sparse Markov chain over [0, V) (default
     vocab_size; the masked-LM and classifier fixtures leave out their [MASK] / pad id V-1)."""
     V = V or spec["vocab_size"]
-    succ = [torch.randperm(V, generator=gen)[:len(SUCCESSOR_P)].tolist() for _ in range(V)]
+    succ = [torch.randperm(V, generator=gen)[: len(SUCCESSOR_P)].tolist() for _ in range(V)]
     p = torch.tensor(SUCCESSOR_P, dtype=torch.float64)
     stream = [int(torch.randint(0, V, (1,), generator=gen))]
     for _ in range(STREAM_LEN - 1):
@@ -141,8 +168,9 @@ def make_batches(spec, gen):
     for k in range(OPTIONS["total_steps"]):
         T = spec["n_positions"] if k % 2 == 0 else SHORT_T
         starts = torch.randint(0, len(stream) - T, (BATCH,), generator=gen).tolist()
-        out.append({"inputs": [stream[i:i + T] for i in starts],
-                    "targets": [stream[i + 1:i + T + 1] for i in starts]})
+        out.append(
+            {"inputs": [stream[i : i + T] for i in starts], "targets": [stream[i + 1 : i + T + 1] for i in starts]}
+        )
     return out
 
 
@@ -158,14 +186,18 @@ def make_mlm_batches(spec, gen):
         starts = torch.randint(0, len(stream) - T, (BATCH,), generator=gen).tolist()
         inputs, targets = [], []
         for i in starts:
-            orig = stream[i:i + T]
+            orig = stream[i : i + T]
             chosen = (torch.rand(T, generator=gen, dtype=torch.float64) < MASK_P).tolist()
             if not any(chosen):
                 chosen[int(torch.randint(0, T, (1,), generator=gen))] = True
             how = torch.rand(T, generator=gen, dtype=torch.float64).tolist()
             rand_ids = torch.randint(0, V - 1, (T,), generator=gen).tolist()
-            inputs.append([(mask if how[t] < 0.8 else rand_ids[t] if how[t] < 0.9 else orig[t])
-                           if chosen[t] else orig[t] for t in range(T)])
+            inputs.append(
+                [
+                    (mask if how[t] < 0.8 else rand_ids[t] if how[t] < 0.9 else orig[t]) if chosen[t] else orig[t]
+                    for t in range(T)
+                ]
+            )
             targets.append([orig[t] if chosen[t] else IGNORE for t in range(T)])
         out.append({"inputs": inputs, "targets": targets})
     return out
@@ -188,11 +220,14 @@ def make_classify_batches(spec, gen):
         T = spec["n_positions"] if k % 2 == 0 else SHORT_T
         lengths = (torch.randperm(T - MIN_LEN + 1, generator=gen)[:BATCH] + MIN_LEN).tolist()
         starts = torch.randint(0, len(stream) - T, (BATCH,), generator=gen).tolist()
-        out.append({"inputs": [stream[i:i + n] + [pad] * (T - n) for i, n in zip(starts, lengths)],
-                    "targets": [stream[i + 1:i + n] + [IGNORE] * (T - n + 1)
-                                for i, n in zip(starts, lengths)],
-                    "labels": [classify_label(stream[i:i + n]) for i, n in zip(starts, lengths)],
-                    "label_positions": [n - 1 for n in lengths]})
+        out.append(
+            {
+                "inputs": [stream[i : i + n] + [pad] * (T - n) for i, n in zip(starts, lengths)],
+                "targets": [stream[i + 1 : i + n] + [IGNORE] * (T - n + 1) for i, n in zip(starts, lengths)],
+                "labels": [classify_label(stream[i : i + n]) for i, n in zip(starts, lengths)],
+                "label_positions": [n - 1 for n in lengths],
+            }
+        )
     return out
 
 
@@ -209,11 +244,11 @@ def learning_rate(k):
 def classify_losses(spec, w, batch):
     """Classifier: (mean class cross-entropy over the B sequences, mean next-token cross-entropy
     over the targets that are not IGNORE); each padded row runs causally on its own."""
-    hidden = [mf.hidden_states(spec, w, ids)[0] for ids in batch["inputs"]]          # B x [T,C]
-    lm_logits = torch.cat(hidden) @ w["wte.weight"].T                              # [B*T,V]
-    targets = torch.tensor(batch["targets"]).reshape(-1)                           # [B*T]
+    hidden = [mf.hidden_states(spec, w, ids)[0] for ids in batch["inputs"]]  # B x [T,C]
+    lm_logits = torch.cat(hidden) @ w["wte.weight"].T  # [B*T,V]
+    targets = torch.tensor(batch["targets"]).reshape(-1)  # [B*T]
     lm = torch.nn.functional.cross_entropy(lm_logits, targets, ignore_index=IGNORE)
-    last = torch.stack([h[p] for h, p in zip(hidden, batch["label_positions"])])    # [B,C]
+    last = torch.stack([h[p] for h, p in zip(hidden, batch["label_positions"])])  # [B,C]
     cls = torch.nn.functional.cross_entropy(last @ w["score.weight"].T, torch.tensor(batch["labels"]))
     return cls, lm
 
@@ -228,8 +263,8 @@ def batch_loss(spec, w, batch):
         logits = torch.cat([mf.forward(spec, w, ids, causal=False)[0] for ids in batch["inputs"]])
         targets = torch.tensor(batch["targets"]).reshape(-1)
         return torch.nn.functional.cross_entropy(logits, targets, ignore_index=IGNORE)
-    logits = torch.cat([mf.forward(spec, w, ids)[0] for ids in batch["inputs"]])   # [B*T,V]
-    targets = torch.tensor(batch["targets"]).reshape(-1)                           # [B*T]
+    logits = torch.cat([mf.forward(spec, w, ids)[0] for ids in batch["inputs"]])  # [B*T,V]
+    targets = torch.tensor(batch["targets"]).reshape(-1)  # [B*T]
     return torch.nn.functional.cross_entropy(logits, targets)
 
 
@@ -240,12 +275,15 @@ def batch_loss(spec, w, batch):
 def train(spec, w0, batches):
     """AdamW from w0 over the batches -> (grads at w0 on batches[0], steps, final params,
     final_loss). w0: {name: float64 tensor}."""
-    w = {name: t.clone().requires_grad_(True) for name, t in w0.items()}   # leaf tensors
+    w = {name: t.clone().requires_grad_(True) for name, t in w0.items()}  # leaf tensors
     params = list(w.values())
-    groups = [{"params": [t for t in params if t.dim() == 2], "weight_decay": OPTIONS["weight_decay"]},
-              {"params": [t for t in params if t.dim() != 2], "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=OPTIONS["learning_rate"], eps=OPTIONS["eps"],
-                            betas=(OPTIONS["beta1"], OPTIONS["beta2"]))
+    groups = [
+        {"params": [t for t in params if t.dim() == 2], "weight_decay": OPTIONS["weight_decay"]},
+        {"params": [t for t in params if t.dim() != 2], "weight_decay": 0.0},
+    ]
+    opt = torch.optim.AdamW(
+        groups, lr=OPTIONS["learning_rate"], eps=OPTIONS["eps"], betas=(OPTIONS["beta1"], OPTIONS["beta2"])
+    )
     grads0, steps = None, []
     for k, batch in enumerate(batches):
         opt.zero_grad()
@@ -258,8 +296,7 @@ def train(spec, w0, batches):
         for group in opt.param_groups:
             group["lr"] = lr
         opt.step()
-        steps.append({"lr": lr, "loss": float(loss), "grad_norm": norm,
-                      "clipped": norm + 1e-6 > spec["grad_clip"]})
+        steps.append({"lr": lr, "loss": float(loss), "grad_norm": norm, "clipped": norm + 1e-6 > spec["grad_clip"]})
     with torch.no_grad():
         final_loss = float(batch_loss(spec, w, batches[0]))
     return grads0, steps, {name: t.detach().clone() for name, t in w.items()}, final_loss
@@ -274,29 +311,35 @@ def safetensors_f64(tensors):
     header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
     for name in sorted(tensors):
         blob = tensors[name].to(torch.float64).contiguous().numpy().astype("<f8").tobytes()
-        header[name] = {"dtype": "F64", "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(blob)]}
+        header[name] = {
+            "dtype": "F64",
+            "shape": list(tensors[name].shape),
+            "data_offsets": [offset, offset + len(blob)],
+        }
         blobs.append(blob)
         offset += len(blob)
     text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-(8 + len(text)) % 8)                                   # 8 + N aligned to 8
+    text += b" " * (-(8 + len(text)) % 8)  # 8 + N aligned to 8
     return struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
 
 def make_fixture(name):
     spec = make_spec(name)
     gen = torch.Generator().manual_seed(spec["seed"])
-    w0 = mf.make_weights(spec, gen)                  # float64 values of the F32-stored weights
-    batches = (make_classify_batches if spec["labels"] else
-               make_mlm_batches if spec["bidirectional"] else make_batches)(spec, gen)
+    w0 = mf.make_weights(spec, gen)  # float64 values of the F32-stored weights
+    batches = (
+        make_classify_batches if spec["labels"] else make_mlm_batches if spec["bidirectional"] else make_batches
+    )(spec, gen)
     grads0, steps, final, final_loss = train(spec, w0, batches)
 
     norms = [s["grad_norm"] for s in steps]
     clipped = [k for k, s in enumerate(steps) if s["clipped"]]
-    line = (f"{name:17s} loss step0 {steps[0]['loss']:.4f} step9 {steps[-1]['loss']:.4f} "
-            f"final {final_loss:.4f}  grad_clip {spec['grad_clip']} clipped steps {clipped}  "
-            f"grad norms [{', '.join(f'{n:.3f}' for n in norms)}]")
-    if spec["labels"]:   # the class part of the loss on batches[0], before and after training
+    line = (
+        f"{name:17s} loss step0 {steps[0]['loss']:.4f} step9 {steps[-1]['loss']:.4f} "
+        f"final {final_loss:.4f}  grad_clip {spec['grad_clip']} clipped steps {clipped}  "
+        f"grad norms [{', '.join(f'{n:.3f}' for n in norms)}]"
+    )
+    if spec["labels"]:  # the class part of the loss on batches[0], before and after training
         with torch.no_grad():
             cls0, cls1 = (float(classify_losses(spec, w, batches[0])[0]) for w in (w0, final))
         line += f"  class loss {cls0:.4f} -> {cls1:.4f}"
@@ -312,17 +355,15 @@ def make_fixture(name):
     training = {"options": options, "batches": batches, "steps": steps, "final_loss": final_loss}
     out_dir = os.path.join(mf.ROOT, name)
     os.makedirs(out_dir, exist_ok=True)
-    mf.write_file(os.path.join(out_dir, "config.json"),
-                  json.dumps(mf.config_json(spec), indent=2) + "\n")
-    mf.write_file(os.path.join(out_dir, "model.safetensors"),
-                  mf.safetensors_bytes(mf.stored_tensors(spec, w0)))
+    mf.write_file(os.path.join(out_dir, "config.json"), json.dumps(mf.config_json(spec), indent=2) + "\n")
+    mf.write_file(os.path.join(out_dir, "model.safetensors"), mf.safetensors_bytes(mf.stored_tensors(spec, w0)))
     mf.write_file(os.path.join(out_dir, "training.json"), mf.dump(training) + "\n")
     mf.write_file(os.path.join(out_dir, "grads.safetensors"), safetensors_f64(grads0))
     mf.write_file(os.path.join(out_dir, "final.safetensors"), safetensors_f64(final))
 
 
 def main():
-    torch.set_num_threads(1)   # identical float64 reductions on every run
+    torch.set_num_threads(1)  # identical float64 reductions on every run
     for name in FIXTURES:
         make_fixture(name)
 

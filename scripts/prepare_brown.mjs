@@ -16,8 +16,11 @@ const ids = brownIds();
 const validIds = ids.filter((_, i) => i % 10 === 9);
 const trainIds = ids.filter((_, i) => i % 10 !== 9);
 mkdirSync(out, { recursive: true });
-for (const [name, list] of [['train.txt', trainIds], ['valid.txt', validIds]]) {
-  const text = list.map(brownDocument).join('\n');   // documents end with '\n': a blank line between them
+for (const [name, list] of [
+  ['train.txt', trainIds],
+  ['valid.txt', validIds],
+]) {
+  const text = list.map(brownDocument).join('\n'); // documents end with '\n': a blank line between them
   writeFileSync(join(out, name), text);
   console.error(`prepare_brown: ${name}: ${list.length} documents, ${Buffer.byteLength(text)} bytes`);
 }

@@ -22,16 +22,23 @@ if (!out) {
 }
 const ids = brownIds();
 mkdirSync(out, { recursive: true });
-for (const [name, keep] of [['genre-train.tsv', (i) => i % 10 !== 9], ['genre-valid.tsv', (i) => i % 10 === 9]]) {
+for (const [name, keep] of [
+  ['genre-train.tsv', (i) => i % 10 !== 9],
+  ['genre-valid.tsv', (i) => i % 10 === 9],
+]) {
   const lines = [];
   for (const [i, id] of ids.entries()) {
     if (!keep(i)) continue;
     for (const paragraph of brownDocument(id).split('\n\n')) {
       const text = paragraph.replace(/\s+/g, ' ').trim();
-      if (text.split(' ').length >= 8) lines.push(`${labelOf(id)}\t${text}`);   // a sentence or more
+      if (text.split(' ').length >= 8) lines.push(`${labelOf(id)}\t${text}`); // a sentence or more
     }
   }
   writeFileSync(join(out, name), lines.join('\n') + '\n');
   const count = (l) => lines.filter((x) => x.startsWith(`${l}\t`)).length;
-  console.error(`prepare_brown_genres: ${name}: ${lines.length} paragraphs (${Object.keys(GROUPS).map((l) => `${l} ${count(l)}`).join(', ')})`);
+  console.error(
+    `prepare_brown_genres: ${name}: ${lines.length} paragraphs (${Object.keys(GROUPS)
+      .map((l) => `${l} ${count(l)}`)
+      .join(', ')})`,
+  );
 }

@@ -10,17 +10,25 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const TYPES = {
-  '.html': 'text/html; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm', '.json': 'application/json; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.txt': 'text/plain; charset=utf-8', '.png': 'image/png', '.svg': 'image/svg+xml', '.ts': 'text/plain; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+  '.ts': 'text/plain; charset=utf-8',
   '.safetensors': 'application/octet-stream',
 };
 
 // The page's Content-Security-Policy (its <meta> tag in web/index.html), sent as a header with
 // every file as a deployment would: a <meta> tag does not reach a worker, whose policy is the
 // header of its own script.
-const PAGE_POLICY = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/
-  .exec(readFileSync(new URL('../web/index.html', import.meta.url), 'utf8'))?.[1];
+const PAGE_POLICY = /<meta\s+http-equiv="Content-Security-Policy"\s+content="([^"]+)"\s*\/?>/.exec(
+  readFileSync(new URL('../web/index.html', import.meta.url), 'utf8'),
+)?.[1];
 
 // Files are read and sent 1 MB at a time: with Node's default of 64 KB, this server, not the
 // browser, set the pace of a model's download (a static host sends a file with sendfile).
@@ -31,7 +39,7 @@ const CHUNK = 1 << 20;
 // let pages of any origin use the files (a CDN). policy: the Content-Security-Policy header
 // (default: the page's; null: none).
 export function startServer(root, port = 0, { isolate = true, cors = false, policy = PAGE_POLICY } = {}) {
-  if (!PAGE_POLICY) throw new Error("web/index.html has no Content-Security-Policy <meta> tag to serve as a header");
+  if (!PAGE_POLICY) throw new Error('web/index.html has no Content-Security-Policy <meta> tag to serve as a header');
   const base = resolve(root);
   const server = createServer(async (req, res) => {
     const path = normalize(join(base, decodeURIComponent(new URL(req.url, 'http://x').pathname)));
@@ -41,7 +49,8 @@ export function startServer(root, port = 0, { isolate = true, cors = false, poli
     }
     const isDirectory = (await stat(path).catch(() => null))?.isDirectory();
     const { pathname } = new URL(req.url, 'http://x');
-    if (isDirectory && !pathname.endsWith('/')) {   // /web -> /web/, so that the page's relative URLs work
+    if (isDirectory && !pathname.endsWith('/')) {
+      // /web -> /web/, so that the page's relative URLs work
       res.writeHead(301, { location: `${pathname}/` }).end();
       return;
     }
@@ -54,7 +63,9 @@ export function startServer(root, port = 0, { isolate = true, cors = false, poli
     const headers = {
       'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
       'accept-ranges': 'bytes',
-      ...(isolate ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {}),
+      ...(isolate
+        ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' }
+        : {}),
       'cache-control': 'no-cache',
       ...(policy ? { 'content-security-policy': policy } : {}),
       ...(cors ? { 'access-control-allow-origin': '*', 'cross-origin-resource-policy': 'cross-origin' } : {}),
@@ -63,15 +74,22 @@ export function startServer(root, port = 0, { isolate = true, cors = false, poli
     // model's header this way to tell its size before downloading it.
     const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
     if (range && Number(range[1]) < info.size) {
-      const from = Number(range[1]), to = Math.min(range[2] ? Number(range[2]) : info.size - 1, info.size - 1);
-      res.writeHead(206, { ...headers, 'content-range': `bytes ${from}-${to}/${info.size}`, 'content-length': to - from + 1 });
+      const from = Number(range[1]),
+        to = Math.min(range[2] ? Number(range[2]) : info.size - 1, info.size - 1);
+      res.writeHead(206, {
+        ...headers,
+        'content-range': `bytes ${from}-${to}/${info.size}`,
+        'content-length': to - from + 1,
+      });
       createReadStream(file, { start: from, end: to, highWaterMark: CHUNK }).pipe(res);
       return;
     }
     res.writeHead(200, { ...headers, 'content-length': info.size });
     createReadStream(file, { highWaterMark: CHUNK }).pipe(res);
   });
-  return new Promise((ok) => server.listen(port, '127.0.0.1', () => ok({ server, url: `http://127.0.0.1:${server.address().port}/` })));
+  return new Promise((ok) =>
+    server.listen(port, '127.0.0.1', () => ok({ server, url: `http://127.0.0.1:${server.address().port}/` })),
+  );
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -40,10 +40,12 @@ TEST(Arena, ArraysAreAlignedWritableAndApart) {
   for (std::size_t a = 0; a < arrays.size(); ++a)
     for (std::size_t i : indices(arrays[a].second)) arrays[a].first[i] = float(a);
   for (std::size_t a = 0; a < arrays.size(); ++a)
-    for (std::size_t i : indices(arrays[a].second)) ASSERT_EQ(arrays[a].first[i], float(a)) << "array " << a << " index " << i;
+    for (std::size_t i : indices(arrays[a].second))
+      ASSERT_EQ(arrays[a].first[i], float(a)) << "array " << a << " index " << i;
   // Every array is distinct, and no two share a byte (they are ordered by address, then compared).
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
-  for (auto [p, n] : arrays) ranges.emplace_back(reinterpret_cast<std::uintptr_t>(p), reinterpret_cast<std::uintptr_t>(p + n));
+  for (auto [p, n] : arrays)
+    ranges.emplace_back(reinterpret_cast<std::uintptr_t>(p), reinterpret_cast<std::uintptr_t>(p + n));
   std::sort(ranges.begin(), ranges.end());
   for (std::size_t i = 1; i < ranges.size(); ++i) EXPECT_LT(ranges[i - 1].first, ranges[i].first);
   for (std::size_t i = 1; i < ranges.size(); ++i) EXPECT_LE(ranges[i - 1].second, ranges[i].first);
@@ -104,5 +106,5 @@ TEST(LargeBlock, MovesHandOverTheMemory) {
   EXPECT_EQ(a.size(), std::size_t(3) << 20);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

@@ -92,7 +92,9 @@ TEST(BadInput, B1_TruncatedModelFile) {
 }
 
 TEST(BadInput, B2_HostileHeader) {
-  BrokenModel m([](const auto& dir) { test::write_file(dir / "model.safetensors", std::string("\x08\0\0\0\0\0\0\0notjson!", 16)); });
+  BrokenModel m([](const auto& dir) {
+    test::write_file(dir / "model.safetensors", std::string("\x08\0\0\0\0\0\0\0notjson!", 16));
+  });
   expect_cli("B2", {"forward", "-m", m.path(), "--tokens", "1"});
   expect_cpp<ModelFormatError>("B2", [&] { Model::load(m.path()); });
 }
@@ -128,7 +130,9 @@ TEST_F(BadInputOnAModel, B6_EmptyPrompt) {
 }
 
 TEST(BadInput, B7_TextThatIsNotUtf8) {
-  const std::string bad = "ab\xff" "c";
+  const std::string bad =
+      "ab\xff"
+      "c";
   expect_cli("B7", {"tokenize"}, bad);
   const Tokenizer tokenizer = Tokenizer::load(GLASSBOX_SHIPPED_MODEL_DIR);
   expect_cpp<InvalidArgument>("B7", [&] { tokenizer.encode(bad); });
@@ -152,7 +156,9 @@ TEST_F(BadInputOnAModel, B18_BatchWithATokenIdOutsideTheVocabulary) {
   test::TempDir dir;
   test::write_file(dir.path() / "batch.json", "[[5, 17], [3, 96]]");
   expect_cli("B18", {"forward", "-m", dir_, "--batch", (dir.path() / "batch.json").string()});
-  expect_cpp<InvalidArgument>("B18", [&] { model_.forward_batch(std::vector<std::vector<std::int32_t>>{{5, 17}, {3, 96}}); });
+  expect_cpp<InvalidArgument>("B18", [&] {
+    model_.forward_batch(std::vector<std::vector<std::int32_t>>{{5, 17}, {3, 96}});
+  });
 }
 
 TEST_F(BadInputOnAModel, B19_AMaskThatIsNeitherCausalNorBidirectional) {
@@ -193,7 +199,8 @@ TEST(BadInput, B23_GenerationFromABidirectionalModel) {
 TEST(BadInput, B27_FillMaskWithoutAMask) {
   test::TempDir dir;
   test::copy_fixture("gpt2-bytes", dir.path());
-  for (const char* f : {"vocab.json", "merges.txt"}) std::filesystem::copy_file(fixture_dir("gpt2-bytes") / f, dir.path() / f);
+  for (const char* f : {"vocab.json", "merges.txt"})
+    std::filesystem::copy_file(fixture_dir("gpt2-bytes") / f, dir.path() / f);
   edit_config(dir.path(), "bidirectional", true);
   edit_config(dir.path(), "mask_token_id", 95);
   expect_cli("B27", {"fill-mask", "-m", dir.path().string(), "-p", "hello"});
@@ -225,7 +232,8 @@ TEST_F(BadInputOnAModel, B26_ALensOfNoTokens) {
 }
 
 TEST_F(BadInputOnAModel, B9_TemperatureNaNOrNegative) {
-  for (const std::string t : {"nan", "-1"}) expect_cli("B9", {"generate", "-m", dir_, "--tokens", "1", "--temperature", t});
+  for (const std::string t : {"nan", "-1"})
+    expect_cli("B9", {"generate", "-m", dir_, "--tokens", "1", "--temperature", t});
   for (const float t : {NAN, -1.0f}) {
     GenerateOptions o;
     o.sampling.temperature = t;
@@ -247,5 +255,5 @@ TEST_F(BadInputOnAModel, B11_TopKNegative) {
   expect_cpp<InvalidArgument>("B11", [&] { Generator(model_, std::vector<std::int32_t>{1}, o); });
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

@@ -36,7 +36,8 @@ Batch batch_from(const std::vector<std::int32_t>& tokens) {
 class BatchTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BatchTest, EachSequenceGetsExactlyItsOwnLogits) {
-  const auto tokens = test::read_json(fixture_dir(GetParam()) / "expected.json")["tokens"].get<std::vector<std::int32_t>>();
+  const auto tokens =
+      test::read_json(fixture_dir(GetParam()) / "expected.json")["tokens"].get<std::vector<std::int32_t>>();
   ASSERT_GE(tokens.size(), 6u);
   for (Quantization q : {Quantization::None, Quantization::Int8}) {
     const Model model = Model::load(fixture_dir(GetParam()), LoadOptions{q});
@@ -54,7 +55,8 @@ TEST_P(BatchTest, EachSequenceGetsExactlyItsOwnLogits) {
 // The padding content is not seen: the same sequence batched beside different neighbours (so
 // padded with different lengths of other rows) gives the same logits.
 TEST_P(BatchTest, NeighboursDoNotMatter) {
-  const auto tokens = test::read_json(fixture_dir(GetParam()) / "expected.json")["tokens"].get<std::vector<std::int32_t>>();
+  const auto tokens =
+      test::read_json(fixture_dir(GetParam()) / "expected.json")["tokens"].get<std::vector<std::int32_t>>();
   const Model model = Model::load(fixture_dir(GetParam()));
   const std::vector<std::int32_t> short_one(tokens.begin(), tokens.begin() + 3);
   const auto alone = model.forward_batch(Batch{short_one});
@@ -79,10 +81,12 @@ TEST(Batch, BadSequencesAreNamed) {
   const Model model = Model::load(fixture_dir("gpt2-f32"));   // vocabulary 96, context 32
   EXPECT_EQ(error_of(model, {}), "the batch holds no sequences");
   EXPECT_EQ(error_of(model, {{1, 2}, {}}), "sequence 1: no tokens to run");
-  EXPECT_EQ(error_of(model, {{1, 2}, {3}, {4, 96}}), "sequence 2: token id 96 is out of range: the vocabulary has ids 0..95");
-  EXPECT_EQ(error_of(model, {std::vector<std::int32_t>(33, 1)}), "sequence 0: 33 tokens do not fit in the context of 32 positions");
+  EXPECT_EQ(error_of(model, {{1, 2}, {3}, {4, 96}}),
+            "sequence 2: token id 96 is out of range: the vocabulary has ids 0..95");
+  EXPECT_EQ(error_of(model, {std::vector<std::int32_t>(33, 1)}),
+            "sequence 0: 33 tokens do not fit in the context of 32 positions");
   EXPECT_EQ(error_of(model, {std::vector<std::int32_t>(32, 1), {5}}), "(no error)");
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

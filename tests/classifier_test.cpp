@@ -40,8 +40,8 @@ TEST(Classifier, LabelLogitsMatchPyTorch) {
       }
       EXPECT_EQ(best_got, best_want) << quantization_name(q) << ", " << ids.size() << " ids";
     }
-    std::cout << "[ fixture  ] gpt2-classifier, " << quantization_name(q) << ": max |label logit - PyTorch| = " << max_diff
-              << "\n";
+    std::cout << "[ fixture  ] gpt2-classifier, " << quantization_name(q)
+              << ": max |label logit - PyTorch| = " << max_diff << "\n";
     EXPECT_LT(max_diff, q == Quantization::None ? 1e-4 : 0.03 * (hi - lo));   // int8: the bound of the LM logits
   }
 }
@@ -109,7 +109,8 @@ TEST(Classifier, TextEndsWithEndOfTextAndIsCutToFit) {
 
 std::string classifier_config(const std::string& extra) {
   return R"({"model_type": "gpt2", "architectures": ["GPT2ForSequenceClassification"], "vocab_size": 10,
-             "n_positions": 8, "n_embd": 8, "n_layer": 1, "n_head": 2)" + extra + "}";
+             "n_positions": 8, "n_embd": 8, "n_layer": 1, "n_head": 2)" +
+         extra + "}";
 }
 
 TEST(Classifier, LabelsComeFromId2LabelOfAClassifierOnly) {
@@ -136,5 +137,5 @@ TEST(Classifier, LabelsComeFromId2LabelOfAClassifierOnly) {
   EXPECT_FALSE(j.contains("pad_token_id"));   // HF would read the token before it (core/io/config.cpp says why)
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

@@ -28,14 +28,16 @@ TEST(Cli, ForwardPrintsLogitsAndAttentionAsJson) {
   double max_diff = 0;
   for (std::size_t t = 0; t < T; ++t)
     for (std::size_t v = 0; v < 96; ++v)
-      max_diff = std::max(max_diff, std::abs(out["logits"][t][v].get<double>() - expected["logits"][t][v].get<double>()));
+      max_diff =
+          std::max(max_diff, std::abs(out["logits"][t][v].get<double>() - expected["logits"][t][v].get<double>()));
   EXPECT_LT(max_diff, 1e-4);
-  ASSERT_EQ(out["attention"].size(), 2u);         // layers
-  ASSERT_EQ(out["attention"][0].size(), 4u);      // heads
-  ASSERT_EQ(out["attention"][0][0].size(), T);    // queries
-  ASSERT_EQ(out["attention"][0][0][0].size(), T); // keys
+  ASSERT_EQ(out["attention"].size(), 2u);           // layers
+  ASSERT_EQ(out["attention"][0].size(), 4u);        // heads
+  ASSERT_EQ(out["attention"][0][0].size(), T);      // queries
+  ASSERT_EQ(out["attention"][0][0][0].size(), T);   // keys
   EXPECT_NEAR(out["attention"][1][3][5][2].get<double>(), expected["attention"][1][3][5][2].get<double>(), 1e-5);
-  EXPECT_FALSE(run_cli({"forward", "-m", model("openai-gpt"), "--tokens", "1,2"}).out.find("attention") != std::string::npos);
+  EXPECT_FALSE(run_cli({"forward", "-m", model("openai-gpt"), "--tokens", "1,2"}).out.find("attention") !=
+               std::string::npos);
 }
 
 std::string joined(const nlohmann::json& ids, const char* sep = ",") {
@@ -48,8 +50,8 @@ std::string joined(const nlohmann::json& ids, const char* sep = ",") {
 // embeddings and each block (the last after ln_f), and each layer's most likely next tokens.
 TEST(Cli, ForwardPrintsHiddenStatesAndTheLens) {
   const auto expected = test::read_json(fixture_dir("gpt2-f32") / "expected.json");
-  const auto r = run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", joined(expected["tokens"]), "--hidden-states",
-                          "--lens", "5"});
+  const auto r = run_cli(
+      {"forward", "-m", model("gpt2-f32"), "--tokens", joined(expected["tokens"]), "--hidden-states", "--lens", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   const auto& want = expected["hidden_states"];
@@ -59,7 +61,8 @@ TEST(Cli, ForwardPrintsHiddenStatesAndTheLens) {
     ASSERT_EQ(out["hidden_states"][i].size(), expected["tokens"].size());
     for (std::size_t t = 0; t < want[i].size(); ++t)
       for (std::size_t k = 0; k < 32; ++k)
-        max_diff = std::max(max_diff, std::abs(out["hidden_states"][i][t][k].get<double>() - want[i][t][k].get<double>()));
+        max_diff =
+            std::max(max_diff, std::abs(out["hidden_states"][i][t][k].get<double>() - want[i][t][k].get<double>()));
   }
   EXPECT_LT(max_diff, 1e-4);
   const auto& lens = out["lens"];
@@ -68,7 +71,8 @@ TEST(Cli, ForwardPrintsHiddenStatesAndTheLens) {
   ASSERT_EQ(lens[1][0].size(), 5u);
   EXPECT_EQ(lens[0][3][0]["id"], expected["lens"]["layers"][0][3][0]["id"]);
   EXPECT_NEAR(lens[0][3][0]["p"].get<double>(), expected["lens"]["layers"][0][3][0]["p"].get<double>(), 1e-5);
-  EXPECT_EQ(run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", "1,2"}).out.find("hidden_states"), std::string::npos);
+  EXPECT_EQ(run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", "1,2"}).out.find("hidden_states"),
+            std::string::npos);
 }
 
 // --head-mask L:H,...: those heads silenced, in forward and generate, as PyTorch's head_mask.
@@ -76,8 +80,10 @@ TEST(Cli, HeadMaskSilencesHeads) {
   const auto expected = test::read_json(fixture_dir("gpt2-f32") / "expected.json");
   const auto& whole_layer = expected["head_masks"][1];   // layer 1, every head
   std::string mask;
-  for (const auto& pair : whole_layer["silenced"]) mask += (mask.empty() ? "" : ",") + pair[0].dump() + ":" + pair[1].dump();
-  const auto r = run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", joined(expected["tokens"]), "--head-mask", mask});
+  for (const auto& pair : whole_layer["silenced"])
+    mask += (mask.empty() ? "" : ",") + pair[0].dump() + ":" + pair[1].dump();
+  const auto r =
+      run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", joined(expected["tokens"]), "--head-mask", mask});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto logits = nlohmann::json::parse(r.out)["logits"];
   double max_diff = 0;
@@ -97,7 +103,8 @@ TEST(Cli, HeadMaskSilencesHeads) {
   for (const auto& c : classifier["classify_head_masks"]) {
     std::string heads;
     for (const auto& pair : c["silenced"]) heads += (heads.empty() ? "" : ",") + pair[0].dump() + ":" + pair[1].dump();
-    const auto cls = run_cli({"classify", "-m", model("gpt2-classifier"), "--tokens", joined(c["ids"]), "--head-mask", heads});
+    const auto cls =
+        run_cli({"classify", "-m", model("gpt2-classifier"), "--tokens", joined(c["ids"]), "--head-mask", heads});
     ASSERT_EQ(cls.exit_code, 0) << cls.err;
     const auto got = nlohmann::json::parse(cls.out)["logits"];
     for (std::size_t k = 0; k < 3; ++k) EXPECT_NEAR(got[k].get<double>(), c["logits"][k].get<double>(), 1e-4) << heads;
@@ -113,13 +120,19 @@ TEST(Cli, BadInspectOptionsAreOneLineErrors) {
     EXPECT_EQ(r.out, "");
   };
   for (const char* bad : {"1", "1:", ":1", "1:2,", "a:b", "1:2;3:1", "1:2:3"})
-    error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", bad}, "--head-mask must be layer:head pairs separated by commas");
-  error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", "2:0"}, "--head-mask: there is no layer 2: the model has layers 0..1");
-  error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", "0:4"}, "--head-mask: there is no head 4: the model's layers have heads 0..3");
+    error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", bad},
+          "--head-mask must be layer:head pairs separated by commas");
+  error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", "2:0"},
+        "--head-mask: there is no layer 2: the model has layers 0..1");
+  error({"forward", "-m", m, "--tokens", "1,2", "--head-mask", "0:4"},
+        "--head-mask: there is no head 4: the model's layers have heads 0..3");
   error({"generate", "-m", m, "--tokens", "1,2", "--head-mask", "0:-1"}, "there is no head -1");
-  error({"classify", "-m", model("gpt2-classifier"), "--tokens", "1,2", "--head-mask", "0:9"}, "--head-mask: there is no head 9");
-  error({"classify", "-m", model("gpt2-classifier"), "--tokens", "1,2", "--head-mask", "0;1"}, "--head-mask must be layer:head pairs");
-  error({"forward", "-m", m, "--tokens", "1,2", "--lens", "0"}, "the lens shows 1 to 96 tokens per layer (the vocabulary), got 0");
+  error({"classify", "-m", model("gpt2-classifier"), "--tokens", "1,2", "--head-mask", "0:9"},
+        "--head-mask: there is no head 9");
+  error({"classify", "-m", model("gpt2-classifier"), "--tokens", "1,2", "--head-mask", "0;1"},
+        "--head-mask must be layer:head pairs");
+  error({"forward", "-m", m, "--tokens", "1,2", "--lens", "0"},
+        "the lens shows 1 to 96 tokens per layer (the vocabulary), got 0");
   error({"forward", "-m", m, "--tokens", "1,2", "--lens", "97"}, "got 97");
 }
 
@@ -168,8 +181,9 @@ TEST(Cli, QuantizeInt8) {
 }
 
 TEST(Cli, GenerateWithSeedIsReproducible) {
-  const std::vector<std::string> args = {"generate", "-m", model("gpt2-f32"), "--tokens", "1,2,3", "-n", "12",
-                                         "--temperature", "0.9", "--top-k", "20", "--top-p", "0.95", "--seed", "7"};
+  const std::vector<std::string> args = {
+      "generate", "-m", model("gpt2-f32"), "--tokens", "1,2,3",  "-n", "12", "--temperature", "0.9",
+      "--top-k",  "20", "--top-p",         "0.95",     "--seed", "7"};
   const auto a = run_cli(args), b = run_cli(args);
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
@@ -189,7 +203,8 @@ TEST(Cli, ForwardWithABidirectionalMask) {
   const auto expected = test::read_json(fixture_dir("gpt2-f32") / "expected.json");
   std::string ids;
   for (int id : expected["tokens"]) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-  const auto r = run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", ids, "--attention", "--mask", "bidirectional"});
+  const auto r =
+      run_cli({"forward", "-m", model("gpt2-f32"), "--tokens", ids, "--attention", "--mask", "bidirectional"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   const auto& want = expected["bidirectional"];
@@ -200,7 +215,8 @@ TEST(Cli, ForwardWithABidirectionalMask) {
   EXPECT_LT(max_diff, 1e-4);
   EXPECT_NEAR(out["attention"][1][0][0][3].get<double>(), want["attention"][1][0][0][3].get<double>(), 1e-5);
   EXPECT_GT(out["attention"][1][0][0][3].get<double>(), 0.0);   // query 0 sees key 3
-  expect_error({"forward", "-m", model("gpt2-f32"), "--tokens", "1,2", "--mask", "future"}, "--mask must be causal or bidirectional, got future");
+  expect_error({"forward", "-m", model("gpt2-f32"), "--tokens", "1,2", "--mask", "future"},
+               "--mask must be causal or bidirectional, got future");
 }
 
 // --batch FILE: several sequences in one pass; each sequence's logits are those `forward
@@ -222,14 +238,16 @@ TEST(Cli, ForwardBatchPrintsEachSequencesLogits) {
   std::ofstream(file) << "[[5, 17], [96]]";
   expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "sequence 1: token id 96 is out of range");
   std::ofstream(file) << "[[5, 17], 3]";
-  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "sequence 1 is not an array: expected a JSON array of token-id arrays");
+  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file},
+               "sequence 1 is not an array: expected a JSON array of token-id arrays");
   std::ofstream(file) << "[[5, 1.5]]";
   expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "sequence 0 holds 1.5, not a token id");
   std::ofstream(file) << "[[5, 17]";
   expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "is not JSON");
   std::ofstream(file) << "[]";
   expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "the batch holds no sequences");
-  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", (dir.path() / "missing.json").string()}, "cannot read the batch file");
+  expect_error({"forward", "-m", model("gpt2-f32"), "--batch", (dir.path() / "missing.json").string()},
+               "cannot read the batch file");
   const auto both = run_cli({"forward", "-m", model("gpt2-f32"), "--batch", file, "--tokens", "1"});
   EXPECT_EQ(both.exit_code, 2);   // usage: --batch excludes a prompt
 }
@@ -240,7 +258,8 @@ TEST(Cli, BadInputIsAOneLineError) {
   expect_error({"forward", "-m", m, "--tokens", "1,96"}, "token id 96 is out of range");
   expect_error({"forward", "-m", m, "--tokens", "1,2,"}, "--tokens must be comma-separated integers");
   expect_error({"forward", "-m", "/nonexistent", "--tokens", "1"}, "/nonexistent: not a directory");
-  expect_error({"generate", "-m", m, "--tokens", "1", "--temperature", "-1"}, "temperature must be a finite number >= 0");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--temperature", "-1"},
+               "temperature must be a finite number >= 0");
   expect_error({"generate", "-m", m, "--tokens", "1", "--temperature", "nan"}, "temperature");
   expect_error({"generate", "-m", m, "--tokens", "1", "--top-p", "0"}, "top-p must be in (0, 1]");
   expect_error({"generate", "-m", m, "--tokens", "1", "--top-k", "-3"}, "top-k must be >= 0");
@@ -248,8 +267,10 @@ TEST(Cli, BadInputIsAOneLineError) {
   for (int i = 0; i < 32; ++i) too_long += ",1";
   expect_error({"generate", "-m", m, "--tokens", too_long}, "longer than the context of 32");
   expect_error({"frobnicate"}, "unknown command 'frobnicate'");
-  expect_error({"generate", "-m", m, "--tokens", "1", "--quantize", "int4"}, "unknown quantization 'int4' (use none or int8)");
-  expect_error({"generate", "-m", m, "--tokens", "1", "--context-full", "wrap"}, "context-full policy must be \"slide\" or \"stop\"");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--quantize", "int4"},
+               "unknown quantization 'int4' (use none or int8)");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--context-full", "wrap"},
+               "context-full policy must be \"slide\" or \"stop\"");
   const auto r = run_cli({"forward", "-m", "/nonexistent", "--tokens", "1"});
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
@@ -266,14 +287,16 @@ TEST(Cli, GeneratesPastTheContextBySliding) {
                           "--context-full", "stop"});
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_NE(s.err.find("stopped: context_full"), std::string::npos) << s.err;
-  EXPECT_EQ(r.out.compare(0, s.out.size() - 1, s.out, 0, s.out.size() - 1), 0) << "the same tokens up to the end of the context";
+  EXPECT_EQ(r.out.compare(0, s.out.size() - 1, s.out, 0, s.out.size() - 1), 0)
+      << "the same tokens up to the end of the context";
 }
 
 TEST(Cli, BrokenModelFileIsAnError) {
   test::TempDir dir;
   test::copy_fixture("gpt2-f32", dir.path());
   test::write_file(dir.path() / "model.safetensors", std::string("\x10\0\0\0\0\0\0\0{\"a\":", 13));
-  expect_error({"forward", "-m", dir.path().string(), "--tokens", "1"}, "model.safetensors: header length 16 runs past the end");
+  expect_error({"forward", "-m", dir.path().string(), "--tokens", "1"},
+               "model.safetensors: header length 16 runs past the end");
 }
 
 TEST(Cli, NonFiniteLogitsAreAnErrorNotInvalidJson) {
@@ -329,5 +352,5 @@ TEST(Cli, GenerateFromTextStreamsTheReferenceText) {
   expect_error({"generate", "-m", model("gpt2-bytes")}, "give a prompt");
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

@@ -22,14 +22,42 @@ std::string corpus(int sentences) {
   const char* objects[] = {"the river.", "a new house.", "the long road.", "his money.", "the first snow."};
   std::string text;
   for (int i = 0; i < sentences; ++i)
-    text += std::string(subjects[i % 5]) + " " + verbs[(i / 5) % 5] + " " + objects[(i / 25) % 5] + (i % 4 == 3 ? "\n\n" : " ");
+    text += std::string(subjects[i % 5]) + " " + verbs[(i / 5) % 5] + " " + objects[(i / 25) % 5] +
+            (i % 4 == 3 ? "\n\n" : " ");
   return text;
 }
 
 std::vector<std::string> train_args(const std::filesystem::path& text, const std::filesystem::path& out) {
-  return {"train", text.string(), "-o", out.string(), "--vocab-size", "300", "--n-layer", "2", "--n-embd", "32",
-          "--n-head", "2", "--n-positions", "32", "--seq-len", "32", "--batch-size", "4", "--steps", "30",
-          "--warmup", "5", "--lr", "3e-3", "--eval-every", "10", "--checkpoint-every", "7", "--dropout", "0.1"};
+  return {"train",
+          text.string(),
+          "-o",
+          out.string(),
+          "--vocab-size",
+          "300",
+          "--n-layer",
+          "2",
+          "--n-embd",
+          "32",
+          "--n-head",
+          "2",
+          "--n-positions",
+          "32",
+          "--seq-len",
+          "32",
+          "--batch-size",
+          "4",
+          "--steps",
+          "30",
+          "--warmup",
+          "5",
+          "--lr",
+          "3e-3",
+          "--eval-every",
+          "10",
+          "--checkpoint-every",
+          "7",
+          "--dropout",
+          "0.1"};
 }
 
 // args with the value of `flag` replaced
@@ -46,7 +74,8 @@ TEST(CliTrain, TrainsAModelThatGenerateLoads) {
   const auto out = dir.path() / "model";
   const auto r = run_cli(train_args(dir.path() / "texts", out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "checkpoint.safetensors", "training_log.jsonl"})
+  for (const char* f :
+       {"config.json", "model.safetensors", "vocab.json", "merges.txt", "checkpoint.safetensors", "training_log.jsonl"})
     EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
   EXPECT_NE(r.err.find("step 30/30"), std::string::npos) << r.err;   // plain progress lines: stderr is not a terminal
   EXPECT_NE(r.err.find("bits/byte"), std::string::npos) << r.err;
@@ -196,13 +225,12 @@ TEST(CliTrain, EvaluateAgreesWithTheTrainersFinalValidation) {
   EXPECT_NE(bad.err.find("--context"), std::string::npos) << bad.err;
 }
 
-
 // Labelled lines of a task that needs attention: the label is the colour word hidden at a
 // random place among filler words, and the classifier reads the last token.
 std::string colour_lines(int n, std::uint64_t seed) {
   const char* colours[] = {"red", "green", "blue"};
-  const char* filler[] = {"the", "a", "cat", "dog", "sat", "on", "mat", "ran", "to", "house",
-                          "big", "small", "old", "new", "quick", "slow", "over", "under"};
+  const char* filler[] = {"the",   "a",   "cat",   "dog", "sat", "on",    "mat",  "ran",  "to",
+                          "house", "big", "small", "old", "new", "quick", "slow", "over", "under"};
   std::uint64_t x = seed;
   auto next = [&](std::uint64_t m) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -224,9 +252,36 @@ std::string colour_lines(int n, std::uint64_t seed) {
 }
 
 std::vector<std::string> classify_args(const std::filesystem::path& text, const std::filesystem::path& out) {
-  return {"train", "--task", "classify", text.string(), "-o", out.string(), "--vocab-size", "300", "--n-layer", "2",
-          "--n-embd", "32", "--n-head", "2", "--n-positions", "32", "--seq-len", "32", "--batch-size", "16",
-          "--steps", "300", "--warmup", "10", "--lr", "3e-3", "--eval-every", "100", "--checkpoint-every", "50"};
+  return {"train",
+          "--task",
+          "classify",
+          text.string(),
+          "-o",
+          out.string(),
+          "--vocab-size",
+          "300",
+          "--n-layer",
+          "2",
+          "--n-embd",
+          "32",
+          "--n-head",
+          "2",
+          "--n-positions",
+          "32",
+          "--seq-len",
+          "32",
+          "--batch-size",
+          "16",
+          "--steps",
+          "300",
+          "--warmup",
+          "10",
+          "--lr",
+          "3e-3",
+          "--eval-every",
+          "100",
+          "--checkpoint-every",
+          "50"};
 }
 
 // --task classify learns the synthetic task to high accuracy on lines it never saw; `classify`
@@ -251,7 +306,8 @@ TEST(CliTrain, ClassifierLearnsASyntheticTaskToHighAccuracy) {
   for (const auto& [label, n] : per_label) held += n / 10;
   EXPECT_EQ(final["val_examples"], held);
   EXPECT_GE(final["val_accuracy"].get<double>(), 0.95) << final.dump();
-  std::cout << "[ classify ] held-out accuracy " << final["val_accuracy"] << ", label loss " << final["val_loss"] << "\n";
+  std::cout << "[ classify ] held-out accuracy " << final["val_accuracy"] << ", label loss " << final["val_loss"]
+            << "\n";
 
   const auto c = run_cli({"classify", "-m", out.string(), "--input", (dir.path() / "unseen.txt").string()});
   ASSERT_EQ(c.exit_code, 0) << c.err;
@@ -302,8 +358,10 @@ TEST(CliTrain, MaskedLanguageModelLearnsAndFillsMasks) {
   for (std::string line; std::getline(log, line);)
     if (auto j = nlohmann::json::parse(line); j.contains("val_loss")) val.push_back(j["val_loss"]);
   ASSERT_EQ(val.size(), 3u);
-  std::cout << "[ mlm      ] held-out masked loss at steps 20, 40, 60: " << val[0] << " " << val[1] << " " << val[2] << "\n";
-  EXPECT_LT(val.back(), val.front() - 0.3) << "held-out masked loss at steps 20, 40, 60: " << val[0] << " " << val[1] << " " << val[2];
+  std::cout << "[ mlm      ] held-out masked loss at steps 20, 40, 60: " << val[0] << " " << val[1] << " " << val[2]
+            << "\n";
+  EXPECT_LT(val.back(), val.front() - 0.3)
+      << "held-out masked loss at steps 20, 40, 60: " << val[0] << " " << val[1] << " " << val[2];
 
   const auto fill = run_cli({"fill-mask", "-m", out.string(), "-p", "The jury <|mask|> the river.", "--top", "3"});
   ASSERT_EQ(fill.exit_code, 0) << fill.err;
@@ -332,13 +390,14 @@ TEST(CliTrain, MaskedLanguageModelLearnsAndFillsMasks) {
 
 // --init-from: a new run starts from another run's parameters instead of a random initialisation;
 // here a masked LM from a GPT of the same shape and vocabulary (scripts/train_family_models
-// starts brown-mlm's second run from its first, on longer windows). One step at a learning rate too small to move anything leaves the GPT's
-// weights, now run bidirectionally.
+// starts brown-mlm's second run from its first, on longer windows). One step at a learning rate too small to move
+// anything leaves the GPT's weights, now run bidirectionally.
 TEST(CliTrain, InitFromStartsFromAnotherRunsParameters) {
   test::TempDir dir;
   const auto text = dir.path() / "a.txt";
   test::write_file(text, corpus(400));
-  const auto tok = run_cli({"train-tokenizer", text.string(), "--vocab-size", "300", "--mask-token", "-o", (dir.path() / "tok").string()});
+  const auto tok = run_cli(
+      {"train-tokenizer", text.string(), "--vocab-size", "300", "--mask-token", "-o", (dir.path() / "tok").string()});
   ASSERT_EQ(tok.exit_code, 0) << tok.err;
   ASSERT_TRUE(test::read_json(dir.path() / "tok" / "vocab.json").contains("<|mask|>"));
   auto gpt = train_args(text, dir.path() / "gpt");
@@ -346,11 +405,14 @@ TEST(CliTrain, InitFromStartsFromAnotherRunsParameters) {
   const auto g = run_cli(gpt);
   ASSERT_EQ(g.exit_code, 0) << g.err;
   const auto encoder = [&](const std::string& name, bool init) {
-    auto args = with(with(with(with(train_args(text, dir.path() / name), "--steps", "1"), "--lr", "1e-12"), "--warmup", "0"),
-                     "--eval-every", "0");
+    auto args =
+        with(with(with(with(train_args(text, dir.path() / name), "--steps", "1"), "--lr", "1e-12"), "--warmup", "0"),
+             "--eval-every", "0");
     args.insert(args.end(), {"--task", "mlm", "--min-lr", "1e-12"});
-    if (init) args.insert(args.end(), {"--init-from", (dir.path() / "gpt").string()});
-    else args.insert(args.end(), {"--tokenizer", (dir.path() / "tok").string()});
+    if (init)
+      args.insert(args.end(), {"--init-from", (dir.path() / "gpt").string()});
+    else
+      args.insert(args.end(), {"--tokenizer", (dir.path() / "tok").string()});
     return run_cli(args);
   };
   for (const auto& [name, init] : {std::pair{"mlm", true}, std::pair{"fresh", false}}) {
@@ -359,7 +421,8 @@ TEST(CliTrain, InitFromStartsFromAnotherRunsParameters) {
   }
   const auto config = test::read_json(dir.path() / "mlm" / "config.json");
   EXPECT_EQ(config["bidirectional"], true);
-  EXPECT_EQ(config["mask_token_id"], test::read_json(dir.path() / "mlm" / "vocab.json")["<|mask|>"]);   // the GPT's vocabulary
+  EXPECT_EQ(config["mask_token_id"],
+            test::read_json(dir.path() / "mlm" / "vocab.json")["<|mask|>"]);   // the GPT's vocabulary
   const auto logits = [&](const std::string& name, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"forward", "-m", (dir.path() / name).string(), "--tokens", "5,60,7,90"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -447,5 +510,5 @@ TEST(CliTrain, MistakesAreOneLineErrors) {
   fails({"fill-mask", "-m", (dir.path() / "m3").string(), "-p", "hello"}, "is not a masked LM");
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

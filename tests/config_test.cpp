@@ -50,13 +50,16 @@ TEST(Config, OpenAIGptDefaults) {
 }
 
 TEST(Config, ActivationNamesMeanWhatHuggingFaceMeans) {
-  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","activation_function":"gelu"})").activation, Activation::GeluErf);
-  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","activation_function":"gelu_new"})").activation, Activation::GeluTanh);
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","activation_function":"gelu"})").activation,
+            Activation::GeluErf);
+  EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","activation_function":"gelu_new"})").activation,
+            Activation::GeluTanh);
   EXPECT_EQ(ModelConfig::parse(R"({"model_type":"gpt2","activation_function":"relu"})").activation, Activation::Relu);
   EXPECT_EQ(ModelConfig::parse(R"({"model_type":"openai-gpt","afn":"gelu"})").activation, Activation::GeluTanh);
   EXPECT_EQ(ModelConfig::parse(R"({"model_type":"openai-gpt","afn":"swish"})").activation, Activation::Silu);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","activation_function":"mish"})").find("unsupported activation \"mish\""),
-            std::string::npos);
+  EXPECT_NE(
+      config_error(R"({"model_type":"gpt2","activation_function":"mish"})").find("unsupported activation \"mish\""),
+      std::string::npos);
 }
 
 TEST(Config, ArchitectureFromClassNameWhenModelTypeIsMissing) {
@@ -69,24 +72,33 @@ TEST(Config, Errors) {
   EXPECT_NE(config_error("[]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(config_error("{}").find("no \"model_type\""), std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"llama"})").find("unknown architecture \"llama\""), std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_embd":30,"n_head":4})").find("not divisible by n_head"), std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_layer":0})").find("\"n_layer\" is 0, outside [1, 4096]"), std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_head":"4"})").find("\"n_head\" must be an integer"), std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_embd":32.5})").find("\"n_embd\" must be an integer"), std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","layer_norm_epsilon":-1})").find("layer_norm_epsilon"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_embd":30,"n_head":4})").find("not divisible by n_head"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_layer":0})").find("\"n_layer\" is 0, outside [1, 4096]"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_head":"4"})").find("\"n_head\" must be an integer"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_embd":32.5})").find("\"n_embd\" must be an integer"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","layer_norm_epsilon":-1})").find("layer_norm_epsilon"),
+            std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","position_encoding":"rotary"})")
                 .find(R"("position_encoding" must be "learned" or "sinusoidal", got "rotary")"),
             std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","layer_norm_epsilon":1e39})").find("layer_norm_epsilon"), std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","n_head":18446744073709551615})").find("\"n_head\" is 18446744073709551615"),
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","layer_norm_epsilon":1e39})").find("layer_norm_epsilon"),
             std::string::npos);
+  EXPECT_NE(
+      config_error(R"({"model_type":"gpt2","n_head":18446744073709551615})").find("\"n_head\" is 18446744073709551615"),
+      std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","vocab_size":10,"eos_token_id":[1,"x"]})").find("eos_token_id"),
             std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","vocab_size":10,"eos_token_id":10})").find("\"eos_token_id\" is 10"),
             std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","tie_word_embeddings":false})").find("not supported"), std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"gpt2","add_cross_attention":1})").find("\"add_cross_attention\" must be"), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","tie_word_embeddings":false})").find("not supported"),
+            std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"gpt2","add_cross_attention":1})").find("\"add_cross_attention\" must be"),
+            std::string::npos);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

@@ -15,14 +15,14 @@ namespace {
 TEST(DType, HalfToFloat) {
   EXPECT_EQ(f16_to_f32(0x0000), 0.0f);
   EXPECT_TRUE(std::signbit(f16_to_f32(0x8000)));
-  EXPECT_EQ(f16_to_f32(0x0001), std::ldexp(1.0f, -24));            // smallest subnormal
-  EXPECT_EQ(f16_to_f32(0x03ff), std::ldexp(1023.0f, -24));         // largest subnormal
+  EXPECT_EQ(f16_to_f32(0x0001), std::ldexp(1.0f, -24));      // smallest subnormal
+  EXPECT_EQ(f16_to_f32(0x03ff), std::ldexp(1023.0f, -24));   // largest subnormal
   EXPECT_EQ(f16_to_f32(0x8200), -std::ldexp(512.0f, -24));
-  EXPECT_EQ(f16_to_f32(0x0400), std::ldexp(1.0f, -14));            // smallest normal
+  EXPECT_EQ(f16_to_f32(0x0400), std::ldexp(1.0f, -14));   // smallest normal
   EXPECT_EQ(f16_to_f32(0x3c00), 1.0f);
   EXPECT_EQ(f16_to_f32(0xc000), -2.0f);
   EXPECT_EQ(f16_to_f32(0x3555), 0.333251953125f);
-  EXPECT_EQ(f16_to_f32(0x7bff), 65504.0f);                         // largest finite
+  EXPECT_EQ(f16_to_f32(0x7bff), 65504.0f);   // largest finite
   EXPECT_EQ(f16_to_f32(0x7c00), INFINITY);
   EXPECT_EQ(f16_to_f32(0xfc00), -INFINITY);
   EXPECT_TRUE(std::isnan(f16_to_f32(0x7e01)));
@@ -54,7 +54,7 @@ TEST(DType, HalfToFloatEveryValue) {
 TEST(DType, BFloat16ToFloat) {
   EXPECT_EQ(bf16_to_f32(0x3f80), 1.0f);
   EXPECT_EQ(bf16_to_f32(0xc0a0), -5.0f);
-  EXPECT_EQ(bf16_to_f32(0x0001), std::ldexp(1.0f, -133));          // a float subnormal
+  EXPECT_EQ(bf16_to_f32(0x0001), std::ldexp(1.0f, -133));   // a float subnormal
   EXPECT_EQ(bf16_to_f32(0x7f80), INFINITY);
   EXPECT_EQ(bf16_to_f32(0xff80), -INFINITY);
   EXPECT_TRUE(std::isnan(bf16_to_f32(0x7fc0)));
@@ -69,27 +69,27 @@ TEST(DType, FloatToHalfRoundsToNearestEven) {
       ASSERT_EQ(f32_to_f16(f), h) << std::hex << h;
     }
   }
-  EXPECT_EQ(f32_to_f16(1.0f + 0x1p-11f), 0x3c00);            // tie between 1 and 1+2^-10: even (1)
-  EXPECT_EQ(f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02);        // tie: even (1 + 2^-9)
-  EXPECT_EQ(f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01); // above the tie: up
-  EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);                   // the largest half
-  EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);                   // rounds to infinity
+  EXPECT_EQ(f32_to_f16(1.0f + 0x1p-11f), 0x3c00);              // tie between 1 and 1+2^-10: even (1)
+  EXPECT_EQ(f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02);          // tie: even (1 + 2^-9)
+  EXPECT_EQ(f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);   // above the tie: up
+  EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);                     // the largest half
+  EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);                     // rounds to infinity
   EXPECT_EQ(f32_to_f16(-INFINITY), 0xfc00);
-  EXPECT_EQ(f32_to_f16(0x1p-24f), 0x0001);                   // the smallest subnormal
-  EXPECT_EQ(f32_to_f16(0x1p-25f), 0x0000);                   // half of it: tie to even (0)
-  EXPECT_EQ(f32_to_f16(0x1.8p-25f), 0x0001);                 // above the tie
+  EXPECT_EQ(f32_to_f16(0x1p-24f), 0x0001);     // the smallest subnormal
+  EXPECT_EQ(f32_to_f16(0x1p-25f), 0x0000);     // half of it: tie to even (0)
+  EXPECT_EQ(f32_to_f16(0x1.8p-25f), 0x0001);   // above the tie
   EXPECT_EQ(f32_to_f16(-0.0f), 0x8000);
   EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(NAN))));
 }
 
 TEST(DType, FloatToBFloat16RoundsToNearestEven) {
   EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
-  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);             // tie: even
-  EXPECT_EQ(f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);         // tie: even
-  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);  // above the tie
+  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);              // tie: even
+  EXPECT_EQ(f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);          // tie: even
+  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);   // above the tie
   EXPECT_EQ(f32_to_bf16(INFINITY), 0x7f80);
   EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(NAN))));
-  for (std::uint32_t h = 0; h < 0x10000; ++h) {               // every bf16 value converts back to itself
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {   // every bf16 value converts back to itself
     const float f = bf16_to_f32(static_cast<std::uint16_t>(h));
     if (!std::isnan(f)) {
       ASSERT_EQ(f32_to_bf16(f), h) << std::hex << h;
@@ -128,11 +128,12 @@ TEST(DType, TransposedTensorsOfEveryDType) {
     to_f32_transposed(t, rows, cols, out.data());
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < cols; ++c)
-        ASSERT_EQ(out[c * rows + r], static_cast<float>((r * cols + c) % 200) - 100.0f) << dtype_name(dtype) << " " << r << "," << c;
+        ASSERT_EQ(out[c * rows + r], static_cast<float>((r * cols + c) % 200) - 100.0f)
+            << dtype_name(dtype) << " " << r << "," << c;
   }
   TensorInfo wrong{"w", DType::F32, {4}, 4, {}};
   EXPECT_THROW(to_f32_transposed(wrong, 3, 2, nullptr), Error);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

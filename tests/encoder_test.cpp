@@ -46,9 +46,10 @@ TEST(Bidirectional, ConfigMakesAttentionBidirectionalAndGenerationIsRefused) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("does not generate text"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(ModelConfig::parse(R"({"model_type": "gpt2", "vocab_size": 10, "mask_token_id": 10})"), ModelFormatError);
+  EXPECT_THROW(ModelConfig::parse(R"({"model_type": "gpt2", "vocab_size": 10, "mask_token_id": 10})"),
+               ModelFormatError);
   EXPECT_THROW(ModelConfig::parse(R"({"model_type": "gpt2", "bidirectional": "yes"})"), ModelFormatError);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

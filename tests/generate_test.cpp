@@ -202,5 +202,5 @@ TEST_F(Generate, AttentionRowOfTheProducingQuery) {
   EXPECT_EQ(step, 3);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

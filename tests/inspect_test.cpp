@@ -121,8 +121,8 @@ TEST_P(InspectTest, HeadMasksMatchPyTorch) {
     for (int t = 0; t < T; ++t)
       for (int v = 0; v < V; ++v)
         max_diff = std::max(max_diff, std::abs(got[std::size_t(t) * V + v] - m["logits"][t][v].get<double>()));
-    std::cout << "[ fixture  ] " << GetParam() << " silenced " << m["silenced"].dump() << ": max |logit - PyTorch| = "
-              << max_diff << "\n";
+    std::cout << "[ fixture  ] " << GetParam() << " silenced " << m["silenced"].dump()
+              << ": max |logit - PyTorch| = " << max_diff << "\n";
     EXPECT_LT(max_diff, 1e-4);
     EXPECT_NE(got, unmasked);
 
@@ -130,7 +130,8 @@ TEST_P(InspectTest, HeadMasksMatchPyTorch) {
     double step_diff = 0;
     for (int t = 0; t < T; ++t) {
       const auto step = model_->forward(std::span(tokens_).subspan(t, 1), cache, {.head_mask = mask});
-      for (int v = 0; v < V; ++v) step_diff = std::max(step_diff, double(std::abs(step[v] - got[std::size_t(t) * V + v])));
+      for (int v = 0; v < V; ++v)
+        step_diff = std::max(step_diff, double(std::abs(step[v] - got[std::size_t(t) * V + v])));
     }
     EXPECT_LT(step_diff, 1e-5) << "decoding through the cache with the mask";
 
@@ -158,7 +159,8 @@ TEST_P(InspectTest, SilencedHeadsAttendToNothing) {
   const auto capture = [&](std::span<const float> mask) {
     std::vector<float> att;
     TensorHook hook = [&](const NamedTensor& t) {
-      if (std::string_view(t.name) == "attn_probs") att.insert(att.end(), t.data, t.data + std::size_t(c.n_head) * T * T);
+      if (std::string_view(t.name) == "attn_probs")
+        att.insert(att.end(), t.data, t.data + std::size_t(c.n_head) * T * T);
     };
     forward({.all_logits = true, .hook = &hook, .head_mask = mask});
     return att;
@@ -190,7 +192,8 @@ TEST(Inspect, HeadMaskReachesCrossAttention) {
   const int V = model.config().vocab_size;
   double max_diff = 0;
   for (std::size_t t = 0; t < tokens.size(); ++t)
-    for (int v = 0; v < V; ++v) max_diff = std::max(max_diff, std::abs(got[t * V + v] - want["logits"][t][v].get<double>()));
+    for (int v = 0; v < V; ++v)
+      max_diff = std::max(max_diff, std::abs(got[t * V + v] - want["logits"][t][v].get<double>()));
   std::cout << "[ fixture  ] gpt2-cross-attention with a head off: max |logit - PyTorch| = " << max_diff << "\n";
   EXPECT_LT(max_diff, 1e-4);
 }
@@ -256,5 +259,5 @@ TEST(Inspect, GenerateGivesEachTokensLens) {
   EXPECT_EQ(steps, 4);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

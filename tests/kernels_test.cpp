@@ -53,19 +53,22 @@ TEST(Kernels, PackMatrixEqualsReference) {
     ASSERT_EQ(from_t, ref) << "transposed, N=" << N << " K=" << K;
     for (int n0 = kPackRows; n0 < N; n0 += kPackRows) {
       const auto rest = packed(std::vector<float>(w.begin() + std::ptrdiff_t(n0) * K, w.end()), N - n0, K);
-      ASSERT_TRUE(std::equal(rest.begin(), rest.end(), ref.begin() + std::ptrdiff_t(n0) * K)) << "N=" << N << " n0=" << n0;
+      ASSERT_TRUE(std::equal(rest.begin(), rest.end(), ref.begin() + std::ptrdiff_t(n0) * K))
+          << "N=" << N << " n0=" << n0;
     }
   }
 }
 
 TEST(Kernels, MatmulMatchesReference) {
   std::mt19937 rng(1);
-  const int shapes[][3] = {{1, 1, 1}, {1, 7, 3}, {3, 8, 4}, {5, 33, 17}, {2, 64, 96}, {1, 768, 13}, {7, 129, 31}, {4, 3072, 6},
-                           {1, 33, 17}, {9, 40, 12}, {1, 16, 8}, {1, 21, 40}, {1, 9, 56},
-                           {5, 1603, 19}, {6, 1536, 16}};   // the last two: K in several of the prompt's column blocks
+  const int shapes[][3] = {{1, 1, 1},    {1, 7, 3},     {3, 8, 4},    {5, 33, 17}, {2, 64, 96}, {1, 768, 13},
+                           {7, 129, 31}, {4, 3072, 6},  {1, 33, 17},  {9, 40, 12}, {1, 16, 8},  {1, 21, 40},
+                           {1, 9, 56},   {5, 1603, 19}, {6, 1536, 16}};   // the last two: K in several of the prompt's
+                                                                          // column blocks
   for (const auto& s : shapes) {
     const int T = s[0], K = s[1], N = s[2];
-    const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
+    const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng),
+               b = random_vector(N, rng);
     for (const float* bias : {b.data(), static_cast<const float*>(nullptr)}) {
       std::vector<float> fast(std::size_t(T) * N), ref(fast.size());
       matmul(fast.data(), x.data(), packed(w, N, K).data(), bias, T, K, N);
@@ -84,27 +87,30 @@ TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) {
   std::mt19937 rng(3);
   for (const int K : {77, 1603}) {
     const int T = 11, N = 45;   // 5 groups of 8 (decoding pairs 4 of them) and 5 rows
-    const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng), b = random_vector(N, rng);
+    const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng),
+               b = random_vector(N, rng);
     const auto p = packed(w, N, K);
     std::vector<float> all(std::size_t(T) * N), one(N);
     matmul(all.data(), x.data(), p.data(), b.data(), T, K, N);
     for (int t = 0; t < T; ++t) {
       matmul(one.data(), x.data() + std::size_t(t) * K, p.data(), b.data(), 1, K, N);
-      for (int n = 0; n < N; ++n) ASSERT_EQ(all[std::size_t(t) * N + n], one[n]) << "K=" << K << " t=" << t << " n=" << n;
+      for (int n = 0; n < N; ++n)
+        ASSERT_EQ(all[std::size_t(t) * N + n], one[n]) << "K=" << K << " t=" << t << " n=" << n;
     }
   }
 }
 
 TEST(Kernels, AttentionMatchesReference) {
   std::mt19937 rng(2);
-  const int shapes[][3] = {{1, 0, 1}, {1, 9, 8}, {5, 0, 16}, {3, 4, 13}, {1, 63, 64}, {6, 10, 7}, {2, 5, 40}, {1, 6, 50}};   // T, pos0, hd
+  const int shapes[][3] = {{1, 0, 1},   {1, 9, 8},  {5, 0, 16}, {3, 4, 13},
+                           {1, 63, 64}, {6, 10, 7}, {2, 5, 40}, {1, 6, 50}};   // T, pos0, hd
   for (const auto& s : shapes) {
     const int T = s[0], pos0 = s[1], hd = s[2], S = pos0 + T;
     const int q_stride = 3 * hd + 1, kv_stride = 2 * hd + 3, out_stride = hd + 2;   // heads read in place
     const auto q = random_vector(std::size_t(T) * q_stride, rng), k = random_vector(std::size_t(S) * kv_stride, rng),
                v = random_vector(std::size_t(S) * kv_stride, rng);
     std::vector<float> out(std::size_t(T) * out_stride, 7.0f), ref_out = out, probs(std::size_t(T) * S, 9.0f),
-        ref_probs = probs, scratch(S);
+                                                               ref_probs = probs, scratch(S);
     attention(out.data(), out_stride, q.data(), q_stride, k.data(), v.data(), kv_stride, T, pos0, hd, 0.3f,
               probs.data(), scratch.data());
     reference::attention(ref_out.data(), out_stride, q.data(), q_stride, k.data(), v.data(), kv_stride, T, pos0, hd,
@@ -138,8 +144,8 @@ TEST(Kernels, AttentionMatchesReference) {
 // on a range of heads taken out of the middle of the rows (as the threads do).
 TEST(Kernels, AttentionOneQueryEqualsAttentionPerHead) {
   std::mt19937 rng(3);
-  const int shapes[][4] = {{1, 1, 16, -1}, {3, 9, 8, -1}, {12, 64, 64, -1}, {4, 23, 13, -1}, {2, 7, 40, 5}, {5, 30, 12, 0},
-                           {3, 5, 64, 9}};   // heads, n_keys, hd, mask keys
+  const int shapes[][4] = {{1, 1, 16, -1}, {3, 9, 8, -1},  {12, 64, 64, -1}, {4, 23, 13, -1},
+                           {2, 7, 40, 5},  {5, 30, 12, 0}, {3, 5, 64, 9}};   // heads, n_keys, hd, mask keys
   for (const auto& sh : shapes) {
     const int heads = sh[0], S = sh[1], hd = sh[2];
     const AttentionMask mask{true, sh[3]};
@@ -163,7 +169,8 @@ TEST(Kernels, AttentionOneQueryEqualsAttentionPerHead) {
         attention(one.data(), hd, q.data() + c, hd, k.data() + c, v.data() + c, kv_stride, 1, S - 1, hd, 0.3f,
                   one_probs.data(), one_scratch.data(), mask, with_factors ? factors[h] : 1.0f);
         for (int d = 0; d < hd; ++d)
-          ASSERT_EQ(out[std::size_t(h) * hd + d], one[d]) << "heads=" << heads << " S=" << S << " hd=" << hd << " h=" << h;
+          ASSERT_EQ(out[std::size_t(h) * hd + d], one[d])
+              << "heads=" << heads << " S=" << S << " hd=" << hd << " h=" << h;
         for (int j = 0; j < S; ++j)
           ASSERT_EQ(probs[std::size_t(h) * S + j], with_probs ? one_probs[j] : 9.0f) << "h=" << h << " j=" << j;
       }
@@ -175,19 +182,22 @@ TEST(Kernels, AttentionOneQueryEqualsAttentionPerHead) {
 // hidden keys get probability 0, and what the hidden keys and values hold changes nothing.
 TEST(Kernels, AttentionMaskHidesPaddingAndOptionallyTheFuture) {
   std::mt19937 rng(4);
-  const int shapes[][4] = {{5, 0, 16, 3}, {6, 0, 8, 6}, {4, 3, 13, 5}, {7, 0, 64, 1}, {3, 2, 40, 0}};   // T, pos0, hd, keys
+  const int shapes[][4] = {
+      {5, 0, 16, 3}, {6, 0, 8, 6}, {4, 3, 13, 5}, {7, 0, 64, 1}, {3, 2, 40, 0}};   // T, pos0, hd, keys
   for (const auto& s : shapes)
     for (bool causal : {true, false}) {
       const int T = s[0], pos0 = s[1], hd = s[2], S = pos0 + T;
       const AttentionMask mask{causal, s[3]};
       const auto q = random_vector(std::size_t(T) * hd, rng);
       auto k = random_vector(std::size_t(S) * hd, rng), v = random_vector(std::size_t(S) * hd, rng);
-      std::vector<float> out(std::size_t(T) * hd), ref_out = out, probs(std::size_t(T) * S), ref_probs = probs, scratch(S);
-      attention(out.data(), hd, q.data(), hd, k.data(), v.data(), hd, T, pos0, hd, 0.3f, probs.data(), scratch.data(), mask);
-      reference::attention(ref_out.data(), hd, q.data(), hd, k.data(), v.data(), hd, T, pos0, hd, 0.3f, ref_probs.data(),
-                           scratch.data(), mask);
-      const std::string where = "T=" + std::to_string(T) + " pos0=" + std::to_string(pos0) + " keys=" +
-                                std::to_string(mask.keys) + (causal ? " causal" : " bidirectional");
+      std::vector<float> out(std::size_t(T) * hd), ref_out = out, probs(std::size_t(T) * S), ref_probs = probs,
+                                                   scratch(S);
+      attention(out.data(), hd, q.data(), hd, k.data(), v.data(), hd, T, pos0, hd, 0.3f, probs.data(), scratch.data(),
+                mask);
+      reference::attention(ref_out.data(), hd, q.data(), hd, k.data(), v.data(), hd, T, pos0, hd, 0.3f,
+                           ref_probs.data(), scratch.data(), mask);
+      const std::string where = "T=" + std::to_string(T) + " pos0=" + std::to_string(pos0) +
+                                " keys=" + std::to_string(mask.keys) + (causal ? " causal" : " bidirectional");
       EXPECT_LT(max_abs_diff(out, ref_out), 1e-5f) << where;
       EXPECT_LT(max_abs_diff(probs, ref_probs), 1e-6f) << where;
       for (int i = 0; i < T; ++i) {
@@ -203,7 +213,8 @@ TEST(Kernels, AttentionMaskHidesPaddingAndOptionallyTheFuture) {
       }
       for (std::size_t j = std::size_t(std::max(mask.keys, 0)) * hd; j < k.size(); ++j) k[j] = v[j] = 1e6f;
       std::vector<float> again(out.size());
-      attention(again.data(), hd, q.data(), hd, k.data(), v.data(), hd, T, pos0, hd, 0.3f, nullptr, scratch.data(), mask);
+      attention(again.data(), hd, q.data(), hd, k.data(), v.data(), hd, T, pos0, hd, 0.3f, nullptr, scratch.data(),
+                mask);
       EXPECT_EQ(again, out) << where;
     }
 }
@@ -456,7 +467,7 @@ TEST(Kernels, QuantizeEqualsReference) {
   std::vector<std::vector<float>> blocks;
   std::vector<float> halves(32);
   for (int i = 0; i < 32; ++i) halves[i] = (i % 2 ? -1.0f : 1.0f) * (float(i * 4) + 0.5f);   // max 124.5
-  halves[0] = 127.0f;   // scale exactly 1
+  halves[0] = 127.0f;                                                                        // scale exactly 1
   halves[1] = 0.49999997f;
   halves[2] = -0.49999997f;
   halves[3] = 126.5f;
@@ -488,8 +499,10 @@ TEST(Kernels, QuantizeEqualsReference) {
     std::vector<float> wd(s.d_size());
     quantize_weights_q8(wq.data(), wd.data(), b.data(), 1, n);
     for (const float got : {x.d[0], wd[0]}) {
-      if (std::isnan(want_d)) ASSERT_TRUE(std::isnan(got)) << "n=" << n << " first=" << b[0];
-      else ASSERT_EQ(got, want_d) << "n=" << n << " first=" << b[0];
+      if (std::isnan(want_d))
+        ASSERT_TRUE(std::isnan(got)) << "n=" << n << " first=" << b[0];
+      else
+        ASSERT_EQ(got, want_d) << "n=" << n << " first=" << b[0];
     }
     for (int i = 0; i < kQ8Block; ++i) {
       ASSERT_EQ(x.q[i], want[i]) << "activations, i=" << i << " v=" << (i < n ? b[i] : 0.0f) << " d=" << want_d;
@@ -587,8 +600,12 @@ TEST(Kernels, QuantizeActivationsRoundTrip) {
 // quantizes to +-127: the largest products the kernels' integer steps must hold.
 struct Q8Case {
   Q8Case(int T, int K, int N, std::mt19937& rng, bool sign = false)
-      : x(values(std::size_t(T) * K, rng, 1.0f, sign)), w(values(std::size_t(N) * K, rng, 0.1f, sign)),
-        bias(random_vector(N, rng)), s(N, K), wq(s.q_size()), wd(s.d_size()) {
+      : x(values(std::size_t(T) * K, rng, 1.0f, sign)),
+        w(values(std::size_t(N) * K, rng, 0.1f, sign)),
+        bias(random_vector(N, rng)),
+        s(N, K),
+        wq(s.q_size()),
+        wd(s.d_size()) {
     quantize_weights_q8(wq.data(), wd.data(), w.data(), N, K);
     quantize_activations_q8(xq, x.data(), T, K);
   }
@@ -611,8 +628,8 @@ struct Q8Case {
 // written with a stride (as the threads do).
 TEST(Kernels, MatmulQ8EqualsReference) {
   std::mt19937 rng(13);
-  const int shapes[][3] = {{1, 1, 1},     {1, 32, 4},   {3, 33, 5},  {1, 768, 13}, {5, 100, 7}, {2, 3072, 9},
-                           {6, 64, 64},   {1, 16, 50},  {1, 800, 21}, {1, 96, 12},  {1, 3072, 40}, {2, 800, 9}};
+  const int shapes[][3] = {{1, 1, 1},   {1, 32, 4},  {3, 33, 5},   {1, 768, 13}, {5, 100, 7},   {2, 3072, 9},
+                           {6, 64, 64}, {1, 16, 50}, {1, 800, 21}, {1, 96, 12},  {1, 3072, 40}, {2, 800, 9}};
   int kernels_run = 0;
   for (const Q8Kernel kernel : {Q8Kernel::Best, Q8Kernel::Portable, Q8Kernel::Avx2, Q8Kernel::Avx512Vnni}) {
     if (!q8_kernel_available(kernel)) {
@@ -630,7 +647,8 @@ TEST(Kernels, MatmulQ8EqualsReference) {
           matmul_q8(fast.data(), c.xq, c.wq.data(), c.wd.data(), bias, N, 0, kernel);
           reference::matmul_q8(ref.data(), c.xq.q.data(), c.xq.d.data(), c.wq.data(), c.wd.data(), bias, T, c.s.Kp, N);
           for (std::size_t i = 0; i < fast.size(); ++i)
-            ASSERT_EQ(fast[i], ref[i]) << "kernel " << int(kernel) << " T=" << T << " K=" << K << " N=" << N << " i=" << i;
+            ASSERT_EQ(fast[i], ref[i]) << "kernel " << int(kernel) << " T=" << T << " K=" << K << " N=" << N
+                                       << " i=" << i;
         }
         // Rows 4.. N-1 alone, from their slice of the weights, into the same place of out.
         if (N <= 4) continue;
@@ -639,7 +657,8 @@ TEST(Kernels, MatmulQ8EqualsReference) {
                   N - 4, N, kernel);
         for (int t = 0; t < T; ++t)
           for (int n = 0; n < N; ++n)
-            ASSERT_EQ(slice[std::size_t(t) * N + n], n < 4 ? 9.0f : ref[std::size_t(t) * N + n]) << "slice t=" << t << " n=" << n;
+            ASSERT_EQ(slice[std::size_t(t) * N + n], n < 4 ? 9.0f : ref[std::size_t(t) * N + n])
+                << "slice t=" << t << " n=" << n;
       }
   }
   std::printf("int8 kernels checked on this CPU: %d (of 4, Best included)\n", kernels_run);
@@ -666,5 +685,5 @@ TEST(Kernels, MatmulQ8ApproximatesF32) {
   EXPECT_GT(worst, 0.0);   // it did quantize
 }
 
-}  // namespace
-}  // namespace glassbox::kernels
+}   // namespace
+}   // namespace glassbox::kernels

@@ -32,9 +32,12 @@ class LoadMemoryTest : public ::testing::TestWithParam<std::string> {};
 
 // A GPT Conv1D weight: a matrix stored (in, out), transposed on load (not an embedding table).
 bool conv1d(const TensorInfo& t) {
-  auto ends_with = [&](std::string_view s) { return t.name.size() >= s.size() && t.name.compare(t.name.size() - s.size(), s.size(), s) == 0; };
-  return t.shape.size() == 2 && !ends_with("wte.weight") && !ends_with("wpe.weight") && !ends_with("tokens_embed.weight") &&
-         !ends_with("positions_embed.weight") && !ends_with("score.weight") && !ends_with("lm_head.weight");
+  auto ends_with = [&](std::string_view s) {
+    return t.name.size() >= s.size() && t.name.compare(t.name.size() - s.size(), s.size(), s) == 0;
+  };
+  return t.shape.size() == 2 && !ends_with("wte.weight") && !ends_with("wpe.weight") &&
+         !ends_with("tokens_embed.weight") && !ends_with("positions_embed.weight") && !ends_with("score.weight") &&
+         !ends_with("lm_head.weight");
 }
 
 TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
@@ -53,7 +56,8 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   for (const auto& t : whole.tensors()) {
     const std::uint64_t bytes = t.bytes.size();
     if (conv1d(t)) largest_conv1d = std::max(largest_conv1d, bytes);
-    if (conv1d(t) && t.dtype != DType::F32) largest_conv1d_not_f32 = std::max(largest_conv1d_not_f32, std::uint64_t(t.numel));
+    if (conv1d(t) && t.dtype != DType::F32)
+      largest_conv1d_not_f32 = std::max(largest_conv1d_not_f32, std::uint64_t(t.numel));
     if (t.dtype != DType::F32 && t.dtype != DType::U8) largest_not_f32 = std::max(largest_not_f32, bytes);
   }
   std::uint64_t largest_conv1d_numel = 0;
@@ -67,7 +71,8 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
     const LoadFootprint counted_kept = load_footprint(config, layout, q, WeightSource::Kept);
     EXPECT_GE(counted_kept.owned, kept.owned.allocated()) << what;
     EXPECT_LE(counted_kept.owned, kept.owned.allocated() + 3 * 64 * whole.tensors().size()) << what;
-    EXPECT_EQ(load_footprint(config, whole, q, WeightSource::Kept).owned, counted_kept.owned) << what;   // the header says it all
+    EXPECT_EQ(load_footprint(config, whole, q, WeightSource::Kept).owned, counted_kept.owned)
+        << what;   // the header says it all
     EXPECT_EQ(counted_kept.staging, 0u) << what;
 
     const WeightPlan streamed = plan_weights(config, layout, q, WeightSource::Streamed);
@@ -84,7 +89,8 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, LoadMemoryTest, ::testing::ValuesIn(test::model_fixtures()), test::fixture_test_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, LoadMemoryTest, ::testing::ValuesIn(test::model_fixtures()),
+                         test::fixture_test_name);
 
 // The 8-byte length and the header of an F16 GPT-2 file with these shapes (no data).
 std::string f16_header(const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& tensors) {
@@ -109,15 +115,22 @@ TEST(LoadMemory, FromTheHeaderAloneWithTheLoadersErrors) {
   const std::int64_t V = 4'000'000, C = 256, P = 16;
   const std::string config = R"({"model_type": "gpt2", "vocab_size": 4000000, "n_positions": 16, "n_embd": 256,
                                  "n_layer": 1, "n_head": 1})";
-  const std::string header = f16_header({
-      {"wte.weight", {V, C}}, {"wpe.weight", {P, C}},
-      {"h.0.ln_1.weight", {C}}, {"h.0.ln_1.bias", {C}},
-      {"h.0.attn.c_attn.weight", {C, 3 * C}}, {"h.0.attn.c_attn.bias", {3 * C}},
-      {"h.0.attn.c_proj.weight", {C, C}}, {"h.0.attn.c_proj.bias", {C}},
-      {"h.0.ln_2.weight", {C}}, {"h.0.ln_2.bias", {C}},
-      {"h.0.mlp.c_fc.weight", {C, 4 * C}}, {"h.0.mlp.c_fc.bias", {4 * C}},
-      {"h.0.mlp.c_proj.weight", {4 * C, C}}, {"h.0.mlp.c_proj.bias", {C}},
-      {"ln_f.weight", {C}}, {"ln_f.bias", {C}}});
+  const std::string header = f16_header({{"wte.weight", {V, C}},
+                                         {"wpe.weight", {P, C}},
+                                         {"h.0.ln_1.weight", {C}},
+                                         {"h.0.ln_1.bias", {C}},
+                                         {"h.0.attn.c_attn.weight", {C, 3 * C}},
+                                         {"h.0.attn.c_attn.bias", {3 * C}},
+                                         {"h.0.attn.c_proj.weight", {C, C}},
+                                         {"h.0.attn.c_proj.bias", {C}},
+                                         {"h.0.ln_2.weight", {C}},
+                                         {"h.0.ln_2.bias", {C}},
+                                         {"h.0.mlp.c_fc.weight", {C, 4 * C}},
+                                         {"h.0.mlp.c_fc.bias", {4 * C}},
+                                         {"h.0.mlp.c_proj.weight", {4 * C, C}},
+                                         {"h.0.mlp.c_proj.bias", {C}},
+                                         {"ln_f.weight", {C}},
+                                         {"ln_f.bias", {C}}});
   // The embedding twice in F32 (its rows, the LM head's packed copy) and once as it is in the file
   // (F16, gathered whole before it is converted); then the block's matrices and the small arrays,
   // a few MB.
@@ -126,7 +139,8 @@ TEST(LoadMemory, FromTheHeaderAloneWithTheLoadersErrors) {
   EXPECT_GE(got, 2 * wte + wte / 2);
   EXPECT_LT(got, 2 * wte + wte / 2 + (8u << 20));
 
-  EXPECT_THROW(Model::load_memory(config, bytes_of(header.substr(0, 20))), ModelFormatError);   // stops inside the header
+  EXPECT_THROW(Model::load_memory(config, bytes_of(header.substr(0, 20))),
+               ModelFormatError);   // stops inside the header
   EXPECT_THROW(Model::load_memory(config, bytes_of(std::string(8, '\0') + "x")), ModelFormatError);
   const std::string other = R"({"model_type": "gpt2", "vocab_size": 4000000, "n_positions": 16, "n_embd": 128,
                                 "n_layer": 1, "n_head": 1})";
@@ -138,8 +152,8 @@ TEST(LoadMemory, FromTheHeaderAloneWithTheLoadersErrors) {
   }
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox
 
 // A generation's KV cache at its largest, which the WebAssembly build counts before it loads a
 // model: a full context, and the half context it grows from (past half the context the cache

@@ -27,7 +27,8 @@ std::string header_of(const std::string& file) { return file.substr(0, ModelLoad
 std::vector<float> all_logits(const Model& m) {
   const ModelConfig& c = m.config();
   std::vector<std::int32_t> ids;
-  for (int i = 0; i < std::min(c.n_positions, 64); ++i) ids.push_back(static_cast<std::int32_t>((i * 7919) % c.vocab_size));
+  for (int i = 0; i < std::min(c.n_positions, 64); ++i)
+    ids.push_back(static_cast<std::int32_t>((i * 7919) % c.vocab_size));
   KVCache cache = m.new_cache();
   return m.forward(ids, cache, {.all_logits = true, .causal = !c.bidirectional});
 }
@@ -82,7 +83,8 @@ TEST_P(ModelLoaderTest, AnySplitOfTheBytesGivesTheWholeFilesModel) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, ModelLoaderTest, ::testing::ValuesIn(test::model_fixtures()), test::fixture_test_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, ModelLoaderTest, ::testing::ValuesIn(test::model_fixtures()),
+                         test::fixture_test_name);
 
 // Shapes the fixtures do not have: a vocabulary and widths that are not multiples of the kernels'
 // row groups (8) and int8 blocks (32), and three heads, in F32 and F16, the tensors in a shuffled
@@ -116,20 +118,29 @@ TEST(ModelLoader, OddShapesInAnyOrder) {
     add("wpe.weight", {P, C});
     for (int l = 0; l < 2; ++l) {
       const std::string h = "h." + std::to_string(l) + ".";
-      add(h + "ln_1.weight", {C}); add(h + "ln_1.bias", {C});
-      add(h + "attn.c_attn.weight", {C, 3 * C}); add(h + "attn.c_attn.bias", {3 * C});
-      add(h + "attn.c_proj.weight", {C, C}); add(h + "attn.c_proj.bias", {C});
-      add(h + "ln_2.weight", {C}); add(h + "ln_2.bias", {C});
-      add(h + "mlp.c_fc.weight", {C, F}); add(h + "mlp.c_fc.bias", {F});
-      add(h + "mlp.c_proj.weight", {F, C}); add(h + "mlp.c_proj.bias", {C});
+      add(h + "ln_1.weight", {C});
+      add(h + "ln_1.bias", {C});
+      add(h + "attn.c_attn.weight", {C, 3 * C});
+      add(h + "attn.c_attn.bias", {3 * C});
+      add(h + "attn.c_proj.weight", {C, C});
+      add(h + "attn.c_proj.bias", {C});
+      add(h + "ln_2.weight", {C});
+      add(h + "ln_2.bias", {C});
+      add(h + "mlp.c_fc.weight", {C, F});
+      add(h + "mlp.c_fc.bias", {F});
+      add(h + "mlp.c_proj.weight", {F, C});
+      add(h + "mlp.c_proj.bias", {C});
     }
-    add("ln_f.weight", {C}); add("ln_f.bias", {C});
+    add("ln_f.weight", {C});
+    add("ln_f.bias", {C});
     std::shuffle(tensors.begin(), tensors.end(), rng);
     const std::string file = test::make_safetensors(tensors);
     for (const Quantization q : {Quantization::None, Quantization::Int8}) {
-      const std::vector<float> kept = all_logits(Model::from_parts(config, SafeTensors::parse(bytes_of(file), "model.safetensors"), "config.json", {q}));
+      const std::vector<float> kept = all_logits(
+          Model::from_parts(config, SafeTensors::parse(bytes_of(file), "model.safetensors"), "config.json", {q}));
       for (std::size_t piece : {std::size_t(1), std::size_t(5), std::size_t(1) << 20}) {
-        const std::string what = std::string(dtype) + ", " + quantization_name(q) + ", pieces of " + std::to_string(piece);
+        const std::string what =
+            std::string(dtype) + ", " + quantization_name(q) + ", pieces of " + std::to_string(piece);
         expect_same_bits(all_logits(load_in_pieces(config, file, q, [&](int) { return piece; })), kept, what);
       }
     }
@@ -151,12 +162,15 @@ TEST(ModelLoader, AFileThatEndsEarlyRunsLongOrChangesIsAnErrorAndNothingIsKept) 
   const std::string file = test::read_file(dir / "model.safetensors");
   const std::string header = header_of(file);
   // Cut anywhere (inside the header, at a tensor's boundary, inside a tensor): finish() says where.
-  for (std::size_t cut : {std::size_t(0), std::size_t(20), header.size(), header.size() + 1, file.size() / 2, file.size() - 1}) {
+  for (std::size_t cut :
+       {std::size_t(0), std::size_t(20), header.size(), header.size() + 1, file.size() / 2, file.size() - 1}) {
     ModelLoader loader(config, bytes_of(header));
     loader.write(bytes_of(file).first(cut));
     const std::string e = error_of([&] { loader.finish(); });
-    EXPECT_NE(e.find("model.safetensors: the file ends after " + std::to_string(cut) + " of its " + std::to_string(file.size()) +
-                     " bytes"), std::string::npos) << e;
+    EXPECT_NE(e.find("model.safetensors: the file ends after " + std::to_string(cut) + " of its " +
+                     std::to_string(file.size()) + " bytes"),
+              std::string::npos)
+        << e;
     EXPECT_NE(e.find("(file truncated?)"), std::string::npos) << e;
     EXPECT_NE(error_of([&] { loader.window(); }).find("failed earlier"), std::string::npos);
   }
@@ -179,7 +193,8 @@ TEST(ModelLoader, AFileThatEndsEarlyRunsLongOrChangesIsAnErrorAndNothingIsKept) 
     EXPECT_THROW(loader.commit(n + 1), InvalidArgument);
   }
   // A header that does not fit the config fails before any data: the constructor throws.
-  const std::string other = R"({"model_type": "gpt2", "vocab_size": 300, "n_positions": 32, "n_embd": 64, "n_layer": 2, "n_head": 2})";
+  const std::string other =
+      R"({"model_type": "gpt2", "vocab_size": 300, "n_positions": 32, "n_embd": 64, "n_layer": 2, "n_head": 2})";
   EXPECT_THROW(ModelLoader(other, bytes_of(header)), ModelFormatError);
   EXPECT_THROW(ModelLoader(config, bytes_of(header.substr(0, header.size() - 1))), ModelFormatError);
   // Destroyed halfway: nothing leaks (the sanitizer build checks).
@@ -223,5 +238,5 @@ TEST(ModelLoader, HashesTheBytesItLoads) {
   EXPECT_THROW(ModelLoader(config, bytes_of(header_of(file))).sha256_hex(), Error);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

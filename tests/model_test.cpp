@@ -97,7 +97,8 @@ TEST_P(ReferenceTest, BidirectionalMatchesPyTorch) {
   double logit_diff = 0, att_diff = 0, above_diagonal = 0;
   for (int t = 0; t < T; ++t)
     for (int v = 0; v < V; ++v)
-      logit_diff = std::max(logit_diff, std::abs(got.logits[std::size_t(t) * V + v] - want["logits"][t][v].get<double>()));
+      logit_diff =
+          std::max(logit_diff, std::abs(got.logits[std::size_t(t) * V + v] - want["logits"][t][v].get<double>()));
   for (int l = 0; l < c.n_layer; ++l)
     for (int h = 0; h < c.n_head; ++h)
       for (int q = 0; q < T; ++q)
@@ -215,7 +216,8 @@ TEST(Model, CrossAttentionMatchesPyTorch) {
         lo = std::min(lo, want);
         hi = std::max(hi, want);
       }
-    std::cout << "[ fixture  ] gpt2-cross-attention, " << quantization_name(q) << ": max |logit - PyTorch| = " << max_diff << "\n";
+    std::cout << "[ fixture  ] gpt2-cross-attention, " << quantization_name(q)
+              << ": max |logit - PyTorch| = " << max_diff << "\n";
     EXPECT_LT(max_diff, q == Quantization::None ? 1e-4 : 0.03 * (hi - lo));
     // Token by token through the cache, with the same encoder states: the same logits.
     KVCache one = model.new_cache();
@@ -345,7 +347,8 @@ TEST_F(BrokenModel, MissingTensor) {
   auto t = tensors();
   std::erase_if(t, [](const auto& x) { return x.name == "h.1.mlp.c_fc.bias"; });
   write_tensors(t);
-  EXPECT_EQ(load_error(dir_.path()), (dir_.path() / "model.safetensors").string() + ": missing tensor 'h.1.mlp.c_fc.bias'");
+  EXPECT_EQ(load_error(dir_.path()),
+            (dir_.path() / "model.safetensors").string() + ": missing tensor 'h.1.mlp.c_fc.bias'");
 }
 
 TEST_F(BrokenModel, WrongShape) {
@@ -353,8 +356,9 @@ TEST_F(BrokenModel, WrongShape) {
   for (auto& x : t)
     if (x.name == "h.0.attn.c_attn.weight") x.shape = {96, 32};   // same bytes, transposed shape
   write_tensors(t);
-  EXPECT_NE(load_error(dir_.path()).find("tensor 'h.0.attn.c_attn.weight' has shape [96, 32], the config implies [32, 96]"),
-            std::string::npos);
+  EXPECT_NE(
+      load_error(dir_.path()).find("tensor 'h.0.attn.c_attn.weight' has shape [96, 32], the config implies [32, 96]"),
+      std::string::npos);
 }
 
 TEST_F(BrokenModel, IntegerWeights) {
@@ -362,7 +366,8 @@ TEST_F(BrokenModel, IntegerWeights) {
   for (auto& x : t)
     if (x.name == "ln_f.weight") x.dtype = "I32";
   write_tensors(t);
-  EXPECT_NE(load_error(dir_.path()).find("'ln_f.weight' has dtype I32; weights must be F32, F16 or BF16"), std::string::npos);
+  EXPECT_NE(load_error(dir_.path()).find("'ln_f.weight' has dtype I32; weights must be F32, F16 or BF16"),
+            std::string::npos);
 }
 
 TEST_F(BrokenModel, ConfigWithFewerLayersThanWeights) {
@@ -401,5 +406,5 @@ TEST_F(BrokenModel, MissingFiles) {
   EXPECT_NE(load_error(dir_.path() / "nowhere").find("not a directory"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

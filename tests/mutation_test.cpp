@@ -22,11 +22,21 @@ std::string mutate(std::string s, std::size_t hot, std::mt19937& rng) {
     const std::size_t span = (rng() % 4 == 0) ? s.size() : std::min(hot, s.size());
     const std::size_t at = rng() % span;
     switch (rng() % 5) {
-      case 0: s[at] = static_cast<char>(s[at] ^ (1 << (rng() % 8))); break;
-      case 1: s[at] = "{}[]\",:0123456789-eE.\\ \x00\xff"[rng() % 24]; break;
-      case 2: s.insert(at, 1, static_cast<char>(rng())); break;
-      case 3: s.erase(at, 1 + rng() % 8); break;
-      default: s.resize(at); break;
+      case 0:
+        s[at] = static_cast<char>(s[at] ^ (1 << (rng() % 8)));
+        break;
+      case 1:
+        s[at] = "{}[]\",:0123456789-eE.\\ \x00\xff"[rng() % 24];
+        break;
+      case 2:
+        s.insert(at, 1, static_cast<char>(rng()));
+        break;
+      case 3:
+        s.erase(at, 1 + rng() % 8);
+        break;
+      default:
+        s.resize(at);
+        break;
     }
   }
   return s;
@@ -77,5 +87,5 @@ TEST(Mutation, DamagedTokenizerFiles) {
   }
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

@@ -67,5 +67,5 @@ TEST(Int8, ShippedModelGreedyAgreesWithF32) {
   EXPECT_LT(max_diff, 1.0);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

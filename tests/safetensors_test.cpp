@@ -27,7 +27,9 @@ std::string error_of(F&& f) {
 }
 
 // ... that parsing `file` throws.
-std::string parse_error(const std::string& file) { return error_of([&] { parse(file); }); }
+std::string parse_error(const std::string& file) {
+  return error_of([&] { parse(file); });
+}
 
 TEST(SafeTensors, ReadsTensorsByName) {
   const auto file = test::make_safetensors({test::f32_tensor("b", {2, 3}, {1, 2, 3, 4, 5, 6}),
@@ -73,7 +75,8 @@ TEST(SafeTensors, RejectsHeaderLengthPastTheEnd) {
 
 TEST(SafeTensors, RejectsTruncatedData) {
   const std::string file = test::make_safetensors({test::f32_tensor("a", {4}, {1, 2, 3, 4})});
-  EXPECT_NE(parse_error(file.substr(0, file.size() - 1)).find("tensor 'a': data ends at byte 16 of a data section of 15 bytes"),
+  EXPECT_NE(parse_error(file.substr(0, file.size() - 1))
+                .find("tensor 'a': data ends at byte 16 of a data section of 15 bytes"),
             std::string::npos);
 }
 
@@ -81,29 +84,35 @@ TEST(SafeTensors, RejectsMalformedHeaders) {
   EXPECT_NE(parse_error(test::make_safetensors_raw("[1,2]", "")).find("not a JSON object"), std::string::npos);
   EXPECT_NE(parse_error(test::make_safetensors_raw("{\"a\": ", "")).find("not valid JSON"), std::string::npos);
   EXPECT_NE(parse_error(test::make_safetensors_raw("", "")).find("not a JSON object"), std::string::npos);
-  EXPECT_NE(parse_error(test::make_safetensors_raw(R"({"a": 5})", "")).find("tensor 'a': header entry is not an object"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_error(test::make_safetensors_raw(R"({"a": 5})", "")).find("tensor 'a': header entry is not an object"),
+      std::string::npos);
   EXPECT_NE(parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"F32","shape":[1]}})", "abcd"))
                 .find("\"data_offsets\" must be [begin, end]"),
             std::string::npos);
-  EXPECT_NE(parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", "abcd"))
-                .find("shape dimension must be a non-negative integer"),
-            std::string::npos);
-  EXPECT_NE(parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"F32","shape":[1],"data_offsets":[4,0]}})", "abcd"))
-                .find("begin after they end"),
-            std::string::npos);
-  EXPECT_NE(parse_error(test::make_safetensors_raw(R"({"__metadata__": 3})", "")).find("\"__metadata__\" is not an object"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", "abcd"))
+          .find("shape dimension must be a non-negative integer"),
+      std::string::npos);
+  EXPECT_NE(
+      parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"F32","shape":[1],"data_offsets":[4,0]}})", "abcd"))
+          .find("begin after they end"),
+      std::string::npos);
+  EXPECT_NE(
+      parse_error(test::make_safetensors_raw(R"({"__metadata__": 3})", "")).find("\"__metadata__\" is not an object"),
+      std::string::npos);
 }
 
 TEST(SafeTensors, RejectsUnknownDtype) {
-  EXPECT_EQ(parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"F12","shape":[1],"data_offsets":[0,4]}})", "abcd")),
-            "test.safetensors: tensor 'a': unknown dtype \"F12\"");
+  EXPECT_EQ(
+      parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"F12","shape":[1],"data_offsets":[0,4]}})", "abcd")),
+      "test.safetensors: tensor 'a': unknown dtype \"F12\"");
 }
 
 TEST(SafeTensors, RejectsSizeMismatch) {
-  EXPECT_EQ(parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", "abcd")),
-            "test.safetensors: tensor 'a': F32 shape needs 8 bytes but data_offsets give 4");
+  EXPECT_EQ(
+      parse_error(test::make_safetensors_raw(R"({"a": {"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", "abcd")),
+      "test.safetensors: tensor 'a': F32 shape needs 8 bytes but data_offsets give 4");
   // A shape whose byte count overflows 64 bits must not wrap around to a small number.
   EXPECT_NE(parse_error(test::make_safetensors_raw(
                             R"({"a": {"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", ""))
@@ -139,7 +148,8 @@ TEST(SafeTensors, RejectsGapsTrailingBytesDuplicatesAndDeepNesting) {
 // shapes and offsets as the whole file gives, the same refusals of overlaps, gaps and broken
 // headers, and no data.
 std::string header_error(const std::string& prefix) {
-  return error_of([&] { SafeTensors::parse_header(std::as_bytes(std::span(prefix.data(), prefix.size())), "test.safetensors"); });
+  return error_of(
+      [&] { SafeTensors::parse_header(std::as_bytes(std::span(prefix.data(), prefix.size())), "test.safetensors"); });
 }
 
 TEST(SafeTensors, ParseHeaderDescribesTheFileWithoutItsData) {
@@ -150,7 +160,8 @@ TEST(SafeTensors, ParseHeaderDescribesTheFileWithoutItsData) {
   std::uint64_t n = 0;
   std::memcpy(&n, file.data(), 8);
   const std::string header = file.substr(0, 8 + n);
-  const auto layout = SafeTensors::parse_header(std::as_bytes(std::span(header.data(), header.size())), "test.safetensors");
+  const auto layout =
+      SafeTensors::parse_header(std::as_bytes(std::span(header.data(), header.size())), "test.safetensors");
   EXPECT_EQ(layout.data_start(), whole.data_start());
   ASSERT_EQ(layout.tensors().size(), whole.tensors().size());
   for (std::size_t i = 0; i < whole.tensors().size(); ++i) {
@@ -168,10 +179,12 @@ TEST(SafeTensors, ParseHeaderDescribesTheFileWithoutItsData) {
   // A header cut short, and what parse() refuses in a header.
   EXPECT_NE(header_error(header.substr(0, header.size() - 1)).find("runs past the end of the"), std::string::npos);
   EXPECT_EQ(header_error(test::make_safetensors_raw(R"({"a": {"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                                                    R"("b": {"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", "")),
+                                                    R"("b": {"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                                                    "")),
             "test.safetensors: tensors 'a' and 'b' overlap");
   EXPECT_EQ(header_error(test::make_safetensors_raw(R"({"a": {"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
-                                                    R"("b": {"dtype":"U8","shape":[1],"data_offsets":[3,4]}})", "")),
+                                                    R"("b": {"dtype":"U8","shape":[1],"data_offsets":[3,4]}})",
+                                                    "")),
             "test.safetensors: bytes 2..3 of the data section belong to no tensor");
   EXPECT_NE(header_error(std::string("\x08\0\0\0\0\0\0\0notjson!", 16)).find("header is not"), std::string::npos);
   EXPECT_NE(header_error(std::string(8, '\xff') + "{}").find("exceeds the 16 MB limit"), std::string::npos);
@@ -192,5 +205,5 @@ TEST(SafeTensors, OpenEmptyFile) {
   EXPECT_THROW(SafeTensors::open(dir.path() / "empty.safetensors"), ModelFormatError);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

@@ -158,5 +158,5 @@ TEST(Rng, UniformIsInUnitIntervalAndSplitmixSequence) {
   }
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

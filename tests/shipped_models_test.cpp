@@ -68,5 +68,5 @@ TEST(ShippedModels, TheMaskedLmReadsTheWordsAroundAMask) {
   EXPECT_EQ(first_guess("He <|mask|> not know what to say."), " did");
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

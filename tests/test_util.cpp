@@ -40,9 +40,9 @@ std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& info)
 
 const std::vector<std::string>& model_fixtures() {
   static const std::vector<std::string> names = {
-      "gpt2-f32",       "gpt2-f16",          "gpt2-bf16",  "gpt2-prefixed",
-      "gpt2-single-head", "gpt2-full-context", "openai-gpt", "openai-gpt-relu-f16",
-      "gpt2-bytes",     "gpt2-attn-scaling", "gpt2-sinusoidal", "gpt2-cross-attention",
+      "gpt2-f32",         "gpt2-f16",          "gpt2-bf16",       "gpt2-prefixed",
+      "gpt2-single-head", "gpt2-full-context", "openai-gpt",      "openai-gpt-relu-f16",
+      "gpt2-bytes",       "gpt2-attn-scaling", "gpt2-sinusoidal", "gpt2-cross-attention",
       "gpt2-classifier"};
   return names;
 }
@@ -83,7 +83,8 @@ std::string make_safetensors(const std::vector<RawTensor>& tensors) {
   nlohmann::json header = nlohmann::json::object();
   std::string data;
   for (const auto& t : tensors) {
-    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+    header[t.name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
     data += t.bytes;
   }
   std::string text = header.dump();
@@ -117,7 +118,7 @@ std::string shell_quote(const std::string& s) {
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
-}  // namespace
+}   // namespace
 
 CommandResult run_cli(const std::vector<std::string>& args, const std::string& stdin_text) {
   TempDir tmp;
@@ -135,4 +136,4 @@ CommandResult run_cli(const std::vector<std::string>& args, const std::string& s
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, read_file(tmp.path() / "err")};
 }
 
-}  // namespace glassbox::test
+}   // namespace glassbox::test

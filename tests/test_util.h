@@ -48,6 +48,7 @@ class TempDir {
   TempDir();
   ~TempDir();
   const std::filesystem::path& path() const { return path_; }
+
  private:
   std::filesystem::path path_;
 };
@@ -63,4 +64,4 @@ struct CommandResult {
 // Runs the glassbox CLI with these arguments (each shell-quoted) and optional stdin text.
 CommandResult run_cli(const std::vector<std::string>& args, const std::string& stdin_text = "");
 
-}  // namespace glassbox::test
+}   // namespace glassbox::test

@@ -149,8 +149,8 @@ void write_random_model(const test::TempDir& dir) {
 TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
   std::vector<std::int32_t> ids;
   for (int i = 0; i < 48; ++i) ids.push_back((i * 37 + 11) % 512);
-  EXPECT_GE(48.0 * 3 * 128 * 128, kParallelWork);    // the qkv product is split
-  EXPECT_GE(2.0 * 48 * 48 * 128, kParallelWork);     // attention too
+  EXPECT_GE(48.0 * 3 * 128 * 128, kParallelWork);   // the qkv product is split
+  EXPECT_GE(2.0 * 48 * 48 * 128, kParallelWork);    // attention too
   test::TempDir dir;
   write_random_model(dir);
   for (Quantization q : {Quantization::None, Quantization::Int8}) {
@@ -195,5 +195,5 @@ TEST(Threads, ConcurrentForwardPassesShareOnePool) {
   EXPECT_EQ(wrong, 0);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

@@ -69,13 +69,15 @@ TEST(Tokenizer, EndOfTextIsOrdinaryTextUnlessAllowed) {
 TEST(Tokenizer, SpacesBeforeAMaskBelongToIt) {
   auto vocab = test::read_json(test::fixture_dir("tokenizer/gpt2/vocab.json"));
   vocab[std::string(kMaskToken)] = 50257;
-  const Tokenizer tok = Tokenizer::from_strings(vocab.dump(), test::read_file(test::fixture_dir("tokenizer/gpt2/merges.txt")));
+  const Tokenizer tok =
+      Tokenizer::from_strings(vocab.dump(), test::read_file(test::fixture_dir("tokenizer/gpt2/merges.txt")));
   const auto join = [](std::vector<std::int32_t> a, std::vector<std::int32_t> b, std::vector<std::int32_t> c) {
     a.insert(a.end(), b.begin(), b.end());
     a.insert(a.end(), c.begin(), c.end());
     return a;
   };
-  EXPECT_EQ(tok.encode("The jury <|mask|> the river.", true), join(tok.encode("The jury"), {50257}, tok.encode(" the river.")));
+  EXPECT_EQ(tok.encode("The jury <|mask|> the river.", true),
+            join(tok.encode("The jury"), {50257}, tok.encode(" the river.")));
   EXPECT_EQ(tok.encode("a   <|mask|>", true), join(tok.encode("a"), {50257}, {}));
   EXPECT_EQ(tok.encode(" <|mask|><|mask|>x", true), (std::vector<std::int32_t>{50257, 50257, tok.encode("x")[0]}));
   EXPECT_EQ(tok.encode("a\n<|mask|>", true), join(tok.encode("a\n"), {50257}, {}));   // only spaces
@@ -94,15 +96,19 @@ TEST(Tokenizer, DecodeInvertsEncodeOnTheCases) {
 
 // Random valid UTF-8 strings, biased towards the characters the pre-tokenizer treats specially.
 std::string random_text(std::mt19937& rng, int length) {
-  static const std::vector<char32_t> interesting = {' ', ' ', '\n', '\t', '\r', '\'', 's', 'l', 'A', '1', '!', 0xA0,
-                                                    0x85, 0xFEFF, 0x2028, 0x3000, 0x200B, 0x200D, 0x301, 0x1F600,
-                                                    0x1F1FA, 0x4E00, 0x0939, 0x093F, 0x0661, 0x00BD, 0x2160};
+  static const std::vector<char32_t> interesting = {
+      ' ',    ' ',    '\n',   '\t',   '\r',  '\'',    's',     'l',    'A',    '1',    '!',    0xA0,   0x85,  0xFEFF,
+      0x2028, 0x3000, 0x200B, 0x200D, 0x301, 0x1F600, 0x1F1FA, 0x4E00, 0x0939, 0x093F, 0x0661, 0x00BD, 0x2160};
   std::string s;
   for (int i = 0; i < length; ++i) {
     char32_t cp;
     switch (rng() % 3) {
-      case 0: cp = interesting[rng() % interesting.size()]; break;
-      case 1: cp = 0x20 + rng() % 0x5F; break;
+      case 0:
+        cp = interesting[rng() % interesting.size()];
+        break;
+      case 1:
+        cp = 0x20 + rng() % 0x5F;
+        break;
       default:
         do cp = rng() % 0x110000;
         while (cp >= 0xD800 && cp <= 0xDFFF);
@@ -122,7 +128,7 @@ TEST(Tokenizer, RoundTripsRandomUnicode) {
 
 TEST(Tokenizer, RejectsInvalidUtf8WithTheOffset) {
   for (const std::string& bad : {std::string("ab\xff"), std::string("\xc3"), std::string("x\xed\xa0\x80"),
-                                std::string("\xc0\xaf"), std::string("\xf4\x90\x80\x80"), std::string("a\x80")}) {
+                                 std::string("\xc0\xaf"), std::string("\xf4\x90\x80\x80"), std::string("a\x80")}) {
     EXPECT_THROW(gpt2().encode(bad), InvalidArgument) << bad.size();
   }
   try {
@@ -146,7 +152,9 @@ TEST(Tokenizer, RejectsInvalidUtf8WithTheOffset) {
 TEST(Tokenizer, DecodeReplacesInvalidBytesAndRejectsBadIds) {
   // Token 123 is the single byte 0xBF, a lone continuation byte.
   EXPECT_EQ(gpt2().token_bytes(123), "\xbf");
-  EXPECT_EQ(gpt2().decode(std::vector<std::int32_t>{64, 123, 65}), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(gpt2().decode(std::vector<std::int32_t>{64, 123, 65}),
+            "a\xef\xbf\xbd"
+            "b");
   EXPECT_THROW(gpt2().decode(std::vector<std::int32_t>{50257}), InvalidArgument);
   EXPECT_THROW(gpt2().decode(std::vector<std::int32_t>{-1}), InvalidArgument);
 }
@@ -273,7 +281,8 @@ TEST(TokenizerFiles, BadFilesAreClearErrors) {
   EXPECT_NE(error("[1]", "").find("vocab.json: must be a non-empty JSON object"), std::string::npos);
   EXPECT_NE(error("{", "").find("vocab.json: not valid JSON"), std::string::npos);
   EXPECT_NE(error(R"({"a": 5})", "").find("ids must be 0..0"), std::string::npos);
-  EXPECT_NE(error(R"({"a": 0, "b": "1"})", "").find(R"(token "b" has id "1"; ids must be integers)"), std::string::npos);
+  EXPECT_NE(error(R"({"a": 0, "b": "1"})", "").find(R"(token "b" has id "1"; ids must be integers)"),
+            std::string::npos);
   EXPECT_NE(error(R"({"a": 0, "b": 1.5})", "").find(R"(token "b" has id 1.5)"), std::string::npos);
   EXPECT_NE(error(R"({"a": {"b": 1}})", "").find(R"(token "a" has id an object)"), std::string::npos);
   EXPECT_NE(error(R"({"a": -1})", "").find(R"(token "a" has id -1)"), std::string::npos);
@@ -293,5 +302,5 @@ TEST(TokenizerFiles, BadFilesAreClearErrors) {
   EXPECT_NE(error(files.vocab_json, "#version: 0.2\nx y\n").find("not in the vocabulary"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

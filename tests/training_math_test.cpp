@@ -11,7 +11,8 @@ TEST(TrainingMath, CosPiIsCosOfPiXToAnUlpOrTwo) {
   for (int i = -40000; i <= 40000; ++i) {
     const double x = i / 10000.0 + 1e-5 * (i % 7);   // [-4, 4], not only round values
     // In long double: cos(M_PI * x) in double is off by x times pi's rounding, more than cos_pi.
-    const double want = static_cast<double>(std::cos(3.14159265358979323846264338327950288L * static_cast<long double>(x)));
+    const double want =
+        static_cast<double>(std::cos(3.14159265358979323846264338327950288L * static_cast<long double>(x)));
     const double got = glassbox::training::cos_pi(x);
     worst = std::max(worst, std::abs(got - want));
   }

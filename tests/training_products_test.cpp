@@ -87,5 +87,5 @@ TEST(TrainingProducts, ProductsUseTheBuffersTheyAreGivenOnAnyThread) {
 }
 #endif
 
-}  // namespace
-}  // namespace glassbox::training
+}   // namespace
+}   // namespace glassbox::training

@@ -41,7 +41,7 @@ TEST(TrainingSetup, HoldsOutLearnsTheVocabularyFromTheRestAndEncodesBoth) {
 
   std::vector<TrainingDocument> expected = in.train;
   const TrainingDocument held = hold_out(expected, s.valid_fraction);
-  EXPECT_EQ(checked_vocab, 300);   // before learning: the vocabulary asked for
+  EXPECT_EQ(checked_vocab, 300);                      // before learning: the vocabulary asked for
   EXPECT_EQ(learned_from, expected[0].text.size());   // the training part only
   EXPECT_EQ(setup.config.vocab_size, setup.tokenizer.vocab_size());
   EXPECT_EQ(setup.config.eos_token_ids, std::vector<std::int32_t>{*setup.tokenizer.special_token("<|endoftext|>")});
@@ -100,5 +100,5 @@ TEST(TrainingSetup, BadSettingsAreNamed) {
   EXPECT_THROW(set_up_training(resumed, small()), InvalidArgument);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

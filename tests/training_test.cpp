@@ -31,7 +31,8 @@ Tensors read_doubles(const std::filesystem::path& file) {
     auto& v = out[t.name];
     v.resize(t.numel);
     for (std::int64_t i = 0; i < t.numel; ++i) {
-      if (t.dtype == DType::F64) std::memcpy(&v[i], t.bytes.data() + 8 * i, 8);
+      if (t.dtype == DType::F64)
+        std::memcpy(&v[i], t.bytes.data() + 8 * i, 8);
       else {
         float f;
         std::memcpy(&f, t.bytes.data() + 4 * i, 4);
@@ -48,7 +49,11 @@ struct Batch {
   std::vector<std::int32_t> labels, label_positions;   // classifier fixtures only
   TrainingBatch view() const { return {inputs, targets, B, T, labels, label_positions}; }
   training::Batch raw() const {
-    return {inputs.data(), targets.data(), B, T, labels.empty() ? nullptr : labels.data(),
+    return {inputs.data(),
+            targets.data(),
+            B,
+            T,
+            labels.empty() ? nullptr : labels.data(),
             labels.empty() ? nullptr : label_positions.data()};
   }
 };
@@ -70,8 +75,10 @@ struct Fixture {
       Batch batch;
       batch.B = static_cast<int>(b["inputs"].size());
       batch.T = static_cast<int>(b["inputs"][0].size());
-      for (const auto& row : b["inputs"]) for (int id : row) batch.inputs.push_back(id);
-      for (const auto& row : b["targets"]) for (int id : row) batch.targets.push_back(id);
+      for (const auto& row : b["inputs"])
+        for (int id : row) batch.inputs.push_back(id);
+      for (const auto& row : b["targets"])
+        for (int id : row) batch.targets.push_back(id);
       if (b.contains("labels")) {
         batch.labels = b["labels"].get<std::vector<std::int32_t>>();
         batch.label_positions = b["label_positions"].get<std::vector<std::int32_t>>();
@@ -143,7 +150,8 @@ struct Fixture {
   // The initial parameters as one flat double array in the training layout.
   std::vector<double> flat_initial(const training::ParameterLayout& layout) const {
     std::vector<double> p(layout.size());
-    for (const auto& s : layout.slots()) std::copy(initial.at(s.name).begin(), initial.at(s.name).end(), p.begin() + s.offset);
+    for (const auto& s : layout.slots())
+      std::copy(initial.at(s.name).begin(), initial.at(s.name).end(), p.begin() + s.offset);
     return p;
   }
 };
@@ -270,8 +278,10 @@ TEST_P(TrainingFixtureTest, TenAdamWStepsMatchPyTorch) {
     double worst = 0;
     for (std::size_t i = 0; i < ref.size(); ++i) {
       const double d = std::abs(double(ours[i]) - ref[i]);
-      if (is_key_bias(name, i, f.config.n_embd)) EXPECT_LT(d, 0.07) << name << "[" << i << "]";
-      else worst = std::max(worst, d);
+      if (is_key_bias(name, i, f.config.n_embd))
+        EXPECT_LT(d, 0.07) << name << "[" << i << "]";
+      else
+        worst = std::max(worst, d);
     }
     EXPECT_LT(worst, 5e-5) << name;
   }
@@ -295,16 +305,19 @@ TEST_P(TrainingFixtureTest, TenAdamWStepsInDoubleMatchPyTorchClosely) {
   }
   for (const auto& s : layout.slots()) {
     double worst = 0;
-    for (std::size_t i = 0; i < s.size; ++i) worst = std::max(worst, std::abs(params[s.offset + i] - f.final.at(s.name)[i]));
+    for (std::size_t i = 0; i < s.size; ++i)
+      worst = std::max(worst, std::abs(params[s.offset + i] - f.final.at(s.name)[i]));
     EXPECT_LT(worst, 1e-9) << s.name;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TrainingFixtureTest,
-                         testing::Values("train-gpt2", "train-openai-gpt", "train-gpt2-erf", "train-mlm", "train-classify"),
+                         testing::Values("train-gpt2", "train-openai-gpt", "train-gpt2-erf", "train-mlm",
+                                         "train-classify"),
                          [](const auto& info) {
                            std::string n = info.param;
-                           for (char& ch : n) if (ch == '-') ch = '_';
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
                            return n;
                          });
 
@@ -443,9 +456,11 @@ TEST(Training, MaskTokensChoosesFifteenPercentAsBertDoes) {
   // Another rate: that share is chosen.
   std::vector<std::int32_t> more = original, more_targets;
   mask_tokens(more, more_targets, B, T, mask, V, 7, 3, 0.4);
-  const auto more_chosen = std::count_if(more_targets.begin(), more_targets.end(), [](std::int32_t t) { return t != kIgnoreTarget; });
+  const auto more_chosen =
+      std::count_if(more_targets.begin(), more_targets.end(), [](std::int32_t t) { return t != kIgnoreTarget; });
   EXPECT_NEAR(more_chosen / n, 0.4, 0.015);
-  for (const double bad : {0.0, -0.1, 1.5, std::nan("")}) EXPECT_THROW(mask_tokens(more, more_targets, B, T, mask, V, 7, 3, bad), InvalidArgument);
+  for (const double bad : {0.0, -0.1, 1.5, std::nan("")})
+    EXPECT_THROW(mask_tokens(more, more_targets, B, T, mask, V, 7, 3, bad), InvalidArgument);
 }
 
 // A classifier's batch from examples of lengths 1, 2 and 4: right-padded, next-token targets
@@ -490,13 +505,15 @@ TEST(Training, ShardsOnThreadsGiveTheGradientOfTheWholeBatch) {
       TrainingOptions o = f.options(threads);
       o.dropout = dropout;
       Trainer t(f.config, o);
-      for (const auto& [name, values] : f.initial) t.set_parameter(name, std::vector<float>(values.begin(), values.end()));
+      for (const auto& [name, values] : f.initial)
+        t.set_parameter(name, std::vector<float>(values.begin(), values.end()));
       return t;
     };
     const auto one = trainer(1).gradients(b.inputs, b.targets, b.B, b.T);
     const auto three = trainer(3).gradients(b.inputs, b.targets, b.B, b.T);
     for (const auto& [name, g] : one)
-      for (std::size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], three.at(name)[i], 1e-6) << name << " dropout " << dropout;
+      for (std::size_t i = 0; i < g.size(); ++i)
+        ASSERT_NEAR(g[i], three.at(name)[i], 1e-6) << name << " dropout " << dropout;
   }
 }
 
@@ -735,10 +752,11 @@ TEST(Training, SavesHalfPrecisionModelsThatLoad) {
     to_f32(*wte, back.data());
     const auto ours = trainer.parameter("wte.weight");
     const double tol = dtype == DType::F16 ? 1.0 / 2048 : 1.0 / 256;   // half an ulp, relative
-    for (std::size_t i = 0; i < back.size(); ++i) ASSERT_LE(std::abs(back[i] - ours[i]), tol * std::abs(ours[i]) + 1e-7);
+    for (std::size_t i = 0; i < back.size(); ++i)
+      ASSERT_LE(std::abs(back[i] - ours[i]), tol * std::abs(ours[i]) + 1e-7);
     EXPECT_NO_THROW(Model::load(dir.path()));
   }
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

@@ -30,5 +30,5 @@ TEST(TrainingText, HoldOutCutsAtALineOrElseAtACharacter) {
   EXPECT_EQ(docs[0].text.size() + held.text.size(), 2001u);
 }
 
-}  // namespace
-}  // namespace glassbox
+}   // namespace
+}   // namespace glassbox

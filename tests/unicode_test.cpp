@@ -39,7 +39,7 @@ TEST(Unicode, Ascii) {
   for (char32_t c : U"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") expect_class(c, None);
   expect_class(0x00, None);
   expect_class(0x08, None);
-  expect_class(0x1C, None);  // file separator: Python's str.isspace() says yes, White_Space says no
+  expect_class(0x1C, None);   // file separator: Python's str.isspace() says yes, White_Space says no
   expect_class(0x1F, None);
   expect_class(0x7F, None);
 }
@@ -47,25 +47,25 @@ TEST(Unicode, Ascii) {
 TEST(Unicode, Latin1) {
   expect_class(U'é', Letter);
   expect_class(U'ß', Letter);
-  expect_class(U'ÿ', Letter);      // U+00FF, last entry of the fast table
-  expect_class(0x0100, Letter);    // Ā, first code point looked up by search
-  expect_class(U'ª', Letter);      // Lo
-  expect_class(U'µ', Letter);      // Ll
-  expect_class(U'×', None);        // Sm, between two letter ranges
+  expect_class(U'ÿ', Letter);     // U+00FF, last entry of the fast table
+  expect_class(0x0100, Letter);   // Ā, first code point looked up by search
+  expect_class(U'ª', Letter);     // Lo
+  expect_class(U'µ', Letter);     // Ll
+  expect_class(U'×', None);       // Sm, between two letter ranges
   expect_class(U'÷', None);
-  expect_class(U'²', Number);      // superscript two, No
+  expect_class(U'²', Number);   // superscript two, No
   expect_class(U'¹', Number);
-  expect_class(U'½', Number);      // U+00BD, No
-  expect_class(0x0085, Space);     // NEXT LINE
-  expect_class(0x00A0, Space);     // NO-BREAK SPACE
-  expect_class(0x00AD, None);      // soft hyphen, Cf
+  expect_class(U'½', Number);    // U+00BD, No
+  expect_class(0x0085, Space);   // NEXT LINE
+  expect_class(0x00A0, Space);   // NO-BREAK SPACE
+  expect_class(0x00AD, None);    // soft hyphen, Cf
   expect_class(U'§', None);
 }
 
 TEST(Unicode, Letters) {
-  expect_class(U'Ω', Letter);      // Greek
+  expect_class(U'Ω', Letter);   // Greek
   expect_class(U'λ', Letter);
-  expect_class(U'Ж', Letter);      // Cyrillic
+  expect_class(U'Ж', Letter);   // Cyrillic
   expect_class(U'я', Letter);
   expect_class(0x01C5, Letter);    // ǅ, Lt
   expect_class(0x02B0, Letter);    // ʰ, Lm
@@ -76,13 +76,13 @@ TEST(Unicode, Letters) {
   expect_class(0xAC00, Letter);    // 가, Hangul syllables, First/Last pair
   expect_class(0xD7A3, Letter);    // last Hangul syllable
   expect_class(0xD7A4, None);
-  expect_class(0x0627, Letter);    // ا, Arabic
-  expect_class(0x05D0, Letter);    // א, Hebrew
-  expect_class(0x0E01, Letter);    // ก, Thai
-  expect_class(0x0915, Letter);    // क, Devanagari
-  expect_class(0x093F, None);      // Devanagari vowel sign I: Mc, a mark, not a letter
-  expect_class(0x0301, None);      // combining acute accent, Mn
-  expect_class(0x0345, None);      // combining ypogegrammeni: Mn although Alphabetic
+  expect_class(0x0627, Letter);   // ا, Arabic
+  expect_class(0x05D0, Letter);   // א, Hebrew
+  expect_class(0x0E01, Letter);   // ก, Thai
+  expect_class(0x0915, Letter);   // क, Devanagari
+  expect_class(0x093F, None);     // Devanagari vowel sign I: Mc, a mark, not a letter
+  expect_class(0x0301, None);     // combining acute accent, Mn
+  expect_class(0x0345, None);     // combining ypogegrammeni: Mn although Alphabetic
 }
 
 TEST(Unicode, Numbers) {
@@ -101,24 +101,24 @@ TEST(Unicode, Numbers) {
 TEST(Unicode, WhiteSpace) {
   for (char32_t c : {0x1680u, 0x2000u, 0x2003u, 0x200Au, 0x2028u, 0x2029u, 0x202Fu, 0x205Fu, 0x3000u})
     expect_class(c, Space);
-  expect_class(0x200B, None);      // zero-width space: Cf, not White_Space
+  expect_class(0x200B, None);   // zero-width space: Cf, not White_Space
   expect_class(0x200C, None);
-  expect_class(0x2060, None);      // word joiner
-  expect_class(0xFEFF, None);      // byte order mark
-  expect_class(0x180E, None);      // Mongolian vowel separator: White_Space only until Unicode 6.2
+  expect_class(0x2060, None);   // word joiner
+  expect_class(0xFEFF, None);   // byte order mark
+  expect_class(0x180E, None);   // Mongolian vowel separator: White_Space only until Unicode 6.2
 }
 
 TEST(Unicode, OtherCharacters) {
-  expect_class(0x1F600, None);     // 😀
-  expect_class(0x1F1E6, None);     // regional indicator A
-  expect_class(0x2764, None);      // ❤
-  expect_class(0x20AC, None);      // €
-  expect_class(0x3001, None);      // 、 ideographic comma
+  expect_class(0x1F600, None);   // 😀
+  expect_class(0x1F1E6, None);   // regional indicator A
+  expect_class(0x2764, None);    // ❤
+  expect_class(0x20AC, None);    // €
+  expect_class(0x3001, None);    // 、 ideographic comma
   expect_class(0xFFFD, None);
-  expect_class(0xE000, None);      // private use
-  expect_class(0xD800, None);      // surrogate
+  expect_class(0xE000, None);   // private use
+  expect_class(0xD800, None);   // surrogate
   expect_class(0x10FFFF, None);
-  expect_class(0x110000, None);    // beyond Unicode
+  expect_class(0x110000, None);   // beyond Unicode
   expect_class(0xFFFFFFFF, None);
 }
 
@@ -134,7 +134,7 @@ TEST(Utf8, EncodesKnownSequences) {
   EXPECT_EQ(utf8(0x10000), "\xF0\x90\x80\x80");
   EXPECT_EQ(utf8(0x1F600), "\xF0\x9F\x98\x80");
   EXPECT_EQ(utf8(0x10FFFF), "\xF4\x8F\xBF\xBF");
-  EXPECT_EQ(utf8(0xD800), "\xEF\xBF\xBD");     // not a scalar value: U+FFFD
+  EXPECT_EQ(utf8(0xD800), "\xEF\xBF\xBD");   // not a scalar value: U+FFFD
   EXPECT_EQ(utf8(0x110000), "\xEF\xBF\xBD");
 }
 
@@ -191,16 +191,32 @@ TEST(Utf8, AcceptsOnlyShortestFormsOfScalarValues) {
 
 TEST(Utf8, RejectsEachInvalidForm) {
   const char* invalid[] = {
-      "\x80", "\xBF",                          // stray continuation bytes
-      "\xC0\x80", "\xC1\xBF",                  // overlong 2-byte (U+0000, U+007F)
-      "\xE0\x80\x80", "\xE0\x9F\xBF",          // overlong 3-byte (below U+0800)
-      "\xF0\x80\x80\x80", "\xF0\x8F\xBF\xBF",  // overlong 4-byte (below U+10000)
-      "\xED\xA0\x80", "\xED\xBF\xBF",          // surrogates U+D800, U+DFFF
-      "\xF4\x90\x80\x80", "\xF7\xBF\xBF\xBF",  // above U+10FFFF
-      "\xF5\x80\x80\x80", "\xF8\x88\x80\x80\x80", "\xFE", "\xFF",  // bytes never used
-      "\xC3", "\xE2\x82", "\xF0\x9F\x98",      // truncated at the end
-      "\xC3" "A", "\xE2\x82" "A", "\xF0\x9F" "AA",  // truncated by a non-continuation byte
-      "\xE2\xC3\xA9",                          // a new lead byte where a continuation was due
+      "\x80",
+      "\xBF",   // stray continuation bytes
+      "\xC0\x80",
+      "\xC1\xBF",   // overlong 2-byte (U+0000, U+007F)
+      "\xE0\x80\x80",
+      "\xE0\x9F\xBF",   // overlong 3-byte (below U+0800)
+      "\xF0\x80\x80\x80",
+      "\xF0\x8F\xBF\xBF",   // overlong 4-byte (below U+10000)
+      "\xED\xA0\x80",
+      "\xED\xBF\xBF",   // surrogates U+D800, U+DFFF
+      "\xF4\x90\x80\x80",
+      "\xF7\xBF\xBF\xBF",   // above U+10FFFF
+      "\xF5\x80\x80\x80",
+      "\xF8\x88\x80\x80\x80",
+      "\xFE",
+      "\xFF",   // bytes never used
+      "\xC3",
+      "\xE2\x82",
+      "\xF0\x9F\x98",   // truncated at the end
+      "\xC3"
+      "A",
+      "\xE2\x82"
+      "A",
+      "\xF0\x9F"
+      "AA",             // truncated by a non-continuation byte
+      "\xE2\xC3\xA9",   // a new lead byte where a continuation was due
   };
   for (const char* s : invalid) {
     const std::string_view text(s);
@@ -210,17 +226,17 @@ TEST(Utf8, RejectsEachInvalidForm) {
     EXPECT_FALSE(is_valid_utf8(text));
     EXPECT_EQ(valid_utf8_prefix(std::string("ok") + s), 2u);
   }
-  EXPECT_EQ(decode_utf8("abc", 3).length, 0);  // past the end
+  EXPECT_EQ(decode_utf8("abc", 3).length, 0);   // past the end
   EXPECT_TRUE(is_valid_utf8(""));
 }
 
 TEST(Utf8, DecodesAtAnOffset) {
-  const std::string text = "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80";  // a é € 😀
+  const std::string text = "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80";   // a é € 😀
   EXPECT_EQ(decode_utf8(text, 1).cp, U'é');
   EXPECT_EQ(decode_utf8(text, 3).cp, U'€');
   EXPECT_EQ(decode_utf8(text, 6).cp, 0x1F600u);
   EXPECT_EQ(decode_utf8(text, 6).length, 4);
-  EXPECT_EQ(decode_utf8(text, 2).length, 0);  // inside é
+  EXPECT_EQ(decode_utf8(text, 2).length, 0);   // inside é
 }
 
 TEST(Utf8, CompletePrefixHoldsBackOnlyIncompleteValidTails) {
@@ -231,34 +247,41 @@ TEST(Utf8, CompletePrefixHoldsBackOnlyIncompleteValidTails) {
     const std::string s = utf8(cp);
     for (std::size_t n = 1; n < s.size(); ++n) {
       EXPECT_EQ(complete_utf8_prefix(s.substr(0, n)), 0u) << std::hex << static_cast<unsigned>(cp) << " " << n;
-      EXPECT_EQ(complete_utf8_prefix("x\xC3\xA9" + s.substr(0, n)), 3u) << std::hex << static_cast<unsigned>(cp) << " " << n;
+      EXPECT_EQ(complete_utf8_prefix("x\xC3\xA9" + s.substr(0, n)), 3u)
+          << std::hex << static_cast<unsigned>(cp) << " " << n;
     }
     EXPECT_EQ(complete_utf8_prefix("x" + s), 1 + s.size());
   }
   // Invalid bytes count as complete, at the end too: nothing can follow that makes them valid.
   EXPECT_EQ(complete_utf8_prefix("a\x80"), 2u);
-  EXPECT_EQ(complete_utf8_prefix("a\xC0"), 2u);          // C0 only starts overlong forms
+  EXPECT_EQ(complete_utf8_prefix("a\xC0"), 2u);   // C0 only starts overlong forms
   EXPECT_EQ(complete_utf8_prefix("a\xFF"), 2u);
-  EXPECT_EQ(complete_utf8_prefix("a\xE0\x80"), 3u);      // overlong whatever follows
-  EXPECT_EQ(complete_utf8_prefix("a\xED\xA0"), 3u);      // a surrogate whatever follows
-  EXPECT_EQ(complete_utf8_prefix("a\xF4\x90"), 3u);      // above U+10FFFF whatever follows
-  EXPECT_EQ(complete_utf8_prefix("a\xE2\x82" "b"), 4u);  // broken by 'b'
+  EXPECT_EQ(complete_utf8_prefix("a\xE0\x80"), 3u);   // overlong whatever follows
+  EXPECT_EQ(complete_utf8_prefix("a\xED\xA0"), 3u);   // a surrogate whatever follows
+  EXPECT_EQ(complete_utf8_prefix("a\xF4\x90"), 3u);   // above U+10FFFF whatever follows
+  EXPECT_EQ(complete_utf8_prefix("a\xE2\x82"
+                                 "b"),
+            4u);   // broken by 'b'
   // Invalid bytes in the middle, then an incomplete character: only the tail is held back.
-  EXPECT_EQ(complete_utf8_prefix("\x80" "b\xC3\xA9\xF0\x9F\x98"), 4u);
+  EXPECT_EQ(complete_utf8_prefix("\x80"
+                                 "b\xC3\xA9\xF0\x9F\x98"),
+            4u);
 }
 
 TEST(Utf8, ReplacesEachMaximalSubpartWithOneReplacementCharacter) {
   const std::string r = "\xEF\xBF\xBD";
   EXPECT_EQ(replace_invalid_utf8("abc"), "abc");
-  EXPECT_EQ(replace_invalid_utf8("a\xF0\x9F\x98"), "a" + r);             // one truncated character
-  EXPECT_EQ(replace_invalid_utf8("\xF0\x9F\x98" "a"), r + "a");
-  EXPECT_EQ(replace_invalid_utf8("\xC0\xAF"), r + r);                    // C0 is never a lead byte
+  EXPECT_EQ(replace_invalid_utf8("a\xF0\x9F\x98"), "a" + r);   // one truncated character
+  EXPECT_EQ(replace_invalid_utf8("\xF0\x9F\x98"
+                                 "a"),
+            r + "a");
+  EXPECT_EQ(replace_invalid_utf8("\xC0\xAF"), r + r);   // C0 is never a lead byte
   EXPECT_EQ(replace_invalid_utf8("\xE0\x80\xAF"), r + r + r);
-  EXPECT_EQ(replace_invalid_utf8("\xED\xA0\x80"), r + r + r);            // surrogate
+  EXPECT_EQ(replace_invalid_utf8("\xED\xA0\x80"), r + r + r);   // surrogate
   EXPECT_EQ(replace_invalid_utf8("\xF4\x90\x80\x80"), r + r + r + r);
   EXPECT_EQ(replace_invalid_utf8("\xE2\x82\xE2\x82\xAC"), r + "\xE2\x82\xAC");
   EXPECT_EQ(replace_invalid_utf8("\x80\x80"), r + r);
 }
 
-}  // namespace
-}  // namespace glassbox::unicode
+}   // namespace
+}   // namespace glassbox::unicode

@@ -30,7 +30,7 @@ nlohmann::json classification(const Model& model, std::span<const std::int32_t> 
   return {{"label", labels[best]}, {"probabilities", probs}, {"logits", logits}};
 }
 
-}  // namespace
+}   // namespace
 
 // One text (-p: tokenized, then <|endoftext|>, as `train --task classify` made the examples; or
 // --tokens as given), or every line of a file, one JSON object per line; for "label<TAB>text"
@@ -40,7 +40,8 @@ int run_classify(const std::string& model_dir, const LoadOptions& load, const st
                  const std::string& head_mask_text) {
   const Model model = Model::load(model_dir, load);
   if (model.config().labels.empty())
-    throw InvalidArgument(model_dir + " is not a classifier (its config.json names no *ForSequenceClassification "
+    throw InvalidArgument(model_dir +
+                          " is not a classifier (its config.json names no *ForSequenceClassification "
                           "architecture); train one with `glassbox train --task classify`");
   const std::vector<float> head_mask = parse_head_mask(head_mask_text, model.config());
   const int context = model.config().n_positions;
@@ -71,6 +72,7 @@ int run_classify(const std::string& model_dir, const LoadOptions& load, const st
     write_text(out.dump() + "\n");
   }
   if (labelled > 0)
-    std::fprintf(stderr, "glassbox: accuracy %.4f (%d of %d labelled lines)\n", double(correct) / labelled, correct, labelled);
+    std::fprintf(stderr, "glassbox: accuracy %.4f (%d of %d labelled lines)\n", double(correct) / labelled, correct,
+                 labelled);
   return 0;
 }

@@ -17,11 +17,13 @@ int run_evaluate(const std::string& model_dir, const LoadOptions& load, const st
   const Tokenizer tokenizer = Tokenizer::load(model_dir);
   const Model model = Model::load(model_dir, load);
   if (model.config().bidirectional)   // its position t has seen token t+1: next-token loss means nothing
-    throw InvalidArgument("this model is bidirectional (a masked-LM encoder): evaluate measures next-token prediction, "
-                          "which such a model sees the answer to");
+    throw InvalidArgument(
+        "this model is bidirectional (a masked-LM encoder): evaluate measures next-token prediction, "
+        "which such a model sees the answer to");
   const int V = model.config().vocab_size;
   if (context < 0 || context > model.config().n_positions)
-    throw InvalidArgument("--context must be 1.." + std::to_string(model.config().n_positions) + " (0: the whole context)");
+    throw InvalidArgument("--context must be 1.." + std::to_string(model.config().n_positions) +
+                          " (0: the whole context)");
   const int T = context ? context : model.config().n_positions;
   const std::vector<std::int32_t> ids = encode_files(tokenizer, paths);
   if (ids.size() < 2) throw InvalidArgument("the text has fewer than 2 tokens: nothing to predict");
@@ -60,4 +62,4 @@ int run_evaluate(const std::string& model_dir, const LoadOptions& load, const st
   return 0;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

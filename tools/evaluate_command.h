@@ -13,4 +13,4 @@ namespace glassbox {
 int run_evaluate(const std::string& model_dir, const LoadOptions& load, const std::vector<std::string>& files,
                  int context);
 
-}  // namespace glassbox
+}   // namespace glassbox

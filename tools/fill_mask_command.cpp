@@ -18,7 +18,8 @@ int run_fill_mask(const std::string& model_dir, const LoadOptions& load, const s
   const Model model = Model::load(model_dir, load);
   const ModelConfig& c = model.config();
   if (!c.bidirectional || c.mask_token_id < 0)
-    throw InvalidArgument(model_dir + " is not a masked LM (its config.json has no \"bidirectional\" and "
+    throw InvalidArgument(model_dir +
+                          " is not a masked LM (its config.json has no \"bidirectional\" and "
                           "\"mask_token_id\"); train one with `glassbox train --task mlm`");
   const Tokenizer tokenizer = Tokenizer::load(model_dir);
   const std::vector<std::int32_t> ids = text ? tokenizer.encode(*text, /*allow_special=*/true) : *given_ids;
@@ -43,7 +44,9 @@ int run_fill_mask(const std::string& model_dir, const LoadOptions& load, const s
     nlohmann::json candidates = nlohmann::json::array();
     for (int i = 0; i < k; ++i) {
       const int v = order[std::size_t(i)];
-      candidates.push_back({{"id", v}, {"token", tokenizer.decode(std::vector{v})}, {"probability", std::exp(double(row[v]) - max) / total}});
+      candidates.push_back({{"id", v},
+                            {"token", tokenizer.decode(std::vector{v})},
+                            {"probability", std::exp(double(row[v]) - max) / total}});
     }
     out.push_back({{"position", t}, {"candidates", candidates}});
   }
@@ -51,4 +54,3 @@ int run_fill_mask(const std::string& model_dir, const LoadOptions& load, const s
   std::fwrite(json.data(), 1, json.size(), stdout);
   return 0;
 }
-

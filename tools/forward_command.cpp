@@ -58,7 +58,8 @@ std::vector<std::vector<std::int32_t>> read_batch(const std::string& file) {
   if (!j.is_array()) throw InvalidArgument(file + expected);
   std::vector<std::vector<std::int32_t>> batch;
   for (const auto& seq : j) {
-    if (!seq.is_array()) throw InvalidArgument(file + ": sequence " + std::to_string(batch.size()) + " is not an array" + expected);
+    if (!seq.is_array())
+      throw InvalidArgument(file + ": sequence " + std::to_string(batch.size()) + " is not an array" + expected);
     auto& ids = batch.emplace_back();
     for (const auto& id : seq) {
       if (!id.is_number_integer() || id.get<std::int64_t>() < INT32_MIN || id.get<std::int64_t>() > INT32_MAX)
@@ -70,7 +71,7 @@ std::vector<std::vector<std::int32_t>> read_batch(const std::string& file) {
   return batch;
 }
 
-}  // namespace
+}   // namespace
 
 int run_forward(const std::string& model_dir, const LoadOptions& load, const std::vector<std::int32_t>& ids,
                 const ForwardRequest& request) {
@@ -193,7 +194,8 @@ int run_forward_batch(const std::string& model_dir, const LoadOptions& load, con
 std::vector<float> parse_head_mask(const std::string& text, const ModelConfig& c) {
   if (text.empty()) return {};
   const auto malformed = [&] {
-    return InvalidArgument("--head-mask must be layer:head pairs separated by commas, like 0:3,5:1, got \"" + text + "\"");
+    return InvalidArgument("--head-mask must be layer:head pairs separated by commas, like 0:3,5:1, got \"" + text +
+                           "\"");
   };
   std::vector<std::array<int, 2>> heads;
   const char* p = text.data();

@@ -12,11 +12,11 @@
 
 // What `forward` prints besides the logits, and how it runs the model.
 struct ForwardRequest {
-  bool attention = false;       // "attention": [layer][head][query][key]
-  std::string mask = "causal";  // or "bidirectional"
-  bool hidden_states = false;   // "hidden_states": [n_layer + 1][T][n_embd]
-  std::optional<int> lens;      // K: "lens": [n_layer][T] lists of K {"id", "p"}
-  std::string head_mask;        // --head-mask as given: "L:H[,L:H...]", those heads silenced
+  bool attention = false;        // "attention": [layer][head][query][key]
+  std::string mask = "causal";   // or "bidirectional"
+  bool hidden_states = false;    // "hidden_states": [n_layer + 1][T][n_embd]
+  std::optional<int> lens;       // K: "lens": [n_layer][T] lists of K {"id", "p"}
+  std::string head_mask;         // --head-mask as given: "L:H[,L:H...]", those heads silenced
 };
 
 // {"logits": [T][V], ...} on stdout for the prompt `ids`; errors are thrown.

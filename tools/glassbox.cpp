@@ -92,8 +92,8 @@ struct Prompt {
 };
 
 int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, int max_tokens,
-                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed, const std::string& when_context_full,
-                 const std::string& head_mask) {
+                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed,
+                 const std::string& when_context_full, const std::string& head_mask) {
   sampling.seed = seed ? *seed : std::random_device{}();
   sampling.validate();   // before the (possibly slow) model load
   GenerateOptions options;
@@ -112,8 +112,10 @@ int run_generate(const std::string& model_dir, const LoadOptions& load, const Pr
   int produced = 0;
   const auto start = std::chrono::steady_clock::now();
   const StopReason reason = generate(model, ids, options, [&](const GeneratedToken& t) {
-    if (decoder) write_text(decoder->push(t.id));   // text: whole characters only
-    else std::printf(produced ? " %d" : "%d", t.id);                  // ids
+    if (decoder)
+      write_text(decoder->push(t.id));   // text: whole characters only
+    else
+      std::printf(produced ? " %d" : "%d", t.id);   // ids
     ++produced;
     std::fflush(stdout);   // stream: show each token as soon as it exists
     return true;
@@ -154,7 +156,8 @@ int run_detokenize(const std::string& model_dir) {
   return 0;
 }
 
-int run_train_tokenizer(const std::vector<std::string>& files, int vocab_size, bool mask_token, const std::string& out_dir) {
+int run_train_tokenizer(const std::vector<std::string>& files, int vocab_size, bool mask_token,
+                        const std::string& out_dir) {
   std::string text;
   for (const auto& f : files) {
     std::ifstream in(f, std::ios::binary);
@@ -172,7 +175,7 @@ int run_train_tokenizer(const std::vector<std::string>& files, int vocab_size, b
   return 0;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"glassbox: run GPT-2-family transformers and look inside them"};
@@ -191,7 +194,8 @@ int main(int argc, char** argv) {
     cmd->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
   };
   auto add_prompt = [&](CLI::App* cmd) {
-    auto* p = cmd->add_option("-p,--prompt", prompt.text, "prompt text (tokenized with the model's vocab.json/merges.txt)");
+    auto* p =
+        cmd->add_option("-p,--prompt", prompt.text, "prompt text (tokenized with the model's vocab.json/merges.txt)");
     auto* t = cmd->add_option("--tokens", prompt.ids, "prompt as comma-separated token ids, e.g. 464,2068");
     p->excludes(t);
     t->excludes(p);
@@ -208,14 +212,16 @@ int main(int argc, char** argv) {
   gen->add_option("-n,--max-tokens", max_tokens, "how many tokens to generate at most")->capture_default_str();
   gen->add_option("--temperature", sampling.temperature, "0 is greedy")->capture_default_str();
   gen->add_option("--top-k", sampling.top_k, "keep the k most probable tokens (0: all)")->capture_default_str();
-  gen->add_option("--top-p", sampling.top_p, "nucleus: keep the most probable tokens up to this mass")->capture_default_str();
+  gen->add_option("--top-p", sampling.top_p, "nucleus: keep the most probable tokens up to this mass")
+      ->capture_default_str();
   gen->add_option("--seed", seed, "random seed (default: random, printed at the end)");
   std::string when_context_full = "slide";
   gen->add_option("--context-full", when_context_full,
                   "when the context is full: slide (keep its most recent half and go on) or stop")
       ->capture_default_str();
   std::string head_mask;
-  const char* head_mask_help = "switch heads off: layer:head pairs, e.g. 0:3,5:1 (Hugging Face's head_mask, 0 for those)";
+  const char* head_mask_help =
+      "switch heads off: layer:head pairs, e.g. 0:3,5:1 (Hugging Face's head_mask, 0 for those)";
   gen->add_option("--head-mask", head_mask, head_mask_help);
 
   auto* fwd = app.add_subcommand("forward", "print logits (and attention) for a prompt as JSON");
@@ -225,17 +231,20 @@ int main(int argc, char** argv) {
   ForwardRequest forward;
   auto* attention_flag =
       fwd->add_flag("--attention", forward.attention, "also print attention probabilities [layer][head][query][key]");
-  auto* mask_option = fwd->add_option("--mask", forward.mask,
-                                      "causal (the GPT's) or bidirectional: every position sees every other, same weights")
-                          ->capture_default_str();
-  auto* hidden_flag = fwd->add_flag("--hidden-states", forward.hidden_states,
-                                    "also print the residual stream [layer + 1][position][n_embd] (Hugging Face's hidden_states)");
-  auto* lens_option = fwd->add_option("--lens", forward.lens,
-                                      "also print the logit lens: each layer's K most likely next tokens [layer][position]");
+  auto* mask_option =
+      fwd->add_option("--mask", forward.mask,
+                      "causal (the GPT's) or bidirectional: every position sees every other, same weights")
+          ->capture_default_str();
+  auto* hidden_flag =
+      fwd->add_flag("--hidden-states", forward.hidden_states,
+                    "also print the residual stream [layer + 1][position][n_embd] (Hugging Face's hidden_states)");
+  auto* lens_option = fwd->add_option(
+      "--lens", forward.lens, "also print the logit lens: each layer's K most likely next tokens [layer][position]");
   auto* head_mask_option = fwd->add_option("--head-mask", forward.head_mask, head_mask_help);
   std::string batch_file;
-  auto* batch_option = fwd->add_option("--batch", batch_file,
-                                       "JSON file: an array of token-id arrays, run as one batch -> logits [sequence][position][vocab]");
+  auto* batch_option =
+      fwd->add_option("--batch", batch_file,
+                      "JSON file: an array of token-id arrays, run as one batch -> logits [sequence][position][vocab]");
   batch_option->excludes("-p")->excludes("--tokens")->excludes(attention_flag)->excludes(mask_option);
   batch_option->excludes(hidden_flag)->excludes(lens_option)->excludes(head_mask_option);
 
@@ -271,7 +280,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   train_tok->add_option("-o,--output", out_dir, "directory to write vocab.json and merges.txt to")->required();
   bool mask_token = false;
-  train_tok->add_flag("--mask-token", mask_token, "also <|mask|>, the mask of a masked LM (as train --task mlm learns its vocabulary)");
+  train_tok->add_flag("--mask-token", mask_token,
+                      "also <|mask|>, the mask of a masked LM (as train --task mlm learns its vocabulary)");
 
   TrainCommand train;
   add_train_command(app, train);
@@ -282,15 +292,20 @@ int main(int argc, char** argv) {
   std::vector<std::string> eval_files;
   int eval_context = 0;
   eval->add_option("text", eval_files, "UTF-8 text files, or folders of them")->required();
-  eval->add_option("--context", eval_context, "window length in tokens (0: the model's context)")->capture_default_str();
+  eval->add_option("--context", eval_context, "window length in tokens (0: the model's context)")
+      ->capture_default_str();
 
   // CLI11 would only say "A subcommand is required"; name the word it did not know.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
-    for (const auto* cmd : app.get_subcommands([](const CLI::App*) { return true; })) known |= cmd->get_name() == argv[1];
+    for (const auto* cmd : app.get_subcommands([](const CLI::App*) { return true; }))
+      known |= cmd->get_name() == argv[1];
     if (!known) {
-      std::fprintf(stderr, "glassbox: error: unknown command '%s' (commands: generate, forward, classify, fill-mask, tokenize, detokenize, "
-                           "train-tokenizer, train, evaluate; see --help)\n", argv[1]);
+      std::fprintf(stderr,
+                   "glassbox: error: unknown command '%s' (commands: generate, forward, classify, fill-mask, tokenize, "
+                   "detokenize, "
+                   "train-tokenizer, train, evaluate; see --help)\n",
+                   argv[1]);
       return 2;
     }
   }

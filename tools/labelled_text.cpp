@@ -42,4 +42,4 @@ std::vector<std::int32_t> classifier_ids(const Tokenizer& tokenizer, std::string
   return ids;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -33,4 +33,4 @@ std::vector<LabelledLine> parse_labelled_lines(std::string_view text, const std:
 std::vector<std::int32_t> classifier_ids(const Tokenizer& tokenizer, std::string_view text, int max_tokens,
                                          const std::string& where, bool* truncated = nullptr);
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -58,4 +58,4 @@ std::vector<std::int32_t> encode_files(const Tokenizer& tok, const std::vector<f
   return ids;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -21,4 +21,4 @@ std::string read_text(const std::filesystem::path& file);
 // Throws Error naming the file for text that is not UTF-8.
 std::vector<std::int32_t> encode_files(const Tokenizer& tokenizer, const std::vector<std::filesystem::path>& files);
 
-}  // namespace glassbox
+}   // namespace glassbox

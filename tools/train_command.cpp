@@ -49,8 +49,10 @@ extern "C" void on_interrupt(int) {
 std::string duration(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-  else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
   return buf;
 }
 
@@ -88,36 +90,43 @@ DType dtype_of(const std::string& name) {
   throw InvalidArgument("--save-dtype must be f32, f16 or bf16");
 }
 
-}  // namespace
+}   // namespace
 
 void add_train_command(CLI::App& app, TrainCommand& c) {
-  auto* t = app.add_subcommand(
-      "train", "train a GPT (or an encoder, or a classifier: --task) from scratch on text files (Hugging Face model directory out)");
+  auto* t = app.add_subcommand("train",
+                               "train a GPT (or an encoder, or a classifier: --task) from scratch on text files "
+                               "(Hugging Face model directory out)");
   c.command = t;
   t->add_option("text", c.inputs, "training text: UTF-8 files, or folders of them")->required();
   t->add_option("-o,--output", c.output, "model directory to write (and checkpoint to)")->required();
-  t->add_flag("--resume", c.resume, "continue from OUTPUT/checkpoint.safetensors (same text; options from the checkpoint)");
+  t->add_flag("--resume", c.resume,
+              "continue from OUTPUT/checkpoint.safetensors (same text; options from the checkpoint)");
   t->add_option("--task", c.task,
-                 "lm (next token: a GPT), mlm (masked tokens, bidirectional attention: an encoder) or classify "
-                 "(labelled lines \"label<TAB>text\": a classifier)")
+                "lm (next token: a GPT), mlm (masked tokens, bidirectional attention: an encoder) or classify "
+                "(labelled lines \"label<TAB>text\": a classifier)")
       ->capture_default_str();
-  t->add_option("--lm-weight", c.settings.options.lm_weight, "classify: weight of the LM loss beside the label loss (GPT-1's 0.5)")
+  t->add_option("--lm-weight", c.settings.options.lm_weight,
+                "classify: weight of the LM loss beside the label loss (GPT-1's 0.5)")
       ->capture_default_str();
   t->add_option("--mask-rate", c.settings.mask_rate,
                 "mlm: the share of tokens chosen to be predicted (BERT's 0.15; more gives more to learn from per step)")
       ->capture_default_str();
   t->add_option("--valid", c.valid, "held-out text files or folders for evaluation");
   t->add_option("--valid-fraction", c.settings.valid_fraction,
-                 "without --valid: hold out this fraction of the end of the text (classify: of each label's lines)")
+                "without --valid: hold out this fraction of the end of the text (classify: of each label's lines)")
       ->capture_default_str();
   t->add_option("--tokenizer", c.tokenizer_dir, "reuse vocab.json + merges.txt from this directory");
   t->add_option("--init-from", c.init_from,
                 "start from the parameters of another run of the same shape (its output directory: its checkpoint and, "
                 "unless --tokenizer says otherwise, its tokenizer), e.g. a GPT's for an encoder; ignored on --resume");
-  t->add_option("--vocab-size", c.settings.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")->capture_default_str();
-  t->add_option("--arch", c.settings.architecture, "gpt2 (pre-LayerNorm) or openai-gpt (post-LayerNorm)")->capture_default_str();
-  t->add_option("--activation", c.settings.activation, "MLP activation as the config names it (default: gelu_new, openai-gpt: gelu)");
-  t->add_option("--positions", c.settings.positions, "position encoding: learned (GPT-2's) or sinusoidal (fixed sin/cos)")
+  t->add_option("--vocab-size", c.settings.vocab_size, "without --tokenizer: learn a BPE vocabulary of this size")
+      ->capture_default_str();
+  t->add_option("--arch", c.settings.architecture, "gpt2 (pre-LayerNorm) or openai-gpt (post-LayerNorm)")
+      ->capture_default_str();
+  t->add_option("--activation", c.settings.activation,
+                "MLP activation as the config names it (default: gelu_new, openai-gpt: gelu)");
+  t->add_option("--positions", c.settings.positions,
+                "position encoding: learned (GPT-2's) or sinusoidal (fixed sin/cos)")
       ->capture_default_str();
   t->add_option("--n-layer", c.settings.n_layer, "blocks")->capture_default_str();
   t->add_option("--n-embd", c.settings.n_embd, "width of the residual stream")->capture_default_str();
@@ -125,21 +134,28 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
   t->add_option("--n-positions", c.settings.n_positions, "context length")->capture_default_str();
   t->add_option("--steps", c.settings.options.steps, "optimisation steps")->capture_default_str();
   t->add_option("--batch-size", c.settings.options.batch_size, "sequences per step")->capture_default_str();
-  t->add_option("--seq-len", c.settings.options.seq_len, "tokens per sequence (at most --n-positions)")->capture_default_str();
+  t->add_option("--seq-len", c.settings.options.seq_len, "tokens per sequence (at most --n-positions)")
+      ->capture_default_str();
   t->add_option("--lr", c.settings.options.learning_rate, "peak learning rate")->capture_default_str();
-  t->add_option("--min-lr", c.settings.options.min_learning_rate, "learning rate at the end of the cosine decay")->capture_default_str();
+  t->add_option("--min-lr", c.settings.options.min_learning_rate, "learning rate at the end of the cosine decay")
+      ->capture_default_str();
   t->add_option("--warmup", c.settings.options.warmup_steps, "linear warmup steps")->capture_default_str();
-  t->add_option("--weight-decay", c.settings.options.weight_decay, "AdamW weight decay on matrices")->capture_default_str();
+  t->add_option("--weight-decay", c.settings.options.weight_decay, "AdamW weight decay on matrices")
+      ->capture_default_str();
   t->add_option("--grad-clip", c.settings.options.grad_clip, "max gradient norm (0: off)")->capture_default_str();
-  t->add_option("--dropout", c.settings.options.dropout, "dropout on embeddings and residual branches while training")->capture_default_str();
+  t->add_option("--dropout", c.settings.options.dropout, "dropout on embeddings and residual branches while training")
+      ->capture_default_str();
   t->add_option("--seed", c.settings.options.seed, "initialisation and batch order")->capture_default_str();
-  t->add_option("--threads", c.settings.options.threads, "threads (the batch is split into this many shards)")->capture_default_str();
-  t->add_option("--eval-every", c.settings.eval_every, "evaluate every N steps (0: only at the end)")->capture_default_str();
+  t->add_option("--threads", c.settings.options.threads, "threads (the batch is split into this many shards)")
+      ->capture_default_str();
+  t->add_option("--eval-every", c.settings.eval_every, "evaluate every N steps (0: only at the end)")
+      ->capture_default_str();
   t->add_option("--eval-tokens", c.settings.eval_tokens,
-                 "tokens (mlm: masked tokens; classify: lines) per periodic evaluation (0: all; the final one uses all)")
+                "tokens (mlm: masked tokens; classify: lines) per periodic evaluation (0: all; the final one uses all)")
       ->capture_default_str();
   t->add_option("--checkpoint-every", c.checkpoint_every, "save a checkpoint every N steps")->capture_default_str();
-  t->add_option("--save-dtype", c.save_dtype, "dtype of model.safetensors: f32, f16 or bf16 (default: f32, or the run's on --resume)");
+  t->add_option("--save-dtype", c.save_dtype,
+                "dtype of model.safetensors: f32, f16 or bf16 (default: f32, or the run's on --resume)");
   t->add_option("--pause-at", c.pause_at, "checkpoint and stop after this step; continue with --resume");
   t->add_option("--time-limit", c.time_limit, "checkpoint and stop after this many minutes; continue with --resume");
 }
@@ -148,7 +164,8 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
 // themselves are checked by set_up_training).
 void check_options(const TrainCommand& c) {
   const TrainingSettings& s = c.settings;
-  if (s.architecture != "gpt2" && s.architecture != "openai-gpt") throw InvalidArgument("--arch must be gpt2 or openai-gpt");
+  if (s.architecture != "gpt2" && s.architecture != "openai-gpt")
+    throw InvalidArgument("--arch must be gpt2 or openai-gpt");
   if (c.task != "lm" && c.task != "mlm" && c.task != "classify")
     throw InvalidArgument("--task must be lm, mlm or classify, got " + c.task);
   if (c.command && c.command->count("--lm-weight") && c.task != "classify")
@@ -188,22 +205,32 @@ void check_unchanged(const TrainCommand& c, const Trainer& t) {
   const TrainingSettings& s = c.settings;
   const TrainingOptions& given = s.options;
   const std::pair<const char*, bool> same[] = {
-      {"--arch", s.architecture == m.architecture_name()}, {"--n-layer", s.n_layer == m.n_layer},
-      {"--n-embd", s.n_embd == m.n_embd}, {"--n-head", s.n_head == m.n_head},
-      {"--n-positions", s.n_positions == m.n_positions}, {"--steps", given.steps == o.steps},
-      {"--batch-size", given.batch_size == o.batch_size}, {"--seq-len", given.seq_len == o.seq_len},
-      {"--lr", given.learning_rate == o.learning_rate}, {"--min-lr", given.min_learning_rate == o.min_learning_rate},
-      {"--warmup", given.warmup_steps == o.warmup_steps}, {"--weight-decay", given.weight_decay == o.weight_decay},
-      {"--grad-clip", given.grad_clip == o.grad_clip}, {"--dropout", given.dropout == o.dropout},
-      {"--seed", given.seed == o.seed}, {"--threads", given.threads == o.threads},
-      {"--task", c.task == task_of(m)}, {"--lm-weight", given.lm_weight == o.lm_weight},
+      {"--arch", s.architecture == m.architecture_name()},
+      {"--n-layer", s.n_layer == m.n_layer},
+      {"--n-embd", s.n_embd == m.n_embd},
+      {"--n-head", s.n_head == m.n_head},
+      {"--n-positions", s.n_positions == m.n_positions},
+      {"--steps", given.steps == o.steps},
+      {"--batch-size", given.batch_size == o.batch_size},
+      {"--seq-len", given.seq_len == o.seq_len},
+      {"--lr", given.learning_rate == o.learning_rate},
+      {"--min-lr", given.min_learning_rate == o.min_learning_rate},
+      {"--warmup", given.warmup_steps == o.warmup_steps},
+      {"--weight-decay", given.weight_decay == o.weight_decay},
+      {"--grad-clip", given.grad_clip == o.grad_clip},
+      {"--dropout", given.dropout == o.dropout},
+      {"--seed", given.seed == o.seed},
+      {"--threads", given.threads == o.threads},
+      {"--task", c.task == task_of(m)},
+      {"--lm-weight", given.lm_weight == o.lm_weight},
       {"--valid-fraction", !t.checkpoint_extra().count("valid_fraction") ||
                                std::atof(t.checkpoint_extra().at("valid_fraction").c_str()) == s.valid_fraction},
       {"--mask-rate", !t.checkpoint_extra().count("mask_rate") ||
                           std::atof(t.checkpoint_extra().at("mask_rate").c_str()) == s.mask_rate}};
   for (const auto& [name, equal] : same)
     if (c.command && c.command->count(name) && !equal)
-      throw InvalidArgument(std::string(name) + " cannot change when resuming: the run's settings are in its checkpoint");
+      throw InvalidArgument(std::string(name) +
+                            " cannot change when resuming: the run's settings are in its checkpoint");
 }
 
 std::vector<TrainingDocument> read_documents(const std::vector<fs::path>& files) {
@@ -217,18 +244,22 @@ int run_train(const TrainCommand& c) {
   const fs::path checkpoint = out / "checkpoint.safetensors";
   if (c.checkpoint_every < 1) throw InvalidArgument("--checkpoint-every must be at least 1");
   const TrainingSettings& settings = c.settings;
-  if (settings.eval_every < 0 || settings.eval_tokens < 0) throw InvalidArgument("--eval-every and --eval-tokens must not be negative");
+  if (settings.eval_every < 0 || settings.eval_tokens < 0)
+    throw InvalidArgument("--eval-every and --eval-tokens must not be negative");
   if (c.pause_at < 0 || !(c.time_limit >= 0)) throw InvalidArgument("--pause-at and --time-limit must not be negative");
-  if (!(settings.valid_fraction >= 0 && settings.valid_fraction < 1)) throw InvalidArgument("--valid-fraction must be in [0, 1)");
+  if (!(settings.valid_fraction >= 0 && settings.valid_fraction < 1))
+    throw InvalidArgument("--valid-fraction must be in [0, 1)");
   if (c.resume) {
     if (!fs::exists(checkpoint)) throw Error(checkpoint.string() + ": no checkpoint to resume from");
   } else {
     if (fs::exists(checkpoint))
       throw Error(checkpoint.string() + " exists: pass --resume to continue that run, or choose another --output");
     if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
-      throw Error(out.string() + " exists and is not an empty folder: choose a new --output (nothing there is overwritten)");
+      throw Error(out.string() +
+                  " exists and is not an empty folder: choose a new --output (nothing there is overwritten)");
     if (!c.init_from.empty() && !fs::exists(fs::path(c.init_from) / "checkpoint.safetensors"))
-      throw Error("--init-from " + c.init_from + ": no checkpoint.safetensors there (give the output folder of a glassbox train run)");
+      throw Error("--init-from " + c.init_from +
+                  ": no checkpoint.safetensors there (give the output folder of a glassbox train run)");
   }
   std::vector<TrainingDocument> train_docs = read_documents(list_files(c.inputs));
   std::vector<TrainingDocument> valid_docs = read_documents(list_files(c.valid));
@@ -245,12 +276,17 @@ int run_train(const TrainCommand& c) {
     check_options(c);
     settings.options.validate(training_model_config(settings, reused ? reused->vocab_size() : settings.vocab_size));
   }
-  const std::map<std::string, std::string> extra = c.resume ? trainer->checkpoint_extra() : std::map<std::string, std::string>{};
-  const std::string dtype_name = !c.save_dtype.empty() ? c.save_dtype : extra.count("save_dtype") ? extra.at("save_dtype") : "f32";
+  const std::map<std::string, std::string> extra =
+      c.resume ? trainer->checkpoint_extra() : std::map<std::string, std::string>{};
+  const std::string dtype_name = !c.save_dtype.empty()       ? c.save_dtype
+                                 : extra.count("save_dtype") ? extra.at("save_dtype")
+                                                             : "f32";
   const DType save_dtype = dtype_of(dtype_name);
-  const double valid_fraction = c.resume && extra.count("valid_fraction") ? std::atof(extra.at("valid_fraction").c_str())
-                                                                          : settings.valid_fraction;
-  const double mask_rate = c.resume && extra.count("mask_rate") ? std::atof(extra.at("mask_rate").c_str()) : settings.mask_rate;
+  const double valid_fraction = c.resume && extra.count("valid_fraction")
+                                    ? std::atof(extra.at("valid_fraction").c_str())
+                                    : settings.valid_fraction;
+  const double mask_rate =
+      c.resume && extra.count("mask_rate") ? std::atof(extra.at("mask_rate").c_str()) : settings.mask_rate;
   if (!(mask_rate > 0 && mask_rate <= 1)) throw InvalidArgument("--mask-rate must be more than 0 and at most 1");
   const std::string task = c.resume ? task_of(trainer->config()) : c.task;
   // classify: labelled lines, held out line by line (every k-th: a file sorted by label still
@@ -265,7 +301,7 @@ int run_train(const TrainCommand& c) {
       auto lines = parse_labelled_lines(d.text, d.name, true);
       valid_lines.insert(valid_lines.end(), lines.begin(), lines.end());
     }
-    if (valid_docs.empty() && valid_fraction > 0) {   // per label: the k-th, 2k-th, ... line of each
+    if (valid_docs.empty() && valid_fraction > 0) {         // per label: the k-th, 2k-th, ... line of each
       std::map<std::string, std::pair<int, double>> seen;   // label -> (lines, lines held out)
       std::vector<LabelledLine> kept;
       for (auto& line : train_lines) {
@@ -310,22 +346,29 @@ int run_train(const TrainCommand& c) {
 
   // 3. The task's data, checked before anything is written.
   const int seq_len = setup.options.seq_len;
-  const std::vector<std::string> labels = task == "classify" ? (c.resume ? trainer->config().labels : label_names(train_lines))
-                                                             : std::vector<std::string>{};
+  const std::vector<std::string> labels = task == "classify"
+                                              ? (c.resume ? trainer->config().labels : label_names(train_lines))
+                                              : std::vector<std::string>{};
   // mlm's [MASK]: <|mask|> where the tokenizer has one (those it learns for --task mlm do), else <|endoftext|>
-  const auto mask_id = c.resume ? std::optional(trainer->config().mask_token_id)
+  const auto mask_id = c.resume                        ? std::optional(trainer->config().mask_token_id)
                        : tok.special_token(kMaskToken) ? tok.special_token(kMaskToken)
                                                        : tok.special_token("<|endoftext|>");
-  if (task == "mlm" && !mask_id) throw Error("--task mlm needs a tokenizer with <|mask|> or <|endoftext|> to mask tokens with");
+  if (task == "mlm" && !mask_id)
+    throw Error("--task mlm needs a tokenizer with <|mask|> or <|endoftext|> to mask tokens with");
   std::unique_ptr<TrainingTask> data;
-  if (task == "classify") data = classify_task(tok, train_lines, valid_lines, labels, seq_len);
-  else if (task == "mlm") data = masked_lm_task(std::move(setup.train), std::move(setup.valid), seq_len, *mask_id, tok.vocab_size(), mask_rate);
-  else data = language_model_task(tok, std::move(setup.train), std::move(setup.valid), seq_len);
+  if (task == "classify")
+    data = classify_task(tok, train_lines, valid_lines, labels, seq_len);
+  else if (task == "mlm")
+    data =
+        masked_lm_task(std::move(setup.train), std::move(setup.valid), seq_len, *mask_id, tok.vocab_size(), mask_rate);
+  else
+    data = language_model_task(tok, std::move(setup.train), std::move(setup.valid), seq_len);
   const std::string data_id = data->data_id();
   double elapsed_before = 0;   // training seconds of earlier sessions of this run
   if (c.resume) {
     if (extra.count("data") && extra.at("data") != data_id)
-      throw Error("the text differs from the text " + checkpoint.string() + " was trained on; resume with the same files");
+      throw Error("the text differs from the text " + checkpoint.string() +
+                  " was trained on; resume with the same files");
     if (extra.count("elapsed")) elapsed_before = std::atof(extra.at("elapsed").c_str());
   } else {
     ModelConfig config = setup.config;
@@ -344,8 +387,8 @@ int run_train(const TrainCommand& c) {
   std::fprintf(stderr, "glassbox: %s, %d layers, %d wide, %d heads, context %d, vocabulary %d: %.2fM parameters\n",
                std::string(cfg.architecture_name()).c_str(), cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_positions,
                cfg.vocab_size, trainer->parameter_count() / 1e6);
-  std::fprintf(stderr, "glassbox: task %s: %s; %d steps of %d x %s%d tokens%s\n", task.c_str(), data->describe().c_str(),
-               o.steps, o.batch_size, task == "classify" ? "up to " : "", o.seq_len,
+  std::fprintf(stderr, "glassbox: task %s: %s; %d steps of %d x %s%d tokens%s\n", task.c_str(),
+               data->describe().c_str(), o.steps, o.batch_size, task == "classify" ? "up to " : "", o.seq_len,
                c.resume ? (", resuming at step " + std::to_string(trainer->step())).c_str() : "");
   if (task == "classify") {
     std::string names;
@@ -387,13 +430,19 @@ int run_train(const TrainCommand& c) {
     const TrainingBatch batch = data->batch(o, s);
     const StepResult r = trainer->train_step(batch);
     tokens_seen += double(batch.B) * batch.T;
-    if (!std::isfinite(r.loss)) throw Error("the loss became " + std::to_string(r.loss) + " at step " + std::to_string(s) + "; try a lower --lr");
+    if (!std::isfinite(r.loss))
+      throw Error("the loss became " + std::to_string(r.loss) + " at step " + std::to_string(s) + "; try a lower --lr");
     smooth_loss = std::isnan(smooth_loss) ? r.loss : 0.95 * smooth_loss + 0.05 * r.loss;
     const double t = seconds();
     const double tok_per_s = tokens_seen / t;
-    log.write({{"step", s + 1}, {"loss", r.loss}, {"lr", r.learning_rate}, {"grad_norm", r.grad_norm},
-               {"tokens", double(s + 1) * o.batch_size * o.seq_len}, {"elapsed", elapsed_before + t}});
-    const bool eval_now = data->has_validation() && settings.eval_every > 0 && (s + 1) % settings.eval_every == 0 && s + 1 < o.steps;
+    log.write({{"step", s + 1},
+               {"loss", r.loss},
+               {"lr", r.learning_rate},
+               {"grad_norm", r.grad_norm},
+               {"tokens", double(s + 1) * o.batch_size * o.seq_len},
+               {"elapsed", elapsed_before + t}});
+    const bool eval_now =
+        data->has_validation() && settings.eval_every > 0 && (s + 1) % settings.eval_every == 0 && s + 1 < o.steps;
     if (eval_now) last_val = evaluate(settings.eval_tokens).loss;
     if ((s + 1) % c.checkpoint_every == 0) save();
     const double eta = double(o.steps - s - 1) * t / double(trainer->step() - first_step);
@@ -404,12 +453,12 @@ int run_train(const TrainCommand& c) {
       last_line = t;
       const int width = 24, filled = int(double(s + 1) / o.steps * width);
       std::fprintf(stderr, "\r\033[Kstep %d/%d [%s%s] loss %.3f%s  %.0f tok/s  ETA %s", s + 1, o.steps,
-                   std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), smooth_loss, val, tok_per_s,
-                   duration(eta).c_str());
+                   std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), smooth_loss, val,
+                   tok_per_s, duration(eta).c_str());
     } else if (t - last_line >= 10 || eval_now || s + 1 == o.steps || s == first_step) {   // plain lines
       last_line = t;
-      std::fprintf(stderr, "step %d/%d loss %.4f%s lr %.3g %.0f tok/s elapsed %s ETA %s\n", s + 1, o.steps, smooth_loss, val,
-                   r.learning_rate, tok_per_s, duration(elapsed_before + t).c_str(), duration(eta).c_str());
+      std::fprintf(stderr, "step %d/%d loss %.4f%s lr %.3g %.0f tok/s elapsed %s ETA %s\n", s + 1, o.steps, smooth_loss,
+                   val, r.learning_rate, tok_per_s, duration(elapsed_before + t).c_str(), duration(eta).c_str());
     }
   }
   if (tty) std::fprintf(stderr, "\n");

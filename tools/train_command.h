@@ -22,10 +22,10 @@ struct TrainCommand {
   glassbox::TrainingSettings settings;
   // bookkeeping
   int checkpoint_every = 100;
-  std::string save_dtype;     // f32, f16, bf16; empty: f32, or the resumed run's
+  std::string save_dtype;   // f32, f16, bf16; empty: f32, or the resumed run's
   // stopping early (checkpointed; continue with --resume)
-  int pause_at = 0;           // stop after this step (0: never)
-  double time_limit = 0;      // minutes of training in this session (0: no limit)
+  int pause_at = 0;        // stop after this step (0: never)
+  double time_limit = 0;   // minutes of training in this session (0: no limit)
 };
 
 void add_train_command(CLI::App& app, TrainCommand& cmd);

@@ -51,7 +51,9 @@ class LanguageModelTask : public TrainingTask {
     return v;
   }
   bool has_validation() const override { return !valid_.empty(); }
-  std::string data_id() const override { return std::to_string(fingerprint(train_)) + "/" + std::to_string(fingerprint(valid_)); }
+  std::string data_id() const override {
+    return std::to_string(fingerprint(train_)) + "/" + std::to_string(fingerprint(valid_));
+  }
   std::string describe() const override {
     return std::to_string(train_.size()) + " training tokens, " + std::to_string(valid_.size()) + " validation tokens";
   }
@@ -87,7 +89,8 @@ class MaskedLanguageModelTask : public TrainingTask {
       const std::size_t left = valid_.size() - start;
       const int T = static_cast<int>(std::min<std::size_t>(o.seq_len, left));
       const int B = T == o.seq_len ? static_cast<int>(std::min<std::size_t>(o.batch_size, left / T)) : 1;
-      inputs.assign(valid_.begin() + std::ptrdiff_t(start), valid_.begin() + std::ptrdiff_t(start + std::size_t(B) * T));
+      inputs.assign(valid_.begin() + std::ptrdiff_t(start),
+                    valid_.begin() + std::ptrdiff_t(start + std::size_t(B) * T));
       mask_tokens(inputs, targets, B, T, mask_id_, vocab_size_, kSeed, round, rate_);
       total += trainer.evaluate(TrainingBatch{inputs, targets, B, T, {}, {}});
       start += std::size_t(B) * T;
@@ -130,7 +133,8 @@ class ClassifyTask : public TrainingTask {
           throw Error(line.where + ": the label \"" + line.label + "\" of the " + what +
                       " lines is not among the training lines' labels (each label needs training lines)");
         bool truncated = false;
-        out.push_back({classifier_ids(tok, line.text, seq_len, line.where, &truncated), std::int32_t(it - labels.begin())});
+        out.push_back(
+            {classifier_ids(tok, line.text, seq_len, line.where, &truncated), std::int32_t(it - labels.begin())});
         cut += truncated;
       }
     };
@@ -138,7 +142,8 @@ class ClassifyTask : public TrainingTask {
     convert(valid, valid_, "validation");
     if (train_.empty()) throw Error("no labelled lines to train on");
     if (cut > 0)
-      std::fprintf(stderr, "glassbox: note: %d texts were longer than --seq-len %d tokens and were cut\n", cut, seq_len);
+      std::fprintf(stderr, "glassbox: note: %d texts were longer than --seq-len %d tokens and were cut\n", cut,
+                   seq_len);
   }
   TrainingBatch batch(const TrainingOptions& o, int step) override {
     batch_.emplace(sample_labelled_batch(train_, o.batch_size, o.seed, step, pad_));
@@ -181,7 +186,7 @@ class ClassifyTask : public TrainingTask {
   std::optional<LabelledBatch> batch_;
 };
 
-}  // namespace
+}   // namespace
 
 nlohmann::json Validation::to_json() const {
   nlohmann::json j = {{"val_loss", loss}};
@@ -213,7 +218,8 @@ std::unique_ptr<TrainingTask> language_model_task(const Tokenizer& tokenizer, st
 
 std::unique_ptr<TrainingTask> masked_lm_task(std::vector<std::int32_t> train, std::vector<std::int32_t> valid,
                                              int seq_len, std::int32_t mask_id, int vocab_size, double rate) {
-  return std::make_unique<MaskedLanguageModelTask>(std::move(train), std::move(valid), seq_len, mask_id, vocab_size, rate);
+  return std::make_unique<MaskedLanguageModelTask>(std::move(train), std::move(valid), seq_len, mask_id, vocab_size,
+                                                   rate);
 }
 
 std::unique_ptr<TrainingTask> classify_task(const Tokenizer& tokenizer, const std::vector<LabelledLine>& train,
@@ -236,4 +242,4 @@ std::vector<std::string> label_names(const std::vector<LabelledLine>& lines) {
   return {names.begin(), names.end()};
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

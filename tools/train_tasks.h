@@ -22,11 +22,11 @@
 namespace glassbox {
 
 struct Validation {
-  double loss = NAN;            // nats per predicted token (lm, mlm); label loss per example (classify)
-  double bits_per_byte = NAN;   // lm: the loss per byte of the text, in bits
-  double accuracy = NAN;        // classify: examples whose most likely label is theirs
-  std::int64_t count = 0;       // tokens predicted (lm, mlm) or examples (classify)
-  std::int64_t bytes = 0;       // lm
+  double loss = NAN;                // nats per predicted token (lm, mlm); label loss per example (classify)
+  double bits_per_byte = NAN;       // lm: the loss per byte of the text, in bits
+  double accuracy = NAN;            // classify: examples whose most likely label is theirs
+  std::int64_t count = 0;           // tokens predicted (lm, mlm) or examples (classify)
+  std::int64_t bytes = 0;           // lm
   nlohmann::json to_json() const;   // {"val_loss": ..., ...} for training_log.jsonl
   std::string describe() const;     // one line for the terminal
 };
@@ -39,8 +39,8 @@ class TrainingTask {
   // The held-out data under the trainer's parameters; at most `limit` tokens or examples (0: all).
   virtual Validation validate(const Trainer& trainer, long limit) const = 0;
   virtual bool has_validation() const = 0;
-  virtual std::string data_id() const = 0;   // changes when the data does (resume checks it)
-  virtual std::string describe() const = 0;  // "N training tokens, M validation tokens"
+  virtual std::string data_id() const = 0;    // changes when the data does (resume checks it)
+  virtual std::string describe() const = 0;   // "N training tokens, M validation tokens"
 };
 
 // Next-token prediction. Throws Error if the stream is too short for windows of seq_len + 1.
@@ -60,4 +60,4 @@ std::unique_ptr<TrainingTask> classify_task(const Tokenizer& tokenizer, const st
 // The sorted label names of labelled lines. Throws Error for fewer than two.
 std::vector<std::string> label_names(const std::vector<LabelledLine>& lines);
 
-}  // namespace glassbox
+}   // namespace glassbox

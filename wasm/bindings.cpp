@@ -33,7 +33,7 @@ using emscripten::val;
 using namespace glassbox;
 using namespace glassbox::js;
 
-}  // namespace
+}   // namespace
 
 // A model on its way in: the bytes of model.safetensors are written into window() and committed,
 // and finish() makes the Engine (glassbox/model_loader.h). delete() cancels, freeing everything.
@@ -45,7 +45,8 @@ class Loading {
     return guarded([&] {
       const auto bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(header);
       return new Loading(ModelLoader(config_json, std::as_bytes(std::span(bytes)),
-                                     {parse_quantization(options["quantize"].as<std::string>())}, options["sha256"].as<bool>()));
+                                     {parse_quantization(options["quantize"].as<std::string>())},
+                                     options["sha256"].as<bool>()));
     });
   }
   explicit Loading(ModelLoader loader) : loader_(std::move(loader)) {}
@@ -60,8 +61,12 @@ class Loading {
       return val(emscripten::typed_memory_view(w.size(), reinterpret_cast<std::uint8_t*>(w.data())));
     });
   }
-  void commit(double n) { guarded([&] { loader_.commit(static_cast<std::size_t>(n)); }); }
-  std::string sha256() const { return guarded([&] { return loader_.sha256_hex(); }); }
+  void commit(double n) {
+    guarded([&] { loader_.commit(static_cast<std::size_t>(n)); });
+  }
+  std::string sha256() const {
+    return guarded([&] { return loader_.sha256_hex(); });
+  }
   // The engine, with the tokenizer of files {vocab, merges} (strings; empty: ids only), or
   // files.tokenizer's when given (a Tokenizer made of the same files, which it takes over).
   Engine* finish(const val& files) {

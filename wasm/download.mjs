@@ -9,21 +9,27 @@ import { forget } from './model-cache.mjs';
 export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
   const { signal, want } = weights;
   const base = directoryUrl(dir);
-  let store = null, cacheError;
+  let store = null,
+    cacheError;
   if (cache) {
     if (typeof caches !== 'object') {
-      throw new NotSupportedError('the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost); load without { cache }');
+      throw new NotSupportedError(
+        'the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost); load without { cache }',
+      );
     }
     try {
       store = await caches.open(cache);
-    } catch (e) {   // storage blocked (a privacy setting): the model loads, uncached
+    } catch (e) {
+      // storage blocked (a privacy setting): the model loads, uncached
       cacheError = `the cache could not be opened (${e?.message ?? e}); the model will be downloaded again next time`;
     }
-    const cached = store && await readCached(store, base, weights, tokenizerFiles).catch(async (e) => {
-      if (!(e instanceof ModelFormatError) || signal?.aborted) throw e;
-      await forget(store, base);   // a cached copy that is not the file asked for, or broken
-      throw e;
-    });
+    const cached =
+      store &&
+      (await readCached(store, base, weights, tokenizerFiles).catch(async (e) => {
+        if (!(e instanceof ModelFormatError) || signal?.aborted) throw e;
+        await forget(store, base); // a cached copy that is not the file asked for, or broken
+        throw e;
+      }));
     if (cached) return cached;
   }
   // All four downloads start at once (the weights are most of the time: none of them waits for
@@ -33,26 +39,33 @@ export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
   // too. Anything that fails leaves nothing in the cache.
   const files = cacheError ? { cacheError } : {};
   const order = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
-  let storing = null, writer = null;
+  let storing = null,
+    writer = null;
   // The downloads' own signal: a failure here also stops the copy streaming into the cache.
   const downloads = new AbortController();
   const stop = () => downloads.abort(signal.reason);
   signal?.addEventListener('abort', stop, { once: true });
   const responses = order.map((name) => download(new URL(name, base), downloads.signal, signal));
-  for (const r of responses) r.catch(() => {});   // each is awaited below, unless an earlier one failed
+  for (const r of responses) r.catch(() => {}); // each is awaited below, unless an earlier one failed
   try {
     for (const [i, name] of order.entries()) {
       const url = new URL(name, base);
-      if (name === 'model.safetensors') tokenizerFiles(files);   // the small files are in
+      if (name === 'model.safetensors') tokenizerFiles(files); // the small files are in
       const response = await responses[i];
       if (!response) {
-        if (!OPTIONAL.has(name)) throw new NetworkError(`cannot download ${url}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
+        if (!OPTIONAL.has(name))
+          throw new NetworkError(
+            `cannot download ${url}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`,
+          );
         continue;
       }
       if (name !== 'model.safetensors') {
         const bytes = new Uint8Array(await response.arrayBuffer());
         files[KEYS[MODEL_FILES.indexOf(name)]] = new TextDecoder().decode(bytes);
-        const headers = { 'content-type': response.headers.get('content-type') ?? 'application/octet-stream', 'content-length': String(bytes.length) };
+        const headers = {
+          'content-type': response.headers.get('content-type') ?? 'application/octet-stream',
+          'content-length': String(bytes.length),
+        };
         if (store) await putOrFail(store, url, new Response(bytes, { headers }), files);
         continue;
       }
@@ -64,22 +77,23 @@ export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
         writer = writable.getWriter();
         const headers = { 'content-type': 'application/octet-stream' };
         const length = response.headers.get('content-length');
-        if (length && (response.headers.get('content-encoding') ?? 'identity') === 'identity') headers['content-length'] = length;
+        if (length && (response.headers.get('content-encoding') ?? 'identity') === 'identity')
+          headers['content-length'] = length;
         storing = putOrFail(store, url, new Response(readable, { headers }), files);
         onPiece = async (piece) => {
           await writer.ready;
-          writer.write(piece).catch(() => {});   // (a failure shows in storing)
+          writer.write(piece).catch(() => {}); // (a failure shows in storing)
         };
       }
       await readWithProgress(response, { ...weights, config: files.config, url, onPiece, phase: 'download' });
-      await writer?.close();   // the size and the SHA-256 are right: the cache's copy may be complete
+      await writer?.close(); // the size and the SHA-256 are right: the cache's copy may be complete
     }
     await storing;
   } catch (e) {
     downloads.abort(e);
     await writer?.abort(e).catch(() => {});
     await storing?.catch(() => {});
-    if (store) await forget(store, base);   // after the copy into the cache has stopped
+    if (store) await forget(store, base); // after the copy into the cache has stopped
     throw signal?.aborted ? signal.reason : e;
   } finally {
     signal?.removeEventListener('abort', stop);
@@ -106,7 +120,10 @@ export async function download(url, signal, cancelled, headers = undefined) {
     response = await fetch(url, { signal, headers });
   } catch (e) {
     if (cancelled?.aborted) throw cancelled.reason;
-    throw new NetworkError(`cannot download ${url}: ${e.message} (is the address right, and does the server allow this page to read it?)`, { cause: e });
+    throw new NetworkError(
+      `cannot download ${url}: ${e.message} (is the address right, and does the server allow this page to read it?)`,
+      { cause: e },
+    );
   }
   if (response.status === 404) return null;
   if (!response.ok) {
@@ -128,7 +145,9 @@ async function readWithProgress(response, weights) {
   const next = (loaded) => readChunk(reader, signal, url, loaded, announced);
   const loaded = await pourWeights(reader, { ...weights, size: total, what: String(url ?? 'model.safetensors'), next });
   if (announced && loaded !== announced)
-    throw new NetworkError(`cannot download ${url}: received ${loaded} bytes, the server announced ${announced}; nothing was cached`);
+    throw new NetworkError(
+      `cannot download ${url}: received ${loaded} bytes, the server announced ${announced}; nothing was cached`,
+    );
 }
 
 // The next chunk of a download ({done, value}); a broken connection is a NetworkError that says
@@ -139,7 +158,10 @@ async function readChunk(reader, signal, url, loaded, announced) {
     return await reader.read();
   } catch (e) {
     if (signal?.aborted) throw signal.reason;
-    throw new NetworkError(`cannot download ${url}: the connection broke after ${loaded} of ${announced || 'an unknown number of'} bytes (${e.message}); nothing was cached`, { cause: e });
+    throw new NetworkError(
+      `cannot download ${url}: the connection broke after ${loaded} of ${announced || 'an unknown number of'} bytes (${e.message}); nothing was cached`,
+      { cause: e },
+    );
   }
 }
 

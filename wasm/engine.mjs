@@ -11,12 +11,11 @@ import { readModelFiles } from './model-source.mjs';
 import { isNode } from './platform.mjs';
 import { makeModule } from './wasm-module.mjs';
 
-export { checkIds, checkText } from './input.mjs';   // (training.mjs checks its texts as the model does)
+export { checkIds, checkText } from './input.mjs'; // (training.mjs checks its texts as the model does)
 
-
-let corePromise = null;   // one WASM instance per thread, shared by every model loaded in it
-let coreSettings = null;  // what it was made with: {threads, wasmPaths}
-let providedFactory = null;   // the single-threaded module's factory, if given (useCoreFactory)
+let corePromise = null; // one WASM instance per thread, shared by every model loaded in it
+let coreSettings = null; // what it was made with: {threads, wasmPaths}
+let providedFactory = null; // the single-threaded module's factory, if given (useCoreFactory)
 
 // Where import() is not allowed (a service worker), the entry imports the single-threaded module
 // statically and hands its factory here; the engine of this thread is then made from it.
@@ -28,7 +27,8 @@ export function useCoreFactory(create) {
 // one per core up to 8, when the engine's files are of the page's origin; elsewhere, and in
 // Node, 1 (the single-threaded module).
 export function availableThreads() {
-  if (isNode || providedFactory || globalThis.crossOriginIsolated !== true || typeof SharedArrayBuffer !== 'function') return 1;
+  if (isNode || providedFactory || globalThis.crossOriginIsolated !== true || typeof SharedArrayBuffer !== 'function')
+    return 1;
   // The threaded module starts its threads' workers from beside its files, which must be of this
   // origin. (The .wasm's URL, as a bundler places it: a bundler makes a bare import.meta.url the
   // path the module had on the machine that built it.)
@@ -44,8 +44,13 @@ export function engineSettings({ threads, wasmPaths } = {}) {
   if (threads !== undefined && (!Number.isInteger(threads) || threads < 1))
     throw new InvalidArgumentError(`threads must be an integer >= 1, got ${JSON.stringify(threads)}`);
   if (wasmPaths !== undefined && typeof wasmPaths !== 'string' && !(wasmPaths instanceof URL))
-    throw new InvalidArgumentError('wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files');
-  return { threads: Math.min(threads ?? availableThreads(), availableThreads()), wasmPaths: wasmPaths === undefined ? null : directoryOf(wasmPaths) };
+    throw new InvalidArgumentError(
+      'wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files',
+    );
+  return {
+    threads: Math.min(threads ?? availableThreads(), availableThreads()),
+    wasmPaths: wasmPaths === undefined ? null : directoryOf(wasmPaths),
+  };
 }
 
 const directoryOf = (dir) => {
@@ -62,15 +67,20 @@ export function loadCore(options = undefined) {
   const wanted = engineSettings(options);
   if (corePromise) {
     if (options?.threads !== undefined && wanted.threads !== coreSettings.threads)
-      throw new InvalidArgumentError(`the engine in this thread already runs with ${coreSettings.threads} thread(s); ` +
-                                     'load with { worker: true } for an engine with another count');
+      throw new InvalidArgumentError(
+        `the engine in this thread already runs with ${coreSettings.threads} thread(s); ` +
+          'load with { worker: true } for an engine with another count',
+      );
     if (options?.wasmPaths !== undefined && wanted.wasmPaths !== coreSettings.wasmPaths)
-      throw new InvalidArgumentError(`the engine in this thread was already loaded from ${coreSettings.wasmPaths ?? 'its default place'}`);
+      throw new InvalidArgumentError(
+        `the engine in this thread was already loaded from ${coreSettings.wasmPaths ?? 'its default place'}`,
+      );
     return corePromise;
   }
   coreSettings = wanted;
   corePromise = createCore(wanted);
-  corePromise.catch(() => {   // a failure is reported to whoever awaits it; the next call tries again
+  corePromise.catch(() => {
+    // a failure is reported to whoever awaits it; the next call tries again
     corePromise = coreSettings = null;
   });
   return corePromise;
@@ -80,22 +90,38 @@ export function loadCore(options = undefined) {
 // bundlers recognise (they ship the file and put its address there). Only the .wasm files are
 // named: the glue is imported, and the threaded glue names its threads' worker script itself.
 const CORE = {
-  single: { glue: 'glassbox-core.mjs', file: 'glassbox-core.wasm', url: () => new URL('./glassbox-core.wasm', import.meta.url) },
-  threaded: { glue: 'glassbox-core-mt.mjs', file: 'glassbox-core-mt.wasm', url: () => new URL('./glassbox-core-mt.wasm', import.meta.url) },
+  single: {
+    glue: 'glassbox-core.mjs',
+    file: 'glassbox-core.wasm',
+    url: () => new URL('./glassbox-core.wasm', import.meta.url),
+  },
+  threaded: {
+    glue: 'glassbox-core-mt.mjs',
+    file: 'glassbox-core-mt.wasm',
+    url: () => new URL('./glassbox-core-mt.wasm', import.meta.url),
+  },
 };
 
 async function createCore({ threads, wasmPaths }) {
   const files = threads > 1 ? CORE.threaded : CORE.single;
   let create;
-  if (providedFactory) create = providedFactory;   // a service worker: its module was imported statically (no import() there)
+  if (providedFactory)
+    create = providedFactory; // a service worker: its module was imported statically (no import() there)
   else if (threads > 1) ({ default: create } = await import('./glassbox-core-mt.mjs'));
   else ({ default: create } = await import('./glassbox-core.mjs'));
-  const options = { errors: errorClasses };   // the classes the C++ side throws
+  const options = { errors: errorClasses }; // the classes the C++ side throws
   if (threads > 1) options.glassboxPoolSize = threads - 1;
-  const core = await makeModule(create, { file: files.file, glue: files.glue, label: `the engine's ${files.file}`, needs: 'Engine', bundled: files.url(),
-                                          wasmPaths, options });
+  const core = await makeModule(create, {
+    file: files.file,
+    glue: files.glue,
+    label: `the engine's ${files.file}`,
+    needs: 'Engine',
+    bundled: files.url(),
+    wasmPaths,
+    options,
+  });
   if (threads > 1) core.setThreads(threads);
-  core.startHeapBytes = core.HEAPU8.length;   // the heap before any model: the rest is what one can have
+  core.startHeapBytes = core.HEAPU8.length; // the heap before any model: the rest is what one can have
   return core;
 }
 
@@ -103,21 +129,33 @@ async function createCore({ threads, wasmPaths }) {
 // (model-source.mjs, checkLoadOptions; threads and wasmPaths by loadCore). The files stream into
 // the engine; a tokenizer is made as soon as vocab.json and merges.txt are in when onTokenizer asks
 // for one, and then moves into the model.
-export async function loadHere(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, threads, wasmPaths }) {
-  const core = loadCore({ threads, wasmPaths });   // starts it
-  core.catch(() => {});   // (reported where it is awaited: openWeights)
-  let model = null, early = null, done = false;
-  const onTokenizerFiles = onTokenizer && ((text) => LocalTokenizer.load(text, core).then((tokenizer) => {
-    if (done) return tokenizer.handOver(model);   // the model was quicker
-    early = tokenizer;
-    onTokenizer(tokenizer);
-  }, () => {}));   // a tokenizer that cannot be made: the model's load says why
-  let files, loading = null;
+export async function loadHere(
+  source,
+  { onProgress, onTokenizer, signal, cache, quantize, sha256, threads, wasmPaths },
+) {
+  const core = loadCore({ threads, wasmPaths }); // starts it
+  core.catch(() => {}); // (reported where it is awaited: openWeights)
+  let model = null,
+    early = null,
+    done = false;
+  const onTokenizerFiles =
+    onTokenizer &&
+    ((text) =>
+      LocalTokenizer.load(text, core).then(
+        (tokenizer) => {
+          if (done) return tokenizer.handOver(model); // the model was quicker
+          early = tokenizer;
+          onTokenizer(tokenizer);
+        },
+        () => {},
+      )); // a tokenizer that cannot be made: the model's load says why
+  let files,
+    loading = null;
   try {
     // A model that cannot fit is refused from its header, before its weights are read; then they
     // stream into the engine.
     const openWeights = async (header) => {
-      await core;   // this load's engine: a failure to make it is this load's error
+      await core; // this load's engine: a failure to make it is this load's error
       await checkFits({ ...header, quantize });
       return (loading = await WeightsLoading.open(header, { quantize }));
     };
@@ -128,7 +166,8 @@ export async function loadHere(source, { onProgress, onTokenizer, signal, cache,
     if (!model) loading?.cancel();
     early?.handOver(model);
   }
-  if (signal?.aborted) {   // cancelled while the engine was being built: it keeps nothing
+  if (signal?.aborted) {
+    // cancelled while the engine was being built: it keeps nothing
     await model.dispose();
     if (cache && !files.fromCache && (typeof source === 'string' || source instanceof URL))
       await removeCachedModels(source, cache).catch(() => {});
@@ -146,7 +185,9 @@ const coreForCounting = (wasmPaths = null) => {
   if (corePromise) return corePromise;
   if (!countingCore) {
     countingCore = createCore({ threads: 1, wasmPaths });
-    countingCore.catch(() => { countingCore = null; });   // tried again next time
+    countingCore.catch(() => {
+      countingCore = null;
+    }); // tried again next time
   }
   return countingCore;
 };
@@ -160,10 +201,18 @@ const HEAP_LIMIT = 4294901760;
 // model: K up to its vocabulary, layers and heads it has.
 export function inspectOptions({ lens, headMask }) {
   if (lens !== undefined && (!Number.isInteger(lens) || lens < 1))
-    throw new InvalidArgumentError(`lens must be an integer from 1 to the vocabulary's size (tokens per layer), got ${JSON.stringify(lens)}`);
-  if (headMask !== undefined && headMask !== null &&
-      (!Array.isArray(headMask) || !headMask.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every(Number.isInteger))))
-    throw new InvalidArgumentError('headMask must be an array of [layer, head] pairs of integers, like [[0, 3], [5, 1]]');
+    throw new InvalidArgumentError(
+      `lens must be an integer from 1 to the vocabulary's size (tokens per layer), got ${JSON.stringify(lens)}`,
+    );
+  if (
+    headMask !== undefined &&
+    headMask !== null &&
+    (!Array.isArray(headMask) ||
+      !headMask.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every(Number.isInteger)))
+  )
+    throw new InvalidArgumentError(
+      'headMask must be an array of [layer, head] pairs of integers, like [[0, 3], [5, 1]]',
+    );
   return { lens: lens ?? 0, headMask: headMask ?? null };
 }
 
@@ -179,8 +228,12 @@ const headerOf = (bytes) => bytes.subarray(0, headerLength(bytes));
 // core: the module whose heap is meant (default: this thread's, or one for counting only).
 export async function memoryNeeded({ config, prefix, quantize = 'none' }, core = null, wasmPaths = null) {
   core ??= await coreForCounting(wasmPaths);
-  return { loadBytes: core.Engine.loadMemory(config, headerOf(prefix), quantize), cacheBytes: core.Engine.cacheMemory(config),
-           leftBytes: HEAP_LIMIT - core.HEAPU8.length, limitBytes: HEAP_LIMIT - core.startHeapBytes };
+  return {
+    loadBytes: core.Engine.loadMemory(config, headerOf(prefix), quantize),
+    cacheBytes: core.Engine.cacheMemory(config),
+    leftBytes: HEAP_LIMIT - core.HEAPU8.length,
+    limitBytes: HEAP_LIMIT - core.startHeapBytes,
+  };
 }
 
 // estimateModel's figures for a model directory or files, from its config.json and weights' header
@@ -191,7 +244,11 @@ export async function memoryNeeded({ config, prefix, quantize = 'none' }, core =
  */
 export async function estimate(source, { quantize = 'none', signal, wasmPaths } = {}) {
   const header = await readModelHeader(source, { signal });
-  const { loadBytes, cacheBytes, limitBytes } = await memoryNeeded({ ...header, quantize }, null, engineSettings({ wasmPaths }).wasmPaths);
+  const { loadBytes, cacheBytes, limitBytes } = await memoryNeeded(
+    { ...header, quantize },
+    null,
+    engineSettings({ wasmPaths }).wasmPaths,
+  );
   const totalBytes = loadBytes + cacheBytes;
   return { fileBytes: header.size, loadBytes, cacheBytes, totalBytes, limitBytes, fits: totalBytes <= limitBytes };
 }
@@ -199,13 +256,19 @@ export async function estimate(source, { quantize = 'none', signal, wasmPaths } 
 // Throws OutOfMemoryError when a model cannot be loaded and run in this thread's heap
 // (memoryNeeded). Called before the weights are read.
 export async function checkFits({ config, prefix, quantize = 'none' }) {
-  const { loadBytes: loading, cacheBytes: cache, leftBytes: left } = await memoryNeeded({ config, prefix, quantize }, await loadCore());
+  const {
+    loadBytes: loading,
+    cacheBytes: cache,
+    leftBytes: left,
+  } = await memoryNeeded({ config, prefix, quantize }, await loadCore());
   const MB = (n) => Math.ceil(n / 2 ** 20);
   if (loading + cache > left) {
-    throw new OutOfMemoryError(`the model needs about ${MB(loading + cache)} MB of WebAssembly memory; ` +
-                               `at most ${Math.floor(left / 2 ** 20)} MB are left in this thread's 4 GB heap ` +
-                               `(${MB(loading)} MB for its weights as the engine holds them and for loading them, ` +
-                               `${MB(cache)} MB for the keys and values of a full context)`);
+    throw new OutOfMemoryError(
+      `the model needs about ${MB(loading + cache)} MB of WebAssembly memory; ` +
+        `at most ${Math.floor(left / 2 ** 20)} MB are left in this thread's 4 GB heap ` +
+        `(${MB(loading)} MB for its weights as the engine holds them and for loading them, ` +
+        `${MB(cache)} MB for the keys and values of a full context)`,
+    );
   }
 }
 
@@ -232,10 +295,12 @@ export class WeightsLoading {
   // The file's next bytes (a Uint8Array), copied into the heap before this returns.
   write(bytes) {
     for (let at = 0; at < bytes.length;) {
-      const window = this.#loading.window();   // a view of the heap: written at once
+      const window = this.#loading.window(); // a view of the heap: written at once
       if (window.length === 0) {
         this.cancel();
-        throw new ModelFormatError(`model.safetensors: ${bytes.length - at} bytes after the last tensor belong to no tensor`);
+        throw new ModelFormatError(
+          `model.safetensors: ${bytes.length - at} bytes after the last tensor belong to no tensor`,
+        );
       }
       const n = Math.min(window.length, bytes.length - at);
       window.set(bytes.subarray(at, at + n));
@@ -244,7 +309,9 @@ export class WeightsLoading {
     }
   }
 
-  sha256() { return this.#loading.sha256(); }
+  sha256() {
+    return this.#loading.sha256();
+  }
 
   // The model, once every byte is in; files: {vocab?, merges?} (strings) for its tokenizer. early:
   // a LocalTokenizer made of the same files, whose tokenizer the model takes over (it is not made
@@ -252,8 +319,12 @@ export class WeightsLoading {
   finish(files, early = null) {
     const tokenizer = early?.release();
     try {
-      return new LocalModel(this.#core, this.#loading.finish({ vocab: files.vocab ?? '', merges: files.merges ?? '', tokenizer }),
-                            this.config, this.#quantize);
+      return new LocalModel(
+        this.#core,
+        this.#loading.finish({ vocab: files.vocab ?? '', merges: files.merges ?? '', tokenizer }),
+        this.config,
+        this.#quantize,
+      );
     } finally {
       tokenizer?.delete();
       this.cancel();
@@ -307,10 +378,18 @@ export class LocalModel {
   // heads switched off (inspectOptions).
   async forward(ids, options = {}) {
     const { attention = false, logits = true, mask = 'causal', hiddenStates = false } = options;
-    if (mask !== 'causal' && mask !== 'bidirectional') throw new InvalidArgumentError(`mask must be 'causal' or 'bidirectional', got ${String(mask)}`);
-    if (logits !== true && logits !== false && logits !== 'last') throw new InvalidArgumentError(`logits must be true, false or 'last', got ${JSON.stringify(logits)}`);
-    return this.#live().forward(checkIds(ids), { logits: logits !== false, lastLogits: logits === 'last', attention: Boolean(attention), causal: mask === 'causal',
-                                                 hiddenStates: Boolean(hiddenStates), ...inspectOptions(options) });
+    if (mask !== 'causal' && mask !== 'bidirectional')
+      throw new InvalidArgumentError(`mask must be 'causal' or 'bidirectional', got ${String(mask)}`);
+    if (logits !== true && logits !== false && logits !== 'last')
+      throw new InvalidArgumentError(`logits must be true, false or 'last', got ${JSON.stringify(logits)}`);
+    return this.#live().forward(checkIds(ids), {
+      logits: logits !== false,
+      lastLogits: logits === 'last',
+      attention: Boolean(attention),
+      causal: mask === 'causal',
+      hiddenStates: Boolean(hiddenStates),
+      ...inspectOptions(options),
+    });
   }
 
   // {logits: [Float32Array(T_b*V), ...]}: several sequences of different lengths in one pass,
@@ -351,16 +430,29 @@ export class LocalModel {
   }
 
   async *#generate(prompt, options) {
-    const { maxTokens = 64, temperature = 1, topK = 0, topP = 1, seed, signal, attention = false, allowSpecial = false,
-            top = 0, contextFull = 'slide' } = options;
+    const {
+      maxTokens = 64,
+      temperature = 1,
+      topK = 0,
+      topP = 1,
+      seed,
+      signal,
+      attention = false,
+      allowSpecial = false,
+      top = 0,
+      contextFull = 'slide',
+    } = options;
     this.#live();
     // Claimed before the first await: a second generate() whose first next() runs in the same tick
     // must see this one running.
-    if (this.#generating) throw new StateError('a generation is already running on this model: finish or abort it first');
+    if (this.#generating)
+      throw new StateError('a generation is already running on this model: finish or abort it first');
     this.#generating = true;
     try {
-      const ids = typeof prompt === 'string' ? await this.tokenize(prompt, { allowSpecial }) : checkIds(prompt, 'prompt');
-      if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new InvalidArgumentError(`maxTokens must be an integer >= 0, got ${maxTokens}`);
+      const ids =
+        typeof prompt === 'string' ? await this.tokenize(prompt, { allowSpecial }) : checkIds(prompt, 'prompt');
+      if (!Number.isInteger(maxTokens) || maxTokens < 0)
+        throw new InvalidArgumentError(`maxTokens must be an integer >= 0, got ${maxTokens}`);
       if (!Number.isInteger(topK)) throw new InvalidArgumentError(`topK must be an integer >= 0, got ${topK}`);
       if (!Number.isInteger(top) || top < 0) throw new InvalidArgumentError(`top must be an integer >= 0, got ${top}`);
       if (contextFull !== 'slide' && contextFull !== 'stop')
@@ -369,14 +461,23 @@ export class LocalModel {
       if (!Number.isInteger(seedValue) || seedValue < 0 || seedValue > Number.MAX_SAFE_INTEGER)
         throw new InvalidArgumentError(`seed must be a non-negative integer, got ${seed}`);
       signal?.throwIfAborted?.();
-      this.#live().start(ids, { maxTokens, temperature: Number(temperature), topK, topP: Number(topP), seed: seedValue,
-                                attention: Boolean(attention), top, contextFull, ...inspectOptions(options) });
+      this.#live().start(ids, {
+        maxTokens,
+        temperature: Number(temperature),
+        topK,
+        topP: Number(topP),
+        seed: seedValue,
+        attention: Boolean(attention),
+        top,
+        contextFull,
+        ...inspectOptions(options),
+      });
       for (;;) {
         if (signal?.aborted) return { stopReason: 'cancelled' };
-        const step = this.#live().next();   // the model may have been disposed meanwhile
+        const step = this.#live().next(); // the model may have been disposed meanwhile
         if (step.done) return { stopReason: step.stopReason, text: step.text };
         yield step;
-        await yieldToEventLoop();   // let the page paint and the signal fire between tokens
+        await yieldToEventLoop(); // let the page paint and the signal fire between tokens
       }
     } finally {
       // Aborted, left early or failed: the generator and its KV cache are freed now, not at the
@@ -391,7 +492,9 @@ export class LocalModel {
     this.#engine = null;
   }
 
-  [asyncDispose]() { return this.dispose(); }
+  [asyncDispose]() {
+    return this.dispose();
+  }
 }
 
 // The tokenizer of a model whose weights have not arrived yet (loadModel's onTokenizer): tokenize
@@ -445,7 +548,8 @@ export class LocalTokenizer {
   }
 
   #live() {
-    if (!this.#tokenizer) throw new StateError('the model this tokenizer belonged to could not be loaded, or was disposed');
+    if (!this.#tokenizer)
+      throw new StateError('the model this tokenizer belonged to could not be loaded, or was disposed');
     return this.#tokenizer;
   }
 }
@@ -453,7 +557,7 @@ export class LocalTokenizer {
 // Float32Array of exp(x - max) / sum, in doubles: the probabilities sum to 1 within float rounding.
 function softmax(logits) {
   let max = -Infinity;
-  for (const x of logits) max = Math.max(max, x);   // (not Math.max(...logits): up to 100,000 labels)
+  for (const x of logits) max = Math.max(max, x); // (not Math.max(...logits): up to 100,000 labels)
   const e = Array.from(logits, (x) => Math.exp(x - max));
   const sum = e.reduce((a, b) => a + b, 0);
   return Float32Array.from(e, (x) => x / sum);

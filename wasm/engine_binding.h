@@ -71,8 +71,8 @@ class Engine {
   static double load_memory(const std::string& config_json, const val& weights_prefix, const std::string& quantize) {
     return guarded([&] {
       const auto prefix = emscripten::convertJSArrayToNumberVector<std::uint8_t>(weights_prefix);
-      return static_cast<double>(Model::load_memory(config_json, std::as_bytes(std::span(prefix)),
-                                                    LoadOptions{parse_quantization(quantize)}));
+      return static_cast<double>(
+          Model::load_memory(config_json, std::as_bytes(std::span(prefix)), LoadOptions{parse_quantization(quantize)}));
     });
   }
 
@@ -103,8 +103,8 @@ class Engine {
   }
 
   // options {logits, lastLogits, attention, causal, hiddenStates} (booleans), lens (K, 0: none),
-  // headMask (see head_mask_from_js) -> {logits?: Float32Array(T*V, or V with lastLogits), attention?: Float32Array(L*H*T*T),
-  // hiddenStates?: Float32Array((L+1)*T*C), lens?: [layer][position] arrays of K {id,
+  // headMask (see head_mask_from_js) -> {logits?: Float32Array(T*V, or V with lastLogits), attention?:
+  // Float32Array(L*H*T*T), hiddenStates?: Float32Array((L+1)*T*C), lens?: [layer][position] arrays of K {id,
   // probability}}. The page asks for attention only: all T rows of logits would cost T x V x C
   // multiply-adds it never looks at. causal false: bidirectional attention with the same weights
   // (ForwardOptions::causal). The lens covers every position (so the LM head runs on every row).
@@ -134,8 +134,10 @@ class Engine {
                                           .lens = lens_k != 0 ? &lens : nullptr});
       val out = val::object();
       const std::size_t V = c.vocab_size;
-      if (with_logits && last_only) out.set("logits", typed_array_copy("Float32Array", logits.data() + logits.size() - V, V));
-      else if (with_logits) out.set("logits", typed_array_copy("Float32Array", logits.data(), logits.size()));
+      if (with_logits && last_only)
+        out.set("logits", typed_array_copy("Float32Array", logits.data() + logits.size() - V, V));
+      else if (with_logits)
+        out.set("logits", typed_array_copy("Float32Array", logits.data(), logits.size()));
       if (with_attention) out.set("attention", typed_array_copy("Float32Array", attention.data(), attention.size()));
       if (with_states) out.set("hiddenStates", typed_array_copy("Float32Array", states.data(), states.size()));
       if (lens_k != 0) {
@@ -143,7 +145,8 @@ class Engine {
         val layers = val::array();
         for (int l = 0; l < c.n_layer; ++l) {
           val rows = val::array();
-          for (std::size_t t = 0; t < T; ++t) rows.call<void>("push", top_tokens(lens.data() + (l * T + t) * lens_k, lens_k));
+          for (std::size_t t = 0; t < T; ++t)
+            rows.call<void>("push", top_tokens(lens.data() + (l * T + t) * lens_k, lens_k));
           layers.call<void>("push", rows);
         }
         out.set("lens", layers);
@@ -276,9 +279,9 @@ class Engine {
 
   Model model_;
   std::optional<Tokenizer> tokenizer_;
-  int top_ = 0;   // most probable next tokens to report per step
+  int top_ = 0;                          // most probable next tokens to report per step
   std::optional<Generator> generator_;   // refers to model_: declared after it
   std::optional<StreamingDecoder> decoder_;
 };
 
-}  // namespace glassbox::js
+}   // namespace glassbox::js

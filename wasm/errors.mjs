@@ -53,7 +53,13 @@ export class NotSupportedError extends GlassboxError {
 }
 
 export const errorClasses = {
-  GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, OutOfMemoryError, StateError, NotSupportedError,
+  GlassboxError,
+  InvalidArgumentError,
+  ModelFormatError,
+  NetworkError,
+  OutOfMemoryError,
+  StateError,
+  NotSupportedError,
 };
 
 // An error as a worker message can carry it (structured clone keeps neither class nor name), with

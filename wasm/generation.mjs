@@ -11,17 +11,27 @@ export class Generation {
   #end = null;
 
   /** @param {AsyncGenerator<GenerateStep, GenerateResult>} steps the steps; returns how it ended */
-  constructor(steps) { this.#steps = steps; }
+  constructor(steps) {
+    this.#steps = steps;
+  }
 
   // 'max_tokens', 'end_of_text', 'context_full' or 'cancelled' once it has ended (also after
   // leaving a loop early: 'cancelled'); undefined while it runs, or if it failed.
-  get stopReason() { return this.#end?.stopReason; }
+  get stopReason() {
+    return this.#end?.stopReason;
+  }
   // Bytes the decoder still held back when it ended (an unfinished character, as U+FFFD).
-  get text() { return this.#end?.text; }
+  get text() {
+    return this.#end?.text;
+  }
 
-  [Symbol.asyncIterator]() { return this; }
+  [Symbol.asyncIterator]() {
+    return this;
+  }
 
-  async next() { return this.#ended(await this.#steps.next()); }
+  async next() {
+    return this.#ended(await this.#steps.next());
+  }
 
   // Leaving early (break, return, a throw in a for-await body) ends the generation.
   async return(value) {
@@ -30,7 +40,9 @@ export class Generation {
     return result;
   }
 
-  async throw(error) { return this.#ended(await this.#steps.throw(error)); }
+  async throw(error) {
+    return this.#ended(await this.#steps.throw(error));
+  }
 
   #ended(result) {
     if (result.done) this.#end ??= result.value ?? { stopReason: 'cancelled' };
@@ -42,4 +54,6 @@ export class Generation {
 // the runtime has no Symbol.asyncDispose yet, the name TypeScript's and Babel's helpers look for.
 // (Typed as the standard symbol: it is that one wherever the runtime has it.)
 /** @type {typeof Symbol.asyncDispose} */
-export const asyncDispose = /** @type {typeof Symbol.asyncDispose} */ (Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose'));
+export const asyncDispose = /** @type {typeof Symbol.asyncDispose} */ (
+  Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')
+);

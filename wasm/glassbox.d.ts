@@ -55,7 +55,12 @@ export interface LoadOptions {
    *  'download'), or read from a file, a Blob, a buffer or the cache ('read'); each tensor is
    *  converted as its bytes arrive. Last, once every byte is in, 'convert' (loaded = total): the
    *  engine makes the model from them. */
-  onProgress?: (progress: { phase: 'download' | 'read' | 'convert'; file: 'model.safetensors'; loaded: number; total: number }) => void;
+  onProgress?: (progress: {
+    phase: 'download' | 'read' | 'convert';
+    file: 'model.safetensors';
+    loaded: number;
+    total: number;
+  }) => void;
   /** Called before the load ends, once vocab.json and merges.txt are read and the weights are still on
    *  their way (from a URL, as soon as those two have downloaded): a page can show its prompt's
    *  tokens before the model is ready. Not called for a model without a tokenizer. */
@@ -459,8 +464,14 @@ export function removeCachedModels(url?: string | null, cache?: true | string): 
  * given); a generation aborted while it runs ends with stopReason 'cancelled'.
  */
 export class GlassboxError extends Error {
-  readonly name: 'GlassboxError' | 'InvalidArgumentError' | 'ModelFormatError' | 'NetworkError' | 'OutOfMemoryError' |
-    'StateError' | 'NotSupportedError';
+  readonly name:
+    | 'GlassboxError'
+    | 'InvalidArgumentError'
+    | 'ModelFormatError'
+    | 'NetworkError'
+    | 'OutOfMemoryError'
+    | 'StateError'
+    | 'NotSupportedError';
 }
 /** An argument is wrong: its type, a setting out of range, an id outside the vocabulary, a prompt
  *  longer than the context, text that is not valid Unicode. */

@@ -23,9 +23,14 @@ export { hubDirectoryUrl } from './hub.mjs';
 export { listCachedModels, removeCachedModels } from './model-cache.mjs';
 export { MODEL_FILES } from './model-files.mjs';
 export {
-  GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError, OutOfMemoryError, StateError,
+  GlassboxError,
+  InvalidArgumentError,
+  ModelFormatError,
+  NetworkError,
+  NotSupportedError,
+  OutOfMemoryError,
+  StateError,
 } from './errors.mjs';
-
 
 // source: a model directory (URL in the browser, path or file: URL in Node), a hub id, or the
 // files themselves: {config, weights, vocab, merges} as ArrayBuffer, typed array, Blob/File or
@@ -40,11 +45,31 @@ export async function loadModel(source, options = {}) {
   const checked = checkLoadOptions(source, options);
   signal?.throwIfAborted();
   const given = ownWorker(worker);
-  if (worker) return WorkerModel.load(checked.source, { onProgress, onTokenizer, signal, cache, quantize: checked.quantize, sha256: checked.sha256, given, threads, wasmPaths });
+  if (worker)
+    return WorkerModel.load(checked.source, {
+      onProgress,
+      onTokenizer,
+      signal,
+      cache,
+      quantize: checked.quantize,
+      sha256: checked.sha256,
+      given,
+      threads,
+      wasmPaths,
+    });
   // Only the engine in this thread needs engine.mjs and the WebAssembly module: a page that uses a
   // worker never downloads them twice.
   const { loadHere } = await import('./engine.mjs');
-  return loadHere(checked.source, { onProgress, onTokenizer, signal, cache, quantize: checked.quantize, sha256: checked.sha256, threads, wasmPaths });
+  return loadHere(checked.source, {
+    onProgress,
+    onTokenizer,
+    signal,
+    cache,
+    quantize: checked.quantize,
+    sha256: checked.sha256,
+    threads,
+    wasmPaths,
+  });
 }
 
 // Trains a GPT on texts (a string or an array of strings): see TrainingRun (training.mjs) for the
@@ -87,10 +112,17 @@ export async function estimateModel(source, { quantize, signal, worker = false, 
     settle = { resolve, reject };
     signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
   });
-  const thread = await startWorker(({ result, error }) => (error ? settle.reject(errorFromWire(error)) : settle.resolve(result)),
-                                   (e) => settle.reject(e), given);
+  const thread = await startWorker(
+    ({ result, error }) => (error ? settle.reject(errorFromWire(error)) : settle.resolve(result)),
+    (e) => settle.reject(e),
+    given,
+  );
   try {
-    thread.postMessage({ id: 1, method: 'estimate', args: { source: forWorker(source), quantize, wasmPaths: forWorker(wasmPaths) } });
+    thread.postMessage({
+      id: 1,
+      method: 'estimate',
+      args: { source: forWorker(source), quantize, wasmPaths: forWorker(wasmPaths) },
+    });
     return await answer;
   } finally {
     thread.terminate();
@@ -101,7 +133,8 @@ export async function estimateModel(source, { quantize, signal, worker = false, 
 // gets its messages, onFailure(error) an error that ended it (or kept it from starting: see
 // watchStart). given: a Worker the caller made (ownWorker), else one is started here.
 async function startWorker(onMessage, onFailure, given = null) {
-  if (given ? typeof given.on === 'function' : isNode) {   // Node's worker_threads.Worker
+  if (given ? typeof given.on === 'function' : isNode) {
+    // Node's worker_threads.Worker
     const worker = given ?? new (await importNode('worker_threads')).Worker(new URL('./worker.mjs', import.meta.url));
     worker.on('message', onMessage);
     worker.on('error', onFailure);
@@ -111,7 +144,7 @@ async function startWorker(onMessage, onFailure, given = null) {
   const { worker, url } = given ? { worker: given, url: null } : moduleWorker();
   const started = watchStart(worker, url, onFailure);
   worker.onmessage = (e) => (e.data?.ready ? started() : onMessage(e.data));
-  worker.postMessage({ method: 'ready?' });   // (answered once worker.mjs runs, however long ago it started)
+  worker.postMessage({ method: 'ready?' }); // (answered once worker.mjs runs, however long ago it started)
   return worker;
 }
 
@@ -134,7 +167,7 @@ function moduleWorker() {
   const url = new URL('./worker.mjs', import.meta.url).href;
   const shim = URL.createObjectURL(new Blob([`import ${JSON.stringify(url)};\n`], { type: 'text/javascript' }));
   const worker = new Worker(shim, { type: 'module' });
-  setTimeout(() => URL.revokeObjectURL(shim), 60_000);   // once the worker has surely read it
+  setTimeout(() => URL.revokeObjectURL(shim), 60_000); // once the worker has surely read it
   return { worker, url };
 }
 
@@ -145,8 +178,11 @@ function moduleWorker() {
 // for its {ready} message.
 const START_MS = 30_000;
 function watchStart(worker, url, onFailure) {
-  let done = false, refused = null;
-  const onViolation = (e) => { refused ??= e; };
+  let done = false,
+    refused = null;
+  const onViolation = (e) => {
+    refused ??= e;
+  };
   globalThis.addEventListener?.('securitypolicyviolation', onViolation);
   const stop = () => {
     done = true;
@@ -173,20 +209,29 @@ function watchStart(worker, url, onFailure) {
 // nothing for START_MS).
 async function startFailure(refused, url, detail) {
   if (refused) {
-    return new StateError(`the glassbox worker could not start: the Content-Security-Policy directive ${refused.effectiveDirective ?? refused.violatedDirective} ` +
-                          `refused ${refused.blockedURI || 'its script'} (allow it there, or hand loadModel a Worker made as the policy allows)`);
+    return new StateError(
+      `the glassbox worker could not start: the Content-Security-Policy directive ${refused.effectiveDirective ?? refused.violatedDirective} ` +
+        `refused ${refused.blockedURI || 'its script'} (allow it there, or hand loadModel a Worker made as the policy allows)`,
+    );
   }
   if (url) {
-    const status = await fetch(url).then((r) => (r.ok ? null : `HTTP ${r.status}`), (e) => e.message);
+    const status = await fetch(url).then(
+      (r) => (r.ok ? null : `HTTP ${r.status}`),
+      (e) => e.message,
+    );
     if (status) return new NetworkError(`the glassbox worker could not start: cannot load ${url}: ${status}`);
   }
   const script = url ?? 'worker.mjs';
   if (detail === null) {
-    return new StateError(`the glassbox worker did not start within ${START_MS / 1000} s: ${script} or a module it imports never ran ` +
-                          '(a bundler\'s build of it that loads nothing, or a Worker that is not of worker.mjs)');
+    return new StateError(
+      `the glassbox worker did not start within ${START_MS / 1000} s: ${script} or a module it imports never ran ` +
+        "(a bundler's build of it that loads nothing, or a Worker that is not of worker.mjs)",
+    );
   }
-  return new StateError(`the glassbox worker could not start${detail ? ` (${detail})` : ''}: ${script} or a module it imports ` +
-                        'could not be loaded (is every file of the package served where it imports them from?)');
+  return new StateError(
+    `the glassbox worker could not start${detail ? ` (${detail})` : ''}: ${script} or a module it imports ` +
+      'could not be loaded (is every file of the package served where it imports them from?)',
+  );
 }
 
 // The `worker` option: false or true, or a Worker the caller made of glassbox's worker.mjs (a
@@ -197,9 +242,10 @@ const handedOver = new WeakSet();
 function ownWorker(worker) {
   if (worker === undefined || worker === null || typeof worker === 'boolean') return null;
   if (typeof worker !== 'object' || typeof worker.postMessage !== 'function' || typeof worker.terminate !== 'function')
-    throw new InvalidArgumentError('worker must be true, false or a Worker running glassbox\'s worker.mjs');
-  if (handedOver.has(worker)) throw new InvalidArgumentError('this Worker was already handed to glassbox: make a new one for each model');
-  if (worker.threadId === -1) throw new InvalidArgumentError('this worker thread has already ended');   // Node's Worker
+    throw new InvalidArgumentError("worker must be true, false or a Worker running glassbox's worker.mjs");
+  if (handedOver.has(worker))
+    throw new InvalidArgumentError('this Worker was already handed to glassbox: make a new one for each model');
+  if (worker.threadId === -1) throw new InvalidArgumentError('this worker thread has already ended'); // Node's Worker
   handedOver.add(worker);
   return worker;
 }
@@ -207,7 +253,8 @@ function ownWorker(worker) {
 // A source as a worker can read it: a URL resolved here, against the page's address (the worker's
 // own address is another); Blobs/Files are cloned by reference; buffers are copied.
 function forWorker(source) {
-  if (!isNode && (typeof source === 'string' || source instanceof URL)) return new URL(source, globalThis.location?.href).href;
+  if (!isNode && (typeof source === 'string' || source instanceof URL))
+    return new URL(source, globalThis.location?.href).href;
   return source instanceof URL ? source.href : source;
 }
 
@@ -220,8 +267,8 @@ const plainIds = (ids) => (ArrayBuffer.isView(ids) ? Array.from(/** @type {Int32
 
 /** @implements {Model} */
 class WorkerModel {
-  #worker;              // null once disposed
-  #channel;             // the calls to it (WorkerChannel)
+  #worker; // null once disposed
+  #channel; // the calls to it (WorkerChannel)
   #generating = false;
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
@@ -232,13 +279,22 @@ class WorkerModel {
     model.#worker = model.#channel.worker;
     source = forWorker(source);
     // The worker says when its tokenizer is ready: this model's tokenize and detokenize work then.
-    const tokenizerReady = onTokenizer && (({ config, shape }) => onTokenizer({
-      config,
-      shape: Object.freeze(shape),
-      tokenize: (text, options) => model.tokenize(text, options),
-      detokenize: (ids) => model.detokenize(ids),
-    }));
-    const loaded = model.#channel.call('load', { source, cache, quantize, sha256, threads, wasmPaths: forWorker(wasmPaths) }, [], onProgress, tokenizerReady);
+    const tokenizerReady =
+      onTokenizer &&
+      (({ config, shape }) =>
+        onTokenizer({
+          config,
+          shape: Object.freeze(shape),
+          tokenize: (text, options) => model.tokenize(text, options),
+          detokenize: (ids) => model.detokenize(ids),
+        }));
+    const loaded = model.#channel.call(
+      'load',
+      { source, cache, quantize, sha256, threads, wasmPaths: forWorker(wasmPaths) },
+      [],
+      onProgress,
+      tokenizerReady,
+    );
     // Cancelling: the worker stops reading (and removes what it put in the cache), then it ends.
     // The caller does not wait for that: the promise rejects at once.
     let onAbort;
@@ -250,19 +306,23 @@ class WorkerModel {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      signal?.throwIfAborted();   // aborted while the worker started
+      signal?.throwIfAborted(); // aborted while the worker started
       model.#loaded(await Promise.race([loaded, cancelled]), quantize);
     } catch (e) {
       const worker = model.#worker;
       model.#worker = null;
-      if (signal?.aborted) worker.postMessage({ method: 'cancel-load' });   // also when aborted before the listener
+      if (signal?.aborted) worker.postMessage({ method: 'cancel-load' }); // also when aborted before the listener
       // A failed load leaves no thread behind; a cancelled one first finishes its clean-up. A load
       // that was cancelled only after the worker had finished it (and stored it) keeps nothing either.
-      const unstore = (result) => cache && !result?.fromCache && typeof source === 'string' && removeCachedModels(source, cache);
-      loaded.then(unstore).catch(() => {}).finally(() => {
-        model.#channel.die(e);
-        worker.terminate();
-      });
+      const unstore = (result) =>
+        cache && !result?.fromCache && typeof source === 'string' && removeCachedModels(source, cache);
+      loaded
+        .then(unstore)
+        .catch(() => {})
+        .finally(() => {
+          model.#channel.die(e);
+          worker.terminate();
+        });
       if (!signal?.aborted) await loaded.catch(() => {});
       throw e;
     } finally {
@@ -332,7 +392,8 @@ class WorkerModel {
   async *#generate(prompt, options) {
     this.#live();
     const { signal, ...rest } = options;
-    if (this.#generating) throw new StateError('a generation is already running on this model: finish or abort it first');
+    if (this.#generating)
+      throw new StateError('a generation is already running on this model: finish or abort it first');
     signal?.throwIfAborted?.();
     if (rest.ahead !== undefined && !(Number.isInteger(rest.ahead) && rest.ahead >= 1))
       throw new InvalidArgumentError(`ahead must be an integer >= 1, got ${rest.ahead}`);
@@ -344,7 +405,16 @@ class WorkerModel {
       wake?.();
     });
     let finished = false;
-    done.then(() => { finished = true; wake?.(); }, () => { finished = true; wake?.(); });
+    done.then(
+      () => {
+        finished = true;
+        wake?.();
+      },
+      () => {
+        finished = true;
+        wake?.();
+      },
+    );
     const onAbort = () => wake?.();
     signal?.addEventListener('abort', onAbort);
     try {
@@ -355,8 +425,10 @@ class WorkerModel {
           this.#worker?.postMessage({ method: 'pull', n: 1 });
           continue;
         }
-        if (finished) return await done;   // rethrows the worker's error, if any
-        await new Promise((resolve) => { wake = resolve; });
+        if (finished) return await done; // rethrows the worker's error, if any
+        await new Promise((resolve) => {
+          wake = resolve;
+        });
         wake = null;
       }
     } finally {
@@ -379,7 +451,9 @@ class WorkerModel {
     await worker.terminate();
   }
 
-  [asyncDispose]() { return this.dispose(); }
+  [asyncDispose]() {
+    return this.dispose();
+  }
 }
 
 // train() with a worker: TrainingRun's backend that trains in a worker of its own (worker.mjs's
@@ -391,9 +465,13 @@ class WorkerTraining {
   #channel = null;
   #freed = false;
 
-  constructor(given) { this.#given = given; }
+  constructor(given) {
+    this.#given = given;
+  }
 
-  get started() { return this.#channel !== null; }
+  get started() {
+    return this.#channel !== null;
+  }
 
   async step(settings) {
     if (!this.#channel) {
@@ -409,11 +487,17 @@ class WorkerTraining {
     return this.#channel.call('trainStep', {});
   }
 
-  async model() { return loadModel(await this.files(), { worker: true }); }
+  async model() {
+    return loadModel(await this.files(), { worker: true });
+  }
 
-  async files() { return this.#channel.call('trainFiles', {}); }
+  async files() {
+    return this.#channel.call('trainFiles', {});
+  }
 
-  async settings() { return this.#channel.call('trainSettings', {}); }
+  async settings() {
+    return this.#channel.call('trainSettings', {});
+  }
 
   async free() {
     this.#freed = true;
@@ -427,21 +511,29 @@ class WorkerTraining {
 // {id, result | error | steps | progress | tokenizer} the other (see the top of worker.mjs).
 class WorkerChannel {
   #worker;
-  #calls = new Map();   // id -> {resolve, reject, onStep, onTokenizer}
+  #calls = new Map(); // id -> {resolve, reject, onStep, onTokenizer}
   #nextId = 1;
-  #dead = null;         // the Error every call gets once the worker is gone
+  #dead = null; // the Error every call gets once the worker is gone
 
   // In Node the worker thread keeps the process alive only while a call is pending (ref, unref):
   // a script that ends without dispose() exits.
   static async start(given) {
     const channel = new WorkerChannel();
-    channel.#worker = await startWorker((m) => channel.#receive(m), (e) => channel.die(e), given);
+    channel.#worker = await startWorker(
+      (m) => channel.#receive(m),
+      (e) => channel.die(e),
+      given,
+    );
     channel.#worker.unref?.();
     return channel;
   }
 
-  get worker() { return this.#worker; }
-  get dead() { return this.#dead; }
+  get worker() {
+    return this.#worker;
+  }
+  get dead() {
+    return this.#dead;
+  }
 
   // onStep: a generation's batches and a load's progress; onTokenizer: a load's early tokenizer.
   call(method, args, transfer = [], onStep, onTokenizer) {

@@ -15,12 +15,13 @@ export function hubDirectoryUrl(source) {
   try {
     url = new URL(text);
   } catch {
-    return null;   // a relative path or URL
+    return null; // a relative path or URL
   }
   if (url.protocol !== 'https:' || !/^(huggingface\.co|hf\.co)$/.test(url.hostname)) return null;
   let path = url.pathname.replace(/\/(tree|blob)\//, '/resolve/');
   const file = MODEL_FILES.find((f) => path.endsWith(`/${f}`));
   if (file) path = path.slice(0, -file.length);
-  if (/^\/[^/]+(\/[^/]+)?\/?$/.test(path) && !path.includes('/resolve')) path = `${path.replace(/\/$/, '')}/resolve/main/`;
+  if (/^\/[^/]+(\/[^/]+)?\/?$/.test(path) && !path.includes('/resolve'))
+    path = `${path.replace(/\/$/, '')}/resolve/main/`;
   return `https://huggingface.co${path.endsWith('/') ? path : `${path}/`}`;
 }

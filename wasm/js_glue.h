@@ -66,7 +66,8 @@ inline val js_text(const std::string& utf8) {
     return val::global("TextDecoder").new_(std::string("utf-8"), options);
   }();
   // A copy: TextDecoder refuses views of the threaded module's shared memory.
-  return decoder.call<val>("decode", typed_array_copy("Uint8Array", reinterpret_cast<const std::uint8_t*>(utf8.data()), utf8.size()));
+  return decoder.call<val>(
+      "decode", typed_array_copy("Uint8Array", reinterpret_cast<const std::uint8_t*>(utf8.data()), utf8.size()));
 }
 
-}  // namespace glassbox::js
+}   // namespace glassbox::js

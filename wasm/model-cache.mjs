@@ -30,7 +30,8 @@ export async function listCachedModels(cache = true) {
     dirs.set(url, entry);
   }
   // What readCached can load: the weights and config.json.
-  return [...dirs.values()].filter((d) => d.names.has('model.safetensors') && d.names.has('config.json'))
+  return [...dirs.values()]
+    .filter((d) => d.names.has('model.safetensors') && d.names.has('config.json'))
     .map(({ url, bytes }) => ({ url, bytes }));
 }
 
@@ -59,6 +60,9 @@ export async function forget(store, base) {
 async function openExisting(cache) {
   const name = cacheName(cache);
   if (!name) throw new InvalidArgumentError('a cache name is needed');
-  if (typeof caches !== 'object') throw new NotSupportedError('the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost)');
+  if (typeof caches !== 'object')
+    throw new NotSupportedError(
+      'the Cache API is not available here (it needs a browser page or worker in a secure context: https or localhost)',
+    );
   return (await caches.has(name)) ? caches.open(name) : null;
 }

@@ -8,14 +8,17 @@ import { InvalidArgumentError, ModelFormatError } from './errors.mjs';
 
 /** @type {readonly string[]} */
 export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
-export const KEYS = ['config', 'weights', 'vocab', 'merges'];   // in MODEL_FILES order
-export const OPTIONAL = new Set(['vocab.json', 'merges.txt']);  // a model without them runs on ids only
+export const KEYS = ['config', 'weights', 'vocab', 'merges']; // in MODEL_FILES order
+export const OPTIONAL = new Set(['vocab.json', 'merges.txt']); // a model without them runs on ids only
 
 // Throws unless the SHA-256 the sink computed is `want` (lower-case hex); nothing to do without one.
 function verifySha256(sink, want, what) {
   if (!want) return;
   const got = sink.sha256();
-  if (got !== want) throw new ModelFormatError(`${what} has SHA-256 ${got}, not the ${want} that was asked for: it is not the expected file (nothing was cached)`);
+  if (got !== want)
+    throw new ModelFormatError(
+      `${what} has SHA-256 ${got}, not the ${want} that was asked for: it is not the expected file (nothing was cached)`,
+    );
 }
 
 export function byteLength(x) {
@@ -38,7 +41,7 @@ export function piecesOf(x, signal) {
     async read() {
       signal?.throwIfAborted();
       if (at >= bytes.length) return { done: true };
-      const value = bytes.subarray(at, at + PIECE);   // a view: no copy
+      const value = bytes.subarray(at, at + PIECE); // a view: no copy
       at += value.length;
       return { done: false, value };
     },
@@ -50,13 +53,17 @@ export function piecesOf(x, signal) {
 // openWeights makes from its header (see readModelFiles), reporting progress, and checks its
 // SHA-256. onPiece(piece): awaited for each piece once the engine has it (a copy into a cache).
 // size: the file's size as its source announces it (0: not known); what: the file, in errors.
-export async function pourWeights(reader, { config, size, openWeights, onProgress, signal, want, what, next, onPiece, phase = 'read' }) {
+export async function pourWeights(
+  reader,
+  { config, size, openWeights, onProgress, signal, want, what, next, onPiece, phase = 'read' },
+) {
   const report = (loaded, total) => onProgress?.({ phase, file: 'model.safetensors', loaded, total });
   next ??= async () => {
     signal?.throwIfAborted();
     return reader.read();
   };
-  let loaded = 0, reported = performance.now();
+  let loaded = 0,
+    reported = performance.now();
   report(loaded, size);
   // The header first (the first pieces gathered until it is whole): the engine plans the load from it.
   let head = new Uint8Array(0);
@@ -77,7 +84,8 @@ export async function pourWeights(reader, { config, size, openWeights, onProgres
     loaded += piece.length;
     await onPiece?.(piece);
     const now = performance.now();
-    if (now - reported >= 50) {   // at most 20 reports a second: each may cross to the page and redraw
+    if (now - reported >= 50) {
+      // at most 20 reports a second: each may cross to the page and redraw
       reported = now;
       report(loaded, Math.max(size, loaded));
     }
@@ -93,7 +101,7 @@ export async function pourWeights(reader, { config, size, openWeights, onProgres
     reader.cancel?.(e)?.catch?.(() => {});
     throw e;
   }
-  verifySha256(sink, want, what);   // before anything uses or keeps the model
+  verifySha256(sink, want, what); // before anything uses or keeps the model
   report(loaded, Math.max(size, loaded));
   // Every byte is in (and converted as it came): what is left is the engine making the model.
   onProgress?.({ phase: 'convert', file: 'model.safetensors', loaded, total: loaded });
@@ -109,7 +117,8 @@ export function concat(a, b) {
 }
 
 // A model directory's address, ending with "/" (relative: to the page's).
-export const directoryUrl = (dir) => new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
+export const directoryUrl = (dir) =>
+  new URL(String(dir).endsWith('/') ? String(dir) : `${dir}/`, globalThis.location?.href);
 
 // The longest header the engine reads: a file claiming a longer one gets its error from the
 // engine, which reads this much of it.

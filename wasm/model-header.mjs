@@ -37,17 +37,23 @@ export async function readModelHeader(source, { signal } = {}) {
       }
     }
     const base = directoryUrl(source);
-    const missing = (name) => new NetworkError(`cannot download ${new URL(name, base)}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`);
+    const missing = (name) =>
+      new NetworkError(
+        `cannot download ${new URL(name, base)}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`,
+      );
     const configResponse = await download(new URL('config.json', base), signal, signal);
     if (!configResponse) throw missing('config.json');
     const config = await configResponse.text();
     const url = new URL('model.safetensors', base);
-    let prefix = new Uint8Array(0), size = 0;
+    let prefix = new Uint8Array(0),
+      size = 0;
     for (let want = 64 * 1024; prefix.length < headerLength(prefix) && prefix.length < want;) {
       const response = await download(url, signal, signal, { range: `bytes=${prefix.length}-${want - 1}` });
       if (!response) throw missing('model.safetensors');
       const ranged = response.status === 206;
-      size = ranged ? Number(response.headers.get('content-range')?.split('/')[1]) || 0 : Number(response.headers.get('content-length')) || 0;
+      size = ranged
+        ? Number(response.headers.get('content-range')?.split('/')[1]) || 0
+        : Number(response.headers.get('content-length')) || 0;
       const reader = response.body.getReader();
       const start = ranged ? prefix.length : 0;
       let got = ranged ? prefix : new Uint8Array(0);
@@ -59,7 +65,7 @@ export async function readModelHeader(source, { signal } = {}) {
       }
       if (!ranged) reader.cancel().catch(() => {});
       prefix = got;
-      if (!ranged || got.length === start) break;   // the whole file's start was read, or it ended
+      if (!ranged || got.length === start) break; // the whole file's start was read, or it ended
       want = headerLength(prefix);
     }
     return { config, prefix: prefix.subarray(0, headerLength(prefix)), size };
@@ -68,7 +74,11 @@ export async function readModelHeader(source, { signal } = {}) {
   const weights = source.weights;
   if (typeof Blob !== 'undefined' && weights instanceof Blob) {
     const first = new Uint8Array(await weights.slice(0, 8).arrayBuffer());
-    return { config, prefix: new Uint8Array(await weights.slice(0, headerLength(first)).arrayBuffer()), size: weights.size };
+    return {
+      config,
+      prefix: new Uint8Array(await weights.slice(0, headerLength(first)).arrayBuffer()),
+      size: weights.size,
+    };
   }
   const bytes = await asBytes(weights, 'weights');
   return { config, prefix: bytes.subarray(0, headerLength(bytes)), size: bytes.length };

@@ -17,10 +17,13 @@ import { importNode } from './platform.mjs';
 
 // Throws an InvalidArgumentError for a source loadModel cannot read (checked before any work is started).
 export function checkSource(source) {
-  if (source === null || source === undefined) throw new InvalidArgumentError('loadModel needs a model directory or {config, weights, vocab, merges}');
+  if (source === null || source === undefined)
+    throw new InvalidArgumentError('loadModel needs a model directory or {config, weights, vocab, merges}');
   if (typeof source === 'string' || source instanceof URL) return;
   if (typeof source !== 'object' || !('config' in source) || !('weights' in source))
-    throw new InvalidArgumentError('loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)');
+    throw new InvalidArgumentError(
+      'loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)',
+    );
 }
 
 // loadModel's source and options, checked before anything starts (every entry checks the same):
@@ -28,14 +31,20 @@ export function checkSource(source) {
 export function checkLoadOptions(source, { cache, quantize, sha256, onTokenizer } = {}) {
   checkSource(source);
   cacheName(cache);
-  const checked = { source: hubDirectoryUrl(source) ?? source, quantize: checkQuantize(quantize), sha256: checkSha256(sha256) };
-  if (onTokenizer !== undefined && typeof onTokenizer !== 'function') throw new InvalidArgumentError('onTokenizer must be a function');
+  const checked = {
+    source: hubDirectoryUrl(source) ?? source,
+    quantize: checkQuantize(quantize),
+    sha256: checkSha256(sha256),
+  };
+  if (onTokenizer !== undefined && typeof onTokenizer !== 'function')
+    throw new InvalidArgumentError('onTokenizer must be a function');
   return checked;
 }
 
 export function checkQuantize(quantize) {
   if (quantize === undefined) return 'none';
-  if (quantize !== 'none' && quantize !== 'int8') throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);
+  if (quantize !== 'none' && quantize !== 'int8')
+    throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);
   return quantize;
 }
 
@@ -43,7 +52,9 @@ export function checkQuantize(quantize) {
 export function checkSha256(sha256) {
   if (sha256 === undefined || sha256 === null || sha256 === '') return undefined;
   if (typeof sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(sha256.trim()))
-    throw new InvalidArgumentError(`loadModel: sha256 must be 64 hexadecimal digits (the SHA-256 of model.safetensors), got ${JSON.stringify(sha256)}`);
+    throw new InvalidArgumentError(
+      `loadModel: sha256 must be 64 hexadecimal digits (the SHA-256 of model.safetensors), got ${JSON.stringify(sha256)}`,
+    );
   return sha256.trim().toLowerCase();
 }
 
@@ -59,7 +70,10 @@ export function checkSha256(sha256) {
 // reading. sha256 (checked by checkSha256): model.safetensors must have this SHA-256, else the load
 // fails (and a cached copy that does not match is removed). onTokenizerFiles({config, vocab, merges}):
 // called once the three are read, before the weights are (from a URL: as soon as they have downloaded).
-export async function readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, openWeights } = {}) {
+export async function readModelFiles(
+  source,
+  { onProgress, signal, cache, sha256, onTokenizerFiles, openWeights } = {},
+) {
   checkSource(source);
   const want = checkSha256(sha256);
   const tokenizerFiles = (files) => {
@@ -77,8 +91,12 @@ export async function readModelFiles(source, { onProgress, signal, cache, sha256
     merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges'),
   };
   tokenizerFiles(files);
-  await pourWeights(piecesOf(source.weights, signal), { ...weights, config: files.config, size: byteLength(source.weights),
-                                                         what: 'the weights (model.safetensors)' });
+  await pourWeights(piecesOf(source.weights, signal), {
+    ...weights,
+    config: files.config,
+    size: byteLength(source.weights),
+    what: 'the weights (model.safetensors)',
+  });
   return files;
 }
 
@@ -86,10 +104,15 @@ export async function readModelFiles(source, { onProgress, signal, cache, sha256
 // (a model's, whose weights are not read; a URL, a hub id, or a path in Node) or from {vocab,
 // merges} (strings, buffers or Blobs).
 export async function readTokenizerFiles(source, { signal } = {}) {
-  if (source === null || source === undefined) throw new InvalidArgumentError('loadTokenizer needs a directory with vocab.json and merges.txt, or {vocab, merges}');
+  if (source === null || source === undefined)
+    throw new InvalidArgumentError(
+      'loadTokenizer needs a directory with vocab.json and merges.txt, or {vocab, merges}',
+    );
   if (typeof source !== 'string' && !(source instanceof URL)) {
     if (typeof source !== 'object' || !('vocab' in source) || !('merges' in source))
-      throw new InvalidArgumentError('loadTokenizer: the files object needs "vocab" (vocab.json) and "merges" (merges.txt)');
+      throw new InvalidArgumentError(
+        'loadTokenizer: the files object needs "vocab" (vocab.json) and "merges" (merges.txt)',
+      );
     return { vocab: await asText(source.vocab, 'vocab'), merges: await asText(source.merges, 'merges') };
   }
   source = hubDirectoryUrl(source) ?? source;
@@ -98,16 +121,25 @@ export async function readTokenizerFiles(source, { signal } = {}) {
   if (isLocalPath(source)) {
     const { readFile } = await importNode('fs/promises');
     const { file, cannotRead } = await nodeDirectory(source, signal);
-    texts = await Promise.all(names.map((name) => readFile(file(name), { encoding: 'utf8', signal }).catch((e) => {
-      throw cannotRead(name, e);
-    })));
+    texts = await Promise.all(
+      names.map((name) =>
+        readFile(file(name), { encoding: 'utf8', signal }).catch((e) => {
+          throw cannotRead(name, e);
+        }),
+      ),
+    );
   } else {
     const base = directoryUrl(source);
-    texts = await Promise.all(names.map(async (name) => {
-      const response = await download(new URL(name, base), signal, signal);
-      if (!response) throw new ModelFormatError(`${new URL(name, base)}: no such file (HTTP 404): the tokenizer needs vocab.json and merges.txt`);
-      return response.text();
-    }));
+    texts = await Promise.all(
+      names.map(async (name) => {
+        const response = await download(new URL(name, base), signal, signal);
+        if (!response)
+          throw new ModelFormatError(
+            `${new URL(name, base)}: no such file (HTTP 404): the tokenizer needs vocab.json and merges.txt`,
+          );
+        return response.text();
+      }),
+    );
   }
   return { vocab: texts[0], merges: texts[1] };
 }

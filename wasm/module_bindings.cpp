@@ -27,7 +27,7 @@ void set_threads(int threads) {
   });
 }
 
-}  // namespace
+}   // namespace
 
 EMSCRIPTEN_BINDINGS(glassbox_module) {
   emscripten::function("heapBytesInUse", &heap_bytes_in_use);

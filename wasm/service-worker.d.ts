@@ -2,7 +2,18 @@
 // same loadModel and estimateModel as glassbox.mjs, with the engine in the service worker's own
 // thread ({ worker } is refused with a NotSupportedError).
 export {
-  estimateModel, loadModel, hubDirectoryUrl, listCachedModels, removeCachedModels, MODEL_FILES,
-  GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError, OutOfMemoryError, StateError,
+  estimateModel,
+  loadModel,
+  hubDirectoryUrl,
+  listCachedModels,
+  removeCachedModels,
+  MODEL_FILES,
+  GlassboxError,
+  InvalidArgumentError,
+  ModelFormatError,
+  NetworkError,
+  NotSupportedError,
+  OutOfMemoryError,
+  StateError,
 } from './glassbox.js';
 export type * from './glassbox.js';

@@ -16,12 +16,19 @@ export { hubDirectoryUrl } from './hub.mjs';
 export { listCachedModels, removeCachedModels } from './model-cache.mjs';
 export { MODEL_FILES } from './model-files.mjs';
 export {
-  GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, NotSupportedError, OutOfMemoryError, StateError,
+  GlassboxError,
+  InvalidArgumentError,
+  ModelFormatError,
+  NetworkError,
+  NotSupportedError,
+  OutOfMemoryError,
+  StateError,
 } from './errors.mjs';
 
 useCoreFactory(createGlassboxCore);
 
-const noWorker = () => new NotSupportedError('a service worker cannot start a Worker: load without { worker }, in its own thread');
+const noWorker = () =>
+  new NotSupportedError('a service worker cannot start a Worker: load without { worker }, in its own thread');
 
 // As glassbox.mjs's loadModel, in this thread only.
 export async function loadModel(source, options = {}) {

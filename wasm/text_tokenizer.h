@@ -31,7 +31,9 @@ class TextTokenizer {
     return guarded([&] { return js_text(live().decode(ids_from_js(ids))); });
   }
 
-  int vocab_size() const { return guarded([&] { return live().vocab_size(); }); }
+  int vocab_size() const {
+    return guarded([&] { return live().vocab_size(); });
+  }
 
   // The tokenizer, moved into the model made of the same files (Loading::finish): building it
   // again would cost as much as the first time, on the way to the model being ready.
@@ -51,4 +53,4 @@ class TextTokenizer {
   std::optional<Tokenizer> tokenizer_;
 };
 
-}  // namespace glassbox::js
+}   // namespace glassbox::js

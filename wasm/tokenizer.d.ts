@@ -6,8 +6,14 @@ export { GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, St
  *  tiktoken's "gpt2" encoding) without the model: from a directory (a model's, whose weights are not
  *  read; a URL, a hub id 'owner/name', or a path in Node), or from the two files' contents. */
 export function loadTokenizer(
-  source: string | URL | { vocab: string | ArrayBuffer | ArrayBufferView | Blob; merges: string | ArrayBuffer | ArrayBufferView | Blob },
-  options?: { signal?: AbortSignal; /** The directory glassbox-tokenizer.wasm is served from (default: beside its glue). */ wasmPaths?: string | URL },
+  source:
+    | string
+    | URL
+    | { vocab: string | ArrayBuffer | ArrayBufferView | Blob; merges: string | ArrayBuffer | ArrayBufferView | Blob },
+  options?: {
+    signal?: AbortSignal;
+    /** The directory glassbox-tokenizer.wasm is served from (default: beside its glue). */ wasmPaths?: string | URL;
+  },
 ): Promise<Tokenizer>;
 
 /** Synchronous: the tokenizer runs in the calling thread. */

@@ -14,11 +14,9 @@ import { readTokenizerFiles } from './model-source.mjs';
 import { isNode } from './platform.mjs';
 import { makeModule } from './wasm-module.mjs';
 
-export {
-  GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, StateError,
-} from './errors.mjs';
+export { GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, StateError } from './errors.mjs';
 
-let modulePromise = null;   // one instance per thread, shared by every tokenizer made in it
+let modulePromise = null; // one instance per thread, shared by every tokenizer made in it
 
 // The Emscripten module (wasm-module.mjs), its .wasm beside the glue (where a bundler puts it:
 // its URL is written out for bundlers to see) or in wasmPaths (a directory; the first call's is used).
@@ -27,11 +25,17 @@ function loadModule(wasmPaths) {
     const dir = wasmPaths === undefined ? null : String(wasmPaths).replace(/\/?$/, '/');
     const { default: create } = await import('./glassbox-tokenizer.mjs');
     return makeModule(create, {
-      file: 'glassbox-tokenizer.wasm', glue: 'glassbox-tokenizer.mjs', needs: 'Tokenizer', bundled: new URL('./glassbox-tokenizer.wasm', import.meta.url),
-      wasmPaths: dir === null || isNode ? dir : new URL(dir, globalThis.location?.href).href, options: { errors: errorClasses },
+      file: 'glassbox-tokenizer.wasm',
+      glue: 'glassbox-tokenizer.mjs',
+      needs: 'Tokenizer',
+      bundled: new URL('./glassbox-tokenizer.wasm', import.meta.url),
+      wasmPaths: dir === null || isNode ? dir : new URL(dir, globalThis.location?.href).href,
+      options: { errors: errorClasses },
     });
   })();
-  modulePromise.catch(() => { modulePromise = null; });   // reported to the caller; tried again next time
+  modulePromise.catch(() => {
+    modulePromise = null;
+  }); // reported to the caller; tried again next time
   return modulePromise;
 }
 
@@ -41,7 +45,9 @@ function loadModule(wasmPaths) {
 // glassbox-tokenizer.wasm is served from (default: beside its glue, where a bundler puts it).
 export async function loadTokenizer(source, { signal, wasmPaths } = {}) {
   if (wasmPaths !== undefined && typeof wasmPaths !== 'string' && !(wasmPaths instanceof URL))
-    throw new InvalidArgumentError('wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files');
+    throw new InvalidArgumentError(
+      'wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files',
+    );
   const [files, module] = await Promise.all([readTokenizerFiles(source, { signal }), loadModule(wasmPaths)]);
   signal?.throwIfAborted();
   return new Tokenizer(module.Tokenizer.create(files.vocab, files.merges));

@@ -7,7 +7,7 @@
 import { errorClasses } from './errors.mjs';
 import { makeModule } from './wasm-module.mjs';
 
-let corePromise = null;   // one instance per thread, shared by every run in it
+let corePromise = null; // one instance per thread, shared by every run in it
 
 // This thread's training module, made at the first call; its .wasm beside the glue (where a
 // bundler puts it: the URL below is written for bundlers to see).
@@ -15,10 +15,16 @@ export function loadTrainingCore() {
   corePromise ??= (async () => {
     const { default: create } = await import('./glassbox-training.mjs');
     return makeModule(create, {
-      file: 'glassbox-training.wasm', glue: 'glassbox-training.mjs', label: "the trainer's glassbox-training.wasm", needs: 'Training',
-      bundled: new URL('./glassbox-training.wasm', import.meta.url), options: { errors: errorClasses },
+      file: 'glassbox-training.wasm',
+      glue: 'glassbox-training.mjs',
+      label: "the trainer's glassbox-training.wasm",
+      needs: 'Training',
+      bundled: new URL('./glassbox-training.wasm', import.meta.url),
+      options: { errors: errorClasses },
     });
   })();
-  corePromise.catch(() => { corePromise = null; });   // reported to whoever awaits it; tried again next time
+  corePromise.catch(() => {
+    corePromise = null;
+  }); // reported to whoever awaits it; tried again next time
   return corePromise;
 }

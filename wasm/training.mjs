@@ -14,8 +14,20 @@ import { asyncDispose } from './generation.mjs';
 // The options' names by type. Their defaults are `glassbox train`'s, applied by the engine
 // (glassbox/training_setup.h, docs/training.md), so that the same settings train the same model,
 // bit for bit, natively and here.
-const INTEGERS = ['vocabSize', 'nLayer', 'nEmbd', 'nHead', 'nPositions', 'seqLen', 'batchSize', 'steps', 'warmup', 'threads',
-                  'evalEvery', 'evalTokens'];   // C++ ints
+const INTEGERS = [
+  'vocabSize',
+  'nLayer',
+  'nEmbd',
+  'nHead',
+  'nPositions',
+  'seqLen',
+  'batchSize',
+  'steps',
+  'warmup',
+  'threads',
+  'evalEvery',
+  'evalTokens',
+]; // C++ ints
 const INT_MAX = 2 ** 31 - 1;
 const NUMBERS = ['learningRate', 'minLearningRate', 'weightDecay', 'gradClip', 'dropout', 'validFraction'];
 const OPTIONS = new Set([...INTEGERS, ...NUMBERS, 'seed', 'tokenizer']);
@@ -32,18 +44,21 @@ export function trainingSettings(texts, options) {
   const list = typeof texts === 'string' ? [texts] : texts;
   if (!Array.isArray(list)) throw new InvalidArgumentError('texts must be a string or an array of strings');
   list.forEach((t, i) => {
-    if (typeof t !== 'string') throw new InvalidArgumentError(`texts[${i}] must be a string, got ${t === null ? 'null' : typeof t}`);
+    if (typeof t !== 'string')
+      throw new InvalidArgumentError(`texts[${i}] must be a string, got ${t === null ? 'null' : typeof t}`);
   });
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
   const { signal, ...given } = options;
-  const rest = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));   // undefined: the default
+  const rest = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)); // undefined: the default
   for (const name of Object.keys(rest))
     if (!OPTIONS.has(name)) throw new InvalidArgumentError(`unknown training option ${JSON.stringify(name)}`);
   /** @type {Record<string, any>} */
-  const settings = { tokenizer: null, ...rest };   // null: learn one
+  const settings = { tokenizer: null, ...rest }; // null: learn one
   for (const name of INTEGERS.filter((n) => n in settings))
     if (!Number.isInteger(settings[name]) || settings[name] < 0 || settings[name] > INT_MAX)
-      throw new InvalidArgumentError(`${name} must be an integer from 0 to ${INT_MAX}, got ${JSON.stringify(settings[name])}`);
+      throw new InvalidArgumentError(
+        `${name} must be an integer from 0 to ${INT_MAX}, got ${JSON.stringify(settings[name])}`,
+      );
   if ('seed' in settings && (!Number.isSafeInteger(settings.seed) || settings.seed < 0))
     throw new InvalidArgumentError(`seed must be a non-negative integer, got ${JSON.stringify(settings.seed)}`);
   for (const name of NUMBERS.filter((n) => n in settings))
@@ -68,15 +83,17 @@ export function trainingSettings(texts, options) {
 /** @implements {TrainingRunType} */
 export class TrainingRun {
   #backend;
-  #settings;          // the options given, then (once the first step has begun) the engine's complete settings
-  #complete = false;  // whether #settings are the engine's
+  #settings; // the options given, then (once the first step has begun) the engine's complete settings
+  #complete = false; // whether #settings are the engine's
   #signal;
-  #onAbort = () => { if (!this.#busy) this.dispose(); };
+  #onAbort = () => {
+    if (!this.#busy) this.dispose();
+  };
   #pausing = false;
   #busy = false;
   #step = 0;
-  #final = null;    // the trained model, once the last step is done
-  #freed = false;   // disposed, aborted or failed: nothing left to give
+  #final = null; // the trained model, once the last step is done
+  #freed = false; // disposed, aborted or failed: nothing left to give
   /** 'done', 'cancelled' or 'failed' once it has ended.
    *  @type {TrainingRunType['stopReason']} */
   stopReason;
@@ -94,8 +111,12 @@ export class TrainingRun {
     this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
 
-  get settings() { return this.#settings; }
-  get step() { return this.#step; }
+  get settings() {
+    return this.#settings;
+  }
+  get step() {
+    return this.#step;
+  }
 
   [Symbol.asyncIterator]() {
     this.#pausing = false;
@@ -103,7 +124,9 @@ export class TrainingRun {
   }
 
   // Stops the iteration after the step under way (its next() gives {done: true}); the run stays.
-  pause() { this.#pausing = true; }
+  pause() {
+    this.#pausing = true;
+  }
 
   async next() {
     if (this.#busy) throw new StateError('a step of this training is already running: await it first');
@@ -115,7 +138,7 @@ export class TrainingRun {
       throw e;
     } finally {
       this.#busy = false;
-      if (this.#signal?.aborted) await this.dispose();   // aborted during the step
+      if (this.#signal?.aborted) await this.dispose(); // aborted during the step
     }
   }
 
@@ -126,9 +149,9 @@ export class TrainingRun {
       return { done: true, value: undefined };
     }
     const step = await this.#backend.step(this.#settings);
-    if (this.stopReason) return { done: true, value: undefined };   // disposed meanwhile
+    if (this.stopReason) return { done: true, value: undefined }; // disposed meanwhile
     if (!this.#complete) {
-      this.#settings = { ...this.#settings, ...await this.#backend.settings() };
+      this.#settings = { ...this.#settings, ...(await this.#backend.settings()) };
       this.#complete = true;
     }
     if (step) {
@@ -141,25 +164,33 @@ export class TrainingRun {
   }
 
   // Leaving a for-await loop early: the run stays, to go on later.
-  async return() { return { done: true, value: undefined }; }
+  async return() {
+    return { done: true, value: undefined };
+  }
 
   // A model of the current parameters (a copy of one's own: training goes on), with the run's tokenizer.
-  async model() { return this.#backend.model(this.#live()); }
+  async model() {
+    return this.#backend.model(this.#live());
+  }
 
   // The model's files in the Hugging Face layout: {config, vocab, merges} strings and weights
   // (model.safetensors, F32) a Uint8Array; the CLI and Hugging Face's GPT-2 loader read them.
-  async files() { return this.#backend.files(this.#live()); }
+  async files() {
+    return this.#backend.files(this.#live());
+  }
 
   // Ends the run (if it runs) and frees it and the model it ended with.
   async dispose() {
-    this.stopReason ??= 'cancelled';   // at once: an abort's listener does not wait for the rest
+    this.stopReason ??= 'cancelled'; // at once: an abort's listener does not wait for the rest
     const final = this.#final;
     this.#final = null;
     await this.#free('cancelled');
     await final?.dispose();
   }
 
-  [asyncDispose]() { return this.dispose(); }
+  [asyncDispose]() {
+    return this.dispose();
+  }
 
   /** @param {'cancelled' | 'failed'} reason */
   async #free(reason) {
@@ -192,47 +223,57 @@ export class TrainingRun {
 /** @implements {TrainingBackend} */
 export class LocalTraining {
   texts = null;
-  #engine = null;   // engine.mjs, once imported (its text checks; the models a run gives)
+  #engine = null; // engine.mjs, once imported (its text checks; the models a run gives)
   #training = null;
-  #settings = null;   // the run's, from the engine: the options given and the defaults of the others
+  #settings = null; // the run's, from the engine: the options given and the defaults of the others
   #freed = false;
-  #elapsedMs = 0;   // training time, pauses left out
-  #tokens = 0;      // tokens trained on in that time
+  #elapsedMs = 0; // training time, pauses left out
+  #tokens = 0; // tokens trained on in that time
 
-  get started() { return this.#training !== null; }
+  get started() {
+    return this.#training !== null;
+  }
 
   // One step, its held-out loss when due; null once every step is done. given: the options.
   async step(given) {
-    if (!this.#training) {   // the vocabulary is learned here: one call, the longest
+    if (!this.#training) {
+      // the vocabulary is learned here: one call, the longest
       this.#engine ??= await import('./engine.mjs');
       this.texts.forEach((t, i) => this.#engine.checkText(t, `texts[${i}]`));
       const core = await (await import('./training-core.mjs')).loadTrainingCore();
       if (this.#freed) return null;
       this.#training = core.Training.create(this.texts, given);
       this.#settings = this.#training.settings();
-      this.texts = null;   // the module has them now
+      this.texts = null; // the module has them now
     }
     const s = this.#settings;
     if (this.#training.stepsDone() >= s.steps) return null;
     const t0 = performance.now();
     const step = this.#training.step();
     const due = s.evalEvery > 0 && step.step % s.evalEvery === 0;
-    if (due || step.step === s.steps) Object.assign(step, this.#training.evaluate(step.step === s.steps ? 0 : s.evalTokens));
+    if (due || step.step === s.steps)
+      Object.assign(step, this.#training.evaluate(step.step === s.steps ? 0 : s.evalTokens));
     this.#elapsedMs += performance.now() - t0;
     this.#tokens += s.batchSize * s.seqLen;
     step.elapsedMs = this.#elapsedMs;
     step.tokensPerSecond = (1000 * this.#tokens) / this.#elapsedMs;
-    await this.#engine.yieldToEventLoop();   // the page paints and the signal fires between steps
+    await this.#engine.yieldToEventLoop(); // the page paints and the signal fires between steps
     return step;
   }
 
   // The engine of this thread loads the run's files (a copy: training can go on).
-  async model() { return this.#engine.loadHere(await this.files(), { quantize: 'none' }); }
+  async model() {
+    return this.#engine.loadHere(await this.files(), { quantize: 'none' });
+  }
 
-  async files() { return this.#training.files(); }
+  async files() {
+    return this.#training.files();
+  }
 
   // The run's settings, every option (tokenizer aside), once the first step has begun.
-  async settings() { return this.#settings; }
+  async settings() {
+    return this.#settings;
+  }
 
   async free() {
     this.#freed = true;

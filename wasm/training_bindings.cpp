@@ -79,7 +79,8 @@ class Training {
     return guarded([&] {
       const TrainingOptions& o = trainer_->options();
       const int s = trainer_->step();
-      if (s >= o.steps) throw InvalidArgument("the training is done: it has run its " + std::to_string(o.steps) + " steps");
+      if (s >= o.steps)
+        throw InvalidArgument("the training is done: it has run its " + std::to_string(o.steps) + " steps");
       sample_batch(train_, o.batch_size, o.seq_len, o.seed, s, inputs_, targets_);
       const StepResult r = trainer_->train_step(inputs_, targets_, o.batch_size, o.seq_len);
       if (!std::isfinite(r.loss))
@@ -101,7 +102,8 @@ class Training {
     return guarded([&] {
       if (valid_.size() < 2) return val::null();
       const TrainingOptions& o = trainer_->options();
-      const EvalResult r = trainer_->evaluate_stream(valid_, o.seq_len, o.batch_size, static_cast<std::int64_t>(max_tokens));
+      const EvalResult r =
+          trainer_->evaluate_stream(valid_, o.seq_len, o.batch_size, static_cast<std::int64_t>(max_tokens));
       val out = val::object();
       out.set("validLoss", r.loss());
       out.set("validTokens", static_cast<double>(r.tokens));
@@ -118,7 +120,8 @@ class Training {
       const std::string weights = trainer_->model_file(DType::F32);
       val out = val::object();
       out.set("config", trainer_->config().to_json());
-      out.set("weights", typed_array_copy("Uint8Array", reinterpret_cast<const std::uint8_t*>(weights.data()), weights.size()));
+      out.set("weights",
+              typed_array_copy("Uint8Array", reinterpret_cast<const std::uint8_t*>(weights.data()), weights.size()));
       out.set("vocab", files_.vocab_json);
       out.set("merges", files_.merges_txt);
       return out;
@@ -141,7 +144,8 @@ class Training {
       if (!given.isUndefined()) field = static_cast<std::remove_reference_t<decltype(field)>>(given.as<double>());
     });
     if (!(settings_.valid_fraction >= 0 && settings_.valid_fraction < 1))
-      throw InvalidArgument("validFraction must be at least 0 and less than 1, got " + std::to_string(settings_.valid_fraction));
+      throw InvalidArgument("validFraction must be at least 0 and less than 1, got " +
+                            std::to_string(settings_.valid_fraction));
     const val given = o["tokenizer"];
     if (!given.isNull() && !given.isUndefined()) {
       inputs.tokenizer.emplace();
@@ -155,8 +159,9 @@ class Training {
     TrainingSetup setup = set_up_training(std::move(inputs), settings_);
     const int seq_len = setup.options.seq_len;
     if (setup.train.size() < static_cast<std::size_t>(seq_len) + 1)
-      throw InvalidArgument("the training text is " + std::to_string(setup.train.size()) + " tokens, too few for sequences of " +
-                            std::to_string(seq_len) + " (give more text or a smaller seqLen)");
+      throw InvalidArgument("the training text is " + std::to_string(setup.train.size()) +
+                            " tokens, too few for sequences of " + std::to_string(seq_len) +
+                            " (give more text or a smaller seqLen)");
     files_ = std::move(setup.tokenizer_files);
     train_ = std::move(setup.train);
     valid_ = std::move(setup.valid);
@@ -171,7 +176,8 @@ class Training {
     if (needed > left)
       throw InvalidArgument("training this model needs about " + std::to_string(needed >> 20) + " MB, more than the " +
                             std::to_string(left >> 20) + " MB this WebAssembly heap can still give (" +
-                            std::to_string(limit >> 20) + " MB at most): make it smaller (nLayer, nEmbd, vocabSize, "
+                            std::to_string(limit >> 20) +
+                            " MB at most): make it smaller (nLayer, nEmbd, vocabSize, "
                             "batchSize, seqLen)");
   }
 
@@ -181,7 +187,7 @@ class Training {
   std::optional<Trainer> trainer_;
 };
 
-}  // namespace
+}   // namespace
 
 EMSCRIPTEN_BINDINGS(glassbox_training) {
   emscripten::class_<Training>("Training")

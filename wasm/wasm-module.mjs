@@ -25,18 +25,29 @@ export async function makeModule(create, { file, glue, label = file, needs, bund
   const url = wasmPaths && !isNode ? new URL(file, wasmPaths).href : String(bundled);
   const fetched = wasmPaths ? where : `${where} (${url})`;
   let failed;
-  const failure = new Promise((_, reject) => { failed = reject; });
+  const failure = new Promise((_, reject) => {
+    failed = reject;
+  });
   const instantiateWasm = (imports, receive) => {
     (bytes ? WebAssembly.instantiate(bytes, imports) : instantiateFrom(url, imports, `${label} ${fetched}`))
-      .then(({ instance, module }) => receive(instance, module))   // (throws where the exports are not the glue's)
-      .catch((e) => failed(e instanceof GlassboxError ? e
-        : new GlassboxError(`${label} ${isNode ? where : fetched} is not a WebAssembly module this engine can run: ${plainMessage(e)}`)));
-    return {};   // (instantiated asynchronously)
+      .then(({ instance, module }) => receive(instance, module)) // (throws where the exports are not the glue's)
+      .catch((e) =>
+        failed(
+          e instanceof GlassboxError
+            ? e
+            : new GlassboxError(
+                `${label} ${isNode ? where : fetched} is not a WebAssembly module this engine can run: ${plainMessage(e)}`,
+              ),
+        ),
+      );
+    return {}; // (instantiated asynchronously)
   };
   try {
     const module = await Promise.race([create({ ...options, instantiateWasm }), failure]);
     if (typeof module[needs] !== 'function')
-      throw new GlassboxError(`${label} ${isNode ? where : fetched} is not a WebAssembly module this engine can run: it has no ${needs}`);
+      throw new GlassboxError(
+        `${label} ${isNode ? where : fetched} is not a WebAssembly module this engine can run: it has no ${needs}`,
+      );
     return module;
   } catch (e) {
     throw e instanceof GlassboxError ? e : new GlassboxError(`${label}: ${plainMessage(e)}`);

@@ -35,21 +35,28 @@ import { importNode } from './platform.mjs';
 // without a top-level await, which a bundler's worker build may not allow; a Node worker keeps the
 // messages sent to it until it listens, and this worker sends only in answer to one.
 let nodeParent = null;
-const port = typeof self === 'object' && typeof self.postMessage === 'function'
-  ? { send: (m, transfer) => self.postMessage(m, transfer), listen: (f) => { self.onmessage = (e) => f(e.data); } }
-  : {
-      send: (m, transfer) => nodeParent.postMessage(m, transfer),
-      listen: (f) => importNode('worker_threads').then(({ parentPort }) => {
-        nodeParent = parentPort;
-        parentPort.on('message', f);
-      }),
-    };
+const port =
+  typeof self === 'object' && typeof self.postMessage === 'function'
+    ? {
+        send: (m, transfer) => self.postMessage(m, transfer),
+        listen: (f) => {
+          self.onmessage = (e) => f(e.data);
+        },
+      }
+    : {
+        send: (m, transfer) => nodeParent.postMessage(m, transfer),
+        listen: (f) =>
+          importNode('worker_threads').then(({ parentPort }) => {
+            nodeParent = parentPort;
+            parentPort.on('message', f);
+          }),
+      };
 
 let model = null;
-let tokenizer = null;    // the tokenizer alone, while the model's weights are on their way
-let loading = null;      // AbortController of the load in progress
-let generation = null;   // the running generation: {credit, aborted, wake}
-let training = null;     // train() with a worker: {run (LocalTraining), settings}
+let tokenizer = null; // the tokenizer alone, while the model's weights are on their way
+let loading = null; // AbortController of the load in progress
+let generation = null; // the running generation: {credit, aborted, wake}
+let training = null; // train() with a worker: {run (LocalTraining), settings}
 
 // A batch of steps is posted once this much time went into computing it (the first step of a
 // generation at once, for the time to the first token): one message per few milliseconds instead
@@ -69,15 +76,27 @@ const calls = {
           tokenizer = t;
           port.send({ id, tokenizer: { config: t.config, shape: t.shape } });
         },
-        signal: loading.signal, cache: args.cache, quantize: args.quantize, sha256: args.sha256,
-        threads: args.threads, wasmPaths: args.wasmPaths,
+        signal: loading.signal,
+        cache: args.cache,
+        quantize: args.quantize,
+        sha256: args.sha256,
+        threads: args.threads,
+        wasmPaths: args.wasmPaths,
       });
     } finally {
       loading = null;
-      tokenizer = null;   // handed over to the model (or ended with the load)
+      tokenizer = null; // handed over to the model (or ended with the load)
     }
-    return { config: model.config, shape: model.shape, threads: model.threads, fromCache: model.fromCache, cacheError: model.cacheError,
-             labels: model.labels, bidirectional: model.bidirectional, maskTokenId: model.maskTokenId };
+    return {
+      config: model.config,
+      shape: model.shape,
+      threads: model.threads,
+      fromCache: model.fromCache,
+      cacheError: model.cacheError,
+      labels: model.labels,
+      bidirectional: model.bidirectional,
+      maskTokenId: model.maskTokenId,
+    };
   },
   tokenize: (args) => (model ?? tokenizer ?? noModel()).tokenize(args.text, args.options),
   detokenize: (args) => (model ?? tokenizer ?? noModel()).detokenize(args.ids),
@@ -88,7 +107,9 @@ const calls = {
     const { ahead = 8, ...options } = args.options ?? {};
     const run = (generation = { credit: ahead, aborted: false, wake: null });
     const steps = model.generate(args.prompt, options);
-    let batch = [], transfer = [], since = -Infinity;
+    let batch = [],
+      transfer = [],
+      since = -Infinity;
     const flush = () => {
       if (batch.length) port.send({ id, steps: batch }, transfer);
       batch = [];
@@ -97,9 +118,12 @@ const calls = {
     };
     try {
       for (;;) {
-        if (run.credit === 0 && !run.aborted) {   // the page is behind: wait for it
+        if (run.credit === 0 && !run.aborted) {
+          // the page is behind: wait for it
           flush();
-          await new Promise((resolve) => { run.wake = resolve; });
+          await new Promise((resolve) => {
+            run.wake = resolve;
+          });
           run.wake = null;
         }
         if (run.aborted) {
@@ -154,7 +178,12 @@ async function run({ id, method, args }) {
 }
 
 // Typed arrays in a result move to the page without a copy.
-const buffersOf = (result) => (result && typeof result === 'object' ? Object.values(result).filter(ArrayBuffer.isView).map((a) => a.buffer) : []);
+const buffersOf = (result) =>
+  result && typeof result === 'object'
+    ? Object.values(result)
+        .filter(ArrayBuffer.isView)
+        .map((a) => a.buffer)
+    : [];
 
 port.listen(async (message) => {
   if (message.method === 'ready?') return port.send({ ready: true });

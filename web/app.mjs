@@ -41,18 +41,18 @@ const modelInfo = $('model-info');
 
 const state = {
   model: null,
-  kind: 'lm',         // of the model (modelKind)
-  endOfText: null,    // a classifier's <|endoftext|> id, which the page puts after the prompt
-  example: SHIPPED.example,   // the model's example prompt, replaced by the next model's if not edited
-  tokenizer: null,    // the first model's tokenizer, while its weights are still on their way
-  shape: null,        // the model's sizes as the engine parsed them (model.shape; the tokenizer's before)
-  texts: null,        // TokenTexts of the model
-  seq: null,          // Sequence of the current prompt (+ generated tokens)
-  generation: null,   // the running Generation
+  kind: 'lm', // of the model (modelKind)
+  endOfText: null, // a classifier's <|endoftext|> id, which the page puts after the prompt
+  example: SHIPPED.example, // the model's example prompt, replaced by the next model's if not edited
+  tokenizer: null, // the first model's tokenizer, while its weights are still on their way
+  shape: null, // the model's sizes as the engine parsed them (model.shape; the tokenizer's before)
+  texts: null, // TokenTexts of the model
+  seq: null, // Sequence of the current prompt (+ generated tokens)
+  generation: null, // the running Generation
   running: Promise.resolve(),
-  loading: null,      // name of the model being loaded, or null
+  loading: null, // name of the model being loaded, or null
   loadStarted: 0,
-  silenced: new Set(),   // heads switched off, "layer:head"
+  silenced: new Set(), // heads switched off, "layer:head"
 };
 
 // Async work reads the page's state when it starts and may finish after the person has moved on.
@@ -72,23 +72,28 @@ const headsLabel = () => {
 // 'classifier' (config.json names a *ForSequenceClassification), 'mlm' (a bidirectional model with
 // a mask token) or 'lm' (a GPT), from a model or, before its weights, its config.
 function modelKind(config, model = null) {
-  if (model ? model.labels.length : (config.architectures ?? []).some((a) => /ForSequenceClassification$/.test(a))) return 'classifier';
+  if (model ? model.labels.length : (config.architectures ?? []).some((a) => /ForSequenceClassification$/.test(a)))
+    return 'classifier';
   return (model ? model.bidirectional : config.bidirectional === true) ? 'mlm' : 'lm';
 }
 
 // Shows the views of a kind of model and hides the others'.
-let allowSpecialWas = null;   // the checkbox as the person left it, while a masked LM is loaded
+let allowSpecialWas = null; // the checkbox as the person left it, while a masked LM is loaded
 function showKind(kind) {
   const was = state.kind;
   state.kind = kind;
   const lm = kind === 'lm';
-  for (const id of ['output-region', 'next-region', 'layers-region', 'sampling', 'generate-actions']) $(id).hidden = !lm;
+  for (const id of ['output-region', 'next-region', 'layers-region', 'sampling', 'generate-actions'])
+    $(id).hidden = !lm;
   $('classify-region').hidden = kind !== 'classifier';
   $('fill-mask-region').hidden = kind !== 'mlm';
-  $('mask-switch').hidden = kind === 'mlm';   // its attention is the bidirectional one already
+  $('mask-switch').hidden = kind === 'mlm'; // its attention is the bidirectional one already
   if (kind === 'mlm' && masks.on) $('mask-switch').click();
-  $('prompt-keys').textContent = lm ? 'Ctrl+Enter generates, Escape stops.'
-    : kind === 'classifier' ? 'The label follows as you type.' : 'The guesses follow as you type.';
+  $('prompt-keys').textContent = lm
+    ? 'Ctrl+Enter generates, Escape stops.'
+    : kind === 'classifier'
+      ? 'The label follows as you type.'
+      : 'The guesses follow as you type.';
   // A masked LM's prompt holds masks: its special tokens are always read.
   if (kind === 'mlm' && was !== 'mlm') {
     allowSpecialWas = allowSpecial.checked;
@@ -97,7 +102,8 @@ function showKind(kind) {
     allowSpecial.checked = allowSpecialWas;
   }
   allowSpecial.disabled = kind === 'mlm';
-  $('tokens-help').textContent = 'Select a token (click, or Enter/Space; arrow keys move) to see how much it attends to each ' +
+  $('tokens-help').textContent =
+    'Select a token (click, or Enter/Space; arrow keys move) to see how much it attends to each ' +
     `${kind === 'mlm' ? 'other token (before and after it)' : 'earlier token'} in the chosen layer and head.`;
 }
 
@@ -107,10 +113,18 @@ const output = new OutputView($('output'));
 const next = new NextTokenChart($('next-caption'), $('next-bars'));
 const tokens = new TokensView($('tokens'), $('token-detail'), { onSelect: () => refreshHighlight() });
 const attention = new AttentionView({
-  layerSelect: $('layer'), headSelect: $('head'), thumbs: $('thumbs'), empty: $('heatmap-empty'),
+  layerSelect: $('layer'),
+  headSelect: $('head'),
+  thumbs: $('thumbs'),
+  empty: $('heatmap-empty'),
   heatmap: {
-    canvas: $('heatmap'), overlay: $('heatmap-overlay'), cols: $('heatmap-cols'), rows: $('heatmap-rows'),
-    corner: $('heatmap-corner'), scroller: $('heatmap-scroll'), readout: $('heatmap-readout'),
+    canvas: $('heatmap'),
+    overlay: $('heatmap-overlay'),
+    cols: $('heatmap-cols'),
+    rows: $('heatmap-rows'),
+    corner: $('heatmap-corner'),
+    scroller: $('heatmap-scroll'),
+    readout: $('heatmap-readout'),
   },
   onChange: () => refreshHighlight(),
   onSelectQuery: (q) => {
@@ -124,22 +138,31 @@ const resetHeads = $('reset-heads');
 const classifyView = new ClassifyView({ verdict: $('classify-verdict'), list: $('classify-bars') });
 const fillMask = new FillMaskView({ caption: $('fill-mask-caption'), list: $('fill-mask-list') });
 const layers = new LayersView({
-  caption: $('layers-caption'), table: $('layers-table'), grid: $('layers-grid'),
+  caption: $('layers-caption'),
+  table: $('layers-table'),
+  grid: $('layers-grid'),
   onView: () => refreshLens(),
 });
 const masks = new MaskCompare({
-  switchButton: $('mask-switch'), panel: $('mask-compare'), causalCanvas: $('mask-causal'),
-  bidirectionalCanvas: $('mask-bidirectional'), caption: $('mask-caption'),
-  onToggle: (on) => { if (on) refreshMasks(); },
+  switchButton: $('mask-switch'),
+  panel: $('mask-compare'),
+  causalCanvas: $('mask-causal'),
+  bidirectionalCanvas: $('mask-bidirectional'),
+  caption: $('mask-caption'),
+  onToggle: (on) => {
+    if (on) refreshMasks();
+  },
 });
 
 // Both masks' attention for the current text (when the switch is on; not while generating).
 function refreshMasks() {
   if (!masks.on || state.generation || !state.model || !state.seq) return chain;
   const { model, shape, seq } = state;
-  chain = chain.then(() => masks.compute(model, shape, seq.ids)).catch((e) => {
-    if (model === state.model) status.set(`Cannot compare the masks: ${e.message}`, 'error');
-  });
+  chain = chain
+    .then(() => masks.compute(model, shape, seq.ids))
+    .catch((e) => {
+      if (model === state.model) status.set(`Cannot compare the masks: ${e.message}`, 'error');
+    });
   return chain;
 }
 
@@ -155,7 +178,8 @@ function toggleHead(layer, head) {
   headsChanged();
 }
 
-const RUNS_WITH = {   // what a head switched off changes, by kind of model
+const RUNS_WITH = {
+  // what a head switched off changes, by kind of model
   lm: 'the attention, the layers, the next token and generation are',
   classifier: 'the attention and the label are',
   mlm: 'the attention and the guesses at the masks are',
@@ -167,43 +191,61 @@ function headsChanged() {
   $('heads-note').textContent = state.silenced.size
     ? `${headsLabel()[0].toUpperCase()}${headsLabel().slice(1)} off: ${RUNS_WITH[state.kind]} the model's without ${state.silenced.size === 1 ? 'it' : 'them'}.`
     : 'A thumbnail opens its head large; its × switch (or X on a focused thumbnail) turns the head off, and the model then runs without it.';
-  ++wanted;   // the prompt's attention and layers again, with the mask
+  ++wanted; // the prompt's attention and layers again, with the mask
   flushPrompt().then(refreshComparison);
 }
 
 // The Next token chart with heads off: the distribution after the last token with every head and
 // without the silenced ones, side by side (each the last position's logits of one forward pass).
 function refreshComparison() {
-  const was = shown(), { model, seq } = was, texts = state.texts;
+  const was = shown(),
+    { model, seq } = was,
+    texts = state.texts;
   if (state.kind !== 'lm' || !state.silenced.size || state.generation || !model || !seq?.length) return chain;
   const limit = state.shape.positions;
-  const ids = seq.ids.slice(-limit), mask = headMask(), label = headsLabel(), position = seq.length - 1;
-  chain = chain.then(async () => {
-    if (!stillShown(was)) return;
-    const [all, masked] = [await model.forward(ids, { logits: 'last' }), await model.forward(ids, { logits: 'last', headMask: mask })];
-    if (!stillShown(was)) return;
-    await next.compare(position, mostProbable(all.logits, 10), mostProbable(masked.logits, 10), label, (id) => texts.get(id));
-  }).catch((e) => {
-    if (model === state.model) status.set(`Cannot compare with the heads off: ${e.message}`, 'error');
-  });
+  const ids = seq.ids.slice(-limit),
+    mask = headMask(),
+    label = headsLabel(),
+    position = seq.length - 1;
+  chain = chain
+    .then(async () => {
+      if (!stillShown(was)) return;
+      const [all, masked] = [
+        await model.forward(ids, { logits: 'last' }),
+        await model.forward(ids, { logits: 'last', headMask: mask }),
+      ];
+      if (!stillShown(was)) return;
+      await next.compare(position, mostProbable(all.logits, 10), mostProbable(masked.logits, 10), label, (id) =>
+        texts.get(id),
+      );
+    })
+    .catch((e) => {
+      if (model === state.model) status.set(`Cannot compare with the heads off: ${e.message}`, 'error');
+    });
   return chain;
 }
 
 // The prompt's logit lens, once the Layers panel is in view (it costs an LM head per layer and
 // position; not while generating).
 function refreshLens() {
-  const was = shown(), { model, seq } = was, texts = state.texts;
-  if (state.kind !== 'lm' || !layers.inView || !layers.needsPrompt || state.generation || !model || !seq?.promptLength) return chain;
+  const was = shown(),
+    { model, seq } = was,
+    texts = state.texts;
+  if (state.kind !== 'lm' || !layers.inView || !layers.needsPrompt || state.generation || !model || !seq?.promptLength)
+    return chain;
   if (seq.promptLength > state.shape.positions) return chain;
-  const ids = seq.ids.slice(0, seq.promptLength), promptTexts = seq.texts.slice(0, seq.promptLength);
-  chain = chain.then(async () => {
-    if (!stillShown(was, { duringGeneration: true }) || !layers.needsPrompt) return;
-    const { lens } = await model.forward(ids, { lens: LENS_TOKENS, logits: false, headMask: headMask() });
-    if (!stillShown(was, { duringGeneration: true })) return;
-    await layers.setPrompt(ids, promptTexts, lens, (id) => texts.get(id));
-  }).catch((e) => {
-    if (model === state.model) status.set(`Cannot compute the layers: ${e.message}`, 'error');
-  });
+  const ids = seq.ids.slice(0, seq.promptLength),
+    promptTexts = seq.texts.slice(0, seq.promptLength);
+  chain = chain
+    .then(async () => {
+      if (!stillShown(was, { duringGeneration: true }) || !layers.needsPrompt) return;
+      const { lens } = await model.forward(ids, { lens: LENS_TOKENS, logits: false, headMask: headMask() });
+      if (!stillShown(was, { duringGeneration: true })) return;
+      await layers.setPrompt(ids, promptTexts, lens, (id) => texts.get(id));
+    })
+    .catch((e) => {
+      if (model === state.model) status.set(`Cannot compute the layers: ${e.message}`, 'error');
+    });
   return chain;
 }
 
@@ -212,34 +254,44 @@ function refreshLens() {
 // over each window's tokens, exactly as the engine computed them when it slid to that window.
 let restoring = false;
 function restoreWindows(starts) {
-  const was = shown(), { model, seq } = was;
+  const was = shown(),
+    { model, seq } = was;
   if (restoring || state.generation || !model || !seq) return;
   restoring = true;
   const current = () => stillShown(was);
-  chain = chain.then(async () => {
-    if (!current()) return;   // another model, prompt or generation came first
-    seq.dropRestored();
-    for (const start of starts) {
-      const ids = seq.ids.slice(start, start + seq.keepRows);
-      const { attention: matrix } = await model.forward(ids, { attention: true, logits: false });
-      if (!current()) return;
-      seq.restoreWindow(start, matrix);
-    }
-    attention.update({ thumbs: true, force: true });
-    refreshHighlight();
-  }).catch((e) => {
-    if (current()) status.set(`Cannot compute the attention of earlier tokens: ${e.message}`, 'error');
-  }).finally(() => { restoring = false; });
+  chain = chain
+    .then(async () => {
+      if (!current()) return; // another model, prompt or generation came first
+      seq.dropRestored();
+      for (const start of starts) {
+        const ids = seq.ids.slice(start, start + seq.keepRows);
+        const { attention: matrix } = await model.forward(ids, { attention: true, logits: false });
+        if (!current()) return;
+        seq.restoreWindow(start, matrix);
+      }
+      attention.update({ thumbs: true, force: true });
+      refreshHighlight();
+    })
+    .catch((e) => {
+      if (current()) status.set(`Cannot compute the attention of earlier tokens: ${e.message}`, 'error');
+    })
+    .finally(() => {
+      restoring = false;
+    });
 }
 
 // --- the selected token's attention, painted on chips and output text
 
 function refreshHighlight() {
-  const q = tokens.selected, seq = state.seq;
+  const q = tokens.selected,
+    seq = state.seq;
   const weights = q >= 0 && seq ? seq.row(attention.layer, attention.head, q) : null;
-  const why = q < 0 || weights ? '' : seq?.wasDropped(q)
-    ? 'Its attention was let go while generating (the page keeps one context of it) and is computed again when generation ends.'
-    : 'Its attention row comes with the next generated token.';
+  const why =
+    q < 0 || weights
+      ? ''
+      : seq?.wasDropped(q)
+        ? 'Its attention was let go while generating (the page keeps one context of it) and is computed again when generation ends.'
+        : 'Its attention row comes with the next generated token.';
   tokens.highlight(q >= 0 ? weights : null, why);
   output.highlight(weights, q);
   if (q >= 0 && state.texts) layers.show(q, (id) => state.texts.get(id)).catch(() => {});
@@ -249,8 +301,8 @@ function refreshHighlight() {
 
 // --- prompt -> tokens -> attention, as the person types (debounced; only the latest text counts)
 
-let wanted = 0;      // version of the prompt text asked for
-let analyzed = -1;   // version whose tokens are shown
+let wanted = 0; // version of the prompt text asked for
+let analyzed = -1; // version whose tokens are shown
 let debounce = 0;
 let chain = Promise.resolve();
 // Whether version v of the prompt, read with this model, is still the one to show.
@@ -276,7 +328,7 @@ async function analyzePrompt(v) {
   const { model, tokenizer, texts: tokenTexts, kind } = state;
   if (v !== wanted || !(model ?? tokenizer)) return;
   const ids = await (model ?? tokenizer).tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
-  if (kind === 'classifier' && state.endOfText !== null) ids.push(state.endOfText);   // the token it reads
+  if (kind === 'classifier' && state.endOfText !== null) ids.push(state.endOfText); // the token it reads
   const texts = await tokenTexts.many(ids);
   if (!stillWanted(v, model)) return;
   // Attention rows of one context's worth of tokens: a long generation holds no more than that.
@@ -289,8 +341,12 @@ async function analyzePrompt(v) {
   tokens.reset(ids.map((id, i) => ({ id, text: texts[i] })));
   const tooLong = ids.length > limit;
   tokenCount.textContent = `${formatInt(ids.length)} token${ids.length === 1 ? '' : 's'} of ${formatInt(limit)}.`;
-  showPromptError(tooLong ? `The prompt has ${formatInt(ids.length)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.` : '');
-  if (!model) return;   // the tokenizer alone: the rest comes with the model (onLoaded reads the prompt again)
+  showPromptError(
+    tooLong
+      ? `The prompt has ${formatInt(ids.length)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`
+      : '',
+  );
+  if (!model) return; // the tokenizer alone: the rest comes with the model (onLoaded reads the prompt again)
   next.reset();
   output.showPlaceholder();
   attention.setSequence(seq);
@@ -311,17 +367,31 @@ async function analyzePrompt(v) {
   }
   // With the Layers panel in view, the same pass gives the prompt's logit lens; a masked LM's
   // pass gives its guesses (the logits at its masks).
-  const withLens = kind === 'lm' && layers.inView, guessing = kind === 'mlm' && ids.includes(model.maskTokenId);
-  const { attention: matrix, lens, logits } = await model.forward(ids, {
-    attention: true, logits: guessing, lens: withLens ? LENS_TOKENS : undefined, headMask: headMask() });
+  const withLens = kind === 'lm' && layers.inView,
+    guessing = kind === 'mlm' && ids.includes(model.maskTokenId);
+  const {
+    attention: matrix,
+    lens,
+    logits,
+  } = await model.forward(ids, {
+    attention: true,
+    logits: guessing,
+    lens: withLens ? LENS_TOKENS : undefined,
+    headMask: headMask(),
+  });
   if (!stillWanted(v, model)) return;
   seq.setPromptAttention(matrix);
   if (lens) await layers.setPrompt(ids, texts, lens, (id) => state.texts.get(id));
   attention.update({ thumbs: true, force: true });
   refreshHighlight();
   if (kind === 'classifier' && promptInput.value) await showClassification(model, ids, v);
-  if (kind === 'mlm' && !guessing && promptInput.value) fillMask.clear(`The prompt has no mask: write ${maskText()} where the model should guess a token.`);
-  if (guessing) await fillMask.show(ids, logits, model.maskTokenId, { textOf: (id) => state.texts.get(id), detokenize: (x) => model.detokenize(x) });
+  if (kind === 'mlm' && !guessing && promptInput.value)
+    fillMask.clear(`The prompt has no mask: write ${maskText()} where the model should guess a token.`);
+  if (guessing)
+    await fillMask.show(ids, logits, model.maskTokenId, {
+      textOf: (id) => state.texts.get(id),
+      detokenize: (x) => model.detokenize(x),
+    });
   if (masks.on) await masks.compute(model, state.shape, ids);
 }
 
@@ -358,18 +428,28 @@ function setGenerating(on) {
 }
 
 async function generate() {
-  if (state.generation || state.loading !== null || !state.model || state.kind !== 'lm' || stopButton.disabled === false) return;
+  if (
+    state.generation ||
+    state.loading !== null ||
+    !state.model ||
+    state.kind !== 'lm' ||
+    stopButton.disabled === false
+  )
+    return;
   const settings = sampling.read();
   if (!settings.ok) {
     status.set('Check the sampling settings: the message next to the input says what to change.', 'error');
     settings.firstInvalid.focus();
     return;
   }
-  setGenerating(true);   // at once, so that a second press (or Enter) cannot start another run
+  setGenerating(true); // at once, so that a second press (or Enter) cannot start another run
   status.set('Preparing…', 'busy');
   let finished;
-  state.running = new Promise((resolve) => { finished = resolve; });
-  let generation = null, pacer = null;
+  state.running = new Promise((resolve) => {
+    finished = resolve;
+  });
+  let generation = null,
+    pacer = null;
   const { model, texts } = state;
   try {
     const seq = await promptToContinue(model);
@@ -386,13 +466,14 @@ async function generate() {
     // nothing more is drawn: what arrived but was not drawn is dropped.
     const arrived = [];
     const drawn = { tokens: 0, last: 0 };
-    pacer = new FramePacer((begin) => drawSteps(arrived.splice(0), { seq, texts, generation, drawn, begin }),
-      { onError: () => generation.stop() });   // (flush() below reports it)
+    pacer = new FramePacer((begin) => drawSteps(arrived.splice(0), { seq, texts, generation, drawn, begin }), {
+      onError: () => generation.stop(),
+    }); // (flush() below reports it)
     const result = await generation.run((step) => {
       arrived.push(step);
       pacer.request();
     });
-    await pacer.flush();   // what arrived since the last frame (nothing after a Stop)
+    await pacer.flush(); // what arrived since the last frame (nothing after a Stop)
     await next.flush();
     // The status line counts what the page showed, timed from the first token to the last shown.
     generation.stats.tokens = drawn.tokens;
@@ -414,17 +495,20 @@ async function generate() {
 // why nothing can be generated from it.
 async function promptToContinue(model) {
   await (debounce || analyzed !== wanted ? flushPrompt() : chain);
-  const seq = state.seq, limit = state.shape.positions;
+  const seq = state.seq,
+    limit = state.shape.positions;
   const refuse = (message) => {
     showPromptError(message);
     status.set('Nothing generated: see the message under the prompt.', 'error');
     promptInput.focus();
     return null;
   };
-  if (model !== state.model) return null;   // another model was loaded meanwhile
+  if (model !== state.model) return null; // another model was loaded meanwhile
   if (!seq?.promptLength) return refuse('Type a prompt first: the model continues your text.');
   if (seq.promptLength > limit) {
-    return refuse(`The prompt has ${formatInt(seq.promptLength)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`);
+    return refuse(
+      `The prompt has ${formatInt(seq.promptLength)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`,
+    );
   }
   return seq;
 }
@@ -457,13 +541,18 @@ async function drawSteps(batch, { seq, texts, generation, drawn, begin }) {
   attention.update({ thumbs: true });
   attention.drawLive();
   const selected = tokens.selected;
-  if (batch.some((s) => s.position - 1 === selected)) refreshHighlight();   // its row just arrived
+  if (batch.some((s) => s.position - 1 === selected)) refreshHighlight(); // its row just arrived
   const last = batch.at(-1);
-  next.show(last, (id) => texts.get(id)).catch((e) => status.set(`Cannot show the next-token chart: ${e.message}`, 'error'));
-  if (last.lens && selected < 0) layers.show(last.position, (id) => texts.get(id)).catch(() => {});   // the latest, live
+  next
+    .show(last, (id) => texts.get(id))
+    .catch((e) => status.set(`Cannot show the next-token chart: ${e.message}`, 'error'));
+  if (last.lens && selected < 0) layers.show(last.position, (id) => texts.get(id)).catch(() => {}); // the latest, live
   drawn.tokens += batch.length;
   drawn.last = last.arrived;
-  status.progress({ ...generation.stats, tokens: drawn.tokens, last: drawn.last }, { force: drawn.tokens === batch.length });
+  status.progress(
+    { ...generation.stats, tokens: drawn.tokens, last: drawn.last },
+    { force: drawn.tokens === batch.length },
+  );
 }
 
 // After a generation, finished or not: the controls back, and the views that wait for the engine
@@ -505,7 +594,7 @@ const picker = new ModelPicker({
   },
   async onLoaded(model, name, example) {
     state.generation?.stop();
-    await state.running;   // a generation stopped for this load has ended
+    await state.running; // a generation stopped for this load has ended
     state.loading = null;
     const old = state.model;
     state.model = model;
@@ -519,20 +608,26 @@ const picker = new ModelPicker({
     const eot = kind === 'classifier' ? await model.tokenize('<|endoftext|>', { allowSpecial: true }) : [];
     state.endOfText = eot.length === 1 ? eot[0] : null;
     state.maskText = kind === 'mlm' && model.maskTokenId >= 0 ? await model.detokenize([model.maskTokenId]) : null;
-    if (example && promptInput.value === state.example) promptInput.value = example;   // not edited: this model's
+    if (example && promptInput.value === state.example) promptInput.value = example; // not edited: this model's
     if (example) state.example = example;
     showKind(kind);
     classifyView.clear('');
     fillMask.clear('');
     const s = model.shape;
-    const what = kind === 'classifier' ? `a classifier (${model.labels.join(', ')})` : kind === 'mlm' ? 'a masked language model' : s.modelType;
-    modelInfo.textContent = `${name}: ${what}, ${s.layers} layers × ${s.heads} heads, ${s.width} wide, ` +
+    const what =
+      kind === 'classifier'
+        ? `a classifier (${model.labels.join(', ')})`
+        : kind === 'mlm'
+          ? 'a masked language model'
+          : s.modelType;
+    modelInfo.textContent =
+      `${name}: ${what}, ${s.layers} layers × ${s.heads} heads, ${s.width} wide, ` +
       `${formatInt(s.positions)} positions, ${formatInt(s.vocabulary)}-token vocabulary; ` +
       `${model.quantize === 'int8' ? 'int8' : 'F32'} weights, ` +
       `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
     attention.configure(s.layers, s.heads);
     layers.reset(s.layers);
-    state.silenced.clear();   // another model's heads
+    state.silenced.clear(); // another model's heads
     attention.setSilenced(state.silenced);
     resetHeads.disabled = true;
     setGenerating(false);
@@ -544,7 +639,7 @@ const picker = new ModelPicker({
   onFailed(error, name) {
     startTrainPanel();
     state.loading = null;
-    state.tokenizer = null;   // it ended with its model
+    state.tokenizer = null; // it ended with its model
     setGenerating(false);
     status.set(`Could not load ${name}: see the message under Model.`, 'error');
   },
@@ -557,9 +652,14 @@ const picker = new ModelPicker({
 
 let trainPanel = null;
 function startTrainPanel() {
-  trainPanel ??= import('./app/train-panel.mjs').then(({ TrainPanel }) => new TrainPanel({
-    onTrained: (files, name, { load }) => picker.addTrained(files, name, { load: load && !state.generation }),
-  })).catch((e) => status.set(`The Train panel could not start: ${e.message}`, 'error'));
+  trainPanel ??= import('./app/train-panel.mjs')
+    .then(
+      ({ TrainPanel }) =>
+        new TrainPanel({
+          onTrained: (files, name, { load }) => picker.addTrained(files, name, { load: load && !state.generation }),
+        }),
+    )
+    .catch((e) => status.set(`The Train panel could not start: ${e.message}`, 'error'));
 }
 
 // --- events

@@ -10,17 +10,34 @@ import { loadModel } from './dist/glassbox.mjs';
 // that shows what the model does, put in the prompt box when it loads (unless edited).
 export const SHIPPED_MODELS = [
   { value: 'shipped', url: 'models/brown-small/', name: 'brown-small', what: '', example: 'The jury said' },
-  { value: 'shipped:brown-genre', url: 'models/brown-genre/', name: 'brown-genre', what: 'a genre classifier',
-    example: 'The mayor told the city council on Tuesday that taxes would not rise this year, and the vote was set for next week.' },
-  { value: 'shipped:brown-mlm', url: 'models/brown-mlm/', name: 'brown-mlm', what: 'a masked LM',
-    example: 'The President of the United <|mask|> said he did not <|mask|> what to do.' },
+  {
+    value: 'shipped:brown-genre',
+    url: 'models/brown-genre/',
+    name: 'brown-genre',
+    what: 'a genre classifier',
+    example:
+      'The mayor told the city council on Tuesday that taxes would not rise this year, and the vote was set for next week.',
+  },
+  {
+    value: 'shipped:brown-mlm',
+    url: 'models/brown-mlm/',
+    name: 'brown-mlm',
+    what: 'a masked LM',
+    example: 'The President of the United <|mask|> said he did not <|mask|> what to do.',
+  },
 ];
 export const SHIPPED = SHIPPED_MODELS[0];
 
 // {quantize, controller, started, promise, latest (the last progress), tokenizer (once ready),
 //  onProgress and onTokenizer (set by the taker)}
 export const shippedLoad = (() => {
-  const load = { quantize: 'none', controller: new AbortController(), started: performance.now(), latest: null, tokenizer: null };
+  const load = {
+    quantize: 'none',
+    controller: new AbortController(),
+    started: performance.now(),
+    latest: null,
+    tokenizer: null,
+  };
   load.promise = loadModel(SHIPPED.url, {
     worker: true,
     quantize: load.quantize,
@@ -34,6 +51,6 @@ export const shippedLoad = (() => {
       load.onTokenizer?.(tokenizer);
     },
   });
-  load.promise.catch(() => {});   // reported by the model picker, which awaits it
+  load.promise.catch(() => {}); // reported by the model picker, which awaits it
   return load;
 })();

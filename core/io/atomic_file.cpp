@@ -40,4 +40,4 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
   }
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -16,28 +16,30 @@ Architecture architecture_of(const json& j, const std::string& source) {
   std::string type;
   if (auto it = j.find("model_type"); it != j.end() && it->is_string()) {
     type = it->get<std::string>();
-  } else if (auto arch = j.find("architectures"); arch != j.end() && arch->is_array() && !arch->empty() &&
-                                                  (*arch)[0].is_string()) {
+  } else if (auto arch = j.find("architectures");
+             arch != j.end() && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
     // Old configs name only the class: GPT2LMHeadModel, OpenAIGPTLMHeadModel, ...
     const auto cls = (*arch)[0].get<std::string>();
-    if (cls.rfind("GPT2", 0) == 0) type = "gpt2";
-    else if (cls.rfind("OpenAIGPT", 0) == 0) type = "openai-gpt";
-    else type = cls;
+    if (cls.rfind("GPT2", 0) == 0)
+      type = "gpt2";
+    else if (cls.rfind("OpenAIGPT", 0) == 0)
+      type = "openai-gpt";
+    else
+      type = cls;
   } else {
     throw ModelFormatError(source, "no \"model_type\": expected \"gpt2\" or \"openai-gpt\"");
   }
   if (type == "gpt2") return Architecture::GPT2;
   if (type == "openai-gpt") return Architecture::OpenAIGPT;
-  throw ModelFormatError(source, "unknown architecture \"" + type +
-                                     "\": glassbox runs model_type \"gpt2\" and \"openai-gpt\"");
+  throw ModelFormatError(source,
+                         "unknown architecture \"" + type + "\": glassbox runs model_type \"gpt2\" and \"openai-gpt\"");
 }
 
 // An integer field in [lo, hi]; `fallback` when the key is absent or null.
 int int_field(const json& j, const char* key, int fallback, int lo, int hi, const std::string& source) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  if (!it->is_number_integer())
-    throw ModelFormatError(source, std::string("\"") + key + "\" must be an integer");
+  if (!it->is_number_integer()) throw ModelFormatError(source, std::string("\"") + key + "\" must be an integer");
   // Compare as the JSON number it is: a huge unsigned value must not wrap to a small signed one.
   const bool in_range = it->is_number_unsigned() ? it->get<std::uint64_t>() <= static_cast<std::uint64_t>(hi) &&
                                                        static_cast<std::int64_t>(it->get<std::uint64_t>()) >= lo
@@ -87,7 +89,8 @@ std::vector<std::string> labels_of(const json& j, const std::string& source) {
     std::vector<bool> seen(labels.size());
     for (const auto& [key, name] : id2label->items()) {
       std::size_t id = labels.size();
-      if (!key.empty() && key.size() < 7 && key.find_first_not_of("0123456789") == std::string::npos) id = std::stoul(key);
+      if (!key.empty() && key.size() < 7 && key.find_first_not_of("0123456789") == std::string::npos)
+        id = std::stoul(key);
       if (id >= labels.size() || seen[id] || !name.is_string())
         throw ModelFormatError(source, "\"id2label\" must map the ids 0.." + std::to_string(labels.size() - 1) +
                                            " to names, each once; got \"" + key + "\": " + name.dump());
@@ -106,7 +109,7 @@ std::vector<std::string> labels_of(const json& j, const std::string& source) {
   return labels;
 }
 
-}  // namespace
+}   // namespace
 
 std::string_view ModelConfig::architecture_name() const {
   return architecture == Architecture::GPT2 ? "gpt2" : "openai-gpt";
@@ -114,10 +117,14 @@ std::string_view ModelConfig::architecture_name() const {
 
 std::string_view activation_name(Activation activation) {
   switch (activation) {
-    case Activation::GeluTanh: return "gelu (tanh approximation)";
-    case Activation::GeluErf: return "gelu (exact erf)";
-    case Activation::Relu: return "relu";
-    case Activation::Silu: return "silu";
+    case Activation::GeluTanh:
+      return "gelu (tanh approximation)";
+    case Activation::GeluErf:
+      return "gelu (exact erf)";
+    case Activation::Relu:
+      return "relu";
+    case Activation::Silu:
+      return "silu";
   }
   return "?";
 }
@@ -145,11 +152,12 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
   // openai-gpt's MLP is always 4 * n_embd (OpenAIGPTConfig has no n_inner).
   c.n_inner = gpt2 ? int_field(j, "n_inner", 4 * c.n_embd, 1, 1'000'000, source) : 4 * c.n_embd;
   if (c.n_embd % c.n_head != 0)
-    throw ModelFormatError(source, "n_embd " + std::to_string(c.n_embd) + " is not divisible by n_head " +
-                                       std::to_string(c.n_head));
+    throw ModelFormatError(
+        source, "n_embd " + std::to_string(c.n_embd) + " is not divisible by n_head " + std::to_string(c.n_head));
 
   if (auto it = j.find("position_encoding"); it != j.end() && !it->is_null()) {
-    if (*it == "sinusoidal") c.position_encoding = PositionEncoding::Sinusoidal;
+    if (*it == "sinusoidal")
+      c.position_encoding = PositionEncoding::Sinusoidal;
     else if (*it != "learned")
       throw ModelFormatError(source, "\"position_encoding\" must be \"learned\" or \"sinusoidal\", got " + it->dump());
   }
@@ -174,7 +182,8 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
     c.add_cross_attention = bool_field(j, "add_cross_attention", false, source);
   }
   if (!bool_field(j, "tie_word_embeddings", true, source))
-    throw ModelFormatError(source, "\"tie_word_embeddings\": false is not supported: the LM head is the token embedding");
+    throw ModelFormatError(source,
+                           "\"tie_word_embeddings\": false is not supported: the LM head is the token embedding");
 
   c.bidirectional = bool_field(j, "bidirectional", false, source);
   if (auto it = j.find("mask_token_id"); it != j.end() && !it->is_null())
@@ -187,7 +196,8 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
     if (gpt2 && c.vocab_size > 50256) c.eos_token_ids = {50256};
   } else {
     const json ids = eos->is_array() ? *eos : json::array({*eos});
-    for (const auto& id : ids) c.eos_token_ids.push_back(int_field(json{{"eos_token_id", id}}, "eos_token_id", 0, 0, c.vocab_size - 1, source));
+    for (const auto& id : ids)
+      c.eos_token_ids.push_back(int_field(json{{"eos_token_id", id}}, "eos_token_id", 0, 0, c.vocab_size - 1, source));
   }
   return c;
 }
@@ -197,7 +207,8 @@ std::string ModelConfig::to_json() const {
   json j;
   j["model_type"] = gpt2 ? "gpt2" : "openai-gpt";
   const bool classifier = !labels.empty();
-  j["architectures"] = {std::string(gpt2 ? "GPT2" : "OpenAIGPT") + (classifier ? "ForSequenceClassification" : "LMHeadModel")};
+  j["architectures"] = {std::string(gpt2 ? "GPT2" : "OpenAIGPT") +
+                        (classifier ? "ForSequenceClassification" : "LMHeadModel")};
   j["vocab_size"] = vocab_size;
   j["n_positions"] = n_positions;
   j["n_ctx"] = n_positions;   // older Hugging Face versions read the context length from here
@@ -208,13 +219,19 @@ std::string ModelConfig::to_json() const {
   j["layer_norm_epsilon"] = layer_norm_epsilon;
   std::string act;
   switch (activation) {
-    case Activation::GeluTanh: act = gpt2 ? "gelu_new" : "gelu"; break;
+    case Activation::GeluTanh:
+      act = gpt2 ? "gelu_new" : "gelu";
+      break;
     case Activation::GeluErf:
       if (!gpt2) throw InvalidArgument("openai-gpt configs cannot express the exact (erf) GELU");
       act = "gelu";
       break;
-    case Activation::Relu: act = "relu"; break;
-    case Activation::Silu: act = "silu"; break;
+    case Activation::Relu:
+      act = "relu";
+      break;
+    case Activation::Silu:
+      act = "silu";
+      break;
   }
   if (gpt2) {
     j["n_inner"] = n_inner;
@@ -259,4 +276,4 @@ void sinusoidal_positions(float* table, int P, int C) {
     }
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

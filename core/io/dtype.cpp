@@ -22,18 +22,18 @@ std::uint32_t bits_of(float f) {
   return bits;
 }
 
-}  // namespace
+}   // namespace
 
 std::uint16_t f32_to_f16(float f) {
   const std::uint32_t x = bits_of(f);
   const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
   const std::uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN
-  if (abs >= 0x47800000u) return sign | 0x7c00u;  // >= 65536 (or inf): rounds to infinity
+  if (abs > 0x7f800000u) return sign | 0x7e00u;    // NaN
+  if (abs >= 0x47800000u) return sign | 0x7c00u;   // >= 65536 (or inf): rounds to infinity
   if (abs < 0x38800000u) {                         // below 2^-14: a subnormal half (or zero)
     // value = abs as float; half subnormal unit is 2^-24: round(value * 2^24) to nearest even
     const std::uint32_t exp = abs >> 23;
-    if (exp < 102) return sign;                    // below 2^-25: rounds to zero
+    if (exp < 102) return sign;   // below 2^-25: rounds to zero
     const std::uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
     const int shift = 126 - static_cast<int>(exp);   // 24-bit mantissa -> units of 2^-24
     const std::uint32_t q = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
@@ -107,10 +107,12 @@ void transpose_tiles(std::int64_t rows, std::int64_t cols, float* out, Read read
   }
 }
 
-}  // namespace
+}   // namespace
 
 void to_f32_transposed(const TensorInfo& t, std::int64_t rows, std::int64_t cols, float* out) {
-  if (rows * cols != t.numel) throw Error("to_f32_transposed: tensor '" + t.name + "' is not " + std::to_string(rows) + " x " + std::to_string(cols));
+  if (rows * cols != t.numel)
+    throw Error("to_f32_transposed: tensor '" + t.name + "' is not " + std::to_string(rows) + " x " +
+                std::to_string(cols));
   const std::byte* p = t.bytes.data();
   auto half = [p](std::int64_t i) {
     std::uint16_t h;
@@ -136,4 +138,4 @@ void to_f32_transposed(const TensorInfo& t, std::int64_t rows, std::int64_t cols
   }
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

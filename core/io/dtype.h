@@ -20,4 +20,4 @@ void to_f32(const TensorInfo& tensor, float* out);
 // A (rows, cols) F32, F16 or BF16 tensor -> its (cols, rows) transpose as floats, in one pass.
 void to_f32_transposed(const TensorInfo& tensor, std::int64_t rows, std::int64_t cols, float* out);
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -17,7 +17,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not a regular file).
   int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw ModelFormatError(name, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     throw ModelFormatError(name, "not a regular file");
@@ -58,7 +58,8 @@ void MappedFile::drop_pages(std::span<const std::byte> range) const {
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(range.data()) + page - 1) / page * page;
   const auto end = reinterpret_cast<std::uintptr_t>(range.data() + range.size()) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);   // a hint: failure changes nothing
+  if (end > begin)
+    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);   // a hint: failure changes nothing
 #else
   (void)range;
 #endif
@@ -85,4 +86,4 @@ MappedFile::~MappedFile() {
   delete[] data_;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

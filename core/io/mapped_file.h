@@ -39,4 +39,4 @@ class MappedFile {
 // the path if it is not a regular file, cannot be read, or is larger than max_bytes.
 std::string read_file(const std::filesystem::path& path, std::size_t max_bytes = 64u << 20);
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -20,11 +20,21 @@ struct DTypeEntry {
 };
 
 constexpr std::array<DTypeEntry, 15> kDTypes{{
-    {DType::BOOL, "BOOL", 1}, {DType::U8, "U8", 1},     {DType::I8, "I8", 1},
-    {DType::I16, "I16", 2},   {DType::U16, "U16", 2},   {DType::F16, "F16", 2},
-    {DType::BF16, "BF16", 2}, {DType::I32, "I32", 4},   {DType::U32, "U32", 4},
-    {DType::F32, "F32", 4},   {DType::F64, "F64", 8},   {DType::I64, "I64", 8},
-    {DType::U64, "U64", 8},   {DType::F8_E4M3, "F8_E4M3", 1}, {DType::F8_E5M2, "F8_E5M2", 1},
+    {DType::BOOL, "BOOL", 1},
+    {DType::U8, "U8", 1},
+    {DType::I8, "I8", 1},
+    {DType::I16, "I16", 2},
+    {DType::U16, "U16", 2},
+    {DType::F16, "F16", 2},
+    {DType::BF16, "BF16", 2},
+    {DType::I32, "I32", 4},
+    {DType::U32, "U32", 4},
+    {DType::F32, "F32", 4},
+    {DType::F64, "F64", 8},
+    {DType::I64, "I64", 8},
+    {DType::U64, "U64", 8},
+    {DType::F8_E4M3, "F8_E4M3", 1},
+    {DType::F8_E5M2, "F8_E5M2", 1},
 }};
 
 const DTypeEntry& entry_of(DType dtype) {
@@ -46,8 +56,10 @@ bool nests_too_deep(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;   // skip the escaped character
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;   // skip the escaped character
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -68,33 +80,29 @@ std::int64_t as_size(const nlohmann::json& v, const std::string& source, const s
 
 // One header entry. `data_size`: bytes of the data section; `data`: its first byte, or null when
 // only the header is at hand (TensorInfo::bytes is then empty).
-TensorInfo parse_entry(const std::string& name, const nlohmann::json& e, std::uint64_t data_size,
-                       const std::byte* data, const std::string& source) {
+TensorInfo parse_entry(const std::string& name, const nlohmann::json& e, std::uint64_t data_size, const std::byte* data,
+                       const std::string& source) {
   const std::string where = "tensor '" + name + "'";
   if (!e.is_object()) throw ModelFormatError(source, where + ": header entry is not an object");
   auto dtype_it = e.find("dtype");
   auto shape_it = e.find("shape");
   auto offsets_it = e.find("data_offsets");
-  if (dtype_it == e.end() || !dtype_it->is_string())
-    throw ModelFormatError(source, where + ": missing \"dtype\"");
-  if (shape_it == e.end() || !shape_it->is_array())
-    throw ModelFormatError(source, where + ": missing \"shape\"");
+  if (dtype_it == e.end() || !dtype_it->is_string()) throw ModelFormatError(source, where + ": missing \"dtype\"");
+  if (shape_it == e.end() || !shape_it->is_array()) throw ModelFormatError(source, where + ": missing \"shape\"");
   if (offsets_it == e.end() || !offsets_it->is_array() || offsets_it->size() != 2)
     throw ModelFormatError(source, where + ": \"data_offsets\" must be [begin, end]");
 
   TensorInfo info;
   info.name = name;
   const auto dtype_str = dtype_it->get<std::string>();
-  auto known = std::find_if(kDTypes.begin(), kDTypes.end(),
-                            [&](const DTypeEntry& d) { return d.name == dtype_str; });
+  auto known = std::find_if(kDTypes.begin(), kDTypes.end(), [&](const DTypeEntry& d) { return d.name == dtype_str; });
   if (known == kDTypes.end()) throw ModelFormatError(source, where + ": unknown dtype \"" + dtype_str + "\"");
   info.dtype = known->dtype;
 
   std::uint64_t numel = 1;
   for (const auto& d : *shape_it) {
     auto dim = static_cast<std::uint64_t>(as_size(d, source, where + ": shape dimension"));
-    if (__builtin_mul_overflow(numel, dim, &numel))
-      throw ModelFormatError(source, where + ": shape is too large");
+    if (__builtin_mul_overflow(numel, dim, &numel)) throw ModelFormatError(source, where + ": shape is too large");
     info.shape.push_back(static_cast<std::int64_t>(dim));
   }
   std::uint64_t nbytes = 0;
@@ -106,19 +114,17 @@ TensorInfo parse_entry(const std::string& name, const nlohmann::json& e, std::ui
   auto end = static_cast<std::uint64_t>(as_size((*offsets_it)[1], source, where + ": data offset"));
   if (begin > end) throw ModelFormatError(source, where + ": data_offsets begin after they end");
   if (end > data_size)
-    throw ModelFormatError(source, where + ": data ends at byte " + std::to_string(end) +
-                                       " of a data section of " + std::to_string(data_size) +
-                                       " bytes (file truncated?)");
+    throw ModelFormatError(source, where + ": data ends at byte " + std::to_string(end) + " of a data section of " +
+                                       std::to_string(data_size) + " bytes (file truncated?)");
   if (end - begin != nbytes)
-    throw ModelFormatError(source, where + ": " + std::string(known->name) + " shape needs " +
-                                       std::to_string(nbytes) + " bytes but data_offsets give " +
-                                       std::to_string(end - begin));
+    throw ModelFormatError(source, where + ": " + std::string(known->name) + " shape needs " + std::to_string(nbytes) +
+                                       " bytes but data_offsets give " + std::to_string(end - begin));
   info.offset = begin;
   if (data) info.bytes = std::span<const std::byte>(data + begin, end - begin);
   return info;
 }
 
-}  // namespace
+}   // namespace
 
 std::size_t dtype_size(DType dtype) { return entry_of(dtype).size; }
 std::string_view dtype_name(DType dtype) { return entry_of(dtype).name; }
@@ -165,8 +171,7 @@ SafeTensors SafeTensors::parse_layout(std::span<const std::byte> bytes, std::opt
   if (header_len > kMaxHeaderBytes)
     throw ModelFormatError(source, "header length " + std::to_string(header_len) + " exceeds the 16 MB limit");
   const auto* header_begin = reinterpret_cast<const char*>(bytes.data() + 8);
-  if (header_len == 0 || header_begin[0] != '{')
-    throw ModelFormatError(source, "header is not a JSON object");
+  if (header_len == 0 || header_begin[0] != '{') throw ModelFormatError(source, "header is not a JSON object");
   if (nests_too_deep(std::string_view(header_begin, header_len)))
     throw ModelFormatError(source, "header nests deeper than {\"name\": {\"shape\": [...]}}");
   nlohmann::json header;
@@ -218,8 +223,8 @@ SafeTensors SafeTensors::parse_layout(std::span<const std::byte> bytes, std::opt
     prev = t;
   }
   if (file_size && expected != data_size)
-    throw ModelFormatError(st.source_, std::to_string(data_size - expected) +
-                                           " bytes after the last tensor belong to no tensor");
+    throw ModelFormatError(st.source_,
+                           std::to_string(data_size - expected) + " bytes after the last tensor belong to no tensor");
   std::sort(st.tensors_.begin(), st.tensors_.end(),
             [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
   return st;
@@ -231,4 +236,4 @@ const TensorInfo* SafeTensors::find(std::string_view name) const {
   return (it != tensors_.end() && it->name == name) ? &*it : nullptr;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

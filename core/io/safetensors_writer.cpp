@@ -8,7 +8,8 @@
 
 namespace glassbox {
 
-std::string safetensors_bytes(const std::vector<TensorData>& tensors, const std::map<std::string, std::string>& metadata) {
+std::string safetensors_bytes(const std::vector<TensorData>& tensors,
+                              const std::map<std::string, std::string>& metadata) {
   nlohmann::json header = nlohmann::json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::set<std::string> names;
@@ -37,4 +38,4 @@ std::string safetensors_bytes(const std::vector<TensorData>& tensors, const std:
   return out;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

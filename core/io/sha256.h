@@ -20,9 +20,9 @@ class Sha256 {
  private:
   void compress(const std::uint8_t* block);   // one 64-byte block into state_
   std::array<std::uint32_t, 8> state_;
-  std::array<std::uint8_t, 64> pending_{};    // the bytes of an incomplete block
+  std::array<std::uint8_t, 64> pending_{};   // the bytes of an incomplete block
   std::size_t pending_size_ = 0;
-  std::uint64_t length_ = 0;                  // bytes given
+  std::uint64_t length_ = 0;   // bytes given
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

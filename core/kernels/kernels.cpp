@@ -97,7 +97,7 @@ GLASSBOX_INLINE void weighted_sum(float* out, const float* p, const float* v, in
   }
 }
 
-}  // namespace
+}   // namespace
 
 // e^x per lane, for the activations and softmax: Cephes' expf (x = n ln2 + r, |r| <= ln2 / 2, a
 // degree-5 polynomial for e^r, 2^n built in the exponent bits); relative error below 2e-7. Below
@@ -173,8 +173,10 @@ void pack_matrix(float* packed, const float* w, int N, int K) {
   for (int n = 0; n < N8; n += kPackRows) {
     const float* rows = w + std::size_t(n) * K;
     for (int k = 0; k < kv; k += kAccLanes)
-      for (int r = 0; r < kPackRows; ++r, o += kAccLanes) std::memcpy(o, rows + std::size_t(r) * K + k, sizeof(float) * kAccLanes);
-    for (int r = 0; r < kPackRows; ++r, o += K - kv) std::memcpy(o, rows + std::size_t(r) * K + kv, sizeof(float) * (K - kv));
+      for (int r = 0; r < kPackRows; ++r, o += kAccLanes)
+        std::memcpy(o, rows + std::size_t(r) * K + k, sizeof(float) * kAccLanes);
+    for (int r = 0; r < kPackRows; ++r, o += K - kv)
+      std::memcpy(o, rows + std::size_t(r) * K + kv, sizeof(float) * (K - kv));
   }
   std::memcpy(o, w + std::size_t(N8) * K, sizeof(float) * std::size_t(N - N8) * K);
 }
@@ -277,8 +279,8 @@ GLASSBOX_INLINE void tile_block(float* out, int ld, const float* x, int K, const
 constexpr int kPrefetchBytes = 2048;   // 16 steps of k ahead (each step reads 128 bytes a stream)
 
 template <int S>
-GLASSBOX_INLINE void decode_tile(float* out, const float* x, int K, const float* const (&groups)[S], const int (&n0s)[S],
-                                 const float* bias) {
+GLASSBOX_INLINE void decode_tile(float* out, const float* x, int K, const float* const (&groups)[S],
+                                 const int (&n0s)[S], const float* bias) {
   constexpr int P = kPackRows / 2;
   const int kv = K - K % kAccLanes;
   Vec8 acc[S][P] = {};   // acc[s][p]: [row 2p | row 2p+1] of group s, 4 lanes each
@@ -383,7 +385,8 @@ GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const fl
   for (int n = N8; n < N; ++n) {   // the last N % 8 rows, stored as they are, one at a time
     const float* wn = w + static_cast<std::size_t>(n) * K;
     for (int t = 0; t < T; ++t)
-      out[static_cast<std::size_t>(t) * ld + n] = dot(x + static_cast<std::size_t>(t) * K, wn, K) + (bias ? bias[n] : 0.0f);
+      out[static_cast<std::size_t>(t) * ld + n] =
+          dot(x + static_cast<std::size_t>(t) * K, wn, K) + (bias ? bias[n] : 0.0f);
   }
 }
 
@@ -393,9 +396,9 @@ GLASSBOX_INLINE void apply_factor(float* p, int n, float factor) {
     for (int j = 0; j < n; ++j) p[j] *= factor;
 }
 
-GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
-               const float* v, int kv_stride, int T, int pos0, int hd, float scale, float* probs,
-               float* scratch, AttentionMask mask, float factor) {
+GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
+                               int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
+                               AttentionMask mask, float factor) {
   const int n_keys = pos0 + T;
   for (int i = 0; i < T; ++i) {
     const int visible = visible_keys(mask, i, T, pos0);
@@ -573,4 +576,4 @@ GLASSBOX_CLONES void gelu_tanh_backward(float* d, const float* x, std::size_t n)
   }
 }
 
-}  // namespace glassbox::kernels
+}   // namespace glassbox::kernels

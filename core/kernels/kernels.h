@@ -22,7 +22,7 @@ namespace glassbox::kernels {
 // The packed matrix has N * K floats; rows n0 .. N-1 of it, for n0 a multiple of 8, start at
 // packed + n0 * K and are the packed form of those rows (how threads split a product).
 constexpr int kPackRows = 8;
-void pack_matrix(float* packed, const float* w, int N, int K);   // w (N,K) -> packed; no aliasing
+void pack_matrix(float* packed, const float* w, int N, int K);               // w (N,K) -> packed; no aliasing
 void pack_matrix_transposed(float* packed, const float* wt, int N, int K);   // wt (K,N) = w^T -> packed
 
 // out (T,N) = x (T,K) @ w (N,K)^T + bias (N); bias may be null. w is packed (pack_matrix). Rows of
@@ -36,7 +36,7 @@ void layernorm(float* out, const float* x, const float* weight, const float* bia
 void gelu_tanh(float* x, std::size_t n);   // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 void gelu_erf(float* x, std::size_t n);    // 0.5 x (1 + erf(x / sqrt(2)))
 void relu(float* x, std::size_t n);
-void silu(float* x, std::size_t n);        // x / (1 + exp(-x))
+void silu(float* x, std::size_t n);   // x / (1 + exp(-x))
 
 // x (n) += y (n)
 void add(float* x, const float* y, std::size_t n);
@@ -71,9 +71,9 @@ struct AttentionMask {
 // may be negative.
 // factor: the head's probabilities are multiplied by it before they weigh the values (a head
 // mask's entry; 1 leaves them as they are).
-void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
-               int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
-               AttentionMask mask = {}, float factor = 1.0f);
+void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v, int kv_stride,
+               int T, int pos0, int hd, float scale, float* probs, float* scratch, AttentionMask mask = {},
+               float factor = 1.0f);
 
 // Attention of one query (decoding) for `heads` heads side by side: head h reads columns
 // h*hd .. (h+1)*hd of q, of each key and value row, and of out. The query sits at position
@@ -104,4 +104,4 @@ inline int visible_keys(const AttentionMask& mask, int i, int T, int pos0) {
 // works on another core meanwhile. Natively it would only cost time. See warm_up.cpp.
 void warm_up();
 
-}  // namespace glassbox::kernels
+}   // namespace glassbox::kernels

@@ -95,8 +95,8 @@ GLASSBOX_INLINE void quantize_full_block(std::int8_t* q, float* scale, const flo
   Vec8 t[kVecs];
   for (int i = 0; i < kVecs; ++i) {
     Vec8 r = divide ? x[i] / d : x[i] * inv;
-    r = r == r ? r : Vec8{};                                                      // NaN -> 0
-    r = r < -127.0f ? Vec8{} - 127.0f : (127.0f < r ? Vec8{} + 127.0f : r);       // std::clamp
+    r = r == r ? r : Vec8{};                                                  // NaN -> 0
+    r = r < -127.0f ? Vec8{} - 127.0f : (127.0f < r ? Vec8{} + 127.0f : r);   // std::clamp
     // Halves away from zero, as std::round: from the fraction, which r - trunc(r) gives exactly
     // (adding 0.5 first would round 0.49999997 up, in the addition).
     const Vec8 whole = trunc8(r), fraction = r - whole;
@@ -194,7 +194,7 @@ GLASSBOX_CLONES void matmul_q8_portable(float* out, const Q8Activations& x, cons
     }
 }
 
-}  // namespace
+}   // namespace
 
 GLASSBOX_CLONES void quantize_weights_q8(std::int8_t* q, float* d, const float* w, int N, int K) {
   const Q8Shape s(N, K);
@@ -264,12 +264,16 @@ static bool has_avx512_vnni() {
 bool q8_kernel_available(Q8Kernel kernel) {
   switch (kernel) {
     case Q8Kernel::Best:
-    case Q8Kernel::Portable: return true;
+    case Q8Kernel::Portable:
+      return true;
 #ifdef GLASSBOX_X86_KERNELS
-    case Q8Kernel::Avx2: return has_avx2();
-    case Q8Kernel::Avx512Vnni: return has_avx512_vnni();
+    case Q8Kernel::Avx2:
+      return has_avx2();
+    case Q8Kernel::Avx512Vnni:
+      return has_avx512_vnni();
 #endif
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -278,7 +282,8 @@ bool q8_kernel_available(Q8Kernel kernel) {
 // kernels).
 void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd, const float* bias, int N,
                int out_stride, Q8Kernel kernel) {
-  if (!q8_kernel_available(kernel)) throw std::invalid_argument("matmul_q8: this CPU does not have the kernel asked for");
+  if (!q8_kernel_available(kernel))
+    throw std::invalid_argument("matmul_q8: this CPU does not have the kernel asked for");
   const int ld = out_stride ? out_stride : N;
 #ifdef GLASSBOX_X86_KERNELS
   if (kernel == Q8Kernel::Best)
@@ -290,4 +295,4 @@ void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const 
   matmul_q8_portable(out, x, wq, wd, bias, N, ld);
 }
 
-}  // namespace glassbox::kernels
+}   // namespace glassbox::kernels

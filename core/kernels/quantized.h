@@ -32,7 +32,10 @@ constexpr int kQ8Rows = 4;     // rows whose scales sit together
 
 struct Q8Shape {
   Q8Shape(int N, int K)
-      : N(N), K(K), Kp((K + kQ8Block - 1) / kQ8Block * kQ8Block), Np((N + kQ8Rows - 1) / kQ8Rows * kQ8Rows),
+      : N(N),
+        K(K),
+        Kp((K + kQ8Block - 1) / kQ8Block * kQ8Block),
+        Np((N + kQ8Rows - 1) / kQ8Rows * kQ8Rows),
         blocks(Kp / kQ8Block) {}
   std::size_t q_size() const { return std::size_t(Np) * Kp; }       // int8 values
   std::size_t d_size() const { return std::size_t(Np) * blocks; }   // scales
@@ -64,11 +67,12 @@ constexpr bool kQ8Pairs = false, kQ8Sums = true;
 #endif
 struct Q8Activations {
   int T = 0, Kp = 0, blocks = 0;
-  std::vector<std::int8_t> q;             // (T,Kp) values in [-127, 127], zero past K
-  std::vector<float> d;                   // (T,blocks) block scales
-  std::vector<std::int16_t> pairs;        // kQ8Pairs: (T,blocks,2,16) per block e_j = q[2j], then o_j = q[2j+1] - 256 q[2j]
-  std::vector<std::int32_t> even_sum128;  // kQ8Pairs: (T,blocks) 128 * sum of q at even k (taken off W . e + (W >> 8) . o)
-  std::vector<std::int32_t> sum128;       // kQ8Sums: (T,blocks) 128 * sum of q (taken off (w + 128) . q)
+  std::vector<std::int8_t> q;        // (T,Kp) values in [-127, 127], zero past K
+  std::vector<float> d;              // (T,blocks) block scales
+  std::vector<std::int16_t> pairs;   // kQ8Pairs: (T,blocks,2,16) per block e_j = q[2j], then o_j = q[2j+1] - 256 q[2j]
+  std::vector<std::int32_t>
+      even_sum128;                    // kQ8Pairs: (T,blocks) 128 * sum of q at even k (taken off W . e + (W >> 8) . o)
+  std::vector<std::int32_t> sum128;   // kQ8Sums: (T,blocks) 128 * sum of q (taken off (w + 128) . q)
 };
 void quantize_activations_q8(Q8Activations& x, const float* in, int T, int K);
 
@@ -86,4 +90,4 @@ bool q8_kernel_available(Q8Kernel kernel);
 void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd, const float* bias, int N,
                int out_stride = 0, Q8Kernel kernel = Q8Kernel::Best);
 
-}  // namespace glassbox::kernels
+}   // namespace glassbox::kernels

@@ -15,17 +15,18 @@ struct Avx2Dots {
       : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))), abs_x(_mm256_abs_epi8(x)) {}
   __m256i row(const std::int8_t* w) const {
     // The stored bytes at even k are w ^ 0x80 (quantized.h): flip them back.
-    const __m256i wv = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(0x0080));
+    const __m256i wv =
+        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(0x0080));
     return _mm256_madd_epi16(_mm256_maddubs_epi16(abs_x, _mm256_sign_epi8(wv, x)), _mm256_set1_epi16(1));
   }
   __m256i x, abs_x;
 };
 
-}  // namespace
+}   // namespace
 
 void matmul_q8_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
                     int N) {
   matmul<Avx2Dots>(out, ld, x, wq, wd, bias, N);
 }
 
-}  // namespace glassbox::kernels::x86
+}   // namespace glassbox::kernels::x86

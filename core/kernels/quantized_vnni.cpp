@@ -15,17 +15,18 @@ struct VnniDots {
   explicit VnniDots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
   __m256i row(const std::int8_t* w) const {
     // Even k are stored flipped already; flip the odd ones: every byte is then w + 128.
-    const __m256i wv = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(-0x8000));
+    const __m256i wv =
+        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(-0x8000));
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), wv, x);
   }
   __m256i x;
 };
 
-}  // namespace
+}   // namespace
 
 void matmul_q8_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
                     int N) {
   matmul<VnniDots>(out, ld, x, wq, wd, bias, N);
 }
 
-}  // namespace glassbox::kernels::x86
+}   // namespace glassbox::kernels::x86

@@ -17,9 +17,9 @@ constexpr int kBlockValues = 32, kGroupRows = 4;   // kQ8Block and kQ8Rows (chec
 
 // The parts of Q8Activations these kernels read, as plain pointers.
 struct Q8Rows {
-  const std::int8_t* q;     // (T,Kp)
-  const float* d;           // (T,blocks)
-  const std::int32_t* sum128;  // (T,blocks) 128 * sum of q over the block
+  const std::int8_t* q;         // (T,Kp)
+  const float* d;               // (T,blocks)
+  const std::int32_t* sum128;   // (T,blocks) 128 * sum of q over the block
   int T, Kp, blocks;
 };
 
@@ -29,5 +29,5 @@ void matmul_q8_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, 
 void matmul_q8_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
                     int N);
 
-}  // namespace glassbox::kernels::x86
+}   // namespace glassbox::kernels::x86
 #endif

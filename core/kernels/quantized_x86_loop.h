@@ -38,7 +38,8 @@ inline __m256i add_pairs64(__m256i p, __m256i q) {
 // The 4 rows of one block (128 bytes at w) against x: per 128-bit lane, [row 0, 1, 2, 3] partial sums.
 template <class Dots>
 inline __m256i block_rows(const Dots& x, const std::int8_t* w) {
-  return add_pairs64(add_pairs32(x.row(w), x.row(w + kBlock)), add_pairs32(x.row(w + 2 * kBlock), x.row(w + 3 * kBlock)));
+  return add_pairs64(add_pairs32(x.row(w), x.row(w + kBlock)),
+                     add_pairs32(x.row(w + 2 * kBlock), x.row(w + 3 * kBlock)));
 }
 
 // Bias (if given) plus acc, stored for rows 4g.. that exist.
@@ -69,7 +70,8 @@ void matmul(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const fl
           const std::int8_t* w = wq + gs[s] * group_q + std::size_t(b) * kGroupBlock;
           // The address as an integer: past the matrix's end it is never formed as a pointer.
           for (int line = 0; line < 2 * kGroupBlock; line += 64)
-            _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(w) + kPrefetchAhead + line), _MM_HINT_NTA);
+            _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(w) + kPrefetchAhead + line),
+                         _MM_HINT_NTA);
           const __m256i u = block_rows(x0, w), v = block_rows(x1, w + kGroupBlock);
           const __m256i dots = _mm256_sub_epi32(
               _mm256_add_epi32(_mm256_permute2x128_si256(u, v, 0x20), _mm256_permute2x128_si256(u, v, 0x31)), corr);
@@ -84,8 +86,8 @@ void matmul(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const fl
           const __m256i u = block_rows(x0, wq + gs[s] * group_q + std::size_t(b) * kGroupBlock);
           const __m128i dots = _mm_sub_epi32(_mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1)),
                                              _mm_set1_epi32(Dots::kBiased ? sum128[b] : 0));
-          const __m128 p = _mm_mul_ps(_mm_cvtepi32_ps(dots), _mm_mul_ps(_mm_loadu_ps(wd + gs[s] * group_d + b * kRows),
-                                                                        _mm_set1_ps(dx[b])));
+          const __m128 p = _mm_mul_ps(_mm_cvtepi32_ps(dots),
+                                      _mm_mul_ps(_mm_loadu_ps(wd + gs[s] * group_d + b * kRows), _mm_set1_ps(dx[b])));
           acc[s] = _mm_add_ps(acc[s], p);
         }
       }
@@ -96,5 +98,5 @@ void matmul(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const fl
   }
 }
 
-}  // namespace
-}  // namespace glassbox::kernels::x86
+}   // namespace
+}   // namespace glassbox::kernels::x86

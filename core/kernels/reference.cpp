@@ -40,8 +40,7 @@ void pack_matrix(float* packed, const float* w, int N, int K) {
   }
 }
 
-void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C,
-               float eps) {
+void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C, float eps) {
   for (int t = 0; t < T; ++t) {
     const float* row = x + t * C;
     float mean = 0.0f;
@@ -58,7 +57,8 @@ void layernorm(float* out, const float* x, const float* weight, const float* bia
 void gelu_tanh(float* x, std::size_t n) {
   // Hugging Face NewGELUActivation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
   const float s = std::sqrt(2.0f / static_cast<float>(M_PI));
-  for (std::size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::tanh(s * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] = 0.5f * x[i] * (1.0f + std::tanh(s * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
 }
 
 void gelu_erf(float* x, std::size_t n) {
@@ -113,9 +113,8 @@ void gelu_tanh_backward(float* d, const float* x, std::size_t n) {
   }
 }
 
-void attention(float* out, int out_stride, const float* q, int q_stride, const float* k,
-               const float* v, int kv_stride, int T, int pos0, int hd, float scale, float* probs,
-               float* scratch, AttentionMask mask, float factor) {
+void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v, int kv_stride,
+               int T, int pos0, int hd, float scale, float* probs, float* scratch, AttentionMask mask, float factor) {
   const int n_keys = pos0 + T;
   for (int i = 0; i < T; ++i) {
     const int visible = visible_keys(mask, i, T, pos0);   // keys 0 .. visible-1
@@ -177,4 +176,4 @@ void matmul_q8(float* out, const std::int8_t* xq, const float* xd, const std::in
   }
 }
 
-}  // namespace glassbox::kernels::reference
+}   // namespace glassbox::kernels::reference

@@ -20,13 +20,13 @@ void add(float* x, const float* y, std::size_t n);
 void softmax(float* x, int n);
 float softmax_log_sum(float* x, int n);
 void gelu_tanh_backward(float* d, const float* x, std::size_t n);
-void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v,
-               int kv_stride, int T, int pos0, int hd, float scale, float* probs, float* scratch,
-               AttentionMask mask = {}, float factor = 1.0f);
+void attention(float* out, int out_stride, const float* q, int q_stride, const float* k, const float* v, int kv_stride,
+               int T, int pos0, int hd, float scale, float* probs, float* scratch, AttentionMask mask = {},
+               float factor = 1.0f);
 // One int8 block (quantized.h): d = max |v| / 127, q[i] = v[i] / d rounded half away from zero in
 // [-127, 127], zeros past n (n <= 32); a NaN or infinity in the block: d NaN or infinite, q all 0.
 void quantize_q8(std::int8_t* q, float* d, const float* v, int n);
 void matmul_q8(float* out, const std::int8_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
                const float* bias, int T, int Kp, int N);   // quantized.h
 
-}  // namespace glassbox::kernels::reference
+}   // namespace glassbox::kernels::reference

@@ -39,7 +39,9 @@ GLASSBOX_INLINE V load(const T* p) {
 }
 GLASSBOX_INLINE Vec8 load(const float* p) { return load<Vec8>(p); }
 template <typename V, typename T>
-GLASSBOX_INLINE void store(T* p, V v) { std::memcpy(p, &v, sizeof v); }
+GLASSBOX_INLINE void store(T* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
 
 // Asks for the cache line at p to be fetched for reading ahead of its use, with the lowest
 // locality (prefetchnta: a streamed weight is read once). A hint, never a fault; WebAssembly has
@@ -66,4 +68,4 @@ constexpr int kAccLanes = 4;
 // [a | b] and [a | a]: two 4-float halves as one 8-float vector (vinsertf128 / vbroadcastf128).
 GLASSBOX_INLINE Vec8 concat(Vec4 a, Vec4 b) { return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7); }
 
-}  // namespace glassbox::kernels::simd
+}   // namespace glassbox::kernels::simd

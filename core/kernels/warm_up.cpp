@@ -33,8 +33,9 @@ void warm_up() {
     gelu_tanh(out.data(), out.size());
     softmax(out.data(), N);
     attention(out.data(), K, x.data(), K, x.data(), x.data(), K, T, 0, hd, 0.25f, nullptr, scratch.data());
-    attention_one_query(out.data(), x.data(), x.data(), x.data(), K, T, K / hd, hd, 0.25f, nullptr, heads_scratch.data());
+    attention_one_query(out.data(), x.data(), x.data(), x.data(), K, T, K / hd, hd, 0.25f, nullptr,
+                        heads_scratch.data());
   }
 }
 
-}  // namespace glassbox::kernels
+}   // namespace glassbox::kernels

@@ -12,11 +12,11 @@
 namespace glassbox {
 namespace {
 
-constexpr std::size_t kAlign = 64;                  // a cache line, and any SIMD load's alignment
+constexpr std::size_t kAlign = 64;   // a cache line, and any SIMD load's alignment
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
-}  // namespace
+}   // namespace
 
 LargeBlock::LargeBlock(std::size_t bytes) : size_(bytes) {
 #if GLASSBOX_HUGE_PAGES
@@ -24,12 +24,15 @@ LargeBlock::LargeBlock(std::size_t bytes) : size_(bytes) {
     // Map 2 MB more than needed, then unmap the ends so that what is left starts on a 2 MB
     // boundary (only whole, aligned 2 MB ranges can be huge pages).
     const std::size_t length = round_up(bytes, LargeBlock::kHugePageBytes);
-    void* p = mmap(nullptr, length + LargeBlock::kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* p =
+        mmap(nullptr, length + LargeBlock::kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     auto* start = static_cast<std::byte*>(p);
-    auto* aligned = reinterpret_cast<std::byte*>(round_up(reinterpret_cast<std::uintptr_t>(start), LargeBlock::kHugePageBytes));
+    auto* aligned =
+        reinterpret_cast<std::byte*>(round_up(reinterpret_cast<std::uintptr_t>(start), LargeBlock::kHugePageBytes));
     if (aligned > start) munmap(start, std::size_t(aligned - start));
-    if (std::byte* end = start + length + LargeBlock::kHugePageBytes; end > aligned + length) munmap(aligned + length, std::size_t(end - aligned - length));
+    if (std::byte* end = start + length + LargeBlock::kHugePageBytes; end > aligned + length)
+      munmap(aligned + length, std::size_t(end - aligned - length));
     // Advice, not a requirement: where huge pages are off or used up, the block is on small pages.
     madvise(aligned, length, MADV_HUGEPAGE);
     data_ = aligned;
@@ -41,7 +44,8 @@ LargeBlock::LargeBlock(std::size_t bytes) : size_(bytes) {
 }
 
 LargeBlock::LargeBlock(LargeBlock&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
       mapped_(std::exchange(other.mapped_, 0)) {}
 
 LargeBlock& LargeBlock::operator=(LargeBlock&& other) noexcept {
@@ -70,8 +74,10 @@ void LargeBlock::release() {
 }
 
 Arena::Arena(Arena&& other) noexcept
-    : blocks_(std::move(other.blocks_)), cursor_(std::exchange(other.cursor_, nullptr)),
-      end_(std::exchange(other.end_, nullptr)), allocated_(std::exchange(other.allocated_, 0)) {}
+    : blocks_(std::move(other.blocks_)),
+      cursor_(std::exchange(other.cursor_, nullptr)),
+      end_(std::exchange(other.end_, nullptr)),
+      allocated_(std::exchange(other.allocated_, 0)) {}
 
 Arena& Arena::operator=(Arena&& other) noexcept {
   if (this != &other) {
@@ -97,4 +103,4 @@ std::byte* Arena::allocate_bytes(std::size_t bytes) {
   return std::exchange(cursor_, cursor_ + bytes);
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -54,8 +54,8 @@ class LargeBlock {
  private:
   void release();
   std::byte* data_ = nullptr;
-  std::size_t size_ = 0;      // as asked
-  std::size_t mapped_ = 0;    // the mapping's length (0: allocated with operator new)
+  std::size_t size_ = 0;     // as asked
+  std::size_t mapped_ = 0;   // the mapping's length (0: allocated with operator new)
 };
 
 // Arrays that live as long as the arena, carved from large blocks so that small ones (biases,
@@ -87,4 +87,4 @@ class Arena {
   std::size_t allocated_ = 0;
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

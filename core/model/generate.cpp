@@ -9,10 +9,14 @@ namespace glassbox {
 
 std::string_view stop_reason_name(StopReason reason) {
   switch (reason) {
-    case StopReason::MaxTokens: return "max_tokens";
-    case StopReason::EndOfText: return "end_of_text";
-    case StopReason::ContextFull: return "context_full";
-    case StopReason::Cancelled: return "cancelled";
+    case StopReason::MaxTokens:
+      return "max_tokens";
+    case StopReason::EndOfText:
+      return "end_of_text";
+    case StopReason::ContextFull:
+      return "context_full";
+    case StopReason::Cancelled:
+      return "cancelled";
   }
   return "?";
 }
@@ -26,11 +30,14 @@ WhenContextFull parse_when_context_full(std::string_view name) {
 Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options)
     : model_(model), options_(options), sampler_(options.sampling), cache_(model.new_cache()) {
   const ModelConfig& c = model.config();
-  if (options.max_tokens < 0) throw InvalidArgument("max tokens must be >= 0, got " + std::to_string(options.max_tokens));
-  if (options.lens < 0) throw InvalidArgument("the lens' K must be >= 1 (0: no lens), got " + std::to_string(options.lens));
+  if (options.max_tokens < 0)
+    throw InvalidArgument("max tokens must be >= 0, got " + std::to_string(options.max_tokens));
+  if (options.lens < 0)
+    throw InvalidArgument("the lens' K must be >= 1 (0: no lens), got " + std::to_string(options.lens));
   if (model.config().bidirectional)   // each token would change what every earlier one saw
-    throw InvalidArgument("this model is bidirectional (a masked-LM encoder): it predicts masked tokens "
-                          "(forward), it does not generate text");
+    throw InvalidArgument(
+        "this model is bidirectional (a masked-LM encoder): it predicts masked tokens "
+        "(forward), it does not generate text");
   if (prompt.empty()) throw InvalidArgument("the prompt is empty: give at least one token");
   if (prompt.size() > static_cast<std::size_t>(c.n_positions))
     throw InvalidArgument("the prompt is " + std::to_string(prompt.size()) + " tokens, longer than the context of " +
@@ -53,11 +60,12 @@ Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, c
 }
 
 void Generator::run(std::span<const std::int32_t> ids) {
-  logits_ = model_.forward(ids, cache_, {.all_logits = false,
-                                         .hook = options_.attention ? &keep_last_row_ : nullptr,
-                                         .head_mask = options_.head_mask,
-                                         .lens_k = options_.lens,
-                                         .lens = options_.lens > 0 ? &lens_ : nullptr});
+  logits_ = model_.forward(ids, cache_,
+                           {.all_logits = false,
+                            .hook = options_.attention ? &keep_last_row_ : nullptr,
+                            .head_mask = options_.head_mask,
+                            .lens_k = options_.lens,
+                            .lens = options_.lens > 0 ? &lens_ : nullptr});
   window_.insert(window_.end(), ids.begin(), ids.end());
 }
 
@@ -106,4 +114,4 @@ StopReason generate(const Model& model, std::span<const std::int32_t> prompt, co
   return *generator.stop_reason();
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

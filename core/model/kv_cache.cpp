@@ -45,9 +45,10 @@ void KVCache::reserve(int positions) {
   const std::size_t row = sizeof(float) * std::size_t(n_embd_);
   LargeBlock block(std::size_t(2) * n_layer_ * grown * row);
   if (size_ > 0)   // the filled positions move; the rest stay unwritten
-    for (int i = 0; i < 2 * n_layer_; ++i) std::memcpy(block.data() + std::size_t(i) * grown * row, matrix(i), size_ * row);
+    for (int i = 0; i < 2 * n_layer_; ++i)
+      std::memcpy(block.data() + std::size_t(i) * grown * row, matrix(i), size_ * row);
   storage_->block = std::move(block);
   allocated_ = grown;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -29,8 +29,7 @@ const char* quantization_name(Quantization q) { return q == Quantization::Int8 ?
 namespace {
 
 // Calls the hook, if any, with a named intermediate tensor.
-void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 3> shape, int rank,
-          const float* data) {
+void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 3> shape, int rank, const float* data) {
   if (o.hook) (*o.hook)(NamedTensor{name, layer, rank, shape, data});
 }
 
@@ -39,18 +38,24 @@ void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 
 // small decoding: ~30 KB against 500 MB). n_keys: the most keys any sequence's query sees.
 struct Activations {
   Activations(const ModelConfig& c, int T, int n_keys)
-      : x(std::size_t(T) * c.n_embd), h(x.size()), qkv(3 * x.size()), heads(x.size()), branch(x.size()),
-        fc(std::size_t(T) * c.n_inner), scratch(std::size_t(c.n_head) * n_keys), T(T) {}
+      : x(std::size_t(T) * c.n_embd),
+        h(x.size()),
+        qkv(3 * x.size()),
+        heads(x.size()),
+        branch(x.size()),
+        fc(std::size_t(T) * c.n_inner),
+        scratch(std::size_t(c.n_head) * n_keys),
+        T(T) {}
   int rows() const { return T; }
-  std::vector<float> x;       // (T, C)  residual stream
-  std::vector<float> h;       // (T, C)  normalised input of a sub-layer
-  std::vector<float> qkv;     // (T, 3C)
-  std::vector<float> heads;   // (T, C)  attention output before the projection
-  std::vector<float> branch;  // (T, C)  output of a sub-layer (attention or MLP)
-  std::vector<float> fc;      // (T, F)  MLP hidden layer
-  std::vector<float> scratch; // (H, S)  one row of attention scores per head
-  std::vector<float> probs;   // (H, T, S) only when a hook listens
-  kernels::Q8Activations xq;  // the input of an int8 product, quantized
+  std::vector<float> x;         // (T, C)  residual stream
+  std::vector<float> h;         // (T, C)  normalised input of a sub-layer
+  std::vector<float> qkv;       // (T, 3C)
+  std::vector<float> heads;     // (T, C)  attention output before the projection
+  std::vector<float> branch;    // (T, C)  output of a sub-layer (attention or MLP)
+  std::vector<float> fc;        // (T, F)  MLP hidden layer
+  std::vector<float> scratch;   // (H, S)  one row of attention scores per head
+  std::vector<float> probs;     // (H, T, S) only when a hook listens
+  kernels::Q8Activations xq;    // the input of an int8 product, quantized
   int T;
 };
 
@@ -76,10 +81,14 @@ void linear(float* out, const float* in, const Matrix& w, const float* bias, int
 
 void activation(Activation a, float* x, std::size_t n) {
   switch (a) {
-    case Activation::GeluTanh: return kernels::gelu_tanh(x, n);
-    case Activation::GeluErf: return kernels::gelu_erf(x, n);
-    case Activation::Relu: return kernels::relu(x, n);
-    case Activation::Silu: return kernels::silu(x, n);
+    case Activation::GeluTanh:
+      return kernels::gelu_tanh(x, n);
+    case Activation::GeluErf:
+      return kernels::gelu_erf(x, n);
+    case Activation::Relu:
+      return kernels::relu(x, n);
+    case Activation::Silu:
+      return kernels::silu(x, n);
   }
 }
 
@@ -126,17 +135,18 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
     const float* factors = o.head_mask.empty() ? nullptr : o.head_mask.data() + std::size_t(l) * H;   // (H)
     if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
     float* heads = a.heads.data() + row0 * C;
-    const double work = 2.0 * T * S * C;   // scores and weighted sums over every head
+    const double work = 2.0 * T * S * C;             // scores and weighted sums over every head
     parallel_for(H, 1, work, [&](int h0, int h1) {   // head h reads columns h*hd .. (h+1)*hd of q, k and v
-      if (T == 1) {   // decoding: each cache row read once for heads h0 .. h1-1
-        return kernels::attention_one_query(heads + h0 * hd, qkv + h0 * hd, K + h0 * hd, V + h0 * hd, C, S, h1 - h0,
-                                            hd, scale, o.hook ? a.probs.data() + std::size_t(h0) * S : nullptr,
-                                            a.scratch.data() + std::size_t(h0) * S, mask, factors ? factors + h0 : nullptr);
+      if (T == 1) {                                  // decoding: each cache row read once for heads h0 .. h1-1
+        return kernels::attention_one_query(heads + h0 * hd, qkv + h0 * hd, K + h0 * hd, V + h0 * hd, C, S, h1 - h0, hd,
+                                            scale, o.hook ? a.probs.data() + std::size_t(h0) * S : nullptr,
+                                            a.scratch.data() + std::size_t(h0) * S, mask,
+                                            factors ? factors + h0 : nullptr);
       }
       for (int h = h0; h < h1; ++h) {
         float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
-        kernels::attention(heads + h * hd, C, qkv + h * hd, 3 * C, K + h * hd, V + h * hd, C, T, pos0, hd, scale,
-                           probs, a.scratch.data() + std::size_t(h) * S, mask, factors ? factors[h] : 1.0f);
+        kernels::attention(heads + h * hd, C, qkv + h * hd, 3 * C, K + h * hd, V + h * hd, C, T, pos0, hd, scale, probs,
+                           a.scratch.data() + std::size_t(h) * S, mask, factors ? factors[h] : 1.0f);
       }
     });
     emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
@@ -157,7 +167,7 @@ void cross_attention_block(const ModelConfig& c, const LayerWeights& L, int l, c
   const int C = c.n_embd, H = c.n_head, hd = c.head_dim(), rows = a.rows();
   const int S = static_cast<int>(enc.size() / std::size_t(C));
   std::vector<float> q(std::size_t(rows) * C), kv(std::size_t(S) * 2 * C), scratch(std::size_t(H) * S);
-  linear(q.data(), in, L.cross_q_w, L.cross_q_b, rows, a);          // (rows,C) -> (rows,C)
+  linear(q.data(), in, L.cross_q_w, L.cross_q_b, rows, a);           // (rows,C) -> (rows,C)
   linear(kv.data(), enc.data(), L.cross_kv_w, L.cross_kv_b, S, a);   // (S,C) -> (S,2C) = [k | v]
   const float scale = attention_scale(c, l);
   // Hugging Face gives a block's head mask to its cross-attention too.
@@ -296,15 +306,15 @@ void check_forward_options(const ModelConfig& c, const ForwardOptions& o) {
                             std::to_string(o.head_mask.size()));
     for (std::size_t i = 0; i < want; ++i)
       if (!std::isfinite(o.head_mask[i]))
-        throw InvalidArgument("head mask: layer " + std::to_string(i / c.n_head) + " head " + std::to_string(i % c.n_head) +
-                              " has a factor that is not a finite number");
+        throw InvalidArgument("head mask: layer " + std::to_string(i / c.n_head) + " head " +
+                              std::to_string(i % c.n_head) + " has a factor that is not a finite number");
   }
   if (o.lens && (o.lens_k < 1 || o.lens_k > c.vocab_size))
-    throw InvalidArgument("the lens shows 1 to " + std::to_string(c.vocab_size) + " tokens per layer (the vocabulary), got " +
-                          std::to_string(o.lens_k));
+    throw InvalidArgument("the lens shows 1 to " + std::to_string(c.vocab_size) +
+                          " tokens per layer (the vocabulary), got " + std::to_string(o.lens_k));
 }
 
-}  // namespace
+}   // namespace
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::Model(Model&&) noexcept = default;
@@ -344,19 +354,20 @@ KVCache Model::new_cache() const {
   return KVCache(c.n_layer, c.n_positions, c.n_embd);
 }
 
-std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache& cache,
-                                  const ForwardOptions& o) const {
+std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache& cache, const ForwardOptions& o) const {
   const ModelConfig& c = impl_->config;
   if (cache.capacity() != c.n_positions || cache.n_embd() != c.n_embd || cache.n_layer() != c.n_layer)
     throw InvalidArgument("the KV cache was made for another model (use this model's new_cache())");
   check_tokens(c, tokens, cache.size(), "");
   if (!is_causal(c, o) && cache.size() > 0)   // the cached positions never saw these tokens
-    throw InvalidArgument(std::string(c.bidirectional ? "this model is bidirectional (an encoder): its attention needs" : "bidirectional attention needs") +
+    throw InvalidArgument(std::string(c.bidirectional ? "this model is bidirectional (an encoder): its attention needs"
+                                                      : "bidirectional attention needs") +
                           " the whole sequence in one call, from an empty cache (this one holds " +
                           std::to_string(cache.size()) + " positions)");
   if (!o.encoder_states.empty()) {
     if (!c.add_cross_attention)
-      throw InvalidArgument("this model has no cross-attention (config.json: add_cross_attention), so it takes no encoder states");
+      throw InvalidArgument(
+          "this model has no cross-attention (config.json: add_cross_attention), so it takes no encoder states");
     if (o.encoder_states.size() % std::size_t(c.n_embd) != 0)
       throw InvalidArgument("encoder states must be (S, n_embd) floats: " + std::to_string(o.encoder_states.size()) +
                             " is not a multiple of n_embd " + std::to_string(c.n_embd));
@@ -433,8 +444,9 @@ std::vector<float> Model::classify(std::span<const std::int32_t> tokens, std::sp
   const ModelConfig& c = impl_->config;
   const int C = c.n_embd;
   if (c.labels.empty())
-    throw InvalidArgument("this model has no classification head (a classifier's config.json names "
-                          "GPT2ForSequenceClassification in \"architectures\")");
+    throw InvalidArgument(
+        "this model has no classification head (a classifier's config.json names "
+        "GPT2ForSequenceClassification in \"architectures\")");
   check_tokens(c, tokens, 0, "");
   ForwardOptions options;
   options.head_mask = head_mask;
@@ -456,4 +468,4 @@ std::vector<float> Model::classify(std::span<const std::int32_t> tokens, std::sp
   return logits;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

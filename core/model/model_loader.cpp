@@ -34,21 +34,21 @@ namespace {
 
 constexpr std::size_t kScratchBytes = 64 << 10;   // for skipped tensors: any size works
 
-}  // namespace
+}   // namespace
 
 struct ModelLoader::Impl {
   std::string config_json;
   ModelConfig config;
   Quantization quantization;
-  std::string source;              // the weights file's name in errors
-  std::string header;              // the file's first data_start bytes, as given to the constructor
+  std::string source;   // the weights file's name in errors
+  std::string header;   // the file's first data_start bytes, as given to the constructor
   WeightPlan plan;
-  LargeBlock staging;              // 64-aligned: F32 matrices are packed from it where they are
-  std::vector<std::byte> scratch;  // the header's bytes as they come again, and skipped tensors
+  LargeBlock staging;               // 64-aligned: F32 matrices are packed from it where they are
+  std::vector<std::byte> scratch;   // the header's bytes as they come again, and skipped tensors
   std::uint64_t size = 0, received = 0;
-  std::size_t next = 0;            // plan.jobs[next]: the tensor being received
+  std::size_t next = 0;   // plan.jobs[next]: the tensor being received
   std::optional<Sha256> sha;
-  const char* closed = nullptr;    // why every call now throws: the load failed, or finished
+  const char* closed = nullptr;   // why every call now throws: the load failed, or finished
 
   void check_open() const {
     if (closed) throw Error(closed);
@@ -58,7 +58,8 @@ struct ModelLoader::Impl {
 
   std::span<std::byte> window() {
     check_open();
-    if (received < data_start()) return std::span(scratch).first(std::min<std::uint64_t>(scratch.size(), data_start() - received));
+    if (received < data_start())
+      return std::span(scratch).first(std::min<std::uint64_t>(scratch.size(), data_start() - received));
     if (next == plan.jobs.size()) return {};
     const TensorJob& job = plan.jobs[next];
     const std::uint64_t done = received - data_start() - job.tensor->offset;
@@ -106,10 +107,12 @@ struct ModelLoader::Impl {
 
 std::uint64_t ModelLoader::header_size(std::span<const std::byte> first_bytes, const std::string& source) {
   if (first_bytes.size() < 8)
-    throw ModelFormatError(source, "file is " + std::to_string(first_bytes.size()) + " bytes, too short for a safetensors header");
+    throw ModelFormatError(
+        source, "file is " + std::to_string(first_bytes.size()) + " bytes, too short for a safetensors header");
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(first_bytes[i]);
-  if (n > (16u << 20)) throw ModelFormatError(source, "header length " + std::to_string(n) + " exceeds the 16 MB limit");
+  if (n > (16u << 20))
+    throw ModelFormatError(source, "header length " + std::to_string(n) + " exceeds the 16 MB limit");
   return 8 + n;
 }
 
@@ -167,7 +170,8 @@ void ModelLoader::write(std::span<const std::byte> bytes) {
     const std::span<std::byte> w = window();
     if (w.empty()) {
       impl_->fail();
-      throw ModelFormatError(impl_->source, std::to_string(bytes.size()) + " bytes after the last tensor belong to no tensor");
+      throw ModelFormatError(impl_->source,
+                             std::to_string(bytes.size()) + " bytes after the last tensor belong to no tensor");
     }
     const std::size_t n = std::min(w.size(), bytes.size());
     std::memcpy(w.data(), bytes.data(), n);
@@ -185,11 +189,11 @@ Model ModelLoader::finish() {
   Impl& m = *impl_;
   m.check_open();
   if (m.received < m.size) {
-    const std::string where = m.received < m.data_start() ? "in its header"
-                                                           : "in tensor '" + m.plan.jobs[m.next].tensor->name + "'";
+    const std::string where =
+        m.received < m.data_start() ? "in its header" : "in tensor '" + m.plan.jobs[m.next].tensor->name + "'";
     m.fail();
-    throw ModelFormatError(m.source, "the file ends after " + std::to_string(m.received) + " of its " + std::to_string(m.size) +
-                                        " bytes, " + where + " (file truncated?)");
+    throw ModelFormatError(m.source, "the file ends after " + std::to_string(m.received) + " of its " +
+                                         std::to_string(m.size) + " bytes, " + where + " (file truncated?)");
   }
   Model model = Model::from_weights(m.config_json, m.config, m.quantization, std::move(m.plan.weights));
   m.fail("this loader has already handed its model over (finish)");
@@ -201,7 +205,8 @@ Model ModelLoader::finish() {
 
 Model Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
   if (!std::filesystem::is_directory(dir))
-    throw ModelFormatError(dir.string(), "not a directory (a model is a directory with config.json and model.safetensors)");
+    throw ModelFormatError(dir.string(),
+                           "not a directory (a model is a directory with config.json and model.safetensors)");
   const auto config_path = dir / "config.json";
   const std::string text = read_file(config_path, 1u << 20);   // real configs are ~1 KB
 #ifdef __EMSCRIPTEN__
@@ -213,8 +218,8 @@ Model Model::load(const std::filesystem::path& dir, const LoadOptions& options) 
 
 // WebAssembly has no mapping (a "mapped" file is read whole into the heap): the file is read in
 // pieces straight into a ModelLoader's windows, so that only the model's own arrays are held.
-Model Model::load_streaming(const std::string& config_json, const std::string& config_source, const std::filesystem::path& path,
-                            const LoadOptions& options) {
+Model Model::load_streaming(const std::string& config_json, const std::string& config_source,
+                            const std::filesystem::path& path, const LoadOptions& options) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw ModelFormatError(path.string(), "cannot open the file");
   const auto read = [&](std::byte* into, std::size_t n) {
@@ -252,4 +257,4 @@ std::uint64_t Model::load_memory(const std::string& config_json, std::span<const
   return load_footprint(config, layout, options.quantize, WeightSource::Streamed).peak();
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -16,9 +16,7 @@ void SamplingSettings::validate() const {
     throw InvalidArgument("top-p must be in (0, 1] (1 keeps every token), got " + std::to_string(top_p));
 }
 
-Sampler::Sampler(const SamplingSettings& settings) : settings_(settings), rng_(settings.seed) {
-  settings_.validate();
-}
+Sampler::Sampler(const SamplingSettings& settings) : settings_(settings), rng_(settings.seed) { settings_.validate(); }
 
 std::int32_t Sampler::sample(std::span<const float> logits) {
   if (logits.empty()) throw InvalidArgument("no logits to sample from");
@@ -26,7 +24,8 @@ std::int32_t Sampler::sample(std::span<const float> logits) {
   for (std::size_t i = 0; i < logits.size(); ++i) {
     const float v = logits[i];
     if (std::isnan(v) || v == INFINITY)
-      throw InvalidArgument("logit " + std::to_string(i) + " is " + std::to_string(v) + ": the model produced non-finite values");
+      throw InvalidArgument("logit " + std::to_string(i) + " is " + std::to_string(v) +
+                            ": the model produced non-finite values");
     if (v != -INFINITY && (best < 0 || v > logits[best])) best = static_cast<std::int32_t>(i);
   }
   if (best < 0) throw InvalidArgument("every logit is -inf: no token can be chosen");
@@ -41,7 +40,9 @@ std::int32_t Sampler::sample(std::span<const float> logits) {
   for (std::size_t i = 0; i < logits.size(); ++i)
     if (logits[i] != -INFINITY)
       candidates_.emplace_back((logits[i] - max) / settings_.temperature, static_cast<std::int32_t>(i));
-  auto more_probable = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  auto more_probable = [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
   std::size_t keep = candidates_.size();
   if (settings_.top_k > 0) keep = std::min(keep, static_cast<std::size_t>(settings_.top_k));
   if (keep < candidates_.size() || settings_.top_p < 1.0f) {
@@ -75,7 +76,8 @@ std::vector<TokenProbability> most_probable(std::span<const float> logits, int n
   if (n < 0) throw InvalidArgument("the number of most probable tokens must be >= 0, got " + std::to_string(n));
   double max = -INFINITY;
   for (float l : logits) {
-    if (std::isnan(l) || l == INFINITY) throw InvalidArgument("a logit is NaN or infinite: the model's weights are broken");
+    if (std::isnan(l) || l == INFINITY)
+      throw InvalidArgument("a logit is NaN or infinite: the model's weights are broken");
     max = std::max(max, double(l));
   }
   if (max == -INFINITY && !logits.empty()) throw InvalidArgument("every logit is -inf: no token is possible");
@@ -93,4 +95,4 @@ std::vector<TokenProbability> most_probable(std::span<const float> logits, int n
   return top;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -40,7 +40,7 @@ constexpr std::uint64_t pack(std::uint32_t job, int chunks, int next) {
   return std::uint64_t(job) << 32 | std::uint64_t(chunks) << 16 | std::uint64_t(next);
 }
 
-}  // namespace
+}   // namespace
 
 void ThreadPool::run(int n, int grain, const std::function<void(int, int)>& fn) {
   grain = std::max(grain, 1);
@@ -111,7 +111,7 @@ namespace {
 
 std::mutex pool_mutex;
 std::shared_ptr<ThreadPool> pool;   // replaced by set_num_threads; a running job keeps its pool alive
-int wanted_threads = 0;   // 0: one per core
+int wanted_threads = 0;             // 0: one per core
 
 int resolve(int threads) {
   if (threads > 0) return threads;
@@ -124,10 +124,11 @@ int resolve(int threads) {
 #endif
 }
 
-}  // namespace
+}   // namespace
 
 void set_num_threads(int threads) {
-  if (threads < 0 || threads > 256) throw InvalidArgument("threads must be 1..256 (0: one per core), got " + std::to_string(threads));
+  if (threads < 0 || threads > 256)
+    throw InvalidArgument("threads must be 1..256 (0: one per core), got " + std::to_string(threads));
   std::lock_guard lock(pool_mutex);
   wanted_threads = threads;
   if (pool && pool->size() != resolve(threads)) pool.reset();   // remade at the next use
@@ -144,5 +145,4 @@ std::shared_ptr<ThreadPool> forward_pool() {
   return pool;
 }
 
-
-}  // namespace glassbox
+}   // namespace glassbox

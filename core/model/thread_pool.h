@@ -44,17 +44,17 @@ class ThreadPool {
   void take_chunks(std::uint32_t job);
 
   std::vector<std::thread> workers_;
-  std::mutex busy_;            // held by the thread whose job the pool runs
+  std::mutex busy_;   // held by the thread whose job the pool runs
   std::mutex m_;
   std::condition_variable wake_, done_;
   // The current job, written before it is published in next_ and left alone until it is done.
   const std::function<void(int, int)>* fn_ = nullptr;
   int n_ = 0, grain_ = 1, grains_ = 0;
-  std::atomic<std::uint32_t> job_ = 0;    // bumped for every job: workers wait for a new one
+  std::atomic<std::uint32_t> job_ = 0;   // bumped for every job: workers wait for a new one
   // The job's number (high 32 bits), its chunk count (16 bits) and the next chunk to take (low 16):
   // one word, so a thread late for a job can never take a chunk of the next one.
   std::atomic<std::uint64_t> next_ = 0;
-  std::atomic<int> finished_ = 0;         // chunks of the current job done
+  std::atomic<int> finished_ = 0;   // chunks of the current job done
   std::atomic<bool> stop_ = false;
 };
 
@@ -75,4 +75,4 @@ void parallel_for(int n, int grain, double work, F&& fn) {
   forward_pool()->run(n, grain, std::function<void(int, int)>(std::ref(fn)));
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

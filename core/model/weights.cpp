@@ -52,7 +52,9 @@ class Loader {
   // transposed), packed for the kernels or quantized to int8 blocks.
   Matrix matrix(const std::string& name, std::int64_t N, std::int64_t K, bool transpose, Quantization quantize) {
     TensorJob& job = find(name, transpose ? std::vector{K, N} : std::vector{N, K});
-    MatrixJob m{.N = static_cast<int>(N), .K = static_cast<int>(K), .transpose = transpose,
+    MatrixJob m{.N = static_cast<int>(N),
+                .K = static_cast<int>(K),
+                .transpose = transpose,
                 .int8 = quantize == Quantization::Int8};
     const kernels::Q8Shape s(m.N, m.K);
     if (quantize == Quantization::None) {
@@ -79,9 +81,11 @@ class Loader {
       const TensorInfo& t = *job.tensor;
       if (used_.count(t.name)) continue;
       const std::string& n = t.name;
-      auto ends_with = [&](std::string_view s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+      auto ends_with = [&](std::string_view s) {
+        return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+      };
       if (ends_with(".attn.bias") || ends_with(".attn.masked_bias")) continue;   // causal mask buffers
-      if (n == "lm_head.weight" && t.shape == std::vector<std::int64_t>{c.vocab_size, c.n_embd}) continue;  // tied
+      if (n == "lm_head.weight" && t.shape == std::vector<std::int64_t>{c.vocab_size, c.n_embd}) continue;   // tied
       throw ModelFormatError(file_.source(), "unexpected tensor '" + n + "' " + shape_str(t.shape) +
                                                  " (does the config match the weights? it has n_layer " +
                                                  std::to_string(c.n_layer) + ")");
@@ -120,8 +124,7 @@ class Loader {
       throw ModelFormatError(file_.source(), "tensor '" + t->name + "' has shape " + shape_str(t->shape) +
                                                  ", the config implies " + shape_str(shape));
     if (t->dtype != DType::F32 && t->dtype != DType::F16 && t->dtype != DType::BF16)
-      throw ModelFormatError(file_.source(), "tensor '" + t->name + "' has dtype " +
-                                                 std::string(dtype_name(t->dtype)) +
+      throw ModelFormatError(file_.source(), "tensor '" + t->name + "' has dtype " + std::string(dtype_name(t->dtype)) +
                                                  "; weights must be F32, F16 or BF16");
     return jobs_[static_cast<std::size_t>(t - file_.tensors().data())];
   }
@@ -131,8 +134,8 @@ class Loader {
   // malloc's and a mapping's are).
   bool in_place(const TensorInfo& t) const {
     if (t.dtype != DType::F32) return false;
-    const std::uint64_t address = t.bytes.empty() ? file_.data_start() + t.offset
-                                                  : reinterpret_cast<std::uintptr_t>(t.bytes.data());
+    const std::uint64_t address =
+        t.bytes.empty() ? file_.data_start() + t.offset : reinterpret_cast<std::uintptr_t>(t.bytes.data());
     return address % alignof(float) == 0;
   }
 
@@ -216,9 +219,12 @@ void convert_matrix(const MatrixJob& m, const TensorInfo& src) {
     m.transpose ? to_f32_transposed(src, m.K, m.N, copy.get()) : to_f32(src, copy.get());
     f32 = copy.get();
   }
-  if (straight) kernels::pack_matrix_transposed(m.packed, f32, m.N, m.K);
-  else if (!m.int8) kernels::pack_matrix(m.packed, f32, m.N, m.K);
-  else kernels::quantize_weights_q8(m.q, m.d, f32, m.N, m.K);
+  if (straight)
+    kernels::pack_matrix_transposed(m.packed, f32, m.N, m.K);
+  else if (!m.int8)
+    kernels::pack_matrix(m.packed, f32, m.N, m.K);
+  else
+    kernels::quantize_weights_q8(m.q, m.d, f32, m.N, m.K);
 }
 
 // Bytes of the F32 copy convert_matrix makes for this job, given where its source will be.
@@ -239,7 +245,7 @@ WeightPlan plan(const ModelConfig& config, const SafeTensors& file, Quantization
   return p;
 }
 
-}  // namespace
+}   // namespace
 
 std::uint64_t tensor_bytes(const TensorInfo& t) { return std::uint64_t(t.numel) * dtype_size(t.dtype); }
 
@@ -263,7 +269,8 @@ void convert_tensor(const TensorJob& job, std::span<const std::byte> bytes) {
   if (job.matrix) convert_matrix(*job.matrix, src);
 }
 
-WeightPlan plan_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize, WeightSource source) {
+WeightPlan plan_weights(const ModelConfig& config, const SafeTensors& file, Quantization quantize,
+                        WeightSource source) {
   return plan(config, file, quantize, source, nullptr);
 }
 
@@ -285,8 +292,8 @@ LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file,
     const TensorInfo& t = *job.tensor;
     bool source_in_place;
     if (source == WeightSource::Kept) {
-      const std::uint64_t address = t.bytes.empty() ? file.data_start() + t.offset
-                                                    : reinterpret_cast<std::uintptr_t>(t.bytes.data());
+      const std::uint64_t address =
+          t.bytes.empty() ? file.data_start() + t.offset : reinterpret_cast<std::uintptr_t>(t.bytes.data());
       source_in_place = f32_in_place(t.dtype, address);
     } else {   // gathered in the 64-aligned staging buffer, unless it streams into its rows
       source_in_place = t.dtype == DType::F32;
@@ -297,4 +304,4 @@ LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file,
   return footprint;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -28,40 +28,40 @@ struct Matrix {
 // Matrices are (out, in), as nn.Linear: GPT's Conv1D weights, stored (in, out), are transposed
 // on load so that every product is kernels::matmul.
 struct LayerWeights {
-  const float* ln_1_w;   // (C)
-  const float* ln_1_b;   // (C)
-  Matrix qkv_w;          // (3C, C)   attn.c_attn
-  const float* qkv_b;    // (3C)
-  Matrix proj_w;         // (C, C)    attn.c_proj
-  const float* proj_b;   // (C)
-  const float* ln_2_w;   // (C)
-  const float* ln_2_b;   // (C)
-  Matrix fc_w;           // (F, C)    mlp.c_fc
-  const float* fc_b;     // (F)
-  Matrix fc_proj_w;        // (C, F)  mlp.c_proj
-  const float* fc_proj_b;  // (C)
+  const float* ln_1_w;      // (C)
+  const float* ln_1_b;      // (C)
+  Matrix qkv_w;             // (3C, C)   attn.c_attn
+  const float* qkv_b;       // (3C)
+  Matrix proj_w;            // (C, C)    attn.c_proj
+  const float* proj_b;      // (C)
+  const float* ln_2_w;      // (C)
+  const float* ln_2_b;      // (C)
+  Matrix fc_w;              // (F, C)    mlp.c_fc
+  const float* fc_b;        // (F)
+  Matrix fc_proj_w;         // (C, F)  mlp.c_proj
+  const float* fc_proj_b;   // (C)
   // Cross-attention (config add_cross_attention; otherwise null/empty): queries from this block's
   // stream, keys and values from an encoder's outputs.
   const float* ln_cross_w = nullptr;   // (C)       ln_cross_attn
   const float* ln_cross_b = nullptr;
-  Matrix cross_q_w;                    // (C, C)    crossattention.q_attn
+  Matrix cross_q_w;   // (C, C)    crossattention.q_attn
   const float* cross_q_b = nullptr;
-  Matrix cross_kv_w;                   // (2C, C)   crossattention.c_attn: [k | v]
+  Matrix cross_kv_w;   // (2C, C)   crossattention.c_attn: [k | v]
   const float* cross_kv_b = nullptr;
-  Matrix cross_proj_w;                 // (C, C)    crossattention.c_proj
+  Matrix cross_proj_w;   // (C, C)    crossattention.c_proj
   const float* cross_proj_b = nullptr;
 };
 
 struct ModelWeights {
-  const float* wte;      // (V, C) token embedding, F32 rows for looking tokens up
-  Matrix lm_head;        // (V, C) the same weights (tied), packed or int8, as the LM head's matrix
-  const float* wpe;      // (P, C) position embedding
+  const float* wte;   // (V, C) token embedding, F32 rows for looking tokens up
+  Matrix lm_head;     // (V, C) the same weights (tied), packed or int8, as the LM head's matrix
+  const float* wpe;   // (P, C) position embedding
   std::vector<LayerWeights> layers;
   const float* ln_f_w = nullptr;   // (C) gpt2 only
   const float* ln_f_b = nullptr;
-  const float* score = nullptr;    // (n_labels, C) classifiers only: score.weight, F32 rows
+  const float* score = nullptr;   // (n_labels, C) classifiers only: score.weight, F32 rows
 
-  SafeTensors file;                    // keeps mapped F32 tensors alive (used in place)
+  SafeTensors file;   // keeps mapped F32 tensors alive (used in place)
   // Converted, packed or quantized tensors, on huge pages where there are (arena.h says why).
   // Uninitialised on allocation (every element is written once): zero-filling GPT-2 small's
   // 500 MB first would cost a pass over fresh memory for nothing.
@@ -77,12 +77,12 @@ enum class WeightSource {
 
 // A matrix's packed or int8 destination (Matrix's arrays, writable), and how the file holds it.
 struct MatrixJob {
-  float* packed = nullptr;       // (N,K) packed F32, or null when quantized
-  std::int8_t* q = nullptr;      // int8 blocks and their scales (kernels/quantized.h)
+  float* packed = nullptr;    // (N,K) packed F32, or null when quantized
+  std::int8_t* q = nullptr;   // int8 blocks and their scales (kernels/quantized.h)
   float* d = nullptr;
   int N = 0, K = 0;
-  bool transpose = false;        // stored (K,N), as GPT's Conv1D weights
-  bool int8 = false;             // quantized (q, d) rather than packed
+  bool transpose = false;   // stored (K,N), as GPT's Conv1D weights
+  bool int8 = false;        // quantized (q, d) rather than packed
 };
 
 // What becomes of one tensor of the file: planned from the header, before its bytes are read.
@@ -90,9 +90,9 @@ struct MatrixJob {
 // table) is checked and skipped.
 struct TensorJob {
   const TensorInfo* tensor = nullptr;
-  bool to_rows = false;             // kept as F32 rows: `rows` (null when only counting)
+  bool to_rows = false;   // kept as F32 rows: `rows` (null when only counting)
   float* rows = nullptr;
-  std::optional<MatrixJob> matrix;  // the tensor as a matrix for the kernels (made from the rows when both)
+  std::optional<MatrixJob> matrix;   // the tensor as a matrix for the kernels (made from the rows when both)
   bool skipped() const { return !to_rows && !matrix; }
 };
 
@@ -139,4 +139,4 @@ bool streams_into_rows(const TensorJob& job);
 // (one that is neither skipped nor streamed into its rows).
 std::uint64_t staging_bytes(const std::vector<TensorJob>& jobs);
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -62,4 +62,4 @@ void bpe_merge_heap(std::vector<std::int32_t>& s, const MergeTable& merges) {
   s.resize(out);
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -41,4 +41,4 @@ constexpr std::size_t kLongPiece = 128;
 void bpe_merge_scan(std::vector<std::int32_t>& symbols, const MergeTable& merges);
 void bpe_merge_heap(std::vector<std::int32_t>& symbols, const MergeTable& merges);
 
-}  // namespace glassbox
+}   // namespace glassbox

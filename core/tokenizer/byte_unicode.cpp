@@ -7,7 +7,9 @@
 namespace glassbox {
 namespace {
 
-constexpr bool printable(int b) { return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); }
+constexpr bool printable(int b) {
+  return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+}
 
 constexpr std::array<char32_t, 256> make_table() {
   std::array<char32_t, 256> t{};
@@ -25,7 +27,7 @@ constexpr std::array<std::uint16_t, 324> make_inverse() {
 }
 constexpr std::array<std::uint16_t, 324> kUnicodeToByte = make_inverse();
 
-}  // namespace
+}   // namespace
 
 char32_t byte_to_unicode(std::uint8_t byte) { return kByteToUnicode[byte]; }
 
@@ -45,4 +47,4 @@ bool unicode_to_bytes(std::string_view text, std::string& out) {
   return true;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

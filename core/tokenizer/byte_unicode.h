@@ -16,4 +16,4 @@ std::string bytes_to_unicode(std::string_view bytes);
 // The inverse: appends the raw bytes to `out`; false if `text` is not UTF-8 made of table characters.
 bool unicode_to_bytes(std::string_view text, std::string& out);
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -61,7 +61,7 @@ std::size_t contraction_length(std::string_view text, std::size_t pos) {
   return 0;
 }
 
-}  // namespace
+}   // namespace
 
 std::size_t next_piece_length(std::string_view text, std::size_t pos) {
   // 's|'t|'re|'ve|'m|'ll|'d
@@ -95,4 +95,4 @@ std::vector<std::string_view> pretokenize(std::string_view text) {
   return pieces;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -34,4 +34,4 @@ void pretokenize(std::string_view text, OnPiece&& on_piece) {
   }
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

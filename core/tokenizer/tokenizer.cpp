@@ -77,17 +77,18 @@ class VocabReader final : public nlohmann::json_sax<nlohmann::json> {
 std::vector<std::pair<std::string, std::int64_t>> read_vocab(std::string_view json, const std::string& source) {
   VocabReader reader;
   if (!nlohmann::json::sax_parse(json.begin(), json.end(), &reader) || reader.entries.empty())
-    throw ModelFormatError(source, reader.problem.empty() ? "must be a non-empty JSON object of token -> id" : reader.problem);
+    throw ModelFormatError(source,
+                           reader.problem.empty() ? "must be a non-empty JSON object of token -> id" : reader.problem);
   return std::move(reader.entries);
 }
 
-}  // namespace
+}   // namespace
 
 struct Tokenizer::Impl {
-  std::vector<std::string> bytes_of;        // id -> raw bytes
-  TokenMap ordinary;                        // raw bytes -> id, special tokens excluded
+  std::vector<std::string> bytes_of;                            // id -> raw bytes
+  TokenMap ordinary;                                            // raw bytes -> id, special tokens excluded
   std::vector<std::pair<std::string, std::int32_t>> specials;   // "<|endoftext|>" -> id
-  std::array<std::int32_t, 256> byte_id{};  // the single-byte token of each byte
+  std::array<std::int32_t, 256> byte_id{};                      // the single-byte token of each byte
   MergeTable merges;
 
   void encode_ordinary(std::string_view text, std::vector<std::int32_t>& out) const;
@@ -137,8 +138,8 @@ Tokenizer Tokenizer::from_strings(std::string_view vocab_json, std::string_view 
   for (int b = 0; b < 256; ++b) {
     auto it = impl->ordinary.find(std::string_view(std::string(1, static_cast<char>(b))));
     if (it == impl->ordinary.end())
-      throw ModelFormatError(vocab_source, "no token for the single byte " + std::to_string(b) +
-                                               " (a byte-level vocabulary has all 256)");
+      throw ModelFormatError(
+          vocab_source, "no token for the single byte " + std::to_string(b) + " (a byte-level vocabulary has all 256)");
     impl->byte_id[b] = it->second;
   }
 
@@ -183,8 +184,10 @@ void Tokenizer::Impl::encode_ordinary(std::string_view text, std::vector<std::in
     }
     symbols.clear();
     for (unsigned char b : piece) symbols.push_back(byte_id[b]);
-    if (piece.size() < kLongPiece) bpe_merge_scan(symbols, merges);
-    else bpe_merge_heap(symbols, merges);
+    if (piece.size() < kLongPiece)
+      bpe_merge_scan(symbols, merges);
+    else
+      bpe_merge_heap(symbols, merges);
     out.insert(out.end(), symbols.begin(), symbols.end());
   });
 }
@@ -280,4 +283,4 @@ std::string StreamingDecoder::finish() {
   return text;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

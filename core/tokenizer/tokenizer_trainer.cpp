@@ -143,7 +143,7 @@ class Trainer {
   std::priority_queue<std::pair<std::int64_t, Pair>> heap_;     // (count, ~pair), stale entries skipped
 };
 
-}  // namespace
+}   // namespace
 
 TokenizerFiles train_tokenizer(std::string_view text, const TokenizerTrainingOptions& options) {
   if (const std::size_t bad = unicode::valid_utf8_prefix(text); bad != text.size())
@@ -172,4 +172,4 @@ void save_tokenizer(const TokenizerFiles& files, const std::filesystem::path& di
   write_file_atomically(dir / "merges.txt", files.merges_txt);
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -9,7 +9,7 @@ namespace glassbox::unicode {
 namespace {
 
 struct CodepointRange {
-  char32_t first, last;  // inclusive
+  char32_t first, last;   // inclusive
 };
 
 #include "tokenizer/unicode_tables.inc"
@@ -46,20 +46,20 @@ bool in_ranges(std::span<const CodepointRange> ranges, char32_t cp) {
 // the sequence length and the allowed range of the second byte, which is where overlong forms,
 // surrogates and values above U+10FFFF are excluded. Later bytes are always 80..BF.
 struct Lead {
-  int length;  // 0: this byte never starts a character
+  int length;   // 0: this byte never starts a character
   std::uint8_t lo, hi;
 };
 constexpr Lead lead_info(std::uint8_t b) {
   if (b < 0x80) return {1, 0, 0};
-  if (b < 0xC2) return {0, 0, 0};        // continuation byte, or C0/C1 (overlong 2-byte forms)
+  if (b < 0xC2) return {0, 0, 0};   // continuation byte, or C0/C1 (overlong 2-byte forms)
   if (b < 0xE0) return {2, 0x80, 0xBF};
-  if (b == 0xE0) return {3, 0xA0, 0xBF};  // E0 80..9F would be overlong
-  if (b == 0xED) return {3, 0x80, 0x9F};  // ED A0..BF would be surrogates U+D800..U+DFFF
+  if (b == 0xE0) return {3, 0xA0, 0xBF};   // E0 80..9F would be overlong
+  if (b == 0xED) return {3, 0x80, 0x9F};   // ED A0..BF would be surrogates U+D800..U+DFFF
   if (b < 0xF0) return {3, 0x80, 0xBF};
-  if (b == 0xF0) return {4, 0x90, 0xBF};  // F0 80..8F would be overlong
+  if (b == 0xF0) return {4, 0x90, 0xBF};   // F0 80..8F would be overlong
   if (b < 0xF4) return {4, 0x80, 0xBF};
-  if (b == 0xF4) return {4, 0x80, 0x8F};  // F4 90.. would be above U+10FFFF
-  return {0, 0, 0};                       // F5..FF
+  if (b == 0xF4) return {4, 0x80, 0x8F};   // F4 90.. would be above U+10FFFF
+  return {0, 0, 0};                        // F5..FF
 }
 
 // How much of the sequence at text[pos] (pos < size) is well formed: `valid` bytes of the `needed`
@@ -82,9 +82,9 @@ Scan scan(std::string_view text, std::size_t pos) {
   return {length, n};
 }
 
-constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
+constexpr char kReplacement[] = "\xEF\xBF\xBD";   // U+FFFD
 
-}  // namespace
+}   // namespace
 
 bool is_letter(char32_t cp) { return cp < 256 ? (kLatin1Flags[cp] & kLetter) != 0 : in_ranges(kLetterRanges, cp); }
 bool is_number(char32_t cp) { return cp < 256 ? (kLatin1Flags[cp] & kNumber) != 0 : in_ranges(kNumberRanges, cp); }
@@ -157,11 +157,13 @@ std::string replace_invalid_utf8(std::string_view bytes) {
   std::string out(bytes.substr(0, pos));
   while (pos < bytes.size()) {
     const Scan s = scan(bytes, pos);
-    if (s.needed > 0 && s.valid == s.needed) out.append(bytes.substr(pos, s.valid));
-    else out += kReplacement;
+    if (s.needed > 0 && s.valid == s.needed)
+      out.append(bytes.substr(pos, s.valid));
+    else
+      out += kReplacement;
     pos += std::max<std::size_t>(s.valid, 1);
   }
   return out;
 }
 
-}  // namespace glassbox::unicode
+}   // namespace glassbox::unicode

@@ -11,9 +11,9 @@
 
 namespace glassbox::unicode {
 
-bool is_letter(char32_t cp);      // \p{L}: General_Category Lu, Ll, Lt, Lm, Lo (not marks: U+093F is Mc)
-bool is_number(char32_t cp);      // \p{N}: General_Category Nd, Nl, No (², ½, Ⅰ too, not only digits)
-bool is_whitespace(char32_t cp);  // \s: the White_Space property (U+0085, U+00A0, U+3000 yes; U+200B, U+FEFF no)
+bool is_letter(char32_t cp);       // \p{L}: General_Category Lu, Ll, Lt, Lm, Lo (not marks: U+093F is Mc)
+bool is_number(char32_t cp);       // \p{N}: General_Category Nd, Nl, No (², ½, Ⅰ too, not only digits)
+bool is_whitespace(char32_t cp);   // \s: the White_Space property (U+0085, U+00A0, U+3000 yes; U+200B, U+FEFF no)
 
 // The Unicode version of the tables, e.g. "15.0.0".
 std::string_view unicode_version();
@@ -23,7 +23,7 @@ std::string_view unicode_version();
 // continuation bytes. Invalid (or pos >= text.size()): {U+FFFD, 0}.
 struct Utf8Char {
   char32_t cp;
-  int length;  // bytes, 1..4; 0 means invalid at pos
+  int length;   // bytes, 1..4; 0 means invalid at pos
 };
 Utf8Char decode_utf8(std::string_view text, std::size_t pos);
 
@@ -48,4 +48,4 @@ bool is_valid_utf8(std::string_view text);
 // bytes.decode("utf-8", errors="replace") does, which tiktoken's decode relies on).
 std::string replace_invalid_utf8(std::string_view bytes);
 
-}  // namespace glassbox::unicode
+}   // namespace glassbox::unicode

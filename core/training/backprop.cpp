@@ -100,7 +100,8 @@ void matmul_forward(Real* out, const Real* x, const Real* W, const Real* b, int 
 
 // dx (N,I) = dout @ W^T (overwritten); dW (I,O) += x^T @ dout; db (O) += column sums of dout.
 template <class Real>
-void matmul_backward(Real* dx, Real* dW, Real* db, const Real* dout, const Real* x, const Real* W, int N, int I, int O) {
+void matmul_backward(Real* dx, Real* dW, Real* db, const Real* dout, const Real* x, const Real* W, int N, int I,
+                     int O) {
   gemm(dx, I, dout, O, Op::N, W, O, Op::T, N, I, O, false);
   gemm(dW, O, x, I, Op::T, dout, O, Op::N, I, O, N, true);
   for (int n = 0; n < N; ++n)
@@ -117,9 +118,12 @@ Real activate(Activation a, Real x) {
       const Real u = Real(0.7978845608028654) * (x + Real(0.044715) * x * x * x);   // sqrt(2/pi)
       return Real(0.5) * x * (Real(1) + std::tanh(u));
     }
-    case Activation::GeluErf: return Real(0.5) * x * (Real(1) + std::erf(x * Real(0.7071067811865476)));
-    case Activation::Relu: return x > 0 ? x : Real(0);
-    case Activation::Silu: return x / (Real(1) + std::exp(-x));
+    case Activation::GeluErf:
+      return Real(0.5) * x * (Real(1) + std::erf(x * Real(0.7071067811865476)));
+    case Activation::Relu:
+      return x > 0 ? x : Real(0);
+    case Activation::Silu:
+      return x / (Real(1) + std::exp(-x));
   }
   return x;
 }
@@ -135,7 +139,8 @@ Real activation_slope(Activation a, Real x) {
     case Activation::GeluErf:   // Phi(x) + x phi(x)
       return Real(0.5) * (Real(1) + std::erf(x * Real(0.7071067811865476))) +
              x * std::exp(Real(-0.5) * x * x) * Real(0.3989422804014327);
-    case Activation::Relu: return x > 0 ? Real(1) : Real(0);
+    case Activation::Relu:
+      return x > 0 ? Real(1) : Real(0);
     case Activation::Silu: {
       const Real sig = Real(1) / (Real(1) + std::exp(-x));
       return sig * (Real(1) + x * (Real(1) - sig));
@@ -209,10 +214,10 @@ void attention_backward(Real* dqkv, Real* dprobs, const Real* dheads, const Real
     for (int h = 0; h < H; ++h) {
       const Real *q = seq + h * hd, *k = seq + C + h * hd, *v = seq + 2 * C + h * hd;   // (T,hd), row stride 3C
       const Real* dout = dheads + std::size_t(s) * T * C + h * hd;                      // (T,hd), row stride C
-      const Real* p = probs + (std::size_t(s) * H + h) * T * T;                          // (T,T)
+      const Real* p = probs + (std::size_t(s) * H + h) * T * T;                         // (T,T)
       Real* dp = dprobs;
       gemm(dseq + 2 * C + h * hd, 3 * C, p, T, Op::T, dout, C, Op::N, T, hd, T, false);   // dv = p^T dout
-      gemm(dp, T, dout, C, Op::N, v, 3 * C, Op::T, T, T, hd, false);                       // d probs = dout v^T
+      gemm(dp, T, dout, C, Op::N, v, 3 * C, Op::T, T, T, hd, false);                      // d probs = dout v^T
       // softmax backward, row by row: dscore_j = p_j (dp_j - sum_k p_k dp_k); masked entries have p = 0
       for (int i = 0; i < T; ++i) {
         const Real* pr = p + std::size_t(i) * T;
@@ -292,7 +297,8 @@ void label_head_loss(const Real* x, const Real* score, const Batch& batch, int C
     losses.label_sum += cross_entropy(logits.data(), K, label, dx != nullptr, weight);
     if (!dx) continue;
     gemm(dscore, C, z, K, Op::T, row, C, Op::N, K, C, 1, true);   // (K,C) += z^T row
-    gemm(dx + (std::size_t(s) * batch.T + batch.label_positions[s]) * C, C, z, K, Op::N, score, C, Op::N, 1, C, K, true);
+    gemm(dx + (std::size_t(s) * batch.T + batch.label_positions[s]) * C, C, z, K, Op::N, score, C, Op::N, 1, C, K,
+         true);
   }
 }
 
@@ -315,11 +321,12 @@ void multiply(Real* x, const Real* mask, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] *= mask[i];
 }
 
-}  // namespace
+}   // namespace
 
 // The two block types, as the forward pass below computes them:
 //   gpt2 (pre-LN):        a_in = ln_1(x_in);  s1 = x_in + attn(a_in);  m_in = ln_2(s1);  s2 = s1 + mlp(m_in);  out = s2
-//   openai-gpt (post-LN): a_in = x_in;        s1 = x_in + attn(a_in);  m_in = ln_1(s1);  s2 = m_in + mlp(m_in); out = ln_2(s2)
+//   openai-gpt (post-LN): a_in = x_in;        s1 = x_in + attn(a_in);  m_in = ln_1(s1);  s2 = m_in + mlp(m_in); out =
+//   ln_2(s2)
 // With dropout, the embeddings and the attn(...) and mlp(...) branches are multiplied by masks.
 // The final hidden states (after ln_f for gpt2) feed the tied LM head and, for a classifier, the
 // label head at each sequence's label position.
@@ -369,8 +376,11 @@ Losses loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
     const auto& w = p.layers[l];
     Real scale = c.scale_attn_weights ? Real(1) / std::sqrt(Real(C / H)) : Real(1);
     if (c.scale_attn_by_inverse_layer_idx) scale /= Real(l + 1);
-    if (gpt2) layernorm_forward(a.a_in.data(), a.ln1_mean.data(), a.ln1_rstd.data(), a.x_in.data(), w.ln_1_w, w.ln_1_b, N, C, eps);
-    else std::copy_n(a.x_in.data(), NC, a.a_in.data());
+    if (gpt2)
+      layernorm_forward(a.a_in.data(), a.ln1_mean.data(), a.ln1_rstd.data(), a.x_in.data(), w.ln_1_w, w.ln_1_b, N, C,
+                        eps);
+    else
+      std::copy_n(a.x_in.data(), NC, a.a_in.data());
     matmul_forward(a.qkv.data(), a.a_in.data(), w.qkv_w, w.qkv_b, N, C, 3 * C);
     attention_forward(a.heads.data(), a.probs.data(), a.qkv.data(), b, T, C, H, scale, causal);
     matmul_forward(a.s1.data(), a.heads.data(), w.proj_w, w.proj_b, N, C, C);
@@ -379,8 +389,12 @@ Losses loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
       multiply(a.s1.data(), a.attn_mask.data(), NC);
     }
     for (std::size_t i = 0; i < NC; ++i) a.s1[i] += a.x_in[i];
-    if (gpt2) layernorm_forward(a.m_in.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.s1.data(), w.ln_2_w, w.ln_2_b, N, C, eps);
-    else layernorm_forward(a.m_in.data(), a.ln1_mean.data(), a.ln1_rstd.data(), a.s1.data(), w.ln_1_w, w.ln_1_b, N, C, eps);
+    if (gpt2)
+      layernorm_forward(a.m_in.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.s1.data(), w.ln_2_w, w.ln_2_b, N, C,
+                        eps);
+    else
+      layernorm_forward(a.m_in.data(), a.ln1_mean.data(), a.ln1_rstd.data(), a.s1.data(), w.ln_1_w, w.ln_1_b, N, C,
+                        eps);
     matmul_forward(a.fc_pre.data(), a.m_in.data(), w.fc_w, w.fc_b, N, C, F);
     activation_forward(c.activation, a.fc_act.data(), a.fc_pre.data(), NF);
     matmul_forward(a.s2.data(), a.fc_act.data(), w.fc_proj_w, w.fc_proj_b, N, F, C);
@@ -391,19 +405,24 @@ Losses loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
     const Real* residual = gpt2 ? a.s1.data() : a.m_in.data();
     for (std::size_t i = 0; i < NC; ++i) a.s2[i] += residual[i];
     Real* out = l + 1 < L ? ws.blocks[l + 1].x_in.data() : ws.x_final.data();
-    if (gpt2) std::copy_n(a.s2.data(), NC, out);
-    else layernorm_forward(out, a.ln2_mean.data(), a.ln2_rstd.data(), a.s2.data(), w.ln_2_w, w.ln_2_b, N, C, eps);
+    if (gpt2)
+      std::copy_n(a.s2.data(), NC, out);
+    else
+      layernorm_forward(out, a.ln2_mean.data(), a.ln2_rstd.data(), a.s2.data(), w.ln_2_w, w.ln_2_b, N, C, eps);
   }
   const Real* head_in = ws.x_final.data();
   if (gpt2) {
-    layernorm_forward(ws.lnf.data(), ws.lnf_mean.data(), ws.lnf_rstd.data(), ws.x_final.data(), p.ln_f_w, p.ln_f_b, N, C, eps);
+    layernorm_forward(ws.lnf.data(), ws.lnf_mean.data(), ws.lnf_rstd.data(), ws.x_final.data(), p.ln_f_w, p.ln_f_b, N,
+                      C, eps);
     head_in = ws.lnf.data();
   }
   Losses losses;
   lm_head_loss(ws.logits.data(), head_in, p.wte, batch.targets, N, C, V, grads != nullptr, Real(weights.lm), losses);
   const bool classifier = batch.labels != nullptr;
   if (!grads) {
-    if (classifier) label_head_loss<Real>(head_in, p.score, batch, C, int(c.labels.size()), nullptr, nullptr, 0, ws.label_logits, losses);
+    if (classifier)
+      label_head_loss<Real>(head_in, p.score, batch, C, int(c.labels.size()), nullptr, nullptr, 0, ws.label_logits,
+                            losses);
     return losses;
   }
 
@@ -416,13 +435,14 @@ Losses loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
   Real* dtmp = ws.dtmp.data();
   gemm(g.wte, C, ws.logits.data(), V, Op::T, head_in, C, Op::N, V, C, N, true);   // d wte += dlogits^T x
   Real* dhead = gpt2 ? dtmp : dx;
-  gemm(dhead, C, ws.logits.data(), V, Op::N, p.wte, C, Op::N, N, C, V, false);    // d x = dlogits wte
+  gemm(dhead, C, ws.logits.data(), V, Op::N, p.wte, C, Op::N, N, C, V, false);   // d x = dlogits wte
   if (classifier)
     label_head_loss(head_in, p.score, batch, C, int(c.labels.size()), dhead, g.score, Real(weights.label),
                     ws.label_logits, losses);
   if (gpt2) {
     std::fill_n(dx, NC, Real(0));
-    layernorm_backward(dx, g.ln_f_w, g.ln_f_b, dtmp, ws.x_final.data(), p.ln_f_w, ws.lnf_mean.data(), ws.lnf_rstd.data(), N, C);
+    layernorm_backward(dx, g.ln_f_w, g.ln_f_b, dtmp, ws.x_final.data(), p.ln_f_w, ws.lnf_mean.data(),
+                       ws.lnf_rstd.data(), N, C);
   }
   // d loss / d branch, given d loss / d (residual + mask * branch): through the mask if any
   auto branch_grad = [&](const Real* d_sum, const std::vector<Real>& mask) -> const Real* {
@@ -438,21 +458,25 @@ Losses loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
     if (c.scale_attn_by_inverse_layer_idx) scale /= Real(l + 1);
     if (gpt2) {
       // s2 = s1 + mlp(ln_2(s1))  ->  d s1 = d s2 + ln_2'(mlp'(d s2))
-      matmul_backward(ws.dfc.data(), gw.fc_proj_w, gw.fc_proj_b, branch_grad(dx, a.mlp_mask), a.fc_act.data(), w.fc_proj_w,
-                      N, F, C);
+      matmul_backward(ws.dfc.data(), gw.fc_proj_w, gw.fc_proj_b, branch_grad(dx, a.mlp_mask), a.fc_act.data(),
+                      w.fc_proj_w, N, F, C);
       activation_backward(c.activation, ws.dfc.data(), a.fc_pre.data(), NF);
       matmul_backward(dtmp, gw.fc_w, gw.fc_b, ws.dfc.data(), a.m_in.data(), w.fc_w, N, C, F);
-      layernorm_backward(dx, gw.ln_2_w, gw.ln_2_b, dtmp, a.s1.data(), w.ln_2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N, C);
+      layernorm_backward(dx, gw.ln_2_w, gw.ln_2_b, dtmp, a.s1.data(), w.ln_2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N,
+                         C);
       // s1 = x_in + attn(ln_1(x_in))  ->  d x_in = d s1 + ln_1'(attn'(d s1))
-      matmul_backward(ws.dheads.data(), gw.proj_w, gw.proj_b, branch_grad(dx, a.attn_mask), a.heads.data(), w.proj_w, N, C, C);
-      attention_backward(ws.dqkv.data(), ws.dprobs.data(), ws.dheads.data(), a.probs.data(), a.qkv.data(), b, T, C, H, scale,
-                         causal);
+      matmul_backward(ws.dheads.data(), gw.proj_w, gw.proj_b, branch_grad(dx, a.attn_mask), a.heads.data(), w.proj_w, N,
+                      C, C);
+      attention_backward(ws.dqkv.data(), ws.dprobs.data(), ws.dheads.data(), a.probs.data(), a.qkv.data(), b, T, C, H,
+                         scale, causal);
       matmul_backward(dtmp, gw.qkv_w, gw.qkv_b, ws.dqkv.data(), a.a_in.data(), w.qkv_w, N, C, 3 * C);
-      layernorm_backward(dx, gw.ln_1_w, gw.ln_1_b, dtmp, a.x_in.data(), w.ln_1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C);
+      layernorm_backward(dx, gw.ln_1_w, gw.ln_1_b, dtmp, a.x_in.data(), w.ln_1_w, a.ln1_mean.data(), a.ln1_rstd.data(),
+                         N, C);
     } else {
       // out = ln_2(s2)  ->  d s2 (in dtmp)
       std::fill_n(dtmp, NC, Real(0));
-      layernorm_backward(dtmp, gw.ln_2_w, gw.ln_2_b, dx, a.s2.data(), w.ln_2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N, C);
+      layernorm_backward(dtmp, gw.ln_2_w, gw.ln_2_b, dx, a.s2.data(), w.ln_2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N,
+                         C);
       // s2 = m_in + mlp(m_in)  ->  d m_in = d s2 + mlp'(d s2)   (in dx)
       matmul_backward(ws.dfc.data(), gw.fc_proj_w, gw.fc_proj_b, branch_grad(dtmp, a.mlp_mask), a.fc_act.data(),
                       w.fc_proj_w, N, F, C);
@@ -461,12 +485,13 @@ Losses loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
       for (std::size_t i = 0; i < NC; ++i) dx[i] += dtmp[i];
       // m_in = ln_1(s1)  ->  d s1 (in dtmp)
       std::fill_n(dtmp, NC, Real(0));
-      layernorm_backward(dtmp, gw.ln_1_w, gw.ln_1_b, dx, a.s1.data(), w.ln_1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C);
+      layernorm_backward(dtmp, gw.ln_1_w, gw.ln_1_b, dx, a.s1.data(), w.ln_1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N,
+                         C);
       // s1 = x_in + attn(x_in)  ->  d x_in = d s1 + attn'(d s1)   (in dx)
-      matmul_backward(ws.dheads.data(), gw.proj_w, gw.proj_b, branch_grad(dtmp, a.attn_mask), a.heads.data(), w.proj_w, N,
-                      C, C);
-      attention_backward(ws.dqkv.data(), ws.dprobs.data(), ws.dheads.data(), a.probs.data(), a.qkv.data(), b, T, C, H, scale,
-                         causal);
+      matmul_backward(ws.dheads.data(), gw.proj_w, gw.proj_b, branch_grad(dtmp, a.attn_mask), a.heads.data(), w.proj_w,
+                      N, C, C);
+      attention_backward(ws.dqkv.data(), ws.dprobs.data(), ws.dheads.data(), a.probs.data(), a.qkv.data(), b, T, C, H,
+                         scale, causal);
       matmul_backward(dx, gw.qkv_w, gw.qkv_b, ws.dqkv.data(), a.x_in.data(), w.qkv_w, N, C, 3 * C);
       for (std::size_t i = 0; i < NC; ++i) dx[i] += dtmp[i];
     }
@@ -476,9 +501,9 @@ Losses loss_and_gradients(const ModelConfig& c, const ParameterLayout& layout, c
   return losses;
 }
 
-template Losses loss_and_gradients<float>(const ModelConfig&, const ParameterLayout&, const float*, float*, const Batch&,
-                                          const LossWeights&, Workspace<float>&, const Dropout&);
+template Losses loss_and_gradients<float>(const ModelConfig&, const ParameterLayout&, const float*, float*,
+                                          const Batch&, const LossWeights&, Workspace<float>&, const Dropout&);
 template Losses loss_and_gradients<double>(const ModelConfig&, const ParameterLayout&, const double*, double*,
                                            const Batch&, const LossWeights&, Workspace<double>&, const Dropout&);
 
-}  // namespace glassbox::training
+}   // namespace glassbox::training

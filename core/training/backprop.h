@@ -26,30 +26,30 @@ namespace glassbox::training {
 template <class Real>
 struct Workspace {
   struct Block {
-    std::vector<Real> x_in;                // (N,C)    input of the block
-    std::vector<Real> a_in;                // (N,C)    input of attention (gpt2: ln_1(x_in))
-    std::vector<Real> ln1_mean, ln1_rstd;  // (N)      statistics of ln_1's input (gpt2: x_in; openai-gpt: s1)
-    std::vector<Real> qkv;                 // (N,3C)
-    std::vector<Real> probs;               // (b,H,T,T) attention probabilities, 0 above the diagonal
-    std::vector<Real> heads;               // (N,C)    attention output before c_proj
-    std::vector<Real> s1;                  // (N,C)    x_in + attention branch
-    std::vector<Real> m_in;                // (N,C)    input of the MLP
-    std::vector<Real> ln2_mean, ln2_rstd;  // (N)      statistics of ln_2's input (gpt2: s1; openai-gpt: s2)
-    std::vector<Real> fc_pre, fc_act;      // (N,F)    MLP hidden layer before / after the activation
-    std::vector<Real> s2;                  // (N,C)    m_in or s1 + MLP branch
-    std::vector<Real> attn_mask, mlp_mask; // (N,C)    dropout multipliers of the two branches
+    std::vector<Real> x_in;                  // (N,C)    input of the block
+    std::vector<Real> a_in;                  // (N,C)    input of attention (gpt2: ln_1(x_in))
+    std::vector<Real> ln1_mean, ln1_rstd;    // (N)      statistics of ln_1's input (gpt2: x_in; openai-gpt: s1)
+    std::vector<Real> qkv;                   // (N,3C)
+    std::vector<Real> probs;                 // (b,H,T,T) attention probabilities, 0 above the diagonal
+    std::vector<Real> heads;                 // (N,C)    attention output before c_proj
+    std::vector<Real> s1;                    // (N,C)    x_in + attention branch
+    std::vector<Real> m_in;                  // (N,C)    input of the MLP
+    std::vector<Real> ln2_mean, ln2_rstd;    // (N)      statistics of ln_2's input (gpt2: s1; openai-gpt: s2)
+    std::vector<Real> fc_pre, fc_act;        // (N,F)    MLP hidden layer before / after the activation
+    std::vector<Real> s2;                    // (N,C)    m_in or s1 + MLP branch
+    std::vector<Real> attn_mask, mlp_mask;   // (N,C)    dropout multipliers of the two branches
   };
   std::vector<Block> blocks;
-  std::vector<Real> emb_mask;              // (N,C)    dropout multipliers of the embeddings
-  std::vector<Real> x_final;               // (N,C)    output of the last block
+  std::vector<Real> emb_mask;                  // (N,C)    dropout multipliers of the embeddings
+  std::vector<Real> x_final;                   // (N,C)    output of the last block
   std::vector<Real> lnf, lnf_mean, lnf_rstd;   // (N,C), (N), (N)   gpt2's final LayerNorm
-  std::vector<Real> logits;                // (N,V)    logits, then d loss / d logits
-  std::vector<Real> label_logits;          // (n_labels) one sequence's, then d loss / d them
+  std::vector<Real> logits;                    // (N,V)    logits, then d loss / d logits
+  std::vector<Real> label_logits;              // (n_labels) one sequence's, then d loss / d them
   // backward scratch
   std::vector<Real> dx, dtmp, dheads, dbranch;   // (N,C)
-  std::vector<Real> dqkv;                  // (N,3C)
-  std::vector<Real> dfc;                   // (N,F)
-  std::vector<Real> dprobs;                // (T,T)
+  std::vector<Real> dqkv;                        // (N,3C)
+  std::vector<Real> dfc;                         // (N,F)
+  std::vector<Real> dprobs;                      // (T,T)
 };
 
 // Dropout as in GPT-2 (embd_pdrop, resid_pdrop): each element of the embeddings and of the
@@ -57,9 +57,9 @@ struct Workspace {
 // come from (seed, sequence index, site) alone, so they do not depend on how a batch is split into
 // shards, and a loss recomputed with the same seed sees the same masks (finite differences).
 struct Dropout {
-  double p = 0;                  // 0: off (evaluation)
-  std::uint64_t seed = 0;        // per training step
-  int first_sequence = 0;        // index of this call's first sequence in the whole batch
+  double p = 0;             // 0: off (evaluation)
+  std::uint64_t seed = 0;   // per training step
+  int first_sequence = 0;   // index of this call's first sequence in the whole batch
 };
 
 // What one call scores: b sequences of T tokens.
@@ -96,4 +96,4 @@ Losses loss_and_gradients(const ModelConfig& config, const ParameterLayout& layo
                           const Batch& batch, const LossWeights& weights, Workspace<Real>& ws,
                           const Dropout& dropout = {});
 
-}  // namespace glassbox::training
+}   // namespace glassbox::training

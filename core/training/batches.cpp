@@ -28,8 +28,8 @@ void sample_batch(std::span<const std::int32_t> stream, int B, int T, std::uint6
   }
 }
 
-void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets, int B, int T, std::int32_t mask_id,
-                 int vocab_size, std::uint64_t seed, int step, double rate) {
+void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets, int B, int T,
+                 std::int32_t mask_id, int vocab_size, std::uint64_t seed, int step, double rate) {
   if (B < 1 || T < 1 || inputs.size() != std::size_t(B) * T) throw InvalidArgument("mask_tokens: inputs must be (B,T)");
   if (mask_id < 0 || mask_id >= vocab_size) throw InvalidArgument("mask_tokens: the mask id is not in the vocabulary");
   if (!(rate > 0 && rate <= 1)) throw InvalidArgument("the mask rate must be more than 0 and at most 1");
@@ -50,8 +50,10 @@ void mask_tokens(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& t
     for (int t = 0; t < T; ++t) {
       if (out[t] == kIgnoreTarget) continue;
       const double u = rng.uniform();
-      if (u < 0.8) in[t] = mask_id;
-      else if (u < 0.9) in[t] = static_cast<std::int32_t>(rng.below(std::uint64_t(vocab_size)));
+      if (u < 0.8)
+        in[t] = mask_id;
+      else if (u < 0.9)
+        in[t] = static_cast<std::int32_t>(rng.below(std::uint64_t(vocab_size)));
     }
   }
 }
@@ -84,4 +86,4 @@ LabelledBatch sample_labelled_batch(std::span<const LabelledIds> examples, int B
   return LabelledBatch(picked, pad_id);
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

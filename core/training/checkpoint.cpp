@@ -24,7 +24,9 @@ std::string Trainer::Impl::weights_file(DType dtype) const {
   std::vector<TensorData> tensors;
   const bool classifier = !config.labels.empty();   // named as GPT2ForSequenceClassification's state
   for (const auto& s : layout.slots())
-    tensors.push_back({(classifier && s.name != "score.weight" ? "transformer." : "") + s.name, dtype, s.shape,
+    tensors.push_back({(classifier && s.name != "score.weight" ? "transformer." : "") + s.name,
+                       dtype,
+                       s.shape,
                        {base + s.offset * width, s.size * width}});
   return safetensors_bytes(tensors, {{"format", "pt"}});
 }
@@ -47,12 +49,16 @@ Model Trainer::to_model() const {
 // is atomic: "param.NAME", "adam_m.NAME", "adam_v.NAME" for every tensor, F32, and metadata.
 constexpr const char* kCheckpointFormat = "glassbox-training-checkpoint-1";
 
-void Trainer::save_checkpoint(const std::filesystem::path& file, const std::map<std::string, std::string>& extra) const {
+void Trainer::save_checkpoint(const std::filesystem::path& file,
+                              const std::map<std::string, std::string>& extra) const {
   const Impl& t = *impl_;
   std::vector<TensorData> tensors;
-  for (const auto& [prefix, values] : {std::pair{"param.", &t.params}, std::pair{"adam_m.", &t.m}, std::pair{"adam_v.", &t.v}})
+  for (const auto& [prefix, values] :
+       {std::pair{"param.", &t.params}, std::pair{"adam_m.", &t.m}, std::pair{"adam_v.", &t.v}})
     for (const auto& s : t.layout.slots())
-      tensors.push_back({std::string(prefix) + s.name, DType::F32, s.shape,
+      tensors.push_back({std::string(prefix) + s.name,
+                         DType::F32,
+                         s.shape,
                          {reinterpret_cast<const std::byte*>(values->data() + s.offset), s.size * 4}});
   std::map<std::string, std::string> meta = {{"format", kCheckpointFormat},
                                              {"step", std::to_string(t.step)},
@@ -68,12 +74,13 @@ Trainer Trainer::from_checkpoint(const std::filesystem::path& file) {
   const auto& meta = st.metadata();
   auto get = [&](const std::string& key) -> const std::string& {
     auto it = meta.find(key);
-    if (it == meta.end()) throw ModelFormatError(st.source(), "not a glassbox training checkpoint (no \"" + key + "\")");
+    if (it == meta.end())
+      throw ModelFormatError(st.source(), "not a glassbox training checkpoint (no \"" + key + "\")");
     return it->second;
   };
   if (get("format") != kCheckpointFormat)
-    throw ModelFormatError(st.source(), "not a glassbox training checkpoint (format \"" + get("format") + "\", expected " +
-                                            kCheckpointFormat + ")");
+    throw ModelFormatError(st.source(), "not a glassbox training checkpoint (format \"" + get("format") +
+                                            "\", expected " + kCheckpointFormat + ")");
   const ModelConfig config = ModelConfig::parse(get("config"), st.source() + " (config)");
   TrainingOptions options;
   try {
@@ -88,17 +95,20 @@ Trainer Trainer::from_checkpoint(const std::filesystem::path& file) {
   } catch (const std::logic_error&) {
     impl->step = -1;
   }
-  if (impl->step < 0 || impl->step > options.steps) throw ModelFormatError(st.source(), "bad step \"" + get("step") + "\"");
+  if (impl->step < 0 || impl->step > options.steps)
+    throw ModelFormatError(st.source(), "bad step \"" + get("step") + "\"");
   for (const auto& [k, v] : meta)
     if (k.rfind("extra.", 0) == 0) impl->extra[k.substr(6)] = v;
   const std::size_t n = impl->layout.size();
   for (auto* values : {&impl->params, &impl->m, &impl->v}) values->resize(n);
-  for (const auto& [prefix, values] : {std::pair{"param.", &impl->params}, std::pair{"adam_m.", &impl->m}, std::pair{"adam_v.", &impl->v}}) {
+  for (const auto& [prefix, values] :
+       {std::pair{"param.", &impl->params}, std::pair{"adam_m.", &impl->m}, std::pair{"adam_v.", &impl->v}}) {
     for (const auto& s : impl->layout.slots()) {
       const TensorInfo* t = st.find(std::string(prefix) + s.name);
       if (!t) throw ModelFormatError(st.source(), "missing tensor '" + std::string(prefix) + s.name + "'");
       if (t->dtype != DType::F32 || t->shape != s.shape)
-        throw ModelFormatError(st.source(), "tensor '" + t->name + "' does not have the dtype F32 and the shape the config implies");
+        throw ModelFormatError(st.source(),
+                               "tensor '" + t->name + "' does not have the dtype F32 and the shape the config implies");
       std::memcpy(values->data() + s.offset, t->bytes.data(), s.size * 4);
     }
   }
@@ -107,4 +117,4 @@ Trainer Trainer::from_checkpoint(const std::filesystem::path& file) {
   return Trainer(std::move(impl));
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

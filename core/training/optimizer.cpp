@@ -39,8 +39,9 @@ void adamw_update(const ParameterLayout& layout, Real* params, const Real* grads
 
 template double clip_gradients<float>(float*, std::size_t, double);
 template double clip_gradients<double>(double*, std::size_t, double);
-template void adamw_update<float>(const ParameterLayout&, float*, const float*, float*, float*, long, const AdamWSettings&);
+template void adamw_update<float>(const ParameterLayout&, float*, const float*, float*, float*, long,
+                                  const AdamWSettings&);
 template void adamw_update<double>(const ParameterLayout&, double*, const double*, double*, double*, long,
                                    const AdamWSettings&);
 
-}  // namespace glassbox::training
+}   // namespace glassbox::training

@@ -25,4 +25,4 @@ template <class Real>
 void adamw_update(const ParameterLayout& layout, Real* params, const Real* grads, Real* m, Real* v, long step,
                   const AdamWSettings& s);
 
-}  // namespace glassbox::training
+}   // namespace glassbox::training

@@ -15,7 +15,7 @@ double normal(Rng& rng) {
   return std::sqrt(-2.0 * std::log(u1)) * cos_pi(2.0 * u2);
 }
 
-}  // namespace
+}   // namespace
 
 ParameterLayout::ParameterLayout(const ModelConfig& c) : config_(c) {
   const std::int64_t V = c.vocab_size, P = c.n_positions, C = c.n_embd, F = c.n_inner;
@@ -71,8 +71,8 @@ ModelView<Real> ParameterLayout::view(Real* base) const {
   v.wpe = at(1);
   for (int l = 0; l < config_.n_layer; ++l) {
     const std::size_t i = 2 + 12 * static_cast<std::size_t>(l);
-    v.layers.push_back({at(i), at(i + 1), at(i + 2), at(i + 3), at(i + 4), at(i + 5), at(i + 6), at(i + 7),
-                        at(i + 8), at(i + 9), at(i + 10), at(i + 11)});
+    v.layers.push_back({at(i), at(i + 1), at(i + 2), at(i + 3), at(i + 4), at(i + 5), at(i + 6), at(i + 7), at(i + 8),
+                        at(i + 9), at(i + 10), at(i + 11)});
   }
   if (ln_f_slot_ >= 0) {
     v.ln_f_w = at(std::size_t(ln_f_slot_));
@@ -103,11 +103,12 @@ std::vector<float> initial_parameters(const ParameterLayout& layout, int n_layer
       const double std = ends_with("c_proj.weight") ? residual_std : 0.02;
       for (std::size_t i = 0; i < s.size; ++i) t[i] = static_cast<float>(std * normal(rng));
     } else {
-      const float value = (ends_with("ln_1.weight") || ends_with("ln_2.weight") || ends_with("ln_f.weight")) ? 1.0f : 0.0f;
+      const float value =
+          (ends_with("ln_1.weight") || ends_with("ln_2.weight") || ends_with("ln_f.weight")) ? 1.0f : 0.0f;
       for (std::size_t i = 0; i < s.size; ++i) t[i] = value;
     }
   }
   return p;
 }
 
-}  // namespace glassbox::training
+}   // namespace glassbox::training

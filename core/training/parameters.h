@@ -19,39 +19,39 @@ namespace glassbox::training {
 
 // Where one named tensor lives in the flat array.
 struct TensorSlot {
-  std::string name;                  // Hugging Face name, without the "transformer." prefix
+  std::string name;   // Hugging Face name, without the "transformer." prefix
   std::vector<std::int64_t> shape;
-  std::size_t offset;                // in elements
-  std::size_t size;                  // elements
-  bool decay;                        // AdamW weight decay applies: the 2-D tensors (matrices)
-  bool trainable = true;             // false: fixed (sinusoidal positions): no gradient, no update
+  std::size_t offset;      // in elements
+  std::size_t size;        // elements
+  bool decay;              // AdamW weight decay applies: the 2-D tensors (matrices)
+  bool trainable = true;   // false: fixed (sinusoidal positions): no gradient, no update
 };
 
 // The tensors of one block, as pointers into a flat array (parameters or their gradients).
 template <class Real>
 struct LayerView {
-  Real* ln_1_w;     // (C)
-  Real* ln_1_b;     // (C)
-  Real* qkv_w;      // (C, 3C)  attn.c_attn
-  Real* qkv_b;      // (3C)
-  Real* proj_w;     // (C, C)   attn.c_proj
-  Real* proj_b;     // (C)
-  Real* ln_2_w;     // (C)
-  Real* ln_2_b;     // (C)
-  Real* fc_w;       // (C, F)   mlp.c_fc
-  Real* fc_b;       // (F)
-  Real* fc_proj_w;  // (F, C)   mlp.c_proj
-  Real* fc_proj_b;  // (C)
+  Real* ln_1_w;      // (C)
+  Real* ln_1_b;      // (C)
+  Real* qkv_w;       // (C, 3C)  attn.c_attn
+  Real* qkv_b;       // (3C)
+  Real* proj_w;      // (C, C)   attn.c_proj
+  Real* proj_b;      // (C)
+  Real* ln_2_w;      // (C)
+  Real* ln_2_b;      // (C)
+  Real* fc_w;        // (C, F)   mlp.c_fc
+  Real* fc_b;        // (F)
+  Real* fc_proj_w;   // (F, C)   mlp.c_proj
+  Real* fc_proj_b;   // (C)
 };
 
 template <class Real>
 struct ModelView {
-  Real* wte;                   // (V, C)
-  Real* wpe;                   // (P, C)
+  Real* wte;   // (V, C)
+  Real* wpe;   // (P, C)
   std::vector<LayerView<Real>> layers;
-  Real* ln_f_w = nullptr;      // (C) gpt2 only
+  Real* ln_f_w = nullptr;   // (C) gpt2 only
   Real* ln_f_b = nullptr;
-  Real* score = nullptr;       // (n_labels, C) classifiers only: score.weight
+  Real* score = nullptr;   // (n_labels, C) classifiers only: score.weight
 };
 
 // The list of tensors a config implies, in a fixed order (the order of the flat array).
@@ -80,4 +80,4 @@ class ParameterLayout {
 // Deterministic for a seed, on every platform (its own generator, no std:: distributions).
 std::vector<float> initial_parameters(const ParameterLayout& layout, int n_layer, std::uint64_t seed);
 
-}  // namespace glassbox::training
+}   // namespace glassbox::training

@@ -14,9 +14,9 @@ namespace glassbox::training {
 // cos(pi x), within an ulp or two of libm's.
 inline double cos_pi(double x) {
   constexpr double kPi = 3.141592653589793;
-  x = std::fabs(x);                  // even
-  x -= 2.0 * std::floor(x / 2.0);    // period 2: x in [0, 2) (fabs, floor and these steps are exact)
-  if (x > 1.0) x = 2.0 - x;          // cos(pi (2 - x)) = cos(pi x): x in [0, 1]
+  x = std::fabs(x);                 // even
+  x -= 2.0 * std::floor(x / 2.0);   // period 2: x in [0, 2) (fabs, floor and these steps are exact)
+  if (x > 1.0) x = 2.0 - x;         // cos(pi (2 - x)) = cos(pi x): x in [0, 1]
   // Taylor series of an angle within pi/4 of 0, where they converge fast (to u^18: the next term
   // is below 1e-17 of the result): cos directly near 0 and 1, -sin(pi (x - 1/2)) in between.
   const auto cos_series = [](double u) {
@@ -36,4 +36,4 @@ inline double cos_pi(double x) {
   return -sin_series(kPi * (x - 0.5));
 }
 
-}  // namespace glassbox::training
+}   // namespace glassbox::training

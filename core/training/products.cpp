@@ -71,7 +71,8 @@ thread_local ProductBuffers* current_buffers = nullptr;
   if (ldb != b_cols) {
     s.unpacked.resize(std::size_t(b_rows) * b_cols);
     for (int r = 0; r < b_rows; ++r)
-      std::copy(b + std::size_t(r) * ldb, b + std::size_t(r) * ldb + b_cols, s.unpacked.begin() + std::ptrdiff_t(r) * b_cols);
+      std::copy(b + std::size_t(r) * ldb, b + std::size_t(r) * ldb + b_cols,
+                s.unpacked.begin() + std::ptrdiff_t(r) * b_cols);
     dense_b = s.unpacked.data();
   }
   if (op_b == Op::T)
@@ -110,7 +111,7 @@ thread_local ProductBuffers* current_buffers = nullptr;
   }
 }
 
-}  // namespace
+}   // namespace
 
 bool products_on_kernels() { return kFloatOnKernels; }
 
@@ -118,7 +119,9 @@ std::size_t ProductBuffers::bytes() const {
   return sizeof(float) * (packed.capacity() + unpacked.capacity() + rows.capacity() + out.capacity());
 }
 
-UseProductBuffers::UseProductBuffers(ProductBuffers& buffers) : previous_(current_buffers) { current_buffers = &buffers; }
+UseProductBuffers::UseProductBuffers(ProductBuffers& buffers) : previous_(current_buffers) {
+  current_buffers = &buffers;
+}
 UseProductBuffers::~UseProductBuffers() { current_buffers = previous_; }
 
 template <class Real>
@@ -133,4 +136,4 @@ void gemm(Real* c, int ldc, const Real* a, int lda, Op op_a, const Real* b, int 
 template void gemm<float>(float*, int, const float*, int, Op, const float*, int, Op, int, int, int, bool);
 template void gemm<double>(double*, int, const double*, int, Op, const double*, int, Op, int, int, int, bool);
 
-}  // namespace glassbox::training
+}   // namespace glassbox::training

@@ -46,4 +46,4 @@ class UseProductBuffers {
   ProductBuffers* previous_;
 };
 
-}  // namespace glassbox::training
+}   // namespace glassbox::training

@@ -74,7 +74,8 @@ training::LossWeights Trainer::Impl::loss_weights(const TrainingBatch& batch) co
 // WebAssembly: the same arithmetic, the same bits); shard s
 // adds the gradient of the loss `weights` defines into shard_grads[0] (summed in shard order)
 // when `with_grads`. Returns the summed losses.
-training::Losses Trainer::Impl::run_shards(const TrainingBatch& batch, const training::LossWeights& weights, bool with_grads) const {
+training::Losses Trainer::Impl::run_shards(const TrainingBatch& batch, const training::LossWeights& weights,
+                                           bool with_grads) const {
   const int B = batch.B, T = batch.T;
   // training (with_grads) drops out with masks of this step's own; evaluation never does
   training::Dropout dropout;
@@ -101,11 +102,14 @@ training::Losses Trainer::Impl::run_shards(const TrainingBatch& batch, const tra
       training::Dropout shard_dropout = dropout;
       shard_dropout.first_sequence = b0;
       const bool labelled = !batch.labels.empty();
-      const training::Batch shard{batch.inputs.data() + off, batch.targets.data() + off, b1 - b0, T,
+      const training::Batch shard{batch.inputs.data() + off,
+                                  batch.targets.data() + off,
+                                  b1 - b0,
+                                  T,
                                   labelled ? batch.labels.data() + b0 : nullptr,
                                   labelled ? batch.label_positions.data() + b0 : nullptr};
-      losses[s] = training::loss_and_gradients(config, layout, params.data(), g, shard, weights, workspaces[s],
-                                               shard_dropout);
+      losses[s] =
+          training::loss_and_gradients(config, layout, params.data(), g, shard, weights, workspaces[s], shard_dropout);
     } catch (...) {
       errors[s] = std::current_exception();
     }
@@ -185,7 +189,8 @@ std::uint64_t Trainer::memory_bytes(const ModelConfig& c, const TrainingOptions&
 }
 const std::map<std::string, std::string>& Trainer::checkpoint_extra() const { return impl_->extra; }
 
-StepResult Trainer::train_step(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B, int T) {
+StepResult Trainer::train_step(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B,
+                               int T) {
   return train_step(TrainingBatch{inputs, targets, B, T, {}, {}});
 }
 
@@ -209,7 +214,8 @@ StepResult Trainer::train_step(const TrainingBatch& batch) {
   return r;
 }
 
-EvalResult Trainer::evaluate(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B, int T) const {
+EvalResult Trainer::evaluate(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, int B,
+                             int T) const {
   return evaluate(TrainingBatch{inputs, targets, B, T, {}, {}});
 }
 
@@ -220,7 +226,8 @@ EvalResult Trainer::evaluate(const TrainingBatch& batch) const {
 }
 
 EvalResult Trainer::evaluate_stream(std::span<const std::int32_t> stream, int T, int B, std::int64_t max_tokens) const {
-  if (T < 1 || T > impl_->config.n_positions || B < 1) throw InvalidArgument("evaluate_stream: bad window or batch size");
+  if (T < 1 || T > impl_->config.n_positions || B < 1)
+    throw InvalidArgument("evaluate_stream: bad window or batch size");
   EvalResult total;
   std::int64_t predictable = stream.empty() ? 0 : std::int64_t(stream.size()) - 1;
   if (max_tokens > 0) predictable = std::min(predictable, max_tokens);
@@ -245,7 +252,8 @@ EvalResult Trainer::evaluate_stream(std::span<const std::int32_t> stream, int T,
 }
 
 std::map<std::string, std::vector<float>> Trainer::gradients(std::span<const std::int32_t> inputs,
-                                                             std::span<const std::int32_t> targets, int B, int T) const {
+                                                             std::span<const std::int32_t> targets, int B,
+                                                             int T) const {
   return gradients(TrainingBatch{inputs, targets, B, T, {}, {}});
 }
 
@@ -279,4 +287,4 @@ void Trainer::set_parameter(const std::string& name, std::span<const float> valu
   std::copy(values.begin(), values.end(), impl_->params.begin() + s.offset);
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -40,4 +40,4 @@ struct Trainer::Impl {
   std::string weights_file(DType dtype) const;
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -15,7 +15,8 @@ void TrainingOptions::validate(const ModelConfig& c) const {
   auto finite = [](double x) { return std::isfinite(x); };
   if (batch_size < 1) fail("batch size must be at least 1, got " + std::to_string(batch_size));
   if (seq_len < 1 || seq_len > c.n_positions)
-    fail("sequence length must be 1.." + std::to_string(c.n_positions) + " (the context), got " + std::to_string(seq_len));
+    fail("sequence length must be 1.." + std::to_string(c.n_positions) + " (the context), got " +
+         std::to_string(seq_len));
   if (steps < 1) fail("steps must be at least 1, got " + std::to_string(steps));
   if (!finite(learning_rate) || learning_rate <= 0) fail("learning rate must be a positive number");
   if (!finite(min_learning_rate) || min_learning_rate < 0 || min_learning_rate > learning_rate)
@@ -33,10 +34,20 @@ void TrainingOptions::validate(const ModelConfig& c) const {
 }
 
 std::string TrainingOptions::to_json() const {
-  nlohmann::json j = {{"batch_size", batch_size}, {"seq_len", seq_len}, {"steps", steps},
-                      {"learning_rate", learning_rate}, {"min_learning_rate", min_learning_rate},
-                      {"warmup_steps", warmup_steps}, {"weight_decay", weight_decay}, {"beta1", beta1},
-                      {"beta2", beta2}, {"eps", eps}, {"grad_clip", grad_clip}, {"dropout", dropout}, {"seed", seed}, {"threads", threads},
+  nlohmann::json j = {{"batch_size", batch_size},
+                      {"seq_len", seq_len},
+                      {"steps", steps},
+                      {"learning_rate", learning_rate},
+                      {"min_learning_rate", min_learning_rate},
+                      {"warmup_steps", warmup_steps},
+                      {"weight_decay", weight_decay},
+                      {"beta1", beta1},
+                      {"beta2", beta2},
+                      {"eps", eps},
+                      {"grad_clip", grad_clip},
+                      {"dropout", dropout},
+                      {"seed", seed},
+                      {"threads", threads},
                       {"lm_weight", lm_weight}};
   return j.dump();
 }
@@ -73,4 +84,4 @@ double learning_rate_at(const TrainingOptions& o, int step) {
   return o.min_learning_rate + 0.5 * (1.0 + training::cos_pi(progress)) * (o.learning_rate - o.min_learning_rate);
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -8,18 +8,24 @@ namespace glassbox {
 
 ModelConfig training_model_config(const TrainingSettings& s, int vocab_size) {
   const std::string& arch = s.architecture;
-  if (arch != "gpt2" && arch != "openai-gpt") throw InvalidArgument("the architecture must be gpt2 or openai-gpt, got " + arch);
+  if (arch != "gpt2" && arch != "openai-gpt")
+    throw InvalidArgument("the architecture must be gpt2 or openai-gpt, got " + arch);
   if (s.positions != "learned" && s.positions != "sinusoidal")
     throw InvalidArgument("the position encoding must be learned or sinusoidal, got " + s.positions);
   // config.json as Hugging Face names its fields, so that ModelConfig::parse checks the shape as
   // it checks any model's
-  const std::string json =
-      nlohmann::json{{"model_type", arch}, {"vocab_size", vocab_size}, {"n_positions", s.n_positions},
-                     {"n_embd", s.n_embd}, {"n_layer", s.n_layer}, {"n_head", s.n_head},
-                     {arch == "gpt2" ? "activation_function" : "afn",
-                      !s.activation.empty() ? s.activation : arch == "gpt2" ? "gelu_new" : "gelu"},
-                     {"position_encoding", s.positions}}
-          .dump();
+  const std::string json = nlohmann::json{
+      {"model_type", arch},
+      {"vocab_size", vocab_size},
+      {"n_positions", s.n_positions},
+      {"n_embd", s.n_embd},
+      {"n_layer", s.n_layer},
+      {"n_head", s.n_head},
+      {arch == "gpt2" ? "activation_function" : "afn", !s.activation.empty() ? s.activation
+                                                       : arch == "gpt2"      ? "gelu_new"
+                                                                             : "gelu"},
+      {"position_encoding",
+       s.positions}}.dump();
   try {
     return ModelConfig::parse(json, "the model shape options");
   } catch (const ModelFormatError& e) {   // a shape the caller chose, not a damaged file
@@ -29,7 +35,8 @@ ModelConfig training_model_config(const TrainingSettings& s, int vocab_size) {
 
 TrainingSetup set_up_training(TrainingInputs in, const TrainingSettings& s) {
   if (!(s.valid_fraction >= 0 && s.valid_fraction < 1))
-    throw InvalidArgument("the held-out fraction must be at least 0 and less than 1, got " + std::to_string(s.valid_fraction));
+    throw InvalidArgument("the held-out fraction must be at least 0 and less than 1, got " +
+                          std::to_string(s.valid_fraction));
   if (in.config.has_value() != in.options.has_value() || (in.config && !in.tokenizer))
     throw InvalidArgument("a run that goes on is set up with its config, its options and its tokenizer");
 
@@ -38,7 +45,8 @@ TrainingSetup set_up_training(TrainingInputs in, const TrainingSettings& s) {
   std::optional<Tokenizer> tokenizer;
   if (in.tokenizer) tokenizer.emplace(Tokenizer::from_strings(in.tokenizer->vocab_json, in.tokenizer->merges_txt));
   const TrainingOptions options = in.options ? *in.options : s.options;
-  ModelConfig config = in.config ? *in.config : training_model_config(s, tokenizer ? tokenizer->vocab_size() : s.vocab_size);
+  ModelConfig config =
+      in.config ? *in.config : training_model_config(s, tokenizer ? tokenizer->vocab_size() : s.vocab_size);
   options.validate(config);
   if (in.checked) in.checked(config, options);
 
@@ -77,4 +85,4 @@ TrainingSetup set_up_training(TrainingInputs in, const TrainingSettings& s) {
   return {std::move(files), std::move(*tokenizer), std::move(config), options, std::move(train), std::move(valid)};
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

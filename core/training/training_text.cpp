@@ -47,4 +47,4 @@ std::vector<std::int32_t> encode_documents(const Tokenizer& tokenizer, const std
   return ids;
 }
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -16,7 +16,9 @@ async function scenario(worker) {
   out.isolated = globalThis.crossOriginIsolated;
   out.cores = navigator.hardwareConcurrency;
   const g = expected.greedy;
-  let ticks = 0, last = performance.now(), longest = 0;   // the page's clock while the engine works
+  let ticks = 0,
+    last = performance.now(),
+    longest = 0; // the page's clock while the engine works
   const timer = setInterval(() => {
     ++ticks;
     longest = Math.max(longest, performance.now() - last);
@@ -73,8 +75,15 @@ async function scenario(worker) {
 // The four files as File objects (what a file picker or drag-and-drop gives), into a worker.
 async function fromFiles() {
   const file = async (name) => new File([await (await fetch(`/tests/fixtures/gpt2-bytes/${name}`)).blob()], name);
-  const model = await loadModel({ config: await file('config.json'), weights: await file('model.safetensors'),
-                                  vocab: await file('vocab.json'), merges: await file('merges.txt') }, { worker: true });
+  const model = await loadModel(
+    {
+      config: await file('config.json'),
+      weights: await file('model.safetensors'),
+      vocab: await file('vocab.json'),
+      merges: await file('merges.txt'),
+    },
+    { worker: true },
+  );
   const ids = await model.tokenize('hello');
   await model.dispose();
   return { worker: true, files: true, ids };
@@ -83,36 +92,61 @@ async function fromFiles() {
 // A module Worker the page made itself (the `worker` option), as the project's page does to start
 // the engine early: greedy ids, not reusable, and an estimate counted in one.
 async function ownWorker() {
-  const expected = await (await fetch('/tests/fixtures/gpt2-bytes/expected.json')).json(), g = expected.greedy;
+  const expected = await (await fetch('/tests/fixtures/gpt2-bytes/expected.json')).json(),
+    g = expected.greedy;
   const make = () => new Worker(new URL('/web/dist/worker.mjs', location.href), { type: 'module' });
   const worker = make();
   const model = await loadModel('/tests/fixtures/gpt2-bytes/', { worker });
   const ids = [];
-  for await (const step of model.generate(g.prompt_text, { maxTokens: g.max_tokens, temperature: 0 })) ids.push(step.id);
-  const again = await loadModel('/tests/fixtures/gpt2-bytes/', { worker }).then(() => '(loaded)', (e) => e.name);
+  for await (const step of model.generate(g.prompt_text, { maxTokens: g.max_tokens, temperature: 0 }))
+    ids.push(step.id);
+  const again = await loadModel('/tests/fixtures/gpt2-bytes/', { worker }).then(
+    () => '(loaded)',
+    (e) => e.name,
+  );
   await model.dispose();
   const estimate = await estimateModel('/tests/fixtures/gpt2-bytes/', { worker: make() });
   const here = await estimateModel('/tests/fixtures/gpt2-bytes/', { worker: true });
-  return { idsMatch: JSON.stringify(ids) === JSON.stringify(g.tokens), again, sameEstimate: JSON.stringify(estimate) === JSON.stringify(here) };
+  return {
+    idsMatch: JSON.stringify(ids) === JSON.stringify(g.tokens),
+    again,
+    sameEstimate: JSON.stringify(estimate) === JSON.stringify(here),
+  };
 }
 
 // threads and wasmPaths: a worker's engine with one thread and with all, the same greedy ids; the
 // page thread's engine (made by an earlier scenario) keeps its count; the .wasm files from a
 // directory that holds only them (api.test.mjs makes it), or from one that lacks them.
 async function engineOptions() {
-  const expected = await (await fetch('/tests/fixtures/gpt2-bytes/expected.json')).json(), g = expected.greedy;
+  const expected = await (await fetch('/tests/fixtures/gpt2-bytes/expected.json')).json(),
+    g = expected.greedy;
   const greedyIds = async (model) => {
     const ids = [];
-    for await (const step of model.generate(g.prompt_text, { maxTokens: g.max_tokens, temperature: 0 })) ids.push(step.id);
+    for await (const step of model.generate(g.prompt_text, { maxTokens: g.max_tokens, temperature: 0 }))
+      ids.push(step.id);
     return ids;
   };
   const out = {};
-  for (const [key, options] of [['one', { threads: 1 }], ['all', {}], ['wasmPaths', { wasmPaths: '/build/test-wasm-only/' }]]) {
+  for (const [key, options] of [
+    ['one', { threads: 1 }],
+    ['all', {}],
+    ['wasmPaths', { wasmPaths: '/build/test-wasm-only/' }],
+  ]) {
     const model = await loadModel('/tests/fixtures/gpt2-bytes/', { worker: true, ...options });
-    out[key] = { threads: model.threads, idsMatch: JSON.stringify(await greedyIds(model)) === JSON.stringify(g.tokens) };
+    out[key] = {
+      threads: model.threads,
+      idsMatch: JSON.stringify(await greedyIds(model)) === JSON.stringify(g.tokens),
+    };
     await model.dispose();
   }
-  const fail = (p) => p.then((m) => { m.dispose(); return '(loaded)'; }, (e) => `${e.name}: ${e.message}`);
+  const fail = (p) =>
+    p.then(
+      (m) => {
+        m.dispose();
+        return '(loaded)';
+      },
+      (e) => `${e.name}: ${e.message}`,
+    );
   out.pageThreadOne = await fail(loadModel('/tests/fixtures/gpt2-bytes/', { threads: 1 }));
   out.missingWasm = await fail(loadModel('/tests/fixtures/gpt2-bytes/', { worker: true, wasmPaths: '/nowhere/' }));
   return out;
@@ -125,25 +159,44 @@ async function cached(worker) {
   const name = `glassbox-test-${worker}`;
   const dir = new URL('/tests/fixtures/gpt2-bytes/', location.href).href;
   const first = await loadModel(dir, { worker, cache: name });
-  out.first = { fromCache: first.fromCache ?? false, cacheError: first.cacheError ?? null, ids: await first.tokenize('hello') };
+  out.first = {
+    fromCache: first.fromCache ?? false,
+    cacheError: first.cacheError ?? null,
+    ids: await first.tokenize('hello'),
+  };
   await first.dispose();
   out.listed = await listCachedModels(name);
   const progress = [];
   const second = await loadModel(dir, { worker, cache: name, onProgress: (p) => progress.push(p) });
-  out.second = { fromCache: second.fromCache ?? false, ids: await second.tokenize('hello'), progress: progress.at(-2), last: progress.at(-1)?.phase };
+  out.second = {
+    fromCache: second.fromCache ?? false,
+    ids: await second.tokenize('hello'),
+    progress: progress.at(-2),
+    last: progress.at(-1)?.phase,
+  };
   await second.dispose();
   await removeCachedModels(dir, name);
   out.afterRemove = await listCachedModels(name);
   const controller = new AbortController();
   const loading = loadModel(dir, { worker, signal: controller.signal });
   controller.abort(new DOMException('stopped by the test', 'AbortError'));
-  out.cancel = await loading.then(() => '(loaded)', (e) => `${e.name}: ${e.message}`);
+  out.cancel = await loading.then(
+    () => '(loaded)',
+    (e) => `${e.name}: ${e.message}`,
+  );
   // Cancelled in the middle: by the first bytes of the weights, config.json, vocab.json and
   // merges.txt are in the cache, and the weights are streaming into it; nothing may stay.
   const mid = new AbortController();
-  const midLoad = loadModel(dir, { worker, cache: name, signal: mid.signal,
-                                   onProgress: () => mid.abort(new DOMException('mid-download', 'AbortError')) });
-  out.midCancel = await midLoad.then(() => '(loaded)', (e) => `${e.name}: ${e.message}`);
+  const midLoad = loadModel(dir, {
+    worker,
+    cache: name,
+    signal: mid.signal,
+    onProgress: () => mid.abort(new DOMException('mid-download', 'AbortError')),
+  });
+  out.midCancel = await midLoad.then(
+    () => '(loaded)',
+    (e) => `${e.name}: ${e.message}`,
+  );
   out.midLeft = await cacheEmptied(name);
   return out;
 }
@@ -162,20 +215,27 @@ async function cacheEmptied(name) {
 // With { worker: true } the page itself never instantiates the engine: glassbox-core.wasm (or
 // glassbox-core-mt.wasm) is fetched by the worker only. (Chromium lists a module worker's script
 // imports among the page's resources, so the .wasm is what tells where the engine runs.)
-const engineInPage = () => performance.getEntriesByType('resource').some((r) => /\/glassbox-core(-mt)?\.wasm$/.test(r.name));
+const engineInPage = () =>
+  performance.getEntriesByType('resource').some((r) => /\/glassbox-core(-mt)?\.wasm$/.test(r.name));
 
 // Two fixture models for the concurrency scenario (tests/js/concurrency.mjs).
 async function concurrent(worker) {
-  const model = async (name) => ({ source: `/tests/fixtures/${name}/`,
-                                   expected: await (await fetch(`/tests/fixtures/${name}/expected.json`)).json() });
+  const model = async (name) => ({
+    source: `/tests/fixtures/${name}/`,
+    expected: await (await fetch(`/tests/fixtures/${name}/expected.json`)).json(),
+  });
   return concurrency(loadModel, await model('gpt2-bytes'), await model('gpt2-f32'), { worker });
 }
 
 // detokenize(tokenize(text)) over the tokenizer cases and a streamed BOM (tests/js/text-roundtrip.mjs).
 async function roundTrip(worker) {
   const read = async (path) => (await fetch(path)).arrayBuffer();
-  const files = { config: await read('/tests/fixtures/gpt2-f32/config.json'), weights: await read('/tests/fixtures/gpt2-f32/model.safetensors'),
-                  vocab: await read('/tests/fixtures/tokenizer/gpt2/vocab.json'), merges: await read('/tests/fixtures/tokenizer/gpt2/merges.txt') };
+  const files = {
+    config: await read('/tests/fixtures/gpt2-f32/config.json'),
+    weights: await read('/tests/fixtures/gpt2-f32/model.safetensors'),
+    vocab: await read('/tests/fixtures/tokenizer/gpt2/vocab.json'),
+    merges: await read('/tests/fixtures/tokenizer/gpt2/merges.txt'),
+  };
   const cases = (await (await fetch('/tests/fixtures/tokenizer/cases.json')).json()).ordinary;
   return textRoundTrip(loadModel, files, cases, { worker });
 }
@@ -200,6 +260,21 @@ window.results = (async () => {
   const pipelined = await pipelining(loadModel, '/web/models/brown-small/');
   const own = await ownWorker();
   const engine = await engineOptions();
-  return [inWorker, inPage, { engineLoadedByWorkerRuns, engineLoadedByPageRun, cacheInWorker, cacheInPage, concurrent: concurrent_, classify, text, pipelined, own, engine }, files];
-})()
-  .catch((e) => ({ error: String(e?.stack ?? e) }));
+  return [
+    inWorker,
+    inPage,
+    {
+      engineLoadedByWorkerRuns,
+      engineLoadedByPageRun,
+      cacheInWorker,
+      cacheInPage,
+      concurrent: concurrent_,
+      classify,
+      text,
+      pipelined,
+      own,
+      engine,
+    },
+    files,
+  ];
+})().catch((e) => ({ error: String(e?.stack ?? e) }));

@@ -22,7 +22,11 @@ function proseLines(text) {
 // character but letters, digits, marks, '_', '-' and spaces dropped, spaces made '-'.
 export function slug(heading) {
   const rendered = heading.replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/<[^>]+>/g, '');
-  return rendered.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+  return rendered
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}_\- ]/gu, '')
+    .replace(/ /g, '-');
 }
 
 // Every anchor of the file's headings; a repeated heading gets -1, -2, ... as on GitHub.

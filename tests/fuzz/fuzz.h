@@ -21,4 +21,4 @@ inline std::pair<std::string_view, std::string_view> split_at_nul(std::string_vi
   return {s.substr(0, nul), s.substr(nul + 1)};
 }
 
-}  // namespace glassbox::fuzz
+}   // namespace glassbox::fuzz

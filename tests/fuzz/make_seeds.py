@@ -26,7 +26,7 @@ def safetensors(tensors, metadata=None):
         header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
         data += raw
     text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)   # the data section 8-byte aligned, as the reference writer does
+    text += b" " * (-len(text) % 8)  # the data section 8-byte aligned, as the reference writer does
     return struct.pack("<Q", len(text)) + text + data
 
 
@@ -43,10 +43,19 @@ def floats(n, dtype="F32", scale=0.5):
 def tiny_model(model_type, dtype="F32", V=16, P=8, C=8, L=1, H=2, prefix=""):
     """A config.json and a safetensors file for a model of this shape, random weights."""
     F = 4 * C
-    config = {"model_type": model_type, "vocab_size": V, "n_positions": P, "n_embd": C, "n_layer": L, "n_head": H,
-              "layer_norm_epsilon": 1e-5}
+    config = {
+        "model_type": model_type,
+        "vocab_size": V,
+        "n_positions": P,
+        "n_embd": C,
+        "n_layer": L,
+        "n_head": H,
+        "layer_norm_epsilon": 1e-5,
+    }
     if model_type == "gpt2":
-        config.update({"n_inner": None, "activation_function": "gelu_new", "bos_token_id": V - 1, "eos_token_id": V - 1})
+        config.update(
+            {"n_inner": None, "activation_function": "gelu_new", "bos_token_id": V - 1, "eos_token_id": V - 1}
+        )
         embed = [("wte.weight", [V, C]), ("wpe.weight", [P, C])]
         final = [("ln_f.weight", [C]), ("ln_f.bias", [C])]
     else:
@@ -56,10 +65,20 @@ def tiny_model(model_type, dtype="F32", V=16, P=8, C=8, L=1, H=2, prefix=""):
     shapes = list(embed)
     for l in range(L):
         h = f"h.{l}."
-        shapes += [(h + "ln_1.weight", [C]), (h + "ln_1.bias", [C]), (h + "attn.c_attn.weight", [C, 3 * C]),
-                   (h + "attn.c_attn.bias", [3 * C]), (h + "attn.c_proj.weight", [C, C]), (h + "attn.c_proj.bias", [C]),
-                   (h + "ln_2.weight", [C]), (h + "ln_2.bias", [C]), (h + "mlp.c_fc.weight", [C, F]),
-                   (h + "mlp.c_fc.bias", [F]), (h + "mlp.c_proj.weight", [F, C]), (h + "mlp.c_proj.bias", [C])]
+        shapes += [
+            (h + "ln_1.weight", [C]),
+            (h + "ln_1.bias", [C]),
+            (h + "attn.c_attn.weight", [C, 3 * C]),
+            (h + "attn.c_attn.bias", [3 * C]),
+            (h + "attn.c_proj.weight", [C, C]),
+            (h + "attn.c_proj.bias", [C]),
+            (h + "ln_2.weight", [C]),
+            (h + "ln_2.bias", [C]),
+            (h + "mlp.c_fc.weight", [C, F]),
+            (h + "mlp.c_fc.bias", [F]),
+            (h + "mlp.c_proj.weight", [F, C]),
+            (h + "mlp.c_proj.bias", [C]),
+        ]
     shapes += final
     tensors = []
     for name, shape in shapes:
@@ -101,16 +120,28 @@ def main():
     write("vocab", "no-header", json.dumps({"a": 0, "b": 1, "ab": 2}).encode() + b"\0" + b"a b\n")
 
     # tokenizer: text of every kind the pre-tokenizer distinguishes, and invalid UTF-8
-    texts = [b"Hello world! It's 2026, isn't it?", "caf\u00e9 na\u00efve \u00fcber \u4e2d\u6587 \U0001F642\U0001F44D".encode(),
-             b"  leading   spaces\n\n\ttabs\r\n", b"<|endoftext|>between<|endoftext|>", b"1234567890 3.14159 -42",
-             b"\xff\xfe invalid \xc3 utf-8 \xed\xa0\x80", b"'s 't 're 've 'm 'll 'd", b""]
+    texts = [
+        b"Hello world! It's 2026, isn't it?",
+        "caf\u00e9 na\u00efve \u00fcber \u4e2d\u6587 \U0001F642\U0001F44D".encode(),
+        b"  leading   spaces\n\n\ttabs\r\n",
+        b"<|endoftext|>between<|endoftext|>",
+        b"1234567890 3.14159 -42",
+        b"\xff\xfe invalid \xc3 utf-8 \xed\xa0\x80",
+        b"'s 't 're 've 'm 'll 'd",
+        b"",
+    ]
     for i, t in enumerate(texts):
         write("tokenizer", f"text-{i}", t)
 
     # model: config.json \0 model.safetensors, tiny models of both architectures and each dtype
-    for name, args in [("gpt2", ("gpt2",)), ("gpt2-f16", ("gpt2", "F16")), ("gpt2-bf16", ("gpt2", "BF16")),
-                       ("openai-gpt", ("openai-gpt",)), ("gpt2-prefixed", ("gpt2", "F32", 16, 8, 8, 1, 2, "transformer.")),
-                       ("gpt2-two-layers", ("gpt2", "F32", 12, 4, 4, 2, 1))]:
+    for name, args in [
+        ("gpt2", ("gpt2",)),
+        ("gpt2-f16", ("gpt2", "F16")),
+        ("gpt2-bf16", ("gpt2", "BF16")),
+        ("openai-gpt", ("openai-gpt",)),
+        ("gpt2-prefixed", ("gpt2", "F32", 16, 8, 8, 1, 2, "transformer.")),
+        ("gpt2-two-layers", ("gpt2", "F32", 12, 4, 4, 2, 1)),
+    ]:
         config, weights = tiny_model(*args)
         write("model", name, config + b"\0" + weights)
 

@@ -22,8 +22,9 @@ std::vector<float> run(const glassbox::Model& model) {
   const std::vector<std::int32_t> prompt = {0, last};
   int captured = 0;
   const TensorHook hook = [&](const NamedTensor&) { ++captured; };
-  std::vector<float> logits = model.forward(std::span(prompt).first(std::min<std::size_t>(prompt.size(), c.n_positions)),
-                                            cache, {.all_logits = true, .hook = &hook});
+  std::vector<float> logits =
+      model.forward(std::span(prompt).first(std::min<std::size_t>(prompt.size(), c.n_positions)), cache,
+                    {.all_logits = true, .hook = &hook});
   if (cache.size() < c.n_positions) model.forward(std::span(prompt).first(1), cache);
   return logits;
 }
@@ -45,7 +46,7 @@ std::optional<std::vector<float>> streamed(const std::string& config, std::strin
     return std::nullopt;
   }
 }
-}  // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace glassbox;
@@ -53,14 +54,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto q : {Quantization::None, Quantization::Int8}) {
     std::optional<std::vector<float>> whole;
     try {
-      const SafeTensors st = SafeTensors::parse({reinterpret_cast<const std::byte*>(weights.data()), weights.size()},
-                                                "model.safetensors");
+      const SafeTensors st =
+          SafeTensors::parse({reinterpret_cast<const std::byte*>(weights.data()), weights.size()}, "model.safetensors");
       whole = run(Model::from_parts(std::string(config), st, "config.json", {q}));
     } catch (const Error&) {
     }
     const std::optional<std::vector<float>> pieces = streamed(std::string(config), weights, q);
     if (whole.has_value() != pieces.has_value()) __builtin_trap();   // one loads what the other refuses
-    if (whole && (whole->size() != pieces->size() || std::memcmp(whole->data(), pieces->data(), whole->size() * 4) != 0))
+    if (whole &&
+        (whole->size() != pieces->size() || std::memcmp(whole->data(), pieces->data(), whole->size() * 4) != 0))
       __builtin_trap();
   }
   return 0;

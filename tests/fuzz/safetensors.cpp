@@ -11,7 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace glassbox;
   std::vector<std::uint64_t> header_offsets;
   try {
-    const SafeTensors layout = SafeTensors::parse_header({reinterpret_cast<const std::byte*>(data), size}, "fuzz.safetensors");
+    const SafeTensors layout =
+        SafeTensors::parse_header({reinterpret_cast<const std::byte*>(data), size}, "fuzz.safetensors");
     for (const TensorInfo& t : layout.tensors()) header_offsets.push_back(t.offset);
   } catch (const Error&) {
     header_offsets.clear();

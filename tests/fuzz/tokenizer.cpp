@@ -12,7 +12,7 @@ const glassbox::Tokenizer& gpt2() {
   static const auto tokenizer = glassbox::Tokenizer::load(GLASSBOX_FIXTURES_DIR "/tokenizer/gpt2");
   return tokenizer;
 }
-}  // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace glassbox;
@@ -23,11 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto ids = tokenizer.encode(text, allow_special);
       if (tokenizer.decode(ids) != text) std::abort();   // BPE over bytes loses nothing
     } catch (const InvalidArgument&) {
-      if (!first_invalid_utf8(text)) std::abort();        // refused only for invalid UTF-8
+      if (!first_invalid_utf8(text)) std::abort();   // refused only for invalid UTF-8
     }
   }
   std::vector<std::int32_t> ids;
-  for (std::size_t i = 0; i + 1 < size; i += 2) ids.push_back((data[i] | data[i + 1] << 8) % (tokenizer.vocab_size() + 16));
+  for (std::size_t i = 0; i + 1 < size; i += 2)
+    ids.push_back((data[i] | data[i + 1] << 8) % (tokenizer.vocab_size() + 16));
   try {
     tokenizer.decode(ids);
   } catch (const InvalidArgument&) {

@@ -68,15 +68,28 @@ for (const worker of [false, true]) {
     await expectReject('B3', loadModel(withConfig({ n_embd: 64 }), { worker }));
     await expectReject('B4', loadModel(withConfig({ model_type: 'llama' }), { worker }));
     const encoder = await loadModel(withConfig({ bidirectional: true }), { worker });
-    await expectReject('B23', (async () => { for await (const _ of encoder.generate([1, 2])); })());   // eslint-disable-line no-unused-vars
+    await expectReject(
+      'B23',
+      (async () => {
+        for await (const _ of encoder.generate([1, 2]));
+      })(),
+    ); // eslint-disable-line no-unused-vars
     await encoder.dispose();
 
     const model = await loadModel(fixture('gpt2-f32'), { worker });
-    const drain = async (steps) => { for await (const _ of steps); };   // eslint-disable-line no-unused-vars
+    const drain = async (steps) => {
+      for await (const _ of steps);
+    }; // eslint-disable-line no-unused-vars
     await expectReject('B5', drain(model.generate(new Array(33).fill(1))));
     await expectReject('B8', model.forward([1, 96]));
     await expectReject('B17', model.forwardBatch([[5, 17], 3]));
-    await expectReject('B18', model.forwardBatch([[5, 17], [3, 96]]));
+    await expectReject(
+      'B18',
+      model.forwardBatch([
+        [5, 17],
+        [3, 96],
+      ]),
+    );
     await expectReject('B19', model.forward([1, 2], { mask: 'future' }));
     await expectReject('B21', model.classify([1, 2]));
     await expectReject('B24', model.forward([1, 2], { headMask: [[0, 4]] }));
@@ -96,10 +109,13 @@ for (const worker of [false, true]) {
     await expectReject('B7', bytes.tokenize('a\ud800b'));
     await bytes.dispose();
 
-    await expectReject('B12', loadModel(hugeModel(), { worker }));   // tests/js/made-up-models.mjs
+    await expectReject('B12', loadModel(hugeModel(), { worker })); // tests/js/made-up-models.mjs
 
     await expectReject('B13', loadModel(new URL('tests/fixtures/no-such-model/', root), { worker }));
     await expectReject('B14', loadModel(`http://127.0.0.1:${breaking.address().port}/m/`, { worker }));
-    await expectReject('B15', loadModel(new URL('tests/fixtures/gpt2-bytes/', root), { worker, sha256: '0'.repeat(64) }));
+    await expectReject(
+      'B15',
+      loadModel(new URL('tests/fixtures/gpt2-bytes/', root), { worker, sha256: '0'.repeat(64) }),
+    );
   });
 }

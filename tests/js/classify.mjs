@@ -8,7 +8,11 @@
 // read(name, file): a fixture file's bytes (ArrayBuffer or Uint8Array), however the caller reads them.
 
 const text = (bytes) => new TextDecoder().decode(bytes);
-const message = (promise) => promise.then(() => '(no error)', (e) => `${e instanceof Error ? 'Error' : typeof e}: ${e?.message}`);
+const message = (promise) =>
+  promise.then(
+    () => '(no error)',
+    (e) => `${e instanceof Error ? 'Error' : typeof e}: ${e?.message}`,
+  );
 
 // The files of fixture `name` as a loadModel source ({config, weights, vocab?, merges?}).
 async function files(read, name, { tokenizer = false } = {}) {
@@ -20,8 +24,12 @@ async function files(read, name, { tokenizer = false } = {}) {
   return out;
 }
 
-const about = (model) => ({ labels: [...model.labels], frozen: Object.isFrozen(model.labels),
-                            bidirectional: model.bidirectional, maskTokenId: model.maskTokenId });
+const about = (model) => ({
+  labels: [...model.labels],
+  frozen: Object.isFrozen(model.labels),
+  bidirectional: model.bidirectional,
+  maskTokenId: model.maskTokenId,
+});
 
 export async function classifyScenario(loadModel, read, { worker }) {
   const out = { worker };
@@ -37,7 +45,12 @@ export async function classifyScenario(loadModel, read, { worker }) {
     const r = await model.classify(ids);
     const typed = await model.classify(Int32Array.from(ids));
     out.cases.push({
-      ids, reference, label: r.label, labels: r.labels, logits: Array.from(r.logits), probabilities: Array.from(r.probabilities),
+      ids,
+      reference,
+      label: r.label,
+      labels: r.labels,
+      logits: Array.from(r.logits),
+      probabilities: Array.from(r.probabilities),
       float32: r.logits instanceof Float32Array && r.probabilities instanceof Float32Array,
       typedSame: JSON.stringify(Array.from(typed.logits)) === JSON.stringify(Array.from(r.logits)),
     });
@@ -45,12 +58,16 @@ export async function classifyScenario(loadModel, read, { worker }) {
   // Heads switched off: PyTorch's logits with Hugging Face's head_mask.
   out.headMasks = [];
   for (const { silenced, ids, logits: reference } of expected.classify_head_masks) {
-    out.headMasks.push({ silenced, reference, logits: Array.from((await model.classify(ids, { headMask: silenced })).logits) });
+    out.headMasks.push({
+      silenced,
+      reference,
+      logits: Array.from((await model.classify(ids, { headMask: silenced })).logits),
+    });
   }
   out.errors = {
     headOutside: await message(model.classify(want[0].ids, { headMask: [[0, 99]] })),
     headMalformed: await message(model.classify(want[0].ids, { headMask: [0, 1] })),
-    text: await message(model.classify('hello')),   // this fixture has no tokenizer
+    text: await message(model.classify('hello')), // this fixture has no tokenizer
     empty: await message(model.classify([])),
     outOfRange: await message(model.classify([1, 96])),
     notAnId: await message(model.classify([0.5])),
@@ -94,12 +111,17 @@ export async function classifyScenario(loadModel, read, { worker }) {
   for (const t of ['hello', 'The_sky!', 'a<|endoftext|>']) {
     const ids = await withEot.tokenize(t);
     out.text.push({
-      text: t, ids,
-      withEot: { text: await logits(withEot, t), ids: await logits(withEot, [...ids, 95]), idsAlone: await logits(withEot, ids) },
+      text: t,
+      ids,
+      withEot: {
+        text: await logits(withEot, t),
+        ids: await logits(withEot, [...ids, 95]),
+        idsAlone: await logits(withEot, ids),
+      },
       noEot: { text: await logits(noEot, t), ids: await logits(noEot, ids) },
     });
   }
-  out.textErrors = { space: await message(withEot.classify('hello world')) };   // ' ' is id 220 here: outside the classifier's 96
+  out.textErrors = { space: await message(withEot.classify('hello world')) }; // ' ' is id 220 here: outside the classifier's 96
   await Promise.all([withEot.dispose(), noEot.dispose()]);
 
   // Language models: no labels, and classify is refused, for ids and text alike.
@@ -112,8 +134,11 @@ export async function classifyScenario(loadModel, read, { worker }) {
 
   // A bidirectional masked LM: says so, has a [MASK] id, classifies nothing and generates nothing.
   const mlm = await loadModel(await files(read, 'train-mlm'), { worker });
-  out.mlm = { ...about(mlm), ids: await message(mlm.classify([1, 2, 3])),
-              generate: await message(mlm.generate([1, 2], { maxTokens: 2 }).next()) };
+  out.mlm = {
+    ...about(mlm),
+    ids: await message(mlm.classify([1, 2, 3])),
+    generate: await message(mlm.generate([1, 2], { maxTokens: 2 }).next()),
+  };
   await mlm.dispose();
   return out;
 }
@@ -121,7 +146,11 @@ export async function classifyScenario(loadModel, read, { worker }) {
 export function checkClassifyReport(assert, r, where = r.worker ? 'worker' : 'main thread') {
   const names = ['red', 'green', 'blue'];
   const argmax = (xs) => xs.reduce((best, x, i) => (x > xs[best] ? i : best), 0);
-  assert.deepEqual(r.classifier, { labels: names, frozen: true, bidirectional: false, maskTokenId: -1 }, `${where}: the classifier`);
+  assert.deepEqual(
+    r.classifier,
+    { labels: names, frozen: true, bidirectional: false, maskTokenId: -1 },
+    `${where}: the classifier`,
+  );
   assert.deepEqual(r.lm.labels, [], `${where}: gpt2-f32 has no labels`);
   assert.equal(r.lm.bidirectional, false, `${where}: gpt2-f32 is causal`);
   assert.equal(r.lm.maskTokenId, -1, `${where}: gpt2-f32 has no [MASK]`);
@@ -141,13 +170,22 @@ export function checkClassifyReport(assert, r, where = r.worker ? 'worker' : 'ma
     assert.equal(c.label, names[argmax(c.reference)], `${at}: the label of PyTorch's largest logit`);
     const sum = c.probabilities.reduce((a, b) => a + b, 0);
     assert.ok(Math.abs(sum - 1) < 1e-6, `${at}: probabilities sum to ${sum}`);
-    const exps = c.logits.map((x) => Math.exp(x)), total = exps.reduce((a, b) => a + b, 0);
-    for (let i = 0; i < 3; ++i) assert.ok(Math.abs(c.probabilities[i] - exps[i] / total) < 1e-6, `${at}: probability ${i} is the softmax's`);
+    const exps = c.logits.map((x) => Math.exp(x)),
+      total = exps.reduce((a, b) => a + b, 0);
+    for (let i = 0; i < 3; ++i)
+      assert.ok(Math.abs(c.probabilities[i] - exps[i] / total) < 1e-6, `${at}: probability ${i} is the softmax's`);
   }
-  assert.deepEqual(r.int8, r.cases.map((c) => names[argmax(c.reference)]), `${where}: int8 weights give PyTorch's labels`);
+  assert.deepEqual(
+    r.int8,
+    r.cases.map((c) => names[argmax(c.reference)]),
+    `${where}: int8 weights give PyTorch's labels`,
+  );
   assert.deepEqual(r.labelsAfterChange, names, `${where}: a result's labels are a copy`);
-  assert.deepEqual(r.numbered, { labels: ['LABEL_0', 'LABEL_1', 'LABEL_2'], label: `LABEL_${names.indexOf(r.cases[0].label)}` },
-                   `${where}: num_labels alone`);
+  assert.deepEqual(
+    r.numbered,
+    { labels: ['LABEL_0', 'LABEL_1', 'LABEL_2'], label: `LABEL_${names.indexOf(r.cases[0].label)}` },
+    `${where}: num_labels alone`,
+  );
 
   assert.equal(r.headMasks.length, 3, `${where}: the head mask cases`);
   for (const c of r.headMasks) {
@@ -155,12 +193,23 @@ export function checkClassifyReport(assert, r, where = r.worker ? 'worker' : 'ma
     assert.ok(diff < 1e-4, `${where}: heads ${JSON.stringify(c.silenced)} off: max |logit - PyTorch| = ${diff}`);
   }
   const unmasked = r.cases.at(-1).logits;
-  assert.ok(r.headMasks.every((c) => c.logits.some((x, i) => Math.abs(x - unmasked[i]) > 1e-3)), `${where}: every mask changes the logits`);
+  assert.ok(
+    r.headMasks.every((c) => c.logits.some((x, i) => Math.abs(x - unmasked[i]) > 1e-3)),
+    `${where}: every mask changes the logits`,
+  );
 
   const e = r.errors;
   assert.match(e.headOutside, /^Error: headMask: .*head 99/, `${where}: a head outside the model`);
-  assert.match(e.headMalformed, /^Error: headMask must be an array of \[layer, head\] pairs/, `${where}: a malformed head mask`);
-  assert.match(e.text, /^Error: this model was loaded without vocab\.json and merges\.txt: no tokenizer/, `${where}: text without a tokenizer`);
+  assert.match(
+    e.headMalformed,
+    /^Error: headMask must be an array of \[layer, head\] pairs/,
+    `${where}: a malformed head mask`,
+  );
+  assert.match(
+    e.text,
+    /^Error: this model was loaded without vocab\.json and merges\.txt: no tokenizer/,
+    `${where}: text without a tokenizer`,
+  );
   assert.match(e.empty, /^Error: .*no tokens/, `${where}: no ids`);
   assert.match(e.outOfRange, /^Error: token id 96 is out of range/, `${where}: an id outside the vocabulary`);
   assert.match(e.notAnId, /^Error: ids: 0\.5 is not a token id/, `${where}: not an id`);
@@ -175,10 +224,18 @@ export function checkClassifyReport(assert, r, where = r.worker ? 'worker' : 'ma
     assert.notDeepEqual(t.withEot.text, t.withEot.idsAlone, `${at}: (which is not the tokens alone)`);
     assert.deepEqual(t.noEot.text, t.noEot.ids, `${at}: a vocabulary without <|endoftext|>: its tokens alone`);
   }
-  assert.match(r.textErrors.space, /^Error: token id \d+ is out of range/, `${where}: a text token outside the classifier's vocabulary`);
+  assert.match(
+    r.textErrors.space,
+    /^Error: token id \d+ is out of range/,
+    `${where}: a text token outside the classifier's vocabulary`,
+  );
 
   assert.match(r.lm.ids, /^Error: this model has no classification head/, `${where}: classify on a language model`);
-  assert.match(r.lm.text, /^Error: this model has no classification head/, `${where}: classify(text) on a language model`);
+  assert.match(
+    r.lm.text,
+    /^Error: this model has no classification head/,
+    `${where}: classify(text) on a language model`,
+  );
   assert.match(r.mlm.ids, /^Error: this model has no classification head/, `${where}: classify on a masked LM`);
   assert.match(r.mlm.generate, /^Error: .*does not generate text/, `${where}: generate on a bidirectional model`);
 }

@@ -38,10 +38,16 @@ const emscriptenWords = /ASSERTIONS|Aborted\(|-s [A-Z_]+=|both async and sync fe
 for (const worker of [false, true]) {
   const where = worker ? 'worker' : 'this thread';
   test(`${where}: an engine .wasm that is not the engine's is named, in glassbox's words`, async () => {
-    for (const [dir, kind] of [[garbage, /CompileError|magic word/], [swapped, /./]]) {
+    for (const [dir, kind] of [
+      [garbage, /CompileError|magic word/],
+      [swapped, /./],
+    ]) {
       await assert.rejects(loadModel(fixture, { worker, wasmPaths: dir }), (e) => {
         assert.ok(e instanceof GlassboxError, `${e.name}: ${e.message}`);
-        assert.match(e.message, /^the engine's glassbox-core\.wasm \(.*\) is not a WebAssembly module this engine can run: /);
+        assert.match(
+          e.message,
+          /^the engine's glassbox-core\.wasm \(.*\) is not a WebAssembly module this engine can run: /,
+        );
         assert.ok(e.message.includes(dir), `names the directory: ${e.message}`);
         assert.match(e.message, kind);
         assert.doesNotMatch(e.message, emscriptenWords);
@@ -51,7 +57,7 @@ for (const worker of [false, true]) {
   });
 }
 
-test('the tokenizer entry: a .wasm that is not its module is named, in glassbox\'s words', async () => {
+test("the tokenizer entry: a .wasm that is not its module is named, in glassbox's words", async () => {
   for (const dir of [garbage, swapped]) {
     await assert.rejects(loadTokenizer(shipped, { wasmPaths: dir }), (e) => {
       assert.equal(e.name, 'GlassboxError');
@@ -61,15 +67,23 @@ test('the tokenizer entry: a .wasm that is not its module is named, in glassbox\
     });
   }
   // and then, given the right one, it loads (a failure is not kept)
-  assert.deepEqual((await loadTokenizer(shipped)).tokenize('Hello world'), (await loadTokenizer(shipped)).tokenize('Hello world'));
+  assert.deepEqual(
+    (await loadTokenizer(shipped)).tokenize('Hello world'),
+    (await loadTokenizer(shipped)).tokenize('Hello world'),
+  );
 });
 
-test('offline: a hub model whose download cannot start rejects with a NetworkError whose cause is the fetch\'s error', async (t) => {
+test("offline: a hub model whose download cannot start rejects with a NetworkError whose cause is the fetch's error", async (t) => {
   const offline = new TypeError('fetch failed');
-  t.mock.method(globalThis, 'fetch', async () => { throw offline; });
+  t.mock.method(globalThis, 'fetch', async () => {
+    throw offline;
+  });
   await assert.rejects(loadModel('openai-community/gpt2'), (e) => {
     assert.ok(e instanceof NetworkError, `${e.name}: ${e.message}`);
-    assert.match(e.message, /^cannot download https:\/\/huggingface\.co\/openai-community\/gpt2\/resolve\/main\/config\.json: fetch failed/);
+    assert.match(
+      e.message,
+      /^cannot download https:\/\/huggingface\.co\/openai-community\/gpt2\/resolve\/main\/config\.json: fetch failed/,
+    );
     assert.equal(e.cause, offline);
     return true;
   });
@@ -100,9 +114,14 @@ test('Node: a script that loads with { worker: true }, generates and forgets dis
   const started = performance.now();
   const { code, stdout, stderr, killed } = await new Promise((resolve) => {
     execFile(process.execPath, [file], { timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error?.code ?? 0, killed: error?.killed ?? false, stdout, stderr }));
+      resolve({ code: error?.code ?? 0, killed: error?.killed ?? false, stdout, stderr }),
+    );
   });
-  assert.equal(killed, false, `the process was still alive after 60 s (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  assert.equal(
+    killed,
+    false,
+    `the process was still alive after 60 s (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+  );
   assert.equal(code, 0, stderr);
   assert.equal(JSON.parse(stdout).length, 5, stdout);
 });

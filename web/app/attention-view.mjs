@@ -7,9 +7,9 @@ import { clear, el } from './dom.mjs';
 import { Heatmap, drawImageScaled, matrixImage } from './heatmap.mjs';
 import { SequenceView } from './sequence.mjs';
 
-const THUMB = 96;              // pixels of a thumbnail canvas (longer sequences are sampled)
-const THUMB_INTERVAL = 400;    // ms between thumbnail redraws while tokens stream
-const LIVE_INTERVAL = 100;     // ms between heatmap redraws while tokens stream, at least
+const THUMB = 96; // pixels of a thumbnail canvas (longer sequences are sampled)
+const THUMB_INTERVAL = 400; // ms between thumbnail redraws while tokens stream
+const LIVE_INTERVAL = 100; // ms between heatmap redraws while tokens stream, at least
 // ... and at least this many times what the last redraw took: a large heatmap (a context of 256
 // tokens is a 2304-pixel canvas) takes tens of ms, and redrawing it ten times a second made a long
 // generation on the shipped model about three times slower (docs/performance.md, The page).
@@ -25,8 +25,8 @@ export class AttentionView {
   #onRestore;
   #seq = null;
   #selected = -1;
-  #offset = 0;   // sequence index of the first token drawn
-  #buttons = [];   // [layer][head] -> {button, canvas, off}
+  #offset = 0; // sequence index of the first token drawn
+  #buttons = []; // [layer][head] -> {button, canvas, off}
   #onToggleHead;
   #frame = 0;
   #thumbsDirty = false;
@@ -35,9 +35,9 @@ export class AttentionView {
 
   #live = false;
   #thumbsInView = true;
-  #dirty = false;   // something changed since the last picture
+  #dirty = false; // something changed since the last picture
   #drawn = 0;
-  #drawCost = 0;   // ms the last redraw took
+  #drawCost = 0; // ms the last redraw took
 
   // onRestore(starts): the view needs rows the sequence let go, of the windows from these starts.
   // onToggleHead(layer, head): a head's switch was pressed.
@@ -84,30 +84,43 @@ export class AttentionView {
     clear(this.#thumbs);
     this.#thumbs.style.setProperty('--heads', String(heads));
     this.#thumbs.append(el('span', { className: 'thumb-corner', attrs: { 'aria-hidden': 'true' } }, 'L \\ H'));
-    for (let h = 0; h < heads; ++h) this.#thumbs.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(h)));
+    for (let h = 0; h < heads; ++h)
+      this.#thumbs.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(h)));
     this.#buttons = [];
     for (let l = 0; l < layers; ++l) {
       this.#thumbs.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(l)));
       const row = [];
       for (let h = 0; h < heads; ++h) {
         const canvas = el('canvas', { width: THUMB, height: THUMB, attrs: { 'aria-hidden': 'true' } });
-        const button = el('button', {
-          type: 'button',
-          className: 'thumb',
-          title: `Layer ${l}, head ${h} (X switches it off and on)`,
-          dataset: { layer: l, head: h },
-          attrs: { 'aria-label': `Layer ${l}, head ${h}`, 'aria-pressed': String(l === 0 && h === 0), 'aria-keyshortcuts': 'X' },
-          on: { click: () => this.open(l, h), keydown: (e) => this.#moveFocus(e, l, h) },
-        }, canvas);
-        button.tabIndex = l === 0 && h === 0 ? 0 : -1;   // one Tab stop for the grid; arrows move, X switches
+        const button = el(
+          'button',
+          {
+            type: 'button',
+            className: 'thumb',
+            title: `Layer ${l}, head ${h} (X switches it off and on)`,
+            dataset: { layer: l, head: h },
+            attrs: {
+              'aria-label': `Layer ${l}, head ${h}`,
+              'aria-pressed': String(l === 0 && h === 0),
+              'aria-keyshortcuts': 'X',
+            },
+            on: { click: () => this.open(l, h), keydown: (e) => this.#moveFocus(e, l, h) },
+          },
+          canvas,
+        );
+        button.tabIndex = l === 0 && h === 0 ? 0 : -1; // one Tab stop for the grid; arrows move, X switches
         // The switch: out of the Tab order (the grid's X key does the same), for the pointer.
-        const off = el('button', {
-          type: 'button',
-          className: 'head-off',
-          title: `Switch layer ${l}, head ${h} off`,
-          attrs: { 'aria-label': `Layer ${l} head ${h} off`, 'aria-pressed': 'false' },
-          on: { click: () => this.#onToggleHead(l, h) },
-        }, '×');
+        const off = el(
+          'button',
+          {
+            type: 'button',
+            className: 'head-off',
+            title: `Switch layer ${l}, head ${h} off`,
+            attrs: { 'aria-label': `Layer ${l} head ${h} off`, 'aria-pressed': 'false' },
+            on: { click: () => this.#onToggleHead(l, h) },
+          },
+          '×',
+        );
         off.tabIndex = -1;
         this.#thumbs.append(el('div', { className: 'thumb-cell' }, button, off));
         row.push({ button, canvas, off });
@@ -159,7 +172,8 @@ export class AttentionView {
   // its own would cost the browser's style, layout and paint once more), and at most ten times a
   // second (and five times what the last picture took apart).
   drawLive() {
-    if (!this.#dirty || performance.now() - this.#drawn < Math.max(LIVE_INTERVAL, LIVE_COST_FACTOR * this.#drawCost)) return;
+    if (!this.#dirty || performance.now() - this.#drawn < Math.max(LIVE_INTERVAL, LIVE_COST_FACTOR * this.#drawCost))
+      return;
     this.#draw();
   }
 
@@ -174,13 +188,15 @@ export class AttentionView {
 
   // Which heads are off: a Set of "layer:head".
   setSilenced(silenced) {
-    this.#buttons.forEach((row, l) => row.forEach(({ button, off }, h) => {
-      const isOff = silenced.has(`${l}:${h}`);
-      off.setAttribute('aria-pressed', String(isOff));
-      off.title = `Switch layer ${l}, head ${h} ${isOff ? 'on' : 'off'}`;
-      button.classList.toggle('silenced', isOff);
-      button.setAttribute('aria-label', `Layer ${l}, head ${h}${isOff ? ' (off)' : ''}`);
-    }));
+    this.#buttons.forEach((row, l) =>
+      row.forEach(({ button, off }, h) => {
+        const isOff = silenced.has(`${l}:${h}`);
+        off.setAttribute('aria-pressed', String(isOff));
+        off.title = `Switch layer ${l}, head ${h} ${isOff ? 'on' : 'off'}`;
+        button.classList.toggle('silenced', isOff);
+        button.setAttribute('aria-label', `Layer ${l}, head ${h}${isOff ? ' (off)' : ''}`);
+      }),
+    );
   }
 
   // Arrow keys (and Home/End) move the focus within the thumbnail grid: left/right across heads,
@@ -190,25 +206,34 @@ export class AttentionView {
       e.preventDefault();
       return this.#onToggleHead(l, h);
     }
-    const layers = this.#buttons.length, heads = this.#buttons[0]?.length ?? 0;
-    const to = { ArrowLeft: [l, h - 1], ArrowRight: [l, h + 1], ArrowUp: [l - 1, h], ArrowDown: [l + 1, h],
-                 Home: [0, 0], End: [layers - 1, heads - 1] }[e.key];
+    const layers = this.#buttons.length,
+      heads = this.#buttons[0]?.length ?? 0;
+    const to = {
+      ArrowLeft: [l, h - 1],
+      ArrowRight: [l, h + 1],
+      ArrowUp: [l - 1, h],
+      ArrowDown: [l + 1, h],
+      Home: [0, 0],
+      End: [layers - 1, heads - 1],
+    }[e.key];
     if (!to) return;
     e.preventDefault();
     const [nl, nh] = to;
     if (nl < 0 || nl >= layers || nh < 0 || nh >= heads) return;
-    const current = this.#buttons[l][h].button, next = this.#buttons[nl][nh].button;
+    const current = this.#buttons[l][h].button,
+      next = this.#buttons[nl][nh].button;
     current.tabIndex = -1;
     next.tabIndex = 0;
     next.focus();
   }
 
   #changed() {
-    for (const row of this.#buttons) for (const { button } of row) {
-      const pressed = Number(button.dataset.layer) === this.layer && Number(button.dataset.head) === this.head;
-      button.setAttribute('aria-pressed', String(pressed));
-      button.tabIndex = pressed ? 0 : -1;
-    }
+    for (const row of this.#buttons)
+      for (const { button } of row) {
+        const pressed = Number(button.dataset.layer) === this.layer && Number(button.dataset.head) === this.head;
+        button.setAttribute('aria-pressed', String(pressed));
+        button.tabIndex = pressed ? 0 : -1;
+      }
     this.update();
     this.#onChange(this.layer, this.head);
   }
@@ -227,9 +252,11 @@ export class AttentionView {
   // latest context's worth, or, when an earlier token is selected, the window the model saw when
   // it computed that token's row (rows the sequence let go are restored for it, see app.mjs).
   #view() {
-    const seq = this.#seq, N = seq?.keepRows;
+    const seq = this.#seq,
+      N = seq?.keepRows;
     if (!seq || seq.length <= N) return seq;
-    const recent = SequenceView.recent(seq, N), q = this.#selected;
+    const recent = SequenceView.recent(seq, N),
+      q = this.#selected;
     if (q < 0 || q >= recent.offset) return recent;
     const start = seq.windowStart(q);
     return new SequenceView(seq, start, Math.min(N, seq.length - start));
@@ -247,21 +274,27 @@ export class AttentionView {
     this.#heatmap.draw(seq, this.layer, this.head, selected, { live: this.#live });
     if (!this.#thumbsDirty || (this.#live && !this.#thumbsInView)) return;
     const now = performance.now();
-    if (now - this.#thumbsDrawn < THUMB_INTERVAL) {   // again soon, with everything new by then
-      this.#thumbsTimer ||= setTimeout(() => {
-        this.#thumbsTimer = 0;
-        this.update();
-      }, THUMB_INTERVAL - (now - this.#thumbsDrawn));
-      this.#dirty = true;   // (while streaming, the next drawLive after the timer draws them)
+    if (now - this.#thumbsDrawn < THUMB_INTERVAL) {
+      // again soon, with everything new by then
+      this.#thumbsTimer ||= setTimeout(
+        () => {
+          this.#thumbsTimer = 0;
+          this.update();
+        },
+        THUMB_INTERVAL - (now - this.#thumbsDrawn),
+      );
+      this.#dirty = true; // (while streaming, the next drawLive after the timer draws them)
       return;
     }
     this.#thumbsDirty = false;
     this.#thumbsDrawn = now;
     const size = Math.min(T, THUMB);
-    this.#buttons.forEach((row, l) => row.forEach(({ canvas }, h) => {
-      const ctx = canvas.getContext('2d');
-      if (!T) ctx.clearRect(0, 0, THUMB, THUMB);
-      else drawImageScaled(ctx, matrixImage(seq, l, h, size), 0, 0, THUMB, THUMB);
-    }));
+    this.#buttons.forEach((row, l) =>
+      row.forEach(({ canvas }, h) => {
+        const ctx = canvas.getContext('2d');
+        if (!T) ctx.clearRect(0, 0, THUMB, THUMB);
+        else drawImageScaled(ctx, matrixImage(seq, l, h, size), 0, 0, THUMB, THUMB);
+      }),
+    );
   }
 }

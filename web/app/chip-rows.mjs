@@ -5,16 +5,16 @@
 // chip per token made every new token cost layout in proportion to all of them.
 import { isPartial, visibleText } from './token-text.mjs';
 
-const GAP = 5;   // px between chips, across and down (the list's old 0.3rem gap)
+const GAP = 5; // px between chips, across and down (the list's old 0.3rem gap)
 
 export class ChipRows {
-  #measure = null;   // {ctx, extra, partialExtra, maxWidth, height}
-  #width = 1;        // px available for a row
-  #widths = [];      // width of each chip (px)
-  x = [];            // left of each chip (px)
-  row = [];          // row of each chip
-  rowStart = [];     // index of the first chip of each row
-  #end = 0;          // right end of the last row (px), gap included
+  #measure = null; // {ctx, extra, partialExtra, maxWidth, height}
+  #width = 1; // px available for a row
+  #widths = []; // width of each chip (px)
+  x = []; // left of each chip (px)
+  row = []; // row of each chip
+  rowStart = []; // index of the first chip of each row
+  #end = 0; // right end of the last row (px), gap included
 
   get length() {
     return this.x.length;
@@ -38,14 +38,18 @@ export class ChipRows {
   // in the list (the text "M", one plain, one partial); false when the list is not laid out
   // (hidden), so nothing could be measured.
   calibrate(plain, partial) {
-    const box = plain.getBoundingClientRect(), partialBox = partial.getBoundingClientRect();
+    const box = plain.getBoundingClientRect(),
+      partialBox = partial.getBoundingClientRect();
     const style = getComputedStyle(plain);
     if (!box.width) return false;
     const ctx = new OffscreenCanvas(1, 1).getContext('2d');
     ctx.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
     const extra = box.width - ctx.measureText('M').width;
     this.#measure = {
-      ctx, extra, partialExtra: partialBox.width - box.width, height: box.height,
+      ctx,
+      extra,
+      partialExtra: partialBox.width - box.width,
+      height: box.height,
       maxWidth: parseFloat(style.maxWidth) || Infinity,
     };
     this.#widths = [];
@@ -71,7 +75,8 @@ export class ChipRows {
     for (const text of texts) {
       const i = this.x.length;
       const w = (this.#widths[i] ??= this.#chipWidth(text));
-      if (i === 0 || this.#end + w > this.#width) {   // a new row (a chip wider than a row gets one alone)
+      if (i === 0 || this.#end + w > this.#width) {
+        // a new row (a chip wider than a row gets one alone)
         this.rowStart.push(i);
         this.#end = 0;
       }
@@ -103,6 +108,6 @@ export class ChipRows {
     const m = this.#measure;
     if (!m) return 0;
     const w = m.ctx.measureText(visibleText(text)).width + m.extra + (isPartial(text) ? m.partialExtra : 0);
-    return Math.min(m.maxWidth, w);   // border-box widths, as the page's CSS has them
+    return Math.min(m.maxWidth, w); // border-box widths, as the page's CSS has them
   }
 }

@@ -25,20 +25,37 @@ export class ClassifyView {
   // every head (when heads are off, else null), and off: which heads are off ("head L0 H3").
   show(result, all = null, off = '') {
     const best = result.labels.indexOf(result.label);
-    this.#verdict.replaceChildren('Label: ', el('strong', {}, result.label), ` (${percent(result.probabilities[best])})`,
-      all ? `, with ${off} off; with every head: ${all.label} (${percent(all.probabilities[all.labels.indexOf(all.label)])})` : '');
-    this.#list.replaceChildren(...result.labels.map((name, i) => {
-      const p = result.probabilities[i], fill = el('span', { className: 'bar-fill' });
-      fill.style.width = `${Math.max(0.5, 100 * p)}%`;
-      const everyHead = all ? ` (every head: ${percent(all.probabilities[i])})` : '';
-      return el('li', {
-        className: `bar${i === best ? ' chosen' : ''}`,
-        dataset: { label: name, probability: p },
-        attrs: { 'aria-label': `${name}: ${percent(p)}${everyHead}${i === best ? ', the label' : ''}` },
-      },
-      el('span', { className: 'bar-label' }, name),
-      el('span', { className: 'bar-track' }, fill),
-      el('span', { className: 'bar-value' }, percent(p), all ? el('span', { className: 'muted small' }, ` / ${percent(all.probabilities[i])}`) : null));
-    }));
+    this.#verdict.replaceChildren(
+      'Label: ',
+      el('strong', {}, result.label),
+      ` (${percent(result.probabilities[best])})`,
+      all
+        ? `, with ${off} off; with every head: ${all.label} (${percent(all.probabilities[all.labels.indexOf(all.label)])})`
+        : '',
+    );
+    this.#list.replaceChildren(
+      ...result.labels.map((name, i) => {
+        const p = result.probabilities[i],
+          fill = el('span', { className: 'bar-fill' });
+        fill.style.width = `${Math.max(0.5, 100 * p)}%`;
+        const everyHead = all ? ` (every head: ${percent(all.probabilities[i])})` : '';
+        return el(
+          'li',
+          {
+            className: `bar${i === best ? ' chosen' : ''}`,
+            dataset: { label: name, probability: p },
+            attrs: { 'aria-label': `${name}: ${percent(p)}${everyHead}${i === best ? ', the label' : ''}` },
+          },
+          el('span', { className: 'bar-label' }, name),
+          el('span', { className: 'bar-track' }, fill),
+          el(
+            'span',
+            { className: 'bar-value' },
+            percent(p),
+            all ? el('span', { className: 'muted small' }, ` / ${percent(all.probabilities[i])}`) : null,
+          ),
+        );
+      }),
+    );
   }
 }

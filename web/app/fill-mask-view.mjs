@@ -30,7 +30,8 @@ export class FillMaskView {
   // textOf(id) and detokenize(ids): the model's, as promises. Of calls in quick succession, the
   // latest is drawn.
   async show(ids, logits, maskId, { textOf, detokenize }) {
-    const version = ++this.#version, V = logits.length / ids.length;
+    const version = ++this.#version,
+      V = logits.length / ids.length;
     const guesses = [];
     for (const [position, id] of ids.entries()) {
       if (id !== maskId) continue;
@@ -48,11 +49,20 @@ export class FillMaskView {
     if (version !== this.#version) return;
     const filled = el('q', { className: 'filled' });
     pieces.forEach((piece, i) => (i % 2 ? filled.append(appendVisibleText(el('mark'), piece)) : filled.append(piece)));
-    this.#caption.replaceChildren(`${guesses.length === 1 ? 'With its first guess' : 'With the first guess at each mask'}: `, filled);
-    this.#list.replaceChildren(...guesses.map((g, i) => {
-      const heading = el('h3', { id: `fill-mask-${i}` }, `Mask ${i + 1}, token #${g.position}`);
-      return el('li', { className: 'fill-mask-item', dataset: { position: g.position } }, heading,
-        el('ol', { className: 'bars', attrs: { 'aria-labelledby': heading.id } }, ...tokenBars(g.top, g.texts, null)));
-    }));
+    this.#caption.replaceChildren(
+      `${guesses.length === 1 ? 'With its first guess' : 'With the first guess at each mask'}: `,
+      filled,
+    );
+    this.#list.replaceChildren(
+      ...guesses.map((g, i) => {
+        const heading = el('h3', { id: `fill-mask-${i}` }, `Mask ${i + 1}, token #${g.position}`);
+        return el(
+          'li',
+          { className: 'fill-mask-item', dataset: { position: g.position } },
+          heading,
+          el('ol', { className: 'bars', attrs: { 'aria-labelledby': heading.id } }, ...tokenBars(g.top, g.texts, null)),
+        );
+      }),
+    );
   }
 }

@@ -21,10 +21,10 @@ export class FramePacer {
   #onError;
   #frame = 0;
   #timer = 0;
-  #earliest = 0;           // performance.now() before which the next frame does not draw
-  #wanted = false;         // something arrived that no frame has drawn yet
-  #busy = false;           // a frame is being drawn (its cost is not known yet)
-  #error = null;           // a draw failed: nothing more is drawn
+  #earliest = 0; // performance.now() before which the next frame does not draw
+  #wanted = false; // something arrived that no frame has drawn yet
+  #busy = false; // a frame is being drawn (its cost is not known yet)
+  #error = null; // a draw failed: nothing more is drawn
   #drawing = Promise.resolve();
 
   // draw(begin): an async function appending everything that arrived, calling begin() when it
@@ -77,11 +77,15 @@ export class FramePacer {
       this.#wanted = false;
       this.#busy = true;
       let start = performance.now();
-      this.#run(() => { start = performance.now(); }).then(() => afterFrame(() => {
-        this.#busy = false;
-        this.#earliest = start + Math.min(this.#maxWait, (performance.now() - start) / this.#share);
-        if (this.#wanted) this.request();   // what arrived meanwhile
-      }));
+      this.#run(() => {
+        start = performance.now();
+      }).then(() =>
+        afterFrame(() => {
+          this.#busy = false;
+          this.#earliest = start + Math.min(this.#maxWait, (performance.now() - start) / this.#share);
+          if (this.#wanted) this.request(); // what arrived meanwhile
+        }),
+      );
     });
   }
 

@@ -9,14 +9,25 @@ import { spokenText, visibleText } from './token-text.mjs';
 
 // ColorBrewer "Blues", white (0) to dark blue (1), on a square-root scale: attention is often
 // spread thin over many tokens, and √ keeps 1–5% weights visible while 0 and 1 stay where they are.
-const STOPS = [[247, 251, 255], [222, 235, 247], [198, 219, 239], [158, 202, 225], [107, 174, 214],
-               [66, 146, 198], [33, 113, 181], [8, 81, 156], [8, 48, 107]];
-const MASKED = [244, 245, 247];        // above the diagonal: a token never sees later tokens
-const NOT_COMPUTED = [214, 219, 226];  // the last generated token's row (see sequence.mjs)
+const STOPS = [
+  [247, 251, 255],
+  [222, 235, 247],
+  [198, 219, 239],
+  [158, 202, 225],
+  [107, 174, 214],
+  [66, 146, 198],
+  [33, 113, 181],
+  [8, 81, 156],
+  [8, 48, 107],
+];
+const MASKED = [244, 245, 247]; // above the diagonal: a token never sees later tokens
+const NOT_COMPUTED = [214, 219, 226]; // the last generated token's row (see sequence.mjs)
 const LUT = (() => {
   const lut = new Uint8Array(256 * 3);
   for (let i = 0; i < 256; ++i) {
-    const x = (i / 255) * (STOPS.length - 1), j = Math.min(STOPS.length - 2, Math.floor(x)), f = x - j;
+    const x = (i / 255) * (STOPS.length - 1),
+      j = Math.min(STOPS.length - 2, Math.floor(x)),
+      f = x - j;
     for (let c = 0; c < 3; ++c) lut[i * 3 + c] = Math.round(STOPS[j][c] + f * (STOPS[j + 1][c] - STOPS[j][c]));
   }
   return lut;
@@ -27,17 +38,23 @@ const LUT = (() => {
 // (value), so the cost is size² whatever the length of the rows. causal false (the default for a
 // bidirectional sequence): keys after the query are drawn too, not greyed out.
 export function matrixImage(seq, layer, head, size, { causal = !seq.bidirectional } = {}) {
-  const T = seq.length, image = new ImageData(size, size), px = image.data;
-  let row = false, rowQ = -1, start = 0;
+  const T = seq.length,
+    image = new ImageData(size, size),
+    px = image.data;
+  let row = false,
+    rowQ = -1,
+    start = 0;
   for (let y = 0; y < size; ++y) {
     const q = Math.floor((y * T) / size);
-    if (q !== rowQ) {   // pixel rows of one query share its row
+    if (q !== rowQ) {
+      // pixel rows of one query share its row
       row = seq.hasRow(q);
       start = seq.windowStart(q);
       rowQ = q;
     }
     for (let x = 0; x < size; ++x) {
-      const k = Math.floor((x * T) / size), o = (y * size + x) * 4;
+      const k = Math.floor((x * T) / size),
+        o = (y * size + x) * 4;
       px[o + 3] = 255;
       if ((k <= q || !causal) && k >= start && row) {
         const v = seq.value(layer, head, q, k);
@@ -69,11 +86,11 @@ export function drawImageScaled(ctx, image, x, y, w, h) {
 }
 
 const FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
-const MIN_CELL = 14;        // labels on every token down to this cell size
+const MIN_CELL = 14; // labels on every token down to this cell size
 const MAX_CELL = 28;
-const MAX_EXTENT = 2400;    // CSS pixels of matrix before cells shrink (and labels thin out)
-const LABEL_MAX = 96;       // CSS pixels for a label
-const GROW = 16;            // while streaming, canvases grow by this many tokens at a time
+const MAX_EXTENT = 2400; // CSS pixels of matrix before cells shrink (and labels thin out)
+const LABEL_MAX = 96; // CSS pixels for a label
+const GROW = 16; // while streaming, canvases grow by this many tokens at a time
 
 export class Heatmap {
   #canvas;
@@ -88,11 +105,11 @@ export class Heatmap {
   #layer = 0;
   #head = 0;
   #selected = -1;
-  #hover = null;    // {q, k}
-  #cursor = null;   // keyboard cursor {q, k}
-  #geo = null;      // {T, capacity, cell, label, step, size, dpr}
-  #overlayKey = '';  // what the overlay shows (see #drawOverlay)
-  #marks;           // the overlay's boxes: selected row, pointer and cursor (row, column, cell)
+  #hover = null; // {q, k}
+  #cursor = null; // keyboard cursor {q, k}
+  #geo = null; // {T, capacity, cell, label, step, size, dpr}
+  #overlayKey = ''; // what the overlay shows (see #drawOverlay)
+  #marks; // the overlay's boxes: selected row, pointer and cursor (row, column, cell)
   #defaultReadout;
 
   constructor({ canvas, overlay, cols, rows, corner, scroller, readout, onSelectQuery }) {
@@ -105,7 +122,8 @@ export class Heatmap {
     this.#readout = readout;
     this.#onSelect = onSelectQuery;
     this.#defaultReadout = readout.textContent;
-    const mark = (className) => overlay.appendChild(Object.assign(document.createElement('div'), { className, hidden: true }));
+    const mark = (className) =>
+      overlay.appendChild(Object.assign(document.createElement('div'), { className, hidden: true }));
     this.#marks = {
       selected: mark('hm-selected'),
       hover: { row: mark('hm-band'), col: mark('hm-band'), cell: mark('hm-cell hm-pointer') },
@@ -126,7 +144,8 @@ export class Heatmap {
     });
     canvas.addEventListener('keydown', (e) => this.#key(e));
     canvas.addEventListener('focus', () => {
-      if (!this.#cursor && this.#seq?.length) this.#cursor = { q: this.#selected >= 0 ? this.#selected : this.#seq.length - 1, k: 0 };
+      if (!this.#cursor && this.#seq?.length)
+        this.#cursor = { q: this.#selected >= 0 ? this.#selected : this.#seq.length - 1, k: 0 };
       this.#drawOverlay();
       this.#describe(this.#cursor);
     });
@@ -160,8 +179,12 @@ export class Heatmap {
 
     // Labels: rows on the left (right-aligned), columns on top (rotated); generated tokens in blue.
     const labels = seq.texts.map((t) => this.#fit(visibleText(t)));
-    const rows = this.#rows.getContext('2d'), cols = this.#cols.getContext('2d');
-    for (const [c, w, h] of [[rows, label, g.size], [cols, g.size, label]]) {
+    const rows = this.#rows.getContext('2d'),
+      cols = this.#cols.getContext('2d');
+    for (const [c, w, h] of [
+      [rows, label, g.size],
+      [cols, g.size, label],
+    ]) {
       c.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
       c.fillStyle = '#ffffff';
       c.fillRect(0, 0, w, h);
@@ -171,7 +194,8 @@ export class Heatmap {
     rows.textAlign = 'right';
     for (let i = 0; i < T; ++i) {
       if (i % step !== 0 && i !== T - 1) continue;
-      const color = seq.isGenerated(i) ? '#1d4ed8' : '#374151', mid = i * cell + cell / 2;
+      const color = seq.isGenerated(i) ? '#1d4ed8' : '#374151',
+        mid = i * cell + cell / 2;
       rows.fillStyle = color;
       rows.fillText(labels[i], label - 6, mid);
       cols.save();
@@ -182,8 +206,10 @@ export class Heatmap {
       cols.fillText(labels[i], 0, 0);
       cols.restore();
     }
-    this.#canvas.setAttribute('aria-label',
-      `Attention of layer ${layer}, head ${head} over ${T} tokens. Rows: the token that looks; columns: the tokens it looks at.`);
+    this.#canvas.setAttribute(
+      'aria-label',
+      `Attention of layer ${layer}, head ${head} over ${T} tokens. Rows: the token that looks; columns: the tokens it looks at.`,
+    );
     this.#drawOverlay();
     if (stick && live) this.#scroller.scrollTop = this.#scroller.scrollHeight;
     if (this.#hover) this.#describe(this.#hover);
@@ -192,11 +218,13 @@ export class Heatmap {
   // Sizes: cells fit the width when they can (14 to 28 px), else the map scrolls; past 2400 px
   // cells shrink and labels thin out. Canvases are reallocated only when a size changes.
   #layout(seq, live) {
-    const T = seq.length, prev = this.#geo;
+    const T = seq.length,
+      prev = this.#geo;
     const capacity = live ? Math.max(prev?.capacity ?? 0, Math.ceil(T / GROW) * GROW) : T;
     const ctx = this.#rows.getContext('2d');
     ctx.font = FONT;
-    let label = Math.ceil(Math.max(54, ...seq.texts.map((t) => ctx.measureText(this.#fit(visibleText(t), ctx)).width))) + 10;
+    let label =
+      Math.ceil(Math.max(54, ...seq.texts.map((t) => ctx.measureText(this.#fit(visibleText(t), ctx)).width))) + 10;
     if (live && prev) label = Math.max(label, prev.label);
     const avail = Math.max(120, this.#scroller.clientWidth - label - 4);
     let cell = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(avail / capacity)));
@@ -248,13 +276,18 @@ export class Heatmap {
     const key = JSON.stringify([g.T, g.cell, this.#selected, this.#hover, focused && this.#cursor]);
     if (key === this.#overlayKey) return;
     this.#overlayKey = key;
-    const { cell, T } = g, o = this.#overlay, m = this.#marks;
+    const { cell, T } = g,
+      o = this.#overlay,
+      m = this.#marks;
     o.style.width = o.style.height = `${T * cell}px`;
     o.style.setProperty('--cell', `${cell}px`);
-    o.classList.toggle('separated', cell >= 10);   // thin separators help reading single cells
+    o.classList.toggle('separated', cell >= 10); // thin separators help reading single cells
     const sel = this.#selected >= 0 && this.#selected < T ? this.#selected : -1;
     place(m.selected, sel >= 0 && [0, sel * cell, (sel + 1) * cell, cell]);
-    for (const [c, marks] of [[this.#hover, m.hover], [focused && this.#cursor, m.cursor]]) {
+    for (const [c, marks] of [
+      [this.#hover, m.hover],
+      [focused && this.#cursor, m.cursor],
+    ]) {
       place(marks.row, c && [0, c.q * cell, T * cell, cell]);
       place(marks.col, c && [c.k * cell, 0, cell, T * cell]);
       place(marks.cell, c && [c.k * cell, c.q * cell, cell, cell]);
@@ -265,9 +298,11 @@ export class Heatmap {
     const g = this.#geo;
     if (!g) return null;
     const r = this.#canvas.getBoundingClientRect();
-    const x = e.clientX - r.left, y = e.clientY - r.top;
+    const x = e.clientX - r.left,
+      y = e.clientY - r.top;
     if (x < 0 || y < 0) return null;
-    const k = Math.floor(x / g.cell), q = Math.floor(y / g.cell);
+    const k = Math.floor(x / g.cell),
+      q = Math.floor(y / g.cell);
     return q < g.T && k < g.T ? { q, k } : null;
   }
 
@@ -284,12 +319,25 @@ export class Heatmap {
     if (!g) return;
     let { q, k } = this.#cursor ?? { q: g.T - 1, k: 0 };
     switch (e.key) {
-      case 'ArrowUp': q = Math.max(0, q - 1); k = this.#seq.bidirectional ? k : Math.min(k, q); break;
-      case 'ArrowDown': q = Math.min(g.T - 1, q + 1); break;
-      case 'ArrowLeft': k = Math.max(0, k - 1); break;
-      case 'ArrowRight': k = Math.min(this.#seq.bidirectional ? g.T - 1 : q, k + 1); break;
-      case 'Home': k = 0; break;
-      case 'End': k = this.#seq.bidirectional ? g.T - 1 : q; break;
+      case 'ArrowUp':
+        q = Math.max(0, q - 1);
+        k = this.#seq.bidirectional ? k : Math.min(k, q);
+        break;
+      case 'ArrowDown':
+        q = Math.min(g.T - 1, q + 1);
+        break;
+      case 'ArrowLeft':
+        k = Math.max(0, k - 1);
+        break;
+      case 'ArrowRight':
+        k = Math.min(this.#seq.bidirectional ? g.T - 1 : q, k + 1);
+        break;
+      case 'Home':
+        k = 0;
+        break;
+      case 'End':
+        k = this.#seq.bidirectional ? g.T - 1 : q;
+        break;
       case 'Enter':
       case ' ':
         e.preventDefault();
@@ -307,10 +355,14 @@ export class Heatmap {
 
   // Scrolls the keyboard cursor into view (the label strips take `label` pixels on each side).
   #reveal({ q, k }) {
-    const g = this.#geo, s = this.#scroller;
-    const x = g.label + k * g.cell, y = g.label + q * g.cell;
-    if (x < s.scrollLeft + g.label || x + g.cell > s.scrollLeft + s.clientWidth) s.scrollLeft = x - g.label - (s.clientWidth - g.label) / 2;
-    if (y < s.scrollTop + g.label || y + g.cell > s.scrollTop + s.clientHeight) s.scrollTop = y - g.label - (s.clientHeight - g.label) / 2;
+    const g = this.#geo,
+      s = this.#scroller;
+    const x = g.label + k * g.cell,
+      y = g.label + q * g.cell;
+    if (x < s.scrollLeft + g.label || x + g.cell > s.scrollLeft + s.clientWidth)
+      s.scrollLeft = x - g.label - (s.clientWidth - g.label) / 2;
+    if (y < s.scrollTop + g.label || y + g.cell > s.scrollTop + s.clientHeight)
+      s.scrollTop = y - g.label - (s.clientHeight - g.label) / 2;
   }
 
   #describe(cell) {
@@ -320,10 +372,11 @@ export class Heatmap {
       return;
     }
     const { q, k } = cell;
-    const who = (i) => `#${i + (seq.offset ?? 0)} ${spokenText(seq.texts[i])}`;   // numbered in the whole sequence
+    const who = (i) => `#${i + (seq.offset ?? 0)} ${spokenText(seq.texts[i])}`; // numbered in the whole sequence
     let value;
     if (k > q && !seq.bidirectional) value = 'masked: a token only sees itself and earlier tokens';
-    else if (seq.wasDropped(q)) value = `not kept while generating (the page keeps the attention of the last ${seq.keepRows} tokens): computed again when it ends`;
+    else if (seq.wasDropped(q))
+      value = `not kept while generating (the page keeps the attention of the last ${seq.keepRows} tokens): computed again when it ends`;
     else if (!seq.hasRow(q)) value = 'not computed: the last token’s row comes with the next token';
     else if (k < seq.windowStart(q)) value = 'outside the window: the context was full and slid past this token';
     else {

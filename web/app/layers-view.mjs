@@ -18,9 +18,9 @@ export class LayersView {
   #table;
   #grid;
   #layers = 0;
-  #prompt = null;        // {ids, texts, lens: [layer][position][K]}, or null until computed
-  #generated = new Map();   // position -> {id, lens: [layer][K]}: a generated token, the lens that produced it
-  #shown = -1;           // the position whose layers the table shows
+  #prompt = null; // {ids, texts, lens: [layer][position][K]}, or null until computed
+  #generated = new Map(); // position -> {id, lens: [layer][K]}: a generated token, the lens that produced it
+  #shown = -1; // the position whose layers the table shows
   #inView = false;
   #onView;
 
@@ -62,20 +62,42 @@ export class LayersView {
   async setPrompt(ids, texts, lens, textOf) {
     const tops = await Promise.all(lens.map((rows) => Promise.all(rows.map((row) => textOf(row[0].id)))));
     this.#prompt = { ids, texts, lens };
-    const head = el('tr', {}, el('th', { scope: 'col' }, 'Layer'),
-                    ...texts.map((t, i) => appendVisibleText(el('th', { scope: 'col', className: 'lg-token', title: `token #${i}` }), t)));
-    const rows = lens.map((row, l) => el('tr', {},
-      el('th', { scope: 'row' }, `${l + 1}`),
-      ...row.map((top, t) => {
-        const cell = appendVisibleText(el('td', { className: 'lg-cell', title: `${percent(top[0].probability)} after token #${t}`,
-                                                  dataset: { id: top[0].id, probability: top[0].probability } }), tops[l][t]);
-        cell.style.setProperty('--p', top[0].probability.toFixed(3));
-        cell.setAttribute('aria-label', `layer ${l + 1}, after token ${t}: ${spokenText(tops[l][t])}, ${percent(top[0].probability)}`);
-        return cell;
-      })));
-    this.#grid.replaceChildren(el('caption', { className: 'visually-hidden' },
-                                  'Each layer\'s most likely next token after each prompt token'),
-                               el('thead', {}, head), el('tbody', {}, ...rows));
+    const head = el(
+      'tr',
+      {},
+      el('th', { scope: 'col' }, 'Layer'),
+      ...texts.map((t, i) =>
+        appendVisibleText(el('th', { scope: 'col', className: 'lg-token', title: `token #${i}` }), t),
+      ),
+    );
+    const rows = lens.map((row, l) =>
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'row' }, `${l + 1}`),
+        ...row.map((top, t) => {
+          const cell = appendVisibleText(
+            el('td', {
+              className: 'lg-cell',
+              title: `${percent(top[0].probability)} after token #${t}`,
+              dataset: { id: top[0].id, probability: top[0].probability },
+            }),
+            tops[l][t],
+          );
+          cell.style.setProperty('--p', top[0].probability.toFixed(3));
+          cell.setAttribute(
+            'aria-label',
+            `layer ${l + 1}, after token ${t}: ${spokenText(tops[l][t])}, ${percent(top[0].probability)}`,
+          );
+          return cell;
+        }),
+      ),
+    );
+    this.#grid.replaceChildren(
+      el('caption', { className: 'visually-hidden' }, "Each layer's most likely next token after each prompt token"),
+      el('thead', {}, head),
+      el('tbody', {}, ...rows),
+    );
     if (this.#shown >= 0) await this.show(this.#shown, textOf);
   }
 
@@ -93,37 +115,58 @@ export class LayersView {
   // grid, or recorded while it was generated.
   async show(position, textOf) {
     this.#shown = position;
-    const prompt = this.#prompt, generated = this.#generated.get(position);
-    let lens = generated?.lens ?? null, actual = generated?.id ?? null;
+    const prompt = this.#prompt,
+      generated = this.#generated.get(position);
+    let lens = generated?.lens ?? null,
+      actual = generated?.id ?? null;
     if (!lens && prompt && position > 0 && position < prompt.ids.length) {
       lens = prompt.lens.map((rows) => rows[position - 1]);
       actual = prompt.ids[position];
     }
     if (!lens) {
       clear(this.#table);
-      this.#caption.textContent = position === 0
-        ? 'The first token has nothing before it: no layer guessed it.'
-        : prompt || this.#generated.size
-          ? 'Not recorded: this token was generated while this panel was out of view. Keep it in view while generating to watch the layers.'
-          : 'The layers come when this panel is in view.';
+      this.#caption.textContent =
+        position === 0
+          ? 'The first token has nothing before it: no layer guessed it.'
+          : prompt || this.#generated.size
+            ? 'Not recorded: this token was generated while this panel was out of view. Keep it in view while generating to watch the layers.'
+            : 'The layers come when this panel is in view.';
       return;
     }
     const texts = await Promise.all(lens.map((top) => Promise.all(top.map((t) => textOf(t.id)))));
-    if (this.#shown !== position) return;   // another token was selected meanwhile
+    if (this.#shown !== position) return; // another token was selected meanwhile
     const chosen = actual;
-    this.#caption.textContent = `How the model arrived at token #${position}: each layer's ${LENS_TOKENS} likeliest guesses for it, ` +
-      'first layer at the top. The last layer\'s are the model\'s own; the token that came is marked ●.';
-    const rows = lens.map((top, l) => el('tr', {},
-      el('th', { scope: 'row' }, `Layer ${l + 1}`),
-      ...top.map((t, k) => {
-        const hit = t.id === chosen;
-        const token = appendVisibleText(el('span', { className: 'lt-token' }), texts[l][k]);
-        const cell = el('td', { className: `lt-cell${hit ? ' chosen' : ''}`, dataset: { id: t.id, probability: t.probability } }, token, hit ? el('span', { className: 'chosen-mark' }, ' ●') : null,
-                        ' ', el('span', { className: 'lt-p' }, percent(t.probability)));
-        cell.style.setProperty('--p', t.probability.toFixed(3));
-        cell.setAttribute('aria-label', `${spokenText(texts[l][k])}, ${percent(t.probability)}${hit ? ', the token that came' : ''}`);
-        return cell;
-      })));
-    this.#table.replaceChildren(el('caption', { className: 'visually-hidden' }, 'Each layer\'s likeliest tokens'), el('tbody', {}, ...rows));
+    this.#caption.textContent =
+      `How the model arrived at token #${position}: each layer's ${LENS_TOKENS} likeliest guesses for it, ` +
+      "first layer at the top. The last layer's are the model's own; the token that came is marked ●.";
+    const rows = lens.map((top, l) =>
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'row' }, `Layer ${l + 1}`),
+        ...top.map((t, k) => {
+          const hit = t.id === chosen;
+          const token = appendVisibleText(el('span', { className: 'lt-token' }), texts[l][k]);
+          const cell = el(
+            'td',
+            { className: `lt-cell${hit ? ' chosen' : ''}`, dataset: { id: t.id, probability: t.probability } },
+            token,
+            hit ? el('span', { className: 'chosen-mark' }, ' ●') : null,
+            ' ',
+            el('span', { className: 'lt-p' }, percent(t.probability)),
+          );
+          cell.style.setProperty('--p', t.probability.toFixed(3));
+          cell.setAttribute(
+            'aria-label',
+            `${spokenText(texts[l][k])}, ${percent(t.probability)}${hit ? ', the token that came' : ''}`,
+          );
+          return cell;
+        }),
+      ),
+    );
+    this.#table.replaceChildren(
+      el('caption', { className: 'visually-hidden' }, "Each layer's likeliest tokens"),
+      el('tbody', {}, ...rows),
+    );
   }
 }

@@ -6,7 +6,8 @@
 import { clear } from './dom.mjs';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const W = 640, H = 260;                                      // viewBox units
+const W = 640,
+  H = 260; // viewBox units
 const PAD = { left: 44, right: 12, top: 10, bottom: 28 };
 
 const svg = (tag, attrs = {}) => {
@@ -17,7 +18,8 @@ const svg = (tag, attrs = {}) => {
 
 // Round numbers for axis ticks: about `count` of them between lo and hi.
 function ticks(lo, hi, count) {
-  const raw = (hi - lo) / Math.max(1, count), mag = 10 ** Math.floor(Math.log10(raw || 1));
+  const raw = (hi - lo) / Math.max(1, count),
+    mag = 10 ** Math.floor(Math.log10(raw || 1));
   const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag;
   const out = [];
   for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(+v.toFixed(10));
@@ -27,8 +29,8 @@ function ticks(lo, hi, count) {
 export class LossChart {
   #svg;
   #legend;
-  #series = [];   // {name, className, points: [[step, loss]], line}
-  #steps = 1;     // the x axis' end
+  #series = []; // {name, className, points: [[step, loss]], line}
+  #steps = 1; // the x axis' end
   #frame = 0;
 
   // svg: the <svg> element (role="img"; its aria-label says the latest values); legend: a <ul>.
@@ -64,12 +66,15 @@ export class LossChart {
   }
 
   // The points of each series (for the summary under the chart).
-  get series() { return this.#series; }
+  get series() {
+    return this.#series;
+  }
 
   #draw() {
     clear(this.#svg);
     const values = this.#series.flatMap((s) => s.points.map((p) => p[1]));
-    const hi = values.length ? Math.max(...values) : 10, lo = values.length ? 0.9 * Math.min(...values) : 0;
+    const hi = values.length ? Math.max(...values) : 10,
+      lo = values.length ? 0.9 * Math.min(...values) : 0;
     const top = hi > lo ? hi : lo + 1;
     const x = (step) => PAD.left + (step / this.#steps) * (W - PAD.left - PAD.right);
     const y = (loss) => PAD.top + ((top - loss) / (top - lo)) * (H - PAD.top - PAD.bottom);
@@ -91,10 +96,16 @@ export class LossChart {
     this.#svg.append(axes);
     for (const s of this.#series) {
       const points = s.points.map(([step, loss]) => `${x(step).toFixed(1)},${y(loss).toFixed(1)}`).join(' ');
-      this.#svg.append(svg('polyline', { points, class: `chart-line line-${s.className}`, 'data-points': s.points.length }));
+      this.#svg.append(
+        svg('polyline', { points, class: `chart-line line-${s.className}`, 'data-points': s.points.length }),
+      );
     }
-    const latest = this.#series.filter((s) => s.points.length)
+    const latest = this.#series
+      .filter((s) => s.points.length)
       .map((s) => `${s.name} ${s.points.at(-1)[1].toFixed(3)} at step ${s.points.at(-1)[0]}`);
-    this.#svg.setAttribute('aria-label', latest.length ? `Loss against step: ${latest.join('; ')}.` : 'Loss against step: no steps yet.');
+    this.#svg.setAttribute(
+      'aria-label',
+      latest.length ? `Loss against step: ${latest.join('; ')}.` : 'Loss against step: no steps yet.',
+    );
   }
 }

@@ -25,7 +25,7 @@ export function modelDirectoryUrl(input, base = location.href) {
   const loopback = url.protocol === 'http:' && /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/.test(url.hostname);
   if (url.protocol !== 'https:' && url.origin !== new URL(base).origin && !loopback)
     throw new Error('Remote models are loaded over https:// only (or http:// from this computer).');
-  const hub = hubDirectoryUrl(url);   // the API's rule for the hub's pages
+  const hub = hubDirectoryUrl(url); // the API's rule for the hub's pages
   if (hub) return hub;
   url.search = '';
   url.hash = '';

@@ -13,11 +13,23 @@ export function pickModelFiles(files, folder = null) {
     const any = files.filter((f) => f.name.endsWith('.safetensors'));
     if (any.length === 1) [weights] = any;
   }
-  const picked = { config: byName.get('config.json'), weights, vocab: byName.get('vocab.json'), merges: byName.get('merges.txt') };
+  const picked = {
+    config: byName.get('config.json'),
+    weights,
+    vocab: byName.get('vocab.json'),
+    merges: byName.get('merges.txt'),
+  };
   const missing = MODEL_FILES.filter((_, i) => !Object.values(picked)[i]);
   if (missing.length) {
-    const got = files.length ? files.map((f) => f.name).slice(0, 6).join(', ') + (files.length > 6 ? ', …' : '') : 'nothing';
-    throw new Error(`A model needs config.json, model.safetensors, vocab.json and merges.txt; ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing (got: ${got}).`);
+    const got = files.length
+      ? files
+          .map((f) => f.name)
+          .slice(0, 6)
+          .join(', ') + (files.length > 6 ? ', …' : '')
+      : 'nothing';
+    throw new Error(
+      `A model needs config.json, model.safetensors, vocab.json and merges.txt; ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing (got: ${got}).`,
+    );
   }
   return { files: picked, name: folder || files[0]?.webkitRelativePath?.split('/')[0] || 'local files' };
 }
@@ -44,8 +56,10 @@ export async function filesFromDataTransfer(dataTransfer) {
 }
 
 async function readDirectory(dir) {
-  const reader = dir.createReader(), all = [];
-  for (;;) {   // readEntries returns the entries in batches, then an empty one
+  const reader = dir.createReader(),
+    all = [];
+  for (;;) {
+    // readEntries returns the entries in batches, then an empty one
     const batch = await new Promise((ok, fail) => reader.readEntries(ok, fail));
     if (!batch.length) return all;
     all.push(...batch);

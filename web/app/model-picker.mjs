@@ -19,9 +19,9 @@ export class ModelPicker {
   #urlLoad = $('model-url-load');
   #urlCancel = $('model-url-cancel');
   #urlEstimate = $('model-url-estimate');
-  #estimating = null;       // AbortController of the estimate in progress
+  #estimating = null; // AbortController of the estimate in progress
   #estimateTimer = 0;
-  #estimatedFor = null;     // the URL field's text the estimate shown is for
+  #estimatedFor = null; // the URL field's text the estimate shown is for
   #shaInput = $('model-sha256');
   #progress = $('load-progress');
   #progressBar = $('load-progress-bar');
@@ -32,13 +32,13 @@ export class ModelPicker {
   #cacheSummary = $('cache-summary');
   #cacheList = $('cache-list');
   #cacheClear = $('cache-clear');
-  #current = 'shipped';     // select value of the loaded model
+  #current = 'shipped'; // select value of the loaded model
   #currentName = SHIPPED.name;
-  #localFiles = null;       // {files, name} of the last local model, to reopen it from the picker
-  #trained = new Map();     // select value -> {files, name} of the models trained in the Train panel
+  #localFiles = null; // {files, name} of the last local model, to reopen it from the picker
+  #trained = new Map(); // select value -> {files, name} of the models trained in the Train panel
   #cached = [];
   #loadId = 0;
-  #loading = null;          // AbortController of the load in progress (a newer one cancels it)
+  #loading = null; // AbortController of the load in progress (a newer one cancels it)
   #pickTimer = 0;
   #callbacks;
 
@@ -71,15 +71,17 @@ export class ModelPicker {
     this.#urlCancel.addEventListener('click', () => this.#loading?.abort(new Error('the download was cancelled')));
     this.#cacheClear.addEventListener('click', () => this.#changeCache(() => clearCache()));
     this.#setupDrop();
-    if (!cacheAvailable) this.#cacheSummary.textContent = 'Cached models (not available: this page is not in a secure context)';
+    if (!cacheAvailable)
+      this.#cacheSummary.textContent = 'Cached models (not available: this page is not in a secure context)';
   }
 
   // Takes over the shipped model's load that start.mjs began (unless the Int8 box, as the browser
   // restored it, asks for other weights: then it loads again).
   async start() {
-    this.refreshCache();   // the list of cached models does not hold up the load
+    this.refreshCache(); // the list of cached models does not hold up the load
     const quantize = this.#int8.checked ? 'int8' : 'none';
-    if (quantize === shippedLoad.quantize) return this.#load(SHIPPED.url, SHIPPED.name, 'shipped', { early: shippedLoad });
+    if (quantize === shippedLoad.quantize)
+      return this.#load(SHIPPED.url, SHIPPED.name, 'shipped', { early: shippedLoad });
     shippedLoad.controller.abort(new Error('the Int8 weights were asked for'));
     return this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
   }
@@ -96,15 +98,29 @@ export class ModelPicker {
     this.#cacheSummary.textContent = this.#cached.length
       ? `Cached models (${this.#cached.length}, ${formatBytes(total)})`
       : 'Cached models (none)';
-    if (!this.#cached.length) this.#cacheList.append(el('li', { className: 'muted small' }, 'Nothing cached yet: models downloaded from a URL are kept here.'));
+    if (!this.#cached.length)
+      this.#cacheList.append(
+        el('li', { className: 'muted small' }, 'Nothing cached yet: models downloaded from a URL are kept here.'),
+      );
     for (const c of this.#cached) {
-      this.#cacheList.append(el('li', {},
-        el('span', { className: 'cache-url', title: c.url }, c.url),
-        el('span', { className: 'cache-size' }, formatBytes(c.bytes)),
-        el('button', {
-          type: 'button', className: 'secondary small-button', attrs: { 'aria-label': `Remove ${c.url} from the cache` },
-          on: { click: () => this.#changeCache(() => removeCached(c.url)) },
-        }, 'Remove')));
+      this.#cacheList.append(
+        el(
+          'li',
+          {},
+          el('span', { className: 'cache-url', title: c.url }, c.url),
+          el('span', { className: 'cache-size' }, formatBytes(c.bytes)),
+          el(
+            'button',
+            {
+              type: 'button',
+              className: 'secondary small-button',
+              attrs: { 'aria-label': `Remove ${c.url} from the cache` },
+              on: { click: () => this.#changeCache(() => removeCached(c.url)) },
+            },
+            'Remove',
+          ),
+        ),
+      );
     }
     this.#cacheClear.disabled = !this.#cached.length;
     this.#fillSelect();
@@ -131,7 +147,11 @@ export class ModelPicker {
       return;
     }
     // They become the "Local files" choice once they have loaded.
-    await this.#load(picked.files, picked.name, 'files', { onSuccess: () => { this.#localFiles = picked; } });
+    await this.#load(picked.files, picked.name, 'files', {
+      onSuccess: () => {
+        this.#localFiles = picked;
+      },
+    });
   }
 
   // A model trained on this page (the Train panel: its four files, as loadModel reads them) becomes
@@ -179,7 +199,7 @@ export class ModelPicker {
     try {
       dir = modelDirectoryUrl(this.#urlInput.value);
     } catch {
-      return show('', 'none');   // nothing (yet) to estimate: the Download button says what is wrong
+      return show('', 'none'); // nothing (yet) to estimate: the Download button says what is wrong
     }
     const controller = (this.#estimating = new AbortController());
     this.#estimatedFor = this.#urlInput.value;
@@ -208,14 +228,18 @@ export class ModelPicker {
   }
 
   #fillSelect() {
-    const options = SHIPPED_MODELS.map((m) => el('option', { value: m.value }, `${m.name} (shipped${m.what ? `: ${m.what}` : ''})`));
-    for (const c of this.#cached) options.push(el('option', { value: `cached:${c.url}` }, `${shortUrl(c.url)} (cached, ${formatBytes(c.bytes)})`));
+    const options = SHIPPED_MODELS.map((m) =>
+      el('option', { value: m.value }, `${m.name} (shipped${m.what ? `: ${m.what}` : ''})`),
+    );
+    for (const c of this.#cached)
+      options.push(el('option', { value: `cached:${c.url}` }, `${shortUrl(c.url)} (cached, ${formatBytes(c.bytes)})`));
     for (const [value, { name }] of this.#trained) options.push(el('option', { value }, name));
     if (this.#localFiles) {
       const { name } = this.#localFiles;
       options.push(el('option', { value: 'files' }, name === 'local files' ? 'Local files' : `${name} (local files)`));
     }
-    if (!options.some((o) => o.value === this.#current)) options.push(el('option', { value: this.#current }, `${this.#currentName} (loaded, not cached)`));
+    if (!options.some((o) => o.value === this.#current))
+      options.push(el('option', { value: this.#current }, `${this.#currentName} (loaded, not cached)`));
     options.push(el('option', { value: 'action:files' }, 'Open files on this device…'));
     options.push(el('option', { value: 'action:url' }, 'Download from a URL…'));
     this.#select.replaceChildren(...options);
@@ -246,10 +270,10 @@ export class ModelPicker {
     this.#urlCancel.hidden = false;
     const model = await this.#load(dir, shortUrl(dir), `cached:${dir}`, { cache: cacheAvailable, sha256 });
     this.#urlCancel.hidden = true;
-    await this.refreshCache();   // a failed download left nothing in the cache: the list shows that too
+    await this.refreshCache(); // a failed download left nothing in the cache: the list shows that too
     if (!model) return;
     if (model.cacheError) {
-      this.#current = `remote:${dir}`;   // loaded, but not cached
+      this.#current = `remote:${dir}`; // loaded, but not cached
       this.#fillSelect();
       this.#showError(`Downloaded, but ${model.cacheError}.`);
     }
@@ -268,7 +292,8 @@ export class ModelPicker {
     if (shipped) this.#load(shipped.url, shipped.name, value);
     else if (this.#trained.has(value)) this.#load(this.#trained.get(value).files, this.#trained.get(value).name, value);
     else if (value === 'files' && this.#localFiles) this.#load(this.#localFiles.files, this.#localFiles.name, 'files');
-    else if (value.startsWith('cached:') || value.startsWith('remote:')) this.#loadRemote(value.slice(value.indexOf(':') + 1));
+    else if (value.startsWith('cached:') || value.startsWith('remote:'))
+      this.#loadRemote(value.slice(value.indexOf(':') + 1));
   }
 
   // source: URL or {config, weights, vocab, merges}; value: the select value it will have; early:
@@ -298,18 +323,25 @@ export class ModelPicker {
         model = await early.promise;
       } else {
         model = await loadModel(source, {
-          worker: true, cache, sha256, quantize: this.#int8.checked ? 'int8' : 'none', signal: loading.signal, onProgress, onTokenizer,
+          worker: true,
+          cache,
+          sha256,
+          quantize: this.#int8.checked ? 'int8' : 'none',
+          signal: loading.signal,
+          onProgress,
+          onTokenizer,
         });
       }
     } catch (e) {
       model?.dispose();
-      if (id !== this.#loadId) return null;   // superseded: the newer load reports
+      if (id !== this.#loadId) return null; // superseded: the newer load reports
       this.#loading = null;
       this.#hideProgress();
       this.#fail(e, name);
       return null;
     }
-    if (id !== this.#loadId) {   // another model was asked for meanwhile
+    if (id !== this.#loadId) {
+      // another model was asked for meanwhile
       model.dispose();
       return null;
     }
@@ -340,7 +372,7 @@ export class ModelPicker {
       this.#progressBar.value = loaded;
       this.#progressText.textContent = `${formatBytes(loaded)} of ${formatBytes(total)}`;
     } else {
-      this.#progressBar.removeAttribute('value');   // indeterminate
+      this.#progressBar.removeAttribute('value'); // indeterminate
       this.#progressText.textContent = loaded ? formatBytes(loaded) : '';
     }
   }
@@ -361,7 +393,8 @@ export class ModelPicker {
 
   // Files or a folder dropped anywhere on the page open as a model.
   #setupDrop() {
-    const overlay = $('drop-overlay'), zone = $('dropzone');
+    const overlay = $('drop-overlay'),
+      zone = $('dropzone');
     const hasFiles = (e) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
     let depth = 0;
     document.addEventListener('dragenter', (e) => {

@@ -11,7 +11,7 @@ export class NextTokenChart {
   #list;
   #version = 0;
   #inView = true;
-  #hidden = null;   // the latest step shown while the chart was out of view: drawn when it comes in
+  #hidden = null; // the latest step shown while the chart was out of view: drawn when it comes in
 
   constructor(caption, list) {
     this.#caption = caption;
@@ -49,7 +49,7 @@ export class NextTokenChart {
   async #draw(step, textOf) {
     const version = ++this.#version;
     const texts = await Promise.all(step.top.map((t) => textOf(t.id)));
-    if (version !== this.#version) return;   // a newer step already drew
+    if (version !== this.#version) return; // a newer step already drew
     this.#showCompare(false);
     this.#caption.textContent = `For token #${step.position}; the one sampled is marked ●.`;
     this.#list.replaceChildren(...tokenBars(step.top, texts, step.id));
@@ -61,7 +61,9 @@ export class NextTokenChart {
   async compare(position, all, masked, label, textOf) {
     const version = ++this.#version;
     this.#hidden = null;
-    const [allTexts, maskedTexts] = await Promise.all([all, masked].map((top) => Promise.all(top.map((t) => textOf(t.id)))));
+    const [allTexts, maskedTexts] = await Promise.all(
+      [all, masked].map((top) => Promise.all(top.map((t) => textOf(t.id)))),
+    );
     if (version !== this.#version) return;
     this.#caption.textContent = `After token #${position}: the ten likeliest next tokens with every head, and with ${label} off.`;
     clear(this.#list);
@@ -84,7 +86,9 @@ export function mostProbable(logits, n) {
   for (const x of logits) max = Math.max(max, x);
   let sum = 0;
   for (const x of logits) sum += Math.exp(x - max);
-  const order = Array.from(logits.keys()).sort((a, b) => logits[b] - logits[a] || a - b).slice(0, n);
+  const order = Array.from(logits.keys())
+    .sort((a, b) => logits[b] - logits[a] || a - b)
+    .slice(0, n);
   return order.map((id) => ({ id, probability: Math.exp(logits[id] - max) / sum }));
 }
 
@@ -98,13 +102,21 @@ export function tokenBars(top, texts, chosenId) {
     const fill = el('span', { className: 'bar-fill' });
     fill.style.width = `${Math.max(0.5, (100 * t.probability) / max)}%`;
     const label = appendVisibleText(el('span', { className: 'bar-token' }), texts[i]);
-    return el('li', {
-      className: `bar${chosen ? ' chosen' : ''}`,
-      dataset: { id: t.id, probability: t.probability },
-      attrs: { 'aria-label': `${spokenText(texts[i])}, id ${t.id}: ${pct}${chosen ? ', sampled' : ''}` },
-    },
-    el('span', { className: 'bar-label', title: `id ${t.id}` }, label, chosen ? el('span', { className: 'chosen-mark' }, ' ●') : null),
-    el('span', { className: 'bar-track' }, fill),
-    el('span', { className: 'bar-value' }, pct));
+    return el(
+      'li',
+      {
+        className: `bar${chosen ? ' chosen' : ''}`,
+        dataset: { id: t.id, probability: t.probability },
+        attrs: { 'aria-label': `${spokenText(texts[i])}, id ${t.id}: ${pct}${chosen ? ', sampled' : ''}` },
+      },
+      el(
+        'span',
+        { className: 'bar-label', title: `id ${t.id}` },
+        label,
+        chosen ? el('span', { className: 'chosen-mark' }, ' ●') : null,
+      ),
+      el('span', { className: 'bar-track' }, fill),
+      el('span', { className: 'bar-value' }, pct),
+    );
   });
 }

@@ -6,8 +6,8 @@ import { clear, el, tint } from './dom.mjs';
 
 export class OutputView {
   #root;
-  #spans = [];   // {span, positions}
-  #line = null;  // the block generated text goes on in (null: the next piece opens one)
+  #spans = []; // {span, positions}
+  #line = null; // the block generated text goes on in (null: the next piece opens one)
 
   constructor(root) {
     this.#root = root;
@@ -40,7 +40,8 @@ export class OutputView {
   // being pre-wrap). The browser then lays out only the last block when text arrives, where text
   // in one block was laid out whole again for every frame, slower and slower over a long run.
   appendMany(pieces) {
-    let line = this.#line, fresh = document.createDocumentFragment();
+    let line = this.#line,
+      fresh = document.createDocumentFragment();
     for (const [text, position] of pieces) {
       if (!text) continue;
       if (!line) fresh.append((line = el('div', { className: 'line' })));

@@ -3,7 +3,8 @@
 
 const FIELDS = [
   {
-    key: 'temperature', id: 'temperature',
+    key: 'temperature',
+    id: 'temperature',
     parse: (raw) => {
       const v = number(raw, 'Temperature');
       if (v < 0) throw new Error('Temperature must be 0 or more (0 always takes the most probable token).');
@@ -12,7 +13,8 @@ const FIELDS = [
     },
   },
   {
-    key: 'topK', id: 'top-k',
+    key: 'topK',
+    id: 'top-k',
     parse: (raw) => {
       const v = integer(raw, 'Top-k');
       if (v < 0) throw new Error('Top-k must be 0 (all tokens) or more.');
@@ -20,7 +22,8 @@ const FIELDS = [
     },
   },
   {
-    key: 'topP', id: 'top-p',
+    key: 'topP',
+    id: 'top-p',
     parse: (raw) => {
       const v = number(raw, 'Top-p');
       if (!(v > 0 && v <= 1)) throw new Error('Top-p must be more than 0 and at most 1.');
@@ -28,7 +31,8 @@ const FIELDS = [
     },
   },
   {
-    key: 'maxTokens', id: 'max-tokens',
+    key: 'maxTokens',
+    id: 'max-tokens',
     parse: (raw, limits) => {
       const v = integer(raw, 'Max tokens');
       if (v < 1) throw new Error('Max tokens must be at least 1.');
@@ -37,10 +41,13 @@ const FIELDS = [
     },
   },
   {
-    key: 'seed', id: 'seed', optional: true,
+    key: 'seed',
+    id: 'seed',
+    optional: true,
     parse: (raw) => {
       const v = integer(raw, 'Seed');
-      if (v < 0 || v > Number.MAX_SAFE_INTEGER) throw new Error(`Seed must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}.`);
+      if (v < 0 || v > Number.MAX_SAFE_INTEGER)
+        throw new Error(`Seed must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}.`);
       return v;
     },
   },

@@ -26,9 +26,9 @@ export class Sequence {
   rows = [];
   promptLength = 0;
 
-  firstKept = 0;   // rows of queries before this one were let go
-  starts = [];     // window start of each query's row, kept when the row is let go
-  #restored = [];  // queries whose rows restoreWindow put back
+  firstKept = 0; // rows of queries before this one were let go
+  starts = []; // window start of each query's row, kept when the row is let go
+  #restored = []; // queries whose rows restoreWindow put back
 
   constructor(layers, heads, keepRows = Infinity, { bidirectional = false } = {}) {
     this.layers = layers;
@@ -45,7 +45,7 @@ export class Sequence {
     this.ids = ids.slice();
     this.texts = texts.slice();
     this.rows = [];
-    this.starts = ids.map(() => 0);   // a prompt fits the context: its rows start at 0
+    this.starts = ids.map(() => 0); // a prompt fits the context: its rows start at 0
     this.#restored = [];
     this.firstKept = 0;
     this.promptLength = ids.length;
@@ -53,12 +53,16 @@ export class Sequence {
 
   // attention: (n_layer, n_head, T, T) from forward(ids, {attention: true}), T = prompt length.
   setPromptAttention(attention) {
-    const T = this.promptLength, LH = this.layers * this.heads;
-    if (attention.length !== LH * T * T) throw new Error(`attention has ${attention.length} values, expected ${LH * T * T}`);
+    const T = this.promptLength,
+      LH = this.layers * this.heads;
+    if (attention.length !== LH * T * T)
+      throw new Error(`attention has ${attention.length} values, expected ${LH * T * T}`);
     for (let q = 0; q < T; ++q) {
-      const keys = this.bidirectional ? T : q + 1, row = new Uint16Array(LH * keys);
+      const keys = this.bidirectional ? T : q + 1,
+        row = new Uint16Array(LH * keys);
       for (let lh = 0; lh < LH; ++lh) {
-        const from = (lh * T + q) * T, to = lh * keys;
+        const from = (lh * T + q) * T,
+          to = lh * keys;
         for (let k = 0; k < keys; ++k) row[to + k] = fixed(attention[from + k]);
       }
       this.rows[q] = { start: 0, data: row };
@@ -68,14 +72,17 @@ export class Sequence {
   // attention: (n_layer, n_head, T, T) from forward(ids.slice(start, start + T)): the rows of
   // the queries of that window which were computed from `start` and were let go.
   restoreWindow(start, attention) {
-    const LH = this.layers * this.heads, T = Math.round(Math.sqrt(attention.length / LH));
-    if (attention.length !== LH * T * T || start + T > this.length) throw new Error(`attention of ${attention.length} values does not fit a window at ${start}`);
+    const LH = this.layers * this.heads,
+      T = Math.round(Math.sqrt(attention.length / LH));
+    if (attention.length !== LH * T * T || start + T > this.length)
+      throw new Error(`attention of ${attention.length} values does not fit a window at ${start}`);
     for (let i = 0; i < T; ++i) {
       const q = start + i;
       if (this.rows[q] || this.starts[q] !== start) continue;
       const row = new Uint16Array(LH * (i + 1));
       for (let lh = 0; lh < LH; ++lh) {
-        const from = (lh * T + i) * T, to = lh * (i + 1);
+        const from = (lh * T + i) * T,
+          to = lh * (i + 1);
         for (let k = 0; k <= i; ++k) row[to + k] = fixed(attention[from + k]);
       }
       this.rows[q] = { start, data: row };
@@ -93,7 +100,8 @@ export class Sequence {
   // forward pass over n_positions tokens from it).
   droppedWindows(from, to) {
     const starts = new Set();
-    for (let q = from; q < Math.min(to, this.firstKept); ++q) if (!this.rows[q] && this.starts[q] !== undefined) starts.add(this.starts[q]);
+    for (let q = from; q < Math.min(to, this.firstKept); ++q)
+      if (!this.rows[q] && this.starts[q] !== undefined) starts.add(this.starts[q]);
     return [...starts];
   }
 
@@ -110,13 +118,15 @@ export class Sequence {
   // A generated token at `position`, with the attention row of the query that produced it
   // (q = position - 1) over keys windowStart..q.
   addStep(id, text, position, attention, windowStart = 0) {
-    if (position !== this.ids.length) throw new Error(`step at position ${position}, but the sequence has ${this.ids.length} tokens`);
+    if (position !== this.ids.length)
+      throw new Error(`step at position ${position}, but the sequence has ${this.ids.length} tokens`);
     this.ids.push(id);
     this.texts.push(text);
     if (attention && attention.length === this.layers * this.heads * (position - windowStart))
       this.rows[position - 1] = { start: windowStart, data: toFixed(attention) };
     this.starts[position - 1] = windowStart;
-    for (; this.firstKept < position - this.keepRows; ++this.firstKept) if (this.firstKept >= this.promptLength) delete this.rows[this.firstKept];
+    for (; this.firstKept < position - this.keepRows; ++this.firstKept)
+      if (this.firstKept >= this.promptLength) delete this.rows[this.firstKept];
   }
 
   hasRow(q) {
@@ -139,7 +149,8 @@ export class Sequence {
   row(layer, head, q) {
     const r = this.rows[q];
     if (!r) return null;
-    const n = r.data.length / (this.layers * this.heads), from = (layer * this.heads + head) * n;
+    const n = r.data.length / (this.layers * this.heads),
+      from = (layer * this.heads + head) * n;
     const out = new Float32Array(r.start + n);
     for (let k = 0; k < n; ++k) out[r.start + k] = r.data[from + k] / 65535;
     return out;
@@ -179,11 +190,21 @@ export class SequenceView {
     return new SequenceView(seq, offset, seq.length - offset);
   }
 
-  isGenerated(i) { return this.seq.isGenerated(this.offset + i); }
-  hasRow(q) { return this.seq.hasRow(this.offset + q); }
-  wasDropped(q) { return this.seq.wasDropped(this.offset + q); }
-  windowStart(q) { return Math.max(0, this.seq.windowStart(this.offset + q) - this.offset); }
-  value(layer, head, q, k) { return this.seq.value(layer, head, this.offset + q, this.offset + k); }
+  isGenerated(i) {
+    return this.seq.isGenerated(this.offset + i);
+  }
+  hasRow(q) {
+    return this.seq.hasRow(this.offset + q);
+  }
+  wasDropped(q) {
+    return this.seq.wasDropped(this.offset + q);
+  }
+  windowStart(q) {
+    return Math.max(0, this.seq.windowStart(this.offset + q) - this.offset);
+  }
+  value(layer, head, q, k) {
+    return this.seq.value(layer, head, this.offset + q, this.offset + k);
+  }
 }
 
 // p in [0, 1] -> round(p * 65535) (NaN -> 0), without Math calls: it runs for every value of every row.

@@ -30,7 +30,10 @@ export class StatusLine {
   }
 
   done(stats, stopReason) {
-    this.set(`${stats.tokens ? 'Done' : 'Nothing generated'}: ${STOP_REASONS[stopReason] ?? stopReason}. ${formatStats(stats)}`, 'done');
+    this.set(
+      `${stats.tokens ? 'Done' : 'Nothing generated'}: ${STOP_REASONS[stopReason] ?? stopReason}. ${formatStats(stats)}`,
+      'done',
+    );
   }
 }
 

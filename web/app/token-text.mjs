@@ -13,7 +13,7 @@ export function isPartial(text) {
 function markFor(ch) {
   if (MARKS[ch]) return MARKS[ch];
   const c = ch.codePointAt(0);
-  if (c < 0x20) return String.fromCodePoint(0x2400 + c);   // ␀ … ␟
+  if (c < 0x20) return String.fromCodePoint(0x2400 + c); // ␀ … ␟
   if (c === 0x7f) return '␡';
   return null;
 }

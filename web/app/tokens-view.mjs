@@ -13,23 +13,23 @@ import { el, tint } from './dom.mjs';
 import { ChipRows } from './chip-rows.mjs';
 import { appendVisibleText, isPartial, spokenText } from './token-text.mjs';
 
-const OVERSCAN = 4;   // rows kept in the DOM above and below the view
+const OVERSCAN = 4; // rows kept in the DOM above and below the view
 
 export class TokensView {
   #scroller;
   #list;
   #detail;
   #onSelect;
-  #tokens = [];            // {id, text, generated}
-  #generated = 0;          // how many of them are model output
+  #tokens = []; // {id, text, generated}
+  #generated = 0; // how many of them are model output
   #rows = new ChipRows();
-  #shown = new Map();      // index -> {item, chip}, in the DOM
-  #weights = null;         // the selected token's attention (see highlight)
-  #why = '';               // why there are no weights
+  #shown = new Map(); // index -> {item, chip}, in the DOM
+  #weights = null; // the selected token's attention (see highlight)
+  #why = ''; // why there are no weights
   #selected = -1;
   #focusIndex = 0;
-  #view = { top: 0, height: 0, width: 0 };   // the scroller's, as last seen (no layout reads per frame)
-  #scrollTo = null;        // scrollTop to set after the next layout (following the end)
+  #view = { top: 0, height: 0, width: 0 }; // the scroller's, as last seen (no layout reads per frame)
+  #scrollTo = null; // scrollTop to set after the next layout (following the end)
 
   constructor(list, detail, { onSelect }) {
     this.#scroller = list.parentElement;
@@ -48,10 +48,14 @@ export class TokensView {
         if (chip) this.#describe(Number(chip.dataset.index));
       });
     }
-    this.#scroller.addEventListener('scroll', () => {
-      this.#view.top = this.#scroller.scrollTop;
-      this.#render();
-    }, { passive: true });
+    this.#scroller.addEventListener(
+      'scroll',
+      () => {
+        this.#view.top = this.#scroller.scrollTop;
+        this.#render();
+      },
+      { passive: true },
+    );
     const observer = new ResizeObserver((entries) => {
       for (const { target, contentRect } of entries) {
         if (target !== this.#scroller) continue;
@@ -62,7 +66,7 @@ export class TokensView {
       }
       if (this.#scrollTo !== null) this.#scroller.scrollTop = this.#scrollTo;
       this.#scrollTo = null;
-      this.#view.top = this.#scroller.scrollTop;   // as set, or clamped if the list shrank
+      this.#view.top = this.#scroller.scrollTop; // as set, or clamped if the list shrank
       this.#render();
     });
     observer.observe(this.#scroller);
@@ -86,7 +90,7 @@ export class TokensView {
     this.#detail.textContent = '';
     this.#scroller.scrollTop = this.#view.top = 0;
     this.#scrollTo = null;
-    this.appendMany(tokens, { follow: false });   // a new text shows from its first token
+    this.appendMany(tokens, { follow: false }); // a new text shows from its first token
   }
 
   // tokens: [{id, text, generated}], appended in one change of the list. follow: whether the view
@@ -142,15 +146,21 @@ export class TokensView {
   // the DOM moved to theirs (the same elements, so that focus stays where it is).
   #relayout(follow = this.#atEnd()) {
     if (!this.#rows.calibrated) {
-      const probe = (partial) => this.#list.appendChild(el('li', {},
-        el('button', { type: 'button', className: `chip${partial ? ' partial' : ''}` }, 'M'))).firstChild;
-      const plain = probe(false), partial = probe(true);
+      const probe = (partial) =>
+        this.#list.appendChild(
+          el('li', {}, el('button', { type: 'button', className: `chip${partial ? ' partial' : ''}` }, 'M')),
+        ).firstChild;
+      const plain = probe(false),
+        partial = probe(true);
       const ok = this.#rows.calibrate(plain, partial);
       plain.parentElement.remove();
       partial.parentElement.remove();
       if (!ok) return;
     }
-    this.#rows.relayout(this.#tokens.map((t) => t.text), this.#view.width || this.#list.clientWidth);
+    this.#rows.relayout(
+      this.#tokens.map((t) => t.text),
+      this.#view.width || this.#list.clientWidth,
+    );
     for (const [i, { item }] of this.#shown) this.#place(item, i);
     this.#sized(follow);
   }
@@ -188,7 +198,7 @@ export class TokensView {
       wanted.sort((a, b) => a - b);
     }
     const present = [...this.#shown.keys()].sort((a, b) => a - b);
-    let k = 0;   // present[k]: the first chip in the DOM after token i
+    let k = 0; // present[k]: the first chip in the DOM after token i
     const setsize = String(this.#tokens.length);
     for (const i of wanted) {
       while (k < present.length && present[k] < i) ++k;
@@ -211,7 +221,10 @@ export class TokensView {
       tabIndex: index === this.#focusIndex ? 0 : -1,
       title: `id ${id}${isPartial(text) ? ' (part of a multi-byte character)' : ''}`,
       dataset: { id, index },
-      attrs: { 'aria-pressed': String(index === this.#selected), 'aria-label': `${spokenText(text)}, id ${id}${generated ? ', model output' : ''}` },
+      attrs: {
+        'aria-pressed': String(index === this.#selected),
+        'aria-label': `${spokenText(text)}, id ${id}${generated ? ', model output' : ''}`,
+      },
     });
     appendVisibleText(chip, text);
     this.#tint(chip, index);
@@ -221,14 +234,15 @@ export class TokensView {
   }
 
   #place(item, index) {
-    if (index >= this.#rows.length) return;   // (dropped by a truncate; #render takes it out)
+    if (index >= this.#rows.length) return; // (dropped by a truncate; #render takes it out)
     item.style.left = `${this.#rows.x[index]}px`;
     item.style.top = `${this.#rows.row[index] * this.#rows.pitch}px`;
   }
 
   // Scrolls the list so that token `index` is in view.
   #reveal(index) {
-    const top = this.#rows.row[index] * this.#rows.pitch, bottom = top + this.#rows.pitch;
+    const top = this.#rows.row[index] * this.#rows.pitch,
+      bottom = top + this.#rows.pitch;
     const v = this.#view;
     if (top >= v.top && bottom <= v.top + v.height) return;
     this.#scroller.scrollTop = v.top = Math.max(0, top - (v.height - this.#rows.pitch) / 2);
@@ -249,7 +263,8 @@ export class TokensView {
   #key(e) {
     const chip = e.target.closest('.chip');
     if (!chip) return;
-    const i = Number(chip.dataset.index), n = this.#tokens.length;
+    const i = Number(chip.dataset.index),
+      n = this.#tokens.length;
     const moves = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: n - 1 };
     if (!(e.key in moves)) return;
     e.preventDefault();
@@ -262,12 +277,15 @@ export class TokensView {
   // One line under the list: the token under the pointer / in focus, and, for the selected token,
   // the tokens it attends to most.
   #describe(index) {
-    const t = this.#tokens[index], weights = this.#weights;
+    const t = this.#tokens[index],
+      weights = this.#weights;
     if (!t) return;
     let line = `#${index}: ${spokenText(t.text)} — id ${t.id}${t.generated ? ' (model output)' : ''}`;
     if (index === this.#selected) {
       if (weights) {
-        const top = Array.from(weights, (w, k) => [w, k]).sort((a, b) => b[0] - a[0]).slice(0, 3);
+        const top = Array.from(weights, (w, k) => [w, k])
+          .sort((a, b) => b[0] - a[0])
+          .slice(0, 3);
         line += `. Attends most to ${top.map(([w, k]) => `#${k} ${spokenText(this.#tokens[k].text)} ${(100 * w).toFixed(1)}%`).join(', ')}.`;
       } else if (this.#why) {
         line += `. ${this.#why}`;

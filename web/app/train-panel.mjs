@@ -19,9 +19,18 @@ import { TrainingSession } from './training-session.mjs';
 
 const $ = (id) => document.getElementById(id);
 
-const FIELDS = { layers: 'train-layers', width: 'train-width', heads: 'train-heads', context: 'train-context',
-                 vocab: 'train-vocab', batch: 'train-batch', steps: 'train-steps', rate: 'train-rate', seed: 'train-seed',
-                 every: 'train-every' };
+const FIELDS = {
+  layers: 'train-layers',
+  width: 'train-width',
+  heads: 'train-heads',
+  context: 'train-context',
+  vocab: 'train-vocab',
+  batch: 'train-batch',
+  steps: 'train-steps',
+  rate: 'train-rate',
+  seed: 'train-seed',
+  every: 'train-every',
+};
 
 export class TrainPanel {
   #text = $('train-text');
@@ -30,18 +39,18 @@ export class TrainPanel {
   #stopButton = $('train-stop');
   #compareButton = $('train-compare');
   #downloadButton = $('train-download');
-  #status = $('train-status');       // what happened (a live region)
-  #progress = $('train-progress');   // the step under way (not live: it changes many times a second)
+  #status = $('train-status'); // what happened (a live region)
+  #progress = $('train-progress'); // the step under way (not live: it changes many times a second)
   #progressBar = $('train-progress-bar');
   #error = $('train-error');
   #chart = new LossChart($('loss-chart'), $('loss-legend'));
   #samples = $('train-samples');
   #grids = [new AttentionGrid($('train-grid-0'), ''), new AttentionGrid($('train-grid-1'), '')];
-  #sessions = [];     // the runs of the last Train or Compare: one, or two (1 head, n heads)
-  #key = '';          // the text and settings they were started with
+  #sessions = []; // the runs of the last Train or Compare: one, or two (1 head, n heads)
+  #key = ''; // the text and settings they were started with
   #running = false;
   #iterating = false; // the runs are stepping (Stop applies)
-  #trained = null;    // {files, name} of the last model published
+  #trained = null; // {files, name} of the last model published
   #onTrained;
 
   // onTrained(files, name, {load}): a model has stopped or finished training (files: its four files;
@@ -49,9 +58,16 @@ export class TrainPanel {
   constructor({ onTrained }) {
     this.#onTrained = onTrained;
     this.#preset.addEventListener('change', () => this.#applyPreset());
-    for (const id of Object.values(FIELDS)) $(id).addEventListener('input', () => { this.#preset.value = this.#matchingPreset(); });
+    for (const id of Object.values(FIELDS))
+      $(id).addEventListener('input', () => {
+        this.#preset.value = this.#matchingPreset();
+      });
     $('train-sample').addEventListener('click', () => this.#loadSample());
-    $('train-files').addEventListener('change', (e) => this.#readFiles(Array.from(e.target.files ?? [])).finally(() => { e.target.value = ''; }));
+    $('train-files').addEventListener('change', (e) =>
+      this.#readFiles(Array.from(e.target.files ?? [])).finally(() => {
+        e.target.value = '';
+      }),
+    );
     // Files dragged onto the box are texts to train on, not a model to open: the page's drop
     // handling (model-picker.mjs) does not see them here.
     for (const type of ['dragenter', 'dragover', 'dragleave']) {
@@ -74,12 +90,12 @@ export class TrainPanel {
     this.#downloadButton.addEventListener('click', () => this.#download());
     this.#applyPreset();
     this.#describeText();
-    this.#setRunning(false);   // the buttons wait for this code (app.mjs loads it after the first model)
+    this.#setRunning(false); // the buttons wait for this code (app.mjs loads it after the first model)
   }
 
   #applyPreset() {
     const p = PRESETS[this.#preset.value];
-    if (!p) return;   // "Custom": the numbers as they are
+    if (!p) return; // "Custom": the numbers as they are
     for (const [name, id] of Object.entries(FIELDS)) if (name in p) $(id).value = String(p[name]);
   }
 
@@ -99,20 +115,29 @@ export class TrainPanel {
     const f = this.#readFields();
     for (const id of Object.values(FIELDS)) $(id).removeAttribute('aria-invalid');
     for (const [name, id] of Object.entries(FIELDS)) {
-      const input = $(id), label = document.querySelector(`label[for="${id}"]`).textContent;
+      const input = $(id),
+        label = document.querySelector(`label[for="${id}"]`).textContent;
       const integer = name !== 'rate';
-      if (input.value.trim() === '' || !Number.isFinite(f[name]) || (integer && !Number.isInteger(f[name])) || f[name] < 0 ||
-          (name !== 'seed' && f[name] <= 0)) {
+      if (
+        input.value.trim() === '' ||
+        !Number.isFinite(f[name]) ||
+        (integer && !Number.isInteger(f[name])) ||
+        f[name] < 0 ||
+        (name !== 'seed' && f[name] <= 0)
+      ) {
         input.setAttribute('aria-invalid', 'true');
         input.focus();
-        throw new Error(`${label} must be ${integer ? 'a whole number' : 'a number'}${name === 'seed' ? ' from 0' : ' above 0'}.`);
+        throw new Error(
+          `${label} must be ${integer ? 'a whole number' : 'a number'}${name === 'seed' ? ' from 0' : ' above 0'}.`,
+        );
       }
     }
     return { ...trainOptions(f), sampleEvery: f.every };
   }
 
   #describeText() {
-    const text = this.#text.value, words = text.split(/\s+/).filter(Boolean).length;
+    const text = this.#text.value,
+      words = text.split(/\s+/).filter(Boolean).length;
     $('train-text-info').textContent = text
       ? `${formatInt(text.length)} characters, ${formatInt(words)} words. The last 10% is held out: the held-out loss is measured on it.`
       : 'Paste a text, drop .txt files here, or use the Brown corpus sample. The last 10% is held out to measure the loss on text the model has not seen.';
@@ -154,10 +179,13 @@ export class TrainPanel {
     try {
       if (!text.trim()) {
         this.#text.focus();
-        throw new Error('There is no text to train on: paste a text, drop .txt files on the box, or use the Brown corpus sample.');
+        throw new Error(
+          'There is no text to train on: paste a text, drop .txt files on the box, or use the Brown corpus sample.',
+        );
       }
       options = this.#options();
-      if (compare && options.nHead === 1) throw new Error('Comparing needs more than one head: set Heads to 2 or more.');
+      if (compare && options.nHead === 1)
+        throw new Error('Comparing needs more than one head: set Heads to 2 or more.');
     } catch (e) {
       this.#showError(e.message);
       return;
@@ -169,20 +197,26 @@ export class TrainPanel {
     const { steps } = options;
     try {
       if (!resuming) await this.#begin(text, options, compare, key);
-      this.#status.textContent = resuming ? `Going on from step ${formatInt(this.#sessions[0].step)}.`
+      this.#status.textContent = resuming
+        ? `Going on from step ${formatInt(this.#sessions[0].step)}.`
         : `${paused ? 'The text or the settings changed since Stop: starting afresh. ' : ''}` +
           `Training ${compare ? 'two models, one head and many, ' : ''}in a worker: learning the vocabulary first.`;
       this.#progressBar.max = steps;
       this.#iterating = true;
-      const results = await Promise.allSettled(this.#sessions.map((s) => s.go().catch((e) => {
-        for (const other of this.#sessions) other.pause();   // one failed: the other stops too
-        throw e;
-      })));
+      const results = await Promise.allSettled(
+        this.#sessions.map((s) =>
+          s.go().catch((e) => {
+            for (const other of this.#sessions) other.pause(); // one failed: the other stops too
+            throw e;
+          }),
+        ),
+      );
       this.#iterating = false;
       this.#stopButton.disabled = true;
       const failed = results.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
-      if (this.#sessions.some((s) => s.stopReason === 'cancelled')) {   // stopped in its first step
+      if (this.#sessions.some((s) => s.stopReason === 'cancelled')) {
+        // stopped in its first step
         await this.#end();
         this.#status.textContent = 'Stopped before the first step was done: nothing was trained.';
         return;
@@ -191,7 +225,8 @@ export class TrainPanel {
       const step = Math.min(...this.#sessions.map((s) => s.step));
       const summary = this.#summary();
       await this.#publish(done);
-      this.#status.textContent = `${done ? 'Trained' : 'Stopped after'} ${formatInt(step)} of ${formatInt(steps)} steps. ` +
+      this.#status.textContent =
+        `${done ? 'Trained' : 'Stopped after'} ${formatInt(step)} of ${formatInt(steps)} steps. ` +
         `${summary}${done ? '' : ' Train goes on from here.'}`;
     } catch (e) {
       this.#status.textContent = 'Training stopped with an error.';
@@ -211,19 +246,36 @@ export class TrainPanel {
     const runs = compare ? [1, options.nHead] : [options.nHead];
     const shape = `${options.nLayer} × ${options.nEmbd}`;
     const names = runs.map((h) => `${h} head${h === 1 ? '' : 's'}`);
-    this.#chart.reset(names.flatMap((n, i) => compare
-      ? [{ name: `${n}: training`, className: `train-${i}` }, { name: `${n}: held-out`, className: `valid-${i}` }]
-      : [{ name: 'Training', className: 'train-0' }, { name: 'Held-out', className: 'valid-0' }]), options.steps);
+    this.#chart.reset(
+      names.flatMap((n, i) =>
+        compare
+          ? [
+              { name: `${n}: training`, className: `train-${i}` },
+              { name: `${n}: held-out`, className: `valid-${i}` },
+            ]
+          : [
+              { name: 'Training', className: 'train-0' },
+              { name: 'Held-out', className: 'valid-0' },
+            ],
+      ),
+      options.steps,
+    );
     this.#samples.replaceChildren();
     this.#grids[1].configure(0, 0, '');
     $('train-grid-1').hidden = !compare;
     this.#sessions = runs.map((nHead, i) => {
       this.#grids[i].configure(options.nLayer, nHead, `${shape}, ${names[i]}`);
-      return new TrainingSession([text], { ...runOptions, nHead }, {
-        name: `Trained here (${shape}, ${names[i]})`, probe, sampleEvery,
-        onStep: (s) => this.#onStep(i, s, runs.length),
-        onLook: (look) => this.#onLook(i, look, names[i], runs.length),
-      });
+      return new TrainingSession(
+        [text],
+        { ...runOptions, nHead },
+        {
+          name: `Trained here (${shape}, ${names[i]})`,
+          probe,
+          sampleEvery,
+          onStep: (s) => this.#onStep(i, s, runs.length),
+          onLook: (look) => this.#onLook(i, look, names[i], runs.length),
+        },
+      );
     });
   }
 
@@ -233,7 +285,8 @@ export class TrainPanel {
     if (i === count - 1 || count === 1) {
       const total = this.#sessions[0].settings.steps;
       this.#progressBar.value = s.step;
-      this.#progress.textContent = `Step ${formatInt(s.step)} of ${formatInt(total)}: loss ${s.loss.toFixed(3)}` +
+      this.#progress.textContent =
+        `Step ${formatInt(s.step)} of ${formatInt(total)}: loss ${s.loss.toFixed(3)}` +
         `${this.#latestValid()}, ${formatInt(Math.round(s.tokensPerSecond))} tokens/s${count > 1 ? ' each' : ''}.`;
     }
   }
@@ -269,8 +322,10 @@ export class TrainPanel {
     const last = valid.map((s) => s.points.at(-1)[1]);
     if (last.length === 1) return `Held-out loss ${last[0].toFixed(3)}.`;
     const [one, many] = last;
-    return `Held-out loss: ${one.toFixed(3)} with 1 head, ${many.toFixed(3)} with ${this.#sessions[1].settings.nHead} ` +
-      `(${many < one ? 'many heads lower' : many > one ? 'one head lower' : 'the same'} by ${Math.abs(one - many).toFixed(3)}).`;
+    return (
+      `Held-out loss: ${one.toFixed(3)} with 1 head, ${many.toFixed(3)} with ${this.#sessions[1].settings.nHead} ` +
+      `(${many < one ? 'many heads lower' : many > one ? 'one head lower' : 'the same'} by ${Math.abs(one - many).toFixed(3)}).`
+    );
   }
 
   // The model(s) into the Model select (the last of them loaded) and Download model.
@@ -280,8 +335,9 @@ export class TrainPanel {
       this.#trained = { files, name: s.name };
       this.#onTrained(files, s.name, { load: s === this.#sessions.at(-1) });
     }
-    if (done) await this.#end();   // nothing left to go on with: Train starts afresh
-    $('train-download-hint').textContent = `Saves config.json, model.safetensors, vocab.json and merges.txt of ${this.#trained.name} ` +
+    if (done) await this.#end(); // nothing left to go on with: Train starts afresh
+    $('train-download-hint').textContent =
+      `Saves config.json, model.safetensors, vocab.json and merges.txt of ${this.#trained.name} ` +
       '(the browser may ask to allow several downloads).';
   }
 
@@ -319,8 +375,12 @@ export class TrainPanel {
   #download() {
     if (!this.#trained) return;
     const { files } = this.#trained;
-    const parts = [['config.json', files.config, 'application/json'], ['model.safetensors', files.weights, 'application/octet-stream'],
-                   ['vocab.json', files.vocab, 'application/json'], ['merges.txt', files.merges, 'text/plain']];
+    const parts = [
+      ['config.json', files.config, 'application/json'],
+      ['model.safetensors', files.weights, 'application/octet-stream'],
+      ['vocab.json', files.vocab, 'application/json'],
+      ['merges.txt', files.merges, 'text/plain'],
+    ];
     for (const [name, data, type] of parts) {
       const url = URL.createObjectURL(new Blob([data], { type }));
       const a = document.createElement('a');
@@ -339,16 +399,33 @@ export class TrainPanel {
 
 // The engine's messages name train()'s options and config.json's fields: here they are the
 // panel's fields.
-const FIELD_WORDS = { seqLen: 'Context', nPositions: 'Context', n_positions: 'Context', nEmbd: 'Width', n_embd: 'Width',
-                      nHead: 'Heads', n_head: 'Heads', nLayer: 'Layers', n_layer: 'Layers', vocabSize: 'Vocabulary',
-                      batchSize: 'Batch' };
-const inPageWords = (message) => message.replace(/\b(seqLen|nPositions|n_positions|nEmbd|n_embd|nHead|n_head|nLayer|n_layer|vocabSize|batchSize)\b/g,
-                                                 (word) => FIELD_WORDS[word]);
+const FIELD_WORDS = {
+  seqLen: 'Context',
+  nPositions: 'Context',
+  n_positions: 'Context',
+  nEmbd: 'Width',
+  n_embd: 'Width',
+  nHead: 'Heads',
+  n_head: 'Heads',
+  nLayer: 'Layers',
+  n_layer: 'Layers',
+  vocabSize: 'Vocabulary',
+  batchSize: 'Batch',
+};
+const inPageWords = (message) =>
+  message.replace(
+    /\b(seqLen|nPositions|n_positions|nEmbd|n_embd|nHead|n_head|nLayer|n_layer|vocabSize|batchSize)\b/g,
+    (word) => FIELD_WORDS[word],
+  );
 
 // The text the attention maps show: its first line with a few words in it, at most 200 characters
 // (cut at a space).
 function probeText(text) {
-  const line = text.split('\n').map((l) => l.trim()).find((l) => l.split(/\s+/).length >= 4) ?? text.trim();
+  const line =
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.split(/\s+/).length >= 4) ?? text.trim();
   if (line.length <= 200) return line;
   const cut = line.lastIndexOf(' ', 200);
   return line.slice(0, cut > 0 ? cut : 200);

@@ -17,8 +17,19 @@ const HELD_OUT_TOKENS = 16384;
 // first 5% of the steps and decays to a tenth of its peak, and a held-out loss comes with each sample.
 export function trainOptions(f) {
   return {
-    nLayer: f.layers, nEmbd: f.width, nHead: f.heads, nPositions: f.context, seqLen: f.context, vocabSize: f.vocab,
-    batchSize: f.batch, steps: f.steps, learningRate: f.rate, minLearningRate: f.rate / 10,
-    warmup: Math.max(1, Math.round(f.steps / 20)), seed: f.seed, evalEvery: f.every, evalTokens: HELD_OUT_TOKENS,
+    nLayer: f.layers,
+    nEmbd: f.width,
+    nHead: f.heads,
+    nPositions: f.context,
+    seqLen: f.context,
+    vocabSize: f.vocab,
+    batchSize: f.batch,
+    steps: f.steps,
+    learningRate: f.rate,
+    minLearningRate: f.rate / 10,
+    warmup: Math.max(1, Math.round(f.steps / 20)),
+    seed: f.seed,
+    evalEvery: f.every,
+    evalTokens: HELD_OUT_TOKENS,
   };
 }

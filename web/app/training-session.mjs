@@ -7,7 +7,7 @@
 import { loadModel, train } from '../dist/glassbox.mjs';
 
 const SAMPLE_TOKENS = 40;
-const PROBE_TOKENS = 32;   // the attention maps' tokens, at most (and at most the context)
+const PROBE_TOKENS = 32; // the attention maps' tokens, at most (and at most the context)
 
 // Looks run one at a time (two runs side by side share the page's thread).
 let looking = Promise.resolve();
@@ -16,13 +16,13 @@ export class TrainingSession {
   #run;
   #sampleEvery;
   #probe;
-  #looked = 0;        // the step of the last look
-  #look = null;       // the look under way
-  #ended = false;     // disposed: looks still under way show nothing
+  #looked = 0; // the step of the last look
+  #look = null; // the look under way
+  #ended = false; // disposed: looks still under way show nothing
   #onStep;
   #onLook;
-  name;               // what the Model select calls its model
-  stopReason;         // the run's, once iterating has ended ('done', 'cancelled', 'failed') or 'paused'
+  name; // what the Model select calls its model
+  stopReason; // the run's, once iterating has ended ('done', 'cancelled', 'failed') or 'paused'
 
   // texts, options: train()'s; name: the model's in the Model select; probe: the text whose
   // attention the maps show (its first words start the samples); sampleEvery: steps between looks;
@@ -37,8 +37,12 @@ export class TrainingSession {
     this.#onLook = onLook;
   }
 
-  get settings() { return this.#run.settings; }
-  get step() { return this.#run.step; }
+  get settings() {
+    return this.#run.settings;
+  }
+  get step() {
+    return this.#run.step;
+  }
 
   // Trains until the last step or pause(); resolves once the look at where it stopped is shown.
   // A failed step rejects (the run has ended then, and its worker with it).
@@ -49,24 +53,29 @@ export class TrainingSession {
       for await (const s of this.#run) {
         this.#onStep(s);
         if (s.step % this.#sampleEvery === 0 || s.step === steps) {
-          await this.#look;   // one look at a time: training waits only when looks take longer than its steps
+          await this.#look; // one look at a time: training waits only when looks take longer than its steps
           this.#lookAt(s.step, await this.#run.files());
         }
       }
     } catch (e) {
-      if (!this.#ended) throw e;   // else disposed during a step, which then ends this way
+      if (!this.#ended) throw e; // else disposed during a step, which then ends this way
     }
     this.stopReason = this.#run.stopReason ?? 'paused';
     await this.#look;
-    if (this.#looked !== this.#run.step && this.stopReason !== 'cancelled') {   // where it stopped
+    if (this.#looked !== this.#run.step && this.stopReason !== 'cancelled') {
+      // where it stopped
       await this.#lookAt(this.#run.step, await this.#run.files());
     }
   }
 
   // Stops after the step under way; go() resolves then and can be called again to go on.
-  pause() { this.#run.pause(); }
+  pause() {
+    this.#run.pause();
+  }
 
-  files() { return this.#run.files(); }
+  files() {
+    return this.#run.files();
+  }
 
   dispose() {
     this.#ended = true;
@@ -75,8 +84,14 @@ export class TrainingSession {
 
   #lookAt(step, files) {
     this.#looked = step;
-    looking = looking.then(() => this.#lookNow(step, files)).catch((e) => { if (!this.#ended) this.#onLook({ step, error: e }); });
-    const look = looking.finally(() => { if (this.#look === look) this.#look = null; });
+    looking = looking
+      .then(() => this.#lookNow(step, files))
+      .catch((e) => {
+        if (!this.#ended) this.#onLook({ step, error: e });
+      });
+    const look = looking.finally(() => {
+      if (this.#look === look) this.#look = null;
+    });
     this.#look = look;
     return look;
   }

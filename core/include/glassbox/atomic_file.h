@@ -11,4 +11,4 @@ namespace glassbox {
 // Throws Error naming the path if any step fails; the temporary file is removed then.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 
-}  // namespace glassbox
+}   // namespace glassbox

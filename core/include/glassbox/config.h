@@ -39,14 +39,14 @@ struct ModelConfig {
   int n_embd = 0;
   int n_layer = 0;
   int n_head = 0;
-  int n_inner = 0;       // MLP width (Hugging Face: null means 4 * n_embd)
+  int n_inner = 0;   // MLP width (Hugging Face: null means 4 * n_embd)
   PositionEncoding position_encoding = PositionEncoding::Learned;
   double layer_norm_epsilon = 1e-5;   // as the config gives it (the forward pass uses it as float)
   Activation activation = Activation::GeluTanh;
   bool scale_attn_weights = true;                 // divide scores by sqrt(head_dim)
   bool scale_attn_by_inverse_layer_idx = false;   // gpt2 option: also divide by (layer + 1)
-  bool add_cross_attention = false;   // gpt2 option: each block also attends to an encoder's outputs
-                                      // (ForwardOptions::encoder_states), between attention and MLP
+  bool add_cross_attention = false;               // gpt2 option: each block also attends to an encoder's outputs
+                                                  // (ForwardOptions::encoder_states), between attention and MLP
   std::vector<std::int32_t> eos_token_ids;        // generation stops when one is sampled
 
   // An encoder and a classifier, as config choices for models this project trains (glassbox's
@@ -75,4 +75,4 @@ struct ModelConfig {
 
 std::string_view activation_name(Activation activation);
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -20,8 +20,7 @@ class Error : public std::runtime_error {
 // config. The message starts with the file's path.
 class ModelFormatError : public Error {
  public:
-  ModelFormatError(const std::string& file, const std::string& problem)
-      : Error(file + ": " + problem) {}
+  ModelFormatError(const std::string& file, const std::string& problem) : Error(file + ": " + problem) {}
 };
 
 // An argument given by the caller is out of range: sampling settings, token ids, prompt length.
@@ -30,4 +29,4 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

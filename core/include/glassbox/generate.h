@@ -14,10 +14,10 @@
 namespace glassbox {
 
 enum class StopReason {
-  MaxTokens,    // produced max_tokens tokens
-  EndOfText,    // sampled the config's eos_token_id (not passed to the callback)
-  ContextFull,  // WhenContextFull::Stop, and the last token produced has no position left to run at
-  Cancelled,    // the callback returned false
+  MaxTokens,     // produced max_tokens tokens
+  EndOfText,     // sampled the config's eos_token_id (not passed to the callback)
+  ContextFull,   // WhenContextFull::Stop, and the last token produced has no position left to run at
+  Cancelled,     // the callback returned false
 };
 std::string_view stop_reason_name(StopReason reason);   // "max_tokens", "end_of_text", ...
 
@@ -86,9 +86,9 @@ class Generator {
   Sampler sampler_;
   KVCache cache_;
   TensorHook keep_last_row_;
-  std::vector<float> logits_;      // (V) for the next sample
-  std::vector<float> attention_;   // (L, H, S) last query row, with options.attention
-  std::vector<TokenProbability> lens_;   // (L, K) with options.lens
+  std::vector<float> logits_;             // (V) for the next sample
+  std::vector<float> attention_;          // (L, H, S) last query row, with options.attention
+  std::vector<TokenProbability> lens_;    // (L, K) with options.lens
   std::optional<std::int32_t> pending_;   // produced, not yet run through the model
   std::vector<std::int32_t> window_;      // the ids in the cache, in order (to slide)
   int window_start_ = 0;                  // position in the sequence of window_[0]
@@ -104,4 +104,4 @@ using TokenCallback = std::function<bool(const GeneratedToken&)>;
 StopReason generate(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options,
                     const TokenCallback& on_token);
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -22,8 +22,8 @@ class KVCache {
   KVCache& operator=(KVCache&&) noexcept;
   ~KVCache();
 
-  int size() const { return size_; }       // positions filled
-  int capacity() const { return n_ctx_; }  // the model's context length
+  int size() const { return size_; }        // positions filled
+  int capacity() const { return n_ctx_; }   // the model's context length
   int n_layer() const { return n_layer_; }
   int n_embd() const { return n_embd_; }
 
@@ -43,7 +43,7 @@ class KVCache {
  private:
   friend class Model;   // only the forward pass adds positions
   void advance(int n) { size_ += n; }
-  float* matrix(int i);          // i = 2 * layer (+1 for values): (allocated_, n_embd)
+  float* matrix(int i);   // i = 2 * layer (+1 for values): (allocated_, n_embd)
 
   int n_layer_, n_ctx_, n_embd_;
   int size_ = 0;
@@ -52,4 +52,4 @@ class KVCache {
   std::unique_ptr<Storage> storage_;
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

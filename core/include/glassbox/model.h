@@ -44,13 +44,12 @@ struct NamedTensor {
 using TensorHook = std::function<void(const NamedTensor&)>;
 
 struct ForwardOptions {
-  bool all_logits = false;           // logits for every position (T,V), not only the last (1,V)
-  const TensorHook* hook = nullptr;  // nullptr: no capture, and attention probabilities are never
-                                     // written out (the kernel keeps one row at a time)
-  bool causal = true;                // false (and always for a "bidirectional" model): every query sees every key, later ones too (an
-                                     // encoder's bidirectional attention, as BERT's), with the
-                                     // same weights: what a decoder's mask keeps it from seeing;
-                                     // the whole sequence in one call, from an empty cache
+  bool all_logits = false;            // logits for every position (T,V), not only the last (1,V)
+  const TensorHook* hook = nullptr;   // nullptr: no capture, and attention probabilities are never
+                                      // written out (the kernel keeps one row at a time)
+  bool causal = true;   // false (and always for a "bidirectional" model): every query sees every key, later ones too
+                        // (an encoder's bidirectional attention, as BERT's), with the same weights: what a decoder's
+                        // mask keeps it from seeing; the whole sequence in one call, from an empty cache
   // (S, C): an encoder's outputs, which the blocks of a model with add_cross_attention attend to
   // (queries from the decoder, keys and values from these); empty: those blocks are skipped, as
   // Hugging Face does.
@@ -156,4 +155,4 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -33,7 +33,8 @@ class ModelLoader {
  public:
   // How many of a safetensors file's first bytes hold its 8-byte length and header, given at least
   // its first 8. Throws ModelFormatError (naming `source`) for fewer, or a header past the 16 MB limit.
-  static std::uint64_t header_size(std::span<const std::byte> first_bytes, const std::string& source = "model.safetensors");
+  static std::uint64_t header_size(std::span<const std::byte> first_bytes,
+                                   const std::string& source = "model.safetensors");
 
   // config.json's text and the file's first bytes, at least through the end of its header (more
   // are ignored: they are given again through window()). Parses and checks the header against the
@@ -73,4 +74,4 @@ class ModelLoader {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

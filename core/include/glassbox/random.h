@@ -28,4 +28,4 @@ class Rng {
   std::uint64_t state_;
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -79,7 +79,7 @@ class SafeTensors {
   std::map<std::string, std::string> metadata_;
   std::shared_ptr<const void> owner_;
   const MappedFile* mapped_ = nullptr;   // owner_, when open() mapped the file
-  std::vector<TensorInfo> tensors_;   // sorted by name
+  std::vector<TensorInfo> tensors_;      // sorted by name
 };
 
 // One tensor for write_safetensors: `bytes` holds numel * dtype_size bytes, little-endian.
@@ -97,4 +97,4 @@ struct TensorData {
 std::string safetensors_bytes(const std::vector<TensorData>& tensors,
                               const std::map<std::string, std::string>& metadata = {});
 
-}  // namespace glassbox
+}   // namespace glassbox

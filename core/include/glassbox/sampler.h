@@ -12,9 +12,9 @@
 namespace glassbox {
 
 struct SamplingSettings {
-  float temperature = 1.0f;  // 0: greedy (argmax); otherwise logits / temperature
-  int top_k = 0;             // keep the k most probable tokens; 0: all
-  float top_p = 1.0f;        // keep the smallest set of most probable tokens whose mass >= top_p
+  float temperature = 1.0f;   // 0: greedy (argmax); otherwise logits / temperature
+  int top_k = 0;              // keep the k most probable tokens; 0: all
+  float top_p = 1.0f;         // keep the smallest set of most probable tokens whose mass >= top_p
   std::uint64_t seed = 0;
 
   // Throws InvalidArgument naming the bad setting: temperature NaN, infinite or negative; top_k
@@ -50,4 +50,4 @@ class Sampler {
   std::vector<double> probs_;
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

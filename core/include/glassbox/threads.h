@@ -14,4 +14,4 @@ namespace glassbox {
 void set_num_threads(int threads);
 int num_threads();
 
-}  // namespace glassbox
+}   // namespace glassbox

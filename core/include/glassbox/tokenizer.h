@@ -85,4 +85,4 @@ class StreamingDecoder {
   std::string pending_;   // bytes of an incomplete character
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -12,7 +12,7 @@
 namespace glassbox {
 
 struct TokenizerTrainingOptions {
-  int vocab_size = 4096;   // including the 256 bytes and the special tokens
+  int vocab_size = 4096;                                         // including the 256 bytes and the special tokens
   std::vector<std::string> special_tokens = {"<|endoftext|>"};   // appended after the merges
   std::function<void(int merges_done, int merges_total)> on_progress;   // may be empty
 };
@@ -33,4 +33,4 @@ TokenizerFiles train_tokenizer(std::string_view text, const TokenizerTrainingOpt
 // crash never leaves a half-written file behind.
 void save_tokenizer(const TokenizerFiles& files, const std::filesystem::path& dir);
 
-}  // namespace glassbox
+}   // namespace glassbox

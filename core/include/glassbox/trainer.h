@@ -42,23 +42,23 @@
 namespace glassbox {
 
 struct TrainingOptions {
-  int batch_size = 16;              // sequences per step
-  int seq_len = 128;                // tokens per sequence, at most the model's n_positions
-  int steps = 2000;                 // optimisation steps in all (the schedule's length)
-  double learning_rate = 1e-3;      // peak, reached at the end of the warmup
-  double min_learning_rate = 1e-4;  // where the cosine decay ends
+  int batch_size = 16;               // sequences per step
+  int seq_len = 128;                 // tokens per sequence, at most the model's n_positions
+  int steps = 2000;                  // optimisation steps in all (the schedule's length)
+  double learning_rate = 1e-3;       // peak, reached at the end of the warmup
+  double min_learning_rate = 1e-4;   // where the cosine decay ends
   int warmup_steps = 100;
-  double weight_decay = 0.1;        // decoupled (AdamW), on 2-D tensors only
+  double weight_decay = 0.1;   // decoupled (AdamW), on 2-D tensors only
   double beta1 = 0.9;
   double beta2 = 0.95;
   double eps = 1e-8;
-  double grad_clip = 1.0;           // max global L2 norm of the gradient; 0 turns clipping off
-  double dropout = 0.0;             // on the embeddings and each residual branch (GPT-2's embd_pdrop,
-                                    // resid_pdrop) while training; never when evaluating
-  std::uint64_t seed = 1;           // initialisation and batch sampling
-  int threads = 2;                  // the batch is computed as this many shards, in parallel (one
-                                    // after another in WebAssembly)
-  double lm_weight = 0.5;           // classifiers: the LM loss's weight beside the label loss (GPT-1's lambda)
+  double grad_clip = 1.0;   // max global L2 norm of the gradient; 0 turns clipping off
+  double dropout = 0.0;     // on the embeddings and each residual branch (GPT-2's embd_pdrop,
+                            // resid_pdrop) while training; never when evaluating
+  std::uint64_t seed = 1;   // initialisation and batch sampling
+  int threads = 2;          // the batch is computed as this many shards, in parallel (one
+                            // after another in WebAssembly)
+  double lm_weight = 0.5;   // classifiers: the LM loss's weight beside the label loss (GPT-1's lambda)
 
   // Throws InvalidArgument naming the first bad setting (NaN, negative, zero where not allowed,
   // seq_len above the context, ...).
@@ -80,11 +80,11 @@ struct StepResult {
 };
 
 struct EvalResult {
-  double loss_sum = 0;     // nats, summed over the predicted tokens
-  std::int64_t tokens = 0; // tokens predicted
-  double label_loss_sum = 0;          // classifiers: nats, summed over the sequences
-  std::int64_t labels = 0;            // sequences classified
-  std::int64_t labels_correct = 0;    // ... whose largest logit was their label
+  double loss_sum = 0;               // nats, summed over the predicted tokens
+  std::int64_t tokens = 0;           // tokens predicted
+  double label_loss_sum = 0;         // classifiers: nats, summed over the sequences
+  std::int64_t labels = 0;           // sequences classified
+  std::int64_t labels_correct = 0;   // ... whose largest logit was their label
   double loss() const { return tokens ? loss_sum / double(tokens) : NAN; }   // NaN: nothing predicted
   double label_loss() const { return labels ? label_loss_sum / double(labels) : NAN; }
   double accuracy() const { return labels ? double(labels_correct) / double(labels) : NAN; }
@@ -162,4 +162,4 @@ class Trainer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace glassbox
+}   // namespace glassbox

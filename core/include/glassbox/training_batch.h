@@ -60,4 +60,4 @@ struct LabelledBatch {
 LabelledBatch sample_labelled_batch(std::span<const LabelledIds> examples, int B, std::uint64_t seed, int step,
                                     std::int32_t pad_id);
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -54,8 +54,8 @@ ModelConfig training_model_config(const TrainingSettings& settings, int vocab_si
 
 // What set_up_training starts from beside the settings.
 struct TrainingInputs {
-  std::vector<TrainingDocument> train;   // the text to train on
-  std::vector<TrainingDocument> valid;   // held-out text; none: settings.valid_fraction of train's end
+  std::vector<TrainingDocument> train;       // the text to train on
+  std::vector<TrainingDocument> valid;       // held-out text; none: settings.valid_fraction of train's end
   std::optional<TokenizerFiles> tokenizer;   // used as it is; none: one is learned from train
   std::vector<std::string> special_tokens;   // a learned tokenizer's, after <|endoftext|>
   // A run that goes on (a checkpoint's): its config and options, not the settings' (whose
@@ -73,13 +73,13 @@ struct TrainingInputs {
 
 // A run, set up.
 struct TrainingSetup {
-  TokenizerFiles tokenizer_files;     // vocab.json and merges.txt: the given ones, or those learned
-  Tokenizer tokenizer;                // made of them
-  ModelConfig config;                 // the settings' shape with the tokenizer's vocabulary, and
-                                      // <|endoftext|> as the end of a text where it has it
-  TrainingOptions options;            // settings.options
-  std::vector<std::int32_t> train;    // the training text as ids (encode_documents)
-  std::vector<std::int32_t> valid;    // the held-out text as ids
+  TokenizerFiles tokenizer_files;    // vocab.json and merges.txt: the given ones, or those learned
+  Tokenizer tokenizer;               // made of them
+  ModelConfig config;                // the settings' shape with the tokenizer's vocabulary, and
+                                     // <|endoftext|> as the end of a text where it has it
+  TrainingOptions options;           // settings.options
+  std::vector<std::int32_t> train;   // the training text as ids (encode_documents)
+  std::vector<std::int32_t> valid;   // the held-out text as ids
 };
 
 // Checks the settings against the model they make, holds out the end of the text (unless held-out
@@ -88,4 +88,4 @@ struct TrainingSetup {
 // document that is not UTF-8.
 TrainingSetup set_up_training(TrainingInputs inputs, const TrainingSettings& settings);
 
-}  // namespace glassbox
+}   // namespace glassbox

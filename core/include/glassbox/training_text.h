@@ -27,4 +27,4 @@ TrainingDocument hold_out(std::vector<TrainingDocument>& docs, double fraction);
 // encoded from (not UTF-8).
 std::vector<std::int32_t> encode_documents(const Tokenizer& tokenizer, const std::vector<TrainingDocument>& docs);
 
-}  // namespace glassbox
+}   // namespace glassbox

@@ -1,13 +1,26 @@
 // Type-checked with `tsc --noEmit --strict` in a fresh project where the glassbox tarball is
 // installed (tests/package), with lib es2022 and dom alone (no esnext.disposable, no @types/node)
 // and with esnext.disposable: the package's types as a TypeScript user sees them. Not run.
-import { estimateModel, loadModel, train, type GenerateStep, InvalidArgumentError, type Model, type ModelShape, type TrainStep } from 'glassbox';
+import {
+  estimateModel,
+  loadModel,
+  train,
+  type GenerateStep,
+  InvalidArgumentError,
+  type Model,
+  type ModelShape,
+  type TrainStep,
+} from 'glassbox';
 import { loadTokenizer, type Tokenizer } from 'glassbox/tokenizer';
 
 export async function run(signal: AbortSignal): Promise<string> {
-  await using model: Model = await loadModel('openai-community/gpt2', { worker: true, quantize: 'int8', signal,
+  await using model: Model = await loadModel('openai-community/gpt2', {
+    worker: true,
+    quantize: 'int8',
+    signal,
     onProgress: ({ phase, loaded, total }) => console.log(phase, loaded, total),
-    onTokenizer: (tokenizer) => console.log(tokenizer.shape.positions) });
+    onTokenizer: (tokenizer) => console.log(tokenizer.shape.positions),
+  });
   const shape: ModelShape = model.shape;
   const perHead: number = shape.width / shape.heads;
   const generation = model.generate('Hello', { maxTokens: 20, attention: true, top: 5 });
@@ -23,8 +36,10 @@ export async function run(signal: AbortSignal): Promise<string> {
   const estimate = await estimateModel('openai-community/gpt2');
   using tokenizer: Tokenizer = await loadTokenizer({ vocab: '{}', merges: '' });
   const ids: number[] = tokenizer.tokenize(text, { allowSpecial: true });
-  return `${reason} ${estimate.fits} ${ids.length} ${first} ${states?.length} ${new InvalidArgumentError('x').name} ` +
-    `${shape.modelType} ${shape.positions} ${shape.layers} ${shape.kvHeads} ${shape.vocabulary} ${perHead}`;
+  return (
+    `${reason} ${estimate.fits} ${ids.length} ${first} ${states?.length} ${new InvalidArgumentError('x').name} ` +
+    `${shape.modelType} ${shape.positions} ${shape.layers} ${shape.kvHeads} ${shape.vocabulary} ${perHead}`
+  );
 }
 
 export async function trainOne(text: string, signal: AbortSignal): Promise<number> {

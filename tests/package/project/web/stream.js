@@ -3,7 +3,9 @@
 // report calls where it ran (default: worker, the option given). Also reports any
 // Content-Security-Policy violation as a console error (in a page).
 if (typeof document === 'object') {
-  document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+  document.addEventListener('securitypolicyviolation', (e) =>
+    console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`),
+  );
 }
 
 export async function stream(loadModel, worker, label = worker) {
@@ -12,7 +14,13 @@ export async function stream(loadModel, worker, label = worker) {
     const ids = [];
     const generation = model.generate('The old man walked into the', { maxTokens: 20, temperature: 0 });
     for await (const step of generation) ids.push(step.id);
-    const result = { worker: label, ids, stopReason: generation.stopReason, threads: model.threads, cores: navigator.hardwareConcurrency };
+    const result = {
+      worker: label,
+      ids,
+      stopReason: generation.stopReason,
+      threads: model.threads,
+      cores: navigator.hardwareConcurrency,
+    };
     await model.dispose();
     return result;
   } catch (e) {

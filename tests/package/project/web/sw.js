@@ -6,6 +6,9 @@ import { stream } from './stream.js';
 
 self.addEventListener('message', async (e) => {
   const result = await stream(loadModel, false, 'service worker');
-  result.refused = await loadModel('model/', { worker: true }).then(() => '(loaded)', (error) => error.name);
+  result.refused = await loadModel('model/', { worker: true }).then(
+    () => '(loaded)',
+    (error) => error.name,
+  );
   e.source.postMessage(result);
 });
