@@ -16,4 +16,27 @@ export {
   OutOfMemoryError,
   StateError,
 } from './glassbox.js';
-export type * from './glassbox.js';
+// The types of what these give and take (train() is not here: a run loads its module with import(),
+// which a service worker may not use).
+export type {
+  ModelType,
+  ModelConfig,
+  ModelShape,
+  TokenIds,
+  ModelFiles,
+  LoadOptions,
+  Tokenizer,
+  TokenProbability,
+  HeadMask,
+  ForwardOptions,
+  ForwardResult,
+  ClassifyResult,
+  GenerateOptions,
+  GenerateStep,
+  GenerateResult,
+  Model,
+  Generation,
+  ModelEstimate,
+  GlassboxWorker,
+  EstimateOptions,
+} from './glassbox.js';

@@ -6,15 +6,18 @@ export { GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, St
  *  tiktoken's "gpt2" encoding) without the model: from a directory (a model's, whose weights are not
  *  read; a URL, a hub id 'owner/name', or a path in Node), or from the two files' contents. */
 export function loadTokenizer(
-  source:
-    | string
-    | URL
-    | { vocab: string | ArrayBuffer | ArrayBufferView | Blob; merges: string | ArrayBuffer | ArrayBufferView | Blob },
+  source: TokenizerSource,
   options?: {
     signal?: AbortSignal;
     /** The directory glassbox-tokenizer.wasm is served from (default: beside its glue). */ wasmPaths?: string | URL;
   },
 ): Promise<Tokenizer>;
+
+/** A directory (a URL, a hub id 'owner/name', or a path in Node), or the two files' contents. */
+export type TokenizerSource =
+  | string
+  | URL
+  | { vocab: string | ArrayBuffer | ArrayBufferView | Blob; merges: string | ArrayBuffer | ArrayBufferView | Blob };
 
 /** Synchronous: the tokenizer runs in the calling thread. */
 export class Tokenizer {

@@ -16,6 +16,11 @@ import { makeModule } from './wasm-module.mjs';
 
 export { GlassboxError, InvalidArgumentError, ModelFormatError, NetworkError, StateError } from './errors.mjs';
 
+// `using tokenizer = ...` calls it; where the runtime has no Symbol.dispose yet, the name
+// TypeScript's and Babel's helpers look for.
+/** @type {typeof Symbol.dispose} */
+const dispose = /** @type {typeof Symbol.dispose} */ (Symbol.dispose ?? Symbol.for('Symbol.dispose'));
+
 let modulePromise = null; // one instance per thread, shared by every tokenizer made in it
 
 // The Emscripten module (wasm-module.mjs), its .wasm beside the glue (where a bundler puts it:
@@ -43,6 +48,11 @@ function loadModule(wasmPaths) {
 // URL, a hub id 'owner/name', or a path in Node), or {vocab, merges} as strings, buffers or Blobs.
 // options: signal, an AbortSignal that cancels reading the files; wasmPaths, the directory
 // glassbox-tokenizer.wasm is served from (default: beside its glue, where a bundler puts it).
+/**
+ * @param {import('./tokenizer.js').TokenizerSource} source
+ * @param {{ signal?: AbortSignal, wasmPaths?: string | URL }} [options]
+ * @returns {Promise<Tokenizer>}
+ */
 export async function loadTokenizer(source, { signal, wasmPaths } = {}) {
   if (wasmPaths !== undefined && typeof wasmPaths !== 'string' && !(wasmPaths instanceof URL))
     throw new InvalidArgumentError(
@@ -80,7 +90,7 @@ export class Tokenizer {
     this.#handle = null;
   }
 
-  [Symbol.dispose ?? Symbol.for('Symbol.dispose')]() {
+  [dispose]() {
     this.dispose();
   }
 

@@ -1,7 +1,8 @@
 // The JS API's code against its declarations, with TypeScript (npm typescript): glassbox.mjs,
 // training.mjs, generation.mjs and errors.mjs are checked (their `// @ts-check`, their JSDoc
 // types taken from glassbox.d.ts) by tsc with tests/types/tsconfig.json, and exports.ts holds the
-// module's exports and the declared ones to each other. Then the same check on copies with a
+// module's exports and the declared ones to each other; entries.ts does the same for the
+// package's other entries (tokenizer.mjs, service-worker.mjs). Then the same check on copies with a
 // declaration or the code changed on purpose must fail, naming what drifted.
 //
 //   node --test tests/types/          (needs npm ci for typescript; no build)
@@ -73,6 +74,27 @@ const DRIFTS = [
     from: "readonly stopReason: 'done' | 'cancelled' | 'failed' | undefined;",
     to: "readonly stopReason: 'done' | 'cancelled' | undefined;",
     error: /training\.mjs.*TS2322[\s\S]*failed/,
+  },
+  {
+    what: 'the tokenizer entry exports a name its d.ts does not declare',
+    file: 'wasm/tokenizer.mjs',
+    from: 'export class Tokenizer {',
+    to: 'export const countTokens = (text) => text.length;\nexport class Tokenizer {',
+    error: /entries\.ts.*TS2322/,
+  },
+  {
+    what: "the tokenizer's d.ts promises a method its class does not have",
+    file: 'wasm/tokenizer.d.ts',
+    from: '  /** Frees its memory; later calls throw a StateError. */',
+    to: '  countTokens(text: string): number;\n  /** Frees its memory; later calls throw a StateError. */',
+    error: /entries\.ts.*TS2719[\s\S]*loadTokenizer/,
+  },
+  {
+    what: "the service worker's d.ts declares a function its entry does not export",
+    file: 'wasm/service-worker.d.ts',
+    from: '  estimateModel,',
+    to: '  estimateModel,\n  train,',
+    error: /entries\.ts.*TS2741[\s\S]*train/,
   },
 ];
 
