@@ -152,6 +152,8 @@ const masks = new MaskCompare({
   onToggle: (on) => {
     if (on) refreshMasks();
   },
+  textOf: (id) => state.texts.get(id),
+  headMask: () => headMask(),
 });
 
 // Both masks' attention for the current text (when the switch is on; not while generating).

@@ -28,6 +28,7 @@ export class AttentionView {
   #offset = 0; // sequence index of the first token drawn
   #buttons = []; // [layer][head] -> {button, canvas, off}
   #onToggleHead;
+  #silenced = new Set(); // heads switched off, "layer:head"
   #frame = 0;
   #thumbsDirty = false;
   #thumbsDrawn = 0;
@@ -109,7 +110,8 @@ export class AttentionView {
           canvas,
         );
         button.tabIndex = l === 0 && h === 0 ? 0 : -1; // one Tab stop for the grid; arrows move, X switches
-        // The switch: out of the Tab order (the grid's X key does the same), for the pointer.
+        // The switch, in a row of its own under the thumbnail (a target of 24 px or more that covers
+        // nothing): out of the Tab order (the grid's X key does the same), for the pointer.
         const off = el(
           'button',
           {
@@ -151,8 +153,10 @@ export class AttentionView {
   }
 
   // While tokens stream in (the heatmap then grows its canvases in steps).
+  // A generation that starts brings the map back to its latest tokens.
   setLive(live) {
     this.#live = live;
+    if (live) this.#heatmap.follow();
   }
 
   // Schedules a redraw; thumbs: also the thumbnails (throttled unless force). While tokens stream,
@@ -188,6 +192,8 @@ export class AttentionView {
 
   // Which heads are off: a Set of "layer:head".
   setSilenced(silenced) {
+    this.#silenced = new Set(silenced);
+    this.update();
     this.#buttons.forEach((row, l) =>
       row.forEach(({ button, off }, h) => {
         const isOff = silenced.has(`${l}:${h}`);
@@ -271,7 +277,10 @@ export class AttentionView {
     this.#offset = seq?.offset ?? 0;
     this.#empty.hidden = T > 0;
     const selected = this.#selected >= this.#offset ? this.#selected - this.#offset : -1;
-    this.#heatmap.draw(seq, this.layer, this.head, selected, { live: this.#live });
+    this.#heatmap.draw(seq, this.layer, this.head, selected, {
+      live: this.#live,
+      off: this.#silenced.has(`${this.layer}:${this.head}`),
+    });
     if (!this.#thumbsDirty || (this.#live && !this.#thumbsInView)) return;
     const now = performance.now();
     if (now - this.#thumbsDrawn < THUMB_INTERVAL) {

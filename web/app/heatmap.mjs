@@ -90,6 +90,53 @@ const MIN_CELL = 14; // labels on every token down to this cell size
 const MAX_CELL = 28;
 const MAX_EXTENT = 2400; // CSS pixels of matrix before cells shrink (and labels thin out)
 const LABEL_MAX = 96; // CSS pixels for a label
+
+// A token's label cut to maxWidth CSS pixels (with …) in `font`.
+const measure = new OffscreenCanvas(1, 1).getContext('2d');
+export function fitLabel(s, { font = FONT, maxWidth = LABEL_MAX } = {}) {
+  measure.font = font;
+  if (measure.measureText(s).width <= maxWidth) return s;
+  let cut = s;
+  while (cut.length > 1 && measure.measureText(`${cut}…`).width > maxWidth) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
+
+// The token labels of a map's two axes: rows (a canvas `label` wide and `size` high,
+// right-aligned) and columns (`size` wide and `label` high, rotated), one every `step` tokens and
+// the last; generated tokens in blue. Cells are `cell` CSS pixels; the canvases have dpr device
+// pixels per CSS pixel.
+export function drawTokenLabels(
+  rows,
+  cols,
+  { labels, generated = () => false, T, cell, label, step, size, dpr, font = FONT },
+) {
+  for (const [c, w, h] of [
+    [rows, label, size],
+    [cols, size, label],
+  ]) {
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.fillStyle = '#ffffff';
+    c.fillRect(0, 0, w, h);
+    c.font = font;
+    c.textBaseline = 'middle';
+  }
+  rows.textAlign = 'right';
+  for (let i = 0; i < T; ++i) {
+    if (i % step !== 0 && i !== T - 1) continue;
+    const color = generated(i) ? '#1d4ed8' : '#374151',
+      mid = i * cell + cell / 2;
+    rows.fillStyle = color;
+    rows.fillText(labels[i], label - 6, mid);
+    cols.save();
+    cols.fillStyle = color;
+    cols.translate(mid, label - 6);
+    cols.rotate(-Math.PI / 2);
+    cols.textAlign = 'left';
+    cols.fillText(labels[i], 0, 0);
+    cols.restore();
+  }
+}
+
 const GROW = 16; // while streaming, canvases grow by this many tokens at a time
 
 export class Heatmap {
@@ -111,6 +158,10 @@ export class Heatmap {
   #overlayKey = ''; // what the overlay shows (see #drawOverlay)
   #marks; // the overlay's boxes: selected row, pointer and cursor (row, column, cell)
   #defaultReadout;
+  #described = null; // the cell the readout describes {q, k}, or null
+  #off = false; // the head shown is switched off
+  #follow = true; // keep the latest token's row and column in view (until the person scrolls the map)
+  #scrolledTo = null; // {left, top}: where the map last scrolled itself
 
   constructor({ canvas, overlay, cols, rows, corner, scroller, readout, onSelectQuery }) {
     this.#canvas = canvas;
@@ -150,11 +201,33 @@ export class Heatmap {
       this.#describe(this.#cursor);
     });
     canvas.addEventListener('blur', () => this.#drawOverlay());
+    // A scroll the map did not make itself is the person's (wheel, touch, scroll bars, the keyboard
+    // cursor): from then on the map stays where they put it, unless that shows the latest token.
+    scroller.addEventListener('scroll', () => this.#noticeScroll(), { passive: true });
   }
 
-  // Draws the matrix and the labels. live: tokens are streaming in (grow canvases in steps).
-  draw(seq, layer, head, selected, { live = false } = {}) {
-    const stick = this.#atEnd();
+  // Whether the map is where it last scrolled itself; if not, the person moved it. Called on
+  // scroll events and before each redraw too: a redraw may come before the event of a scroll.
+  #noticeScroll() {
+    const to = this.#scrolledTo,
+      s = this.#scroller;
+    if (to && Math.abs(s.scrollLeft - to.left) < 2 && Math.abs(s.scrollTop - to.top) < 2) return;
+    this.#scrolledTo = null;
+    this.#follow = this.#latestInView();
+  }
+
+  // Follows the latest token again (a generation starts), from where the map is now.
+  follow() {
+    this.#follow = true;
+    this.#scrolledTo = { left: this.#scroller.scrollLeft, top: this.#scroller.scrollTop };
+  }
+
+  // Draws the matrix and the labels. live: tokens are streaming in (grow canvases in steps); off:
+  // this head is switched off (its probabilities are multiplied by 0).
+  draw(seq, layer, head, selected, { live = false, off = false } = {}) {
+    const changed = layer !== this.#layer || head !== this.#head || off !== this.#off;
+    this.#noticeScroll(); // (with the sizes of the map as the person saw it)
+    this.#off = off;
     this.#seq = seq;
     this.#layer = layer;
     this.#head = head;
@@ -164,10 +237,10 @@ export class Heatmap {
     this.#scroller.hidden = !T;
     if (!T) {
       this.#geo = null;
+      this.#describe(null);
       return;
     }
     const g = this.#layout(seq, live);
-    const { cell, label, step } = g;
 
     // The matrix: one backing pixel per cell, scaled up by CSS (image-rendering: pixelated). A
     // canvas of the map's full size in device pixels was megabytes to paint and hand to the
@@ -177,42 +250,22 @@ export class Heatmap {
     ctx.fillRect(0, 0, g.capacity, g.capacity);
     ctx.putImageData(matrixImage(seq, layer, head, T), 0, 0);
 
-    // Labels: rows on the left (right-aligned), columns on top (rotated); generated tokens in blue.
-    const labels = seq.texts.map((t) => this.#fit(visibleText(t)));
-    const rows = this.#rows.getContext('2d'),
-      cols = this.#cols.getContext('2d');
-    for (const [c, w, h] of [
-      [rows, label, g.size],
-      [cols, g.size, label],
-    ]) {
-      c.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
-      c.fillStyle = '#ffffff';
-      c.fillRect(0, 0, w, h);
-      c.font = FONT;
-      c.textBaseline = 'middle';
-    }
-    rows.textAlign = 'right';
-    for (let i = 0; i < T; ++i) {
-      if (i % step !== 0 && i !== T - 1) continue;
-      const color = seq.isGenerated(i) ? '#1d4ed8' : '#374151',
-        mid = i * cell + cell / 2;
-      rows.fillStyle = color;
-      rows.fillText(labels[i], label - 6, mid);
-      cols.save();
-      cols.fillStyle = color;
-      cols.translate(mid, label - 6);
-      cols.rotate(-Math.PI / 2);
-      cols.textAlign = 'left';
-      cols.fillText(labels[i], 0, 0);
-      cols.restore();
-    }
+    drawTokenLabels(this.#rows.getContext('2d'), this.#cols.getContext('2d'), {
+      labels: seq.texts.map((t) => fitLabel(visibleText(t))),
+      generated: (i) => seq.isGenerated(i),
+      ...g,
+    });
     this.#canvas.setAttribute(
       'aria-label',
-      `Attention of layer ${layer}, head ${head} over ${T} tokens. Rows: the token that looks; columns: the tokens it looks at.`,
+      `Attention of layer ${layer}, head ${head}${off ? ' (switched off)' : ''} over ${T} tokens. ` +
+        'Rows: the token that looks; columns: the tokens it looks at.',
     );
     this.#drawOverlay();
-    if (stick && live) this.#scroller.scrollTop = this.#scroller.scrollHeight;
+    if (this.#follow) this.#showLatest();
+    // The readout describes the same cell under this layer, head and tokens (while tokens stream,
+    // only when the layer or head changed: a live region read out ten times a second is noise).
     if (this.#hover) this.#describe(this.#hover);
+    else if (!live || changed) this.#describe(this.#described);
   }
 
   // Sizes: cells fit the width when they can (14 to 28 px), else the map scrolls; past 2400 px
@@ -223,8 +276,7 @@ export class Heatmap {
     const capacity = live ? Math.max(prev?.capacity ?? 0, Math.ceil(T / GROW) * GROW) : T;
     const ctx = this.#rows.getContext('2d');
     ctx.font = FONT;
-    let label =
-      Math.ceil(Math.max(54, ...seq.texts.map((t) => ctx.measureText(this.#fit(visibleText(t), ctx)).width))) + 10;
+    let label = Math.ceil(Math.max(54, ...seq.texts.map((t) => ctx.measureText(fitLabel(visibleText(t))).width))) + 10;
     if (live && prev) label = Math.max(label, prev.label);
     const avail = Math.max(120, this.#scroller.clientWidth - label - 4);
     let cell = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(avail / capacity)));
@@ -251,18 +303,30 @@ export class Heatmap {
     return g;
   }
 
-  #fit(s, ctx = this.#rows.getContext('2d')) {
-    ctx.font = FONT;
-    if (ctx.measureText(s).width <= LABEL_MAX) return s;
-    let cut = s;
-    while (cut.length > 1 && ctx.measureText(`${cut}…`).width > LABEL_MAX) cut = cut.slice(0, -1);
-    return `${cut}…`;
+  // Scrolls the map so that the latest token's row and column end at its bottom right corner
+  // (the diagonal, where most attention is, runs into it), or to the origin when it all fits.
+  #showLatest() {
+    const g = this.#geo,
+      s = this.#scroller,
+      end = g.label + g.T * g.cell;
+    const left = Math.max(0, end - s.clientWidth),
+      top = Math.max(0, end - s.clientHeight);
+    if (Math.abs(s.scrollLeft - left) >= 1 || Math.abs(s.scrollTop - top) >= 1) {
+      s.scrollLeft = left;
+      s.scrollTop = top;
+    }
+    this.#scrolledTo = { left: s.scrollLeft, top: s.scrollTop }; // as the browser rounded them
   }
 
-  // Whether the view shows the newest row (then it follows new tokens).
-  #atEnd() {
-    const s = this.#scroller;
-    return s.scrollTop + s.clientHeight >= s.scrollHeight - 8;
+  // Whether the latest token's row and column are in view (past the sticky label strips).
+  #latestInView() {
+    const g = this.#geo,
+      s = this.#scroller;
+    if (!g) return true;
+    const start = g.label + (g.T - 1) * g.cell,
+      end = start + g.cell;
+    const fits = (scroll, client) => start >= scroll + g.label - 1 && end <= scroll + client + 1;
+    return fits(s.scrollLeft, s.clientWidth) && fits(s.scrollTop, s.clientHeight);
   }
 
   // The marks over the matrix, in the overlay element: cell separators (a CSS background) and
@@ -367,10 +431,16 @@ export class Heatmap {
 
   #describe(cell) {
     const seq = this.#seq;
-    if (!cell || !seq || cell.q >= seq.length) {
-      this.#readout.textContent = this.#defaultReadout;
+    if (!cell || !seq || cell.q >= seq.length || cell.k >= seq.length) {
+      this.#described = null;
+      this.#say(
+        this.#off && seq?.length
+          ? `Layer ${this.#layer}, head ${this.#head} is switched off: its attention is multiplied by 0, so this map is empty and the head adds nothing.`
+          : this.#defaultReadout,
+      );
       return;
     }
+    this.#described = cell;
     const { q, k } = cell;
     const who = (i) => `#${i + (seq.offset ?? 0)} ${spokenText(seq.texts[i])}`; // numbered in the whole sequence
     let value;
@@ -383,7 +453,13 @@ export class Heatmap {
       const v = seq.value(this.#layer, this.#head, q, k);
       value = `${v.toFixed(4)} (${(100 * v).toFixed(1)}%)`;
     }
-    this.#readout.textContent = `Layer ${this.#layer}, head ${this.#head}: ${who(q)} → ${who(k)}: ${value}`;
+    const off = this.#off ? ' (switched off: its attention is multiplied by 0)' : '';
+    this.#say(`Layer ${this.#layer}, head ${this.#head}${off}: ${who(q)} → ${who(k)}: ${value}`);
+  }
+
+  // The readout is a live region: written only when its text changes.
+  #say(text) {
+    if (this.#readout.textContent !== text) this.#readout.textContent = text;
   }
 }
 

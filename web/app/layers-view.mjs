@@ -1,7 +1,8 @@
 // "Layers": the logit lens (docs/js-api.md). What each layer would predict if it were the last:
 // for one token, every layer's most likely guesses for it, so a person watches the answer form
 // layer by layer; and for the prompt, a grid of layer x position with each layer's top guess for
-// the next token.
+// the next token. Layers are numbered from 0, as everywhere on the page: row "Layer 0" is the
+// output of the first block (the embeddings have no row).
 //
 // The lens costs one final norm and one LM head per layer and position (on the shipped model it
 // halves the speed of generation), so the page asks for it only while this panel is in view: for
@@ -74,7 +75,7 @@ export class LayersView {
       el(
         'tr',
         {},
-        el('th', { scope: 'row' }, `${l + 1}`),
+        el('th', { scope: 'row' }, String(l)),
         ...row.map((top, t) => {
           const cell = appendVisibleText(
             el('td', {
@@ -87,7 +88,7 @@ export class LayersView {
           cell.style.setProperty('--p', top[0].probability.toFixed(3));
           cell.setAttribute(
             'aria-label',
-            `layer ${l + 1}, after token ${t}: ${spokenText(tops[l][t])}, ${percent(top[0].probability)}`,
+            `layer ${l}, after token ${t}: ${spokenText(tops[l][t])}, ${percent(top[0].probability)}`,
           );
           return cell;
         }),
@@ -138,12 +139,12 @@ export class LayersView {
     const chosen = actual;
     this.#caption.textContent =
       `How the model arrived at token #${position}: each layer's ${LENS_TOKENS} likeliest guesses for it, ` +
-      "first layer at the top. The last layer's are the model's own; the token that came is marked ●.";
+      "layer 0 (the first) at the top. The last layer's are the model's own; the token that came is marked ●.";
     const rows = lens.map((top, l) =>
       el(
         'tr',
         {},
-        el('th', { scope: 'row' }, `Layer ${l + 1}`),
+        el('th', { scope: 'row' }, `Layer ${l}`),
         ...top.map((t, k) => {
           const hit = t.id === chosen;
           const token = appendVisibleText(el('span', { className: 'lt-token' }), texts[l][k]);

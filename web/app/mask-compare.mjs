@@ -4,9 +4,16 @@
 // such as BERT attends). Both come from forward passes over the same tokens (the JS API's
 // forward(ids, { attention: true, mask })), so the two maps differ by the mask alone: the grey
 // upper triangle on the left is what a decoder that predicts the next token must not look at.
-import { drawImageScaled, matrixImage } from './heatmap.mjs';
+// Each map has the tokens on its axes (label canvases beside it, as the large heatmap has). The
+// passes use the page's head mask, as every other view does: a head switched off has its
+// probabilities multiplied by 0, so its maps are empty, and they are shown dimmed and say so.
+import { drawImageScaled, drawTokenLabels, fitLabel, matrixImage } from './heatmap.mjs';
+import { spokenText, visibleText } from './token-text.mjs';
 
 const SIZE = 256; // pixels of each map's image (longer texts are sampled)
+const FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+const LABEL_MAX = 60; // CSS pixels for a label
+const LABEL_GAP = 12; // CSS pixels a label needs: fewer labels when cells are smaller
 
 // A forward pass's attention (n_layer, n_head, T, T) in the shape matrixImage reads.
 class Matrix {
@@ -29,21 +36,43 @@ export class MaskCompare {
   #panel;
   #canvases;
   #caption;
+  #offNote;
+  #textOf;
+  #headMask;
   #maps = null; // { causal, bidirectional }: Matrix, for the text they were computed on
+  #texts = []; // the tokens' texts
+  #labels = []; // and their labels, for the axes
+  #off = new Set(); // heads off ("layer:head") in the passes that made the maps
   #version = 0; // of the latest request: only its answer is drawn
   #layer = 0;
   #head = 0;
 
-  constructor({ switchButton, panel, causalCanvas, bidirectionalCanvas, caption, onToggle }) {
+  // Each canvas sits in a .mask-map beside its .mask-rows and .mask-cols label canvases.
+  // textOf(id) -> Promise<string>: a token's text; headMask() -> the page's [[layer, head], ...] or
+  // undefined.
+  constructor({ switchButton, panel, causalCanvas, bidirectionalCanvas, caption, onToggle, textOf, headMask }) {
     this.#switch = switchButton;
     this.#panel = panel;
     this.#canvases = { causal: causalCanvas, bidirectional: bidirectionalCanvas };
     this.#caption = caption;
+    this.#textOf = textOf;
+    this.#headMask = headMask;
+    this.#offNote = document.createElement('p');
+    this.#offNote.className = 'mask-off small';
+    this.#offNote.hidden = true;
+    caption.before(this.#offNote);
     switchButton.addEventListener('click', () => {
       switchButton.setAttribute('aria-checked', String(!this.on));
       panel.hidden = !this.on;
       onToggle(this.on);
     });
+    // The labels are drawn for the maps' size on the page, which follows the panel's width.
+    let width = 0;
+    new ResizeObserver(([entry]) => {
+      if (Math.abs(entry.contentRect.width - width) < 1) return;
+      width = entry.contentRect.width;
+      this.draw(this.#layer, this.#head);
+    }).observe(panel);
   }
 
   get on() {
@@ -56,8 +85,12 @@ export class MaskCompare {
     ++this.#version;
     this.#maps = null;
     this.#caption.textContent = message;
-    for (const canvas of Object.values(this.#canvases))
+    this.#offNote.hidden = true;
+    this.#panel.classList.remove('off-head');
+    for (const canvas of Object.values(this.#canvases)) {
       canvas.getContext('2d').clearRect(0, 0, canvas.width, canvas.height);
+      for (const strip of this.#strips(canvas)) strip.getContext('2d').clearRect(0, 0, strip.width, strip.height);
+    }
   }
 
   // Computes both maps for `ids` (the last shape.positions of them: what the model sees at once;
@@ -72,10 +105,12 @@ export class MaskCompare {
       return;
     }
     this.#caption.textContent = `Computing both masks for ${window.length} token${window.length === 1 ? '' : 's'}…`;
-    const run = (mask) => model.forward(window, { attention: true, logits: false, mask });
-    let causal, bidirectional;
+    const headMask = this.#headMask();
+    const run = (mask) => model.forward(window, { attention: true, logits: false, mask, headMask });
+    let causal, bidirectional, texts;
     try {
       [causal, bidirectional] = [await run('causal'), await run('bidirectional')];
+      texts = await Promise.all(window.map((id) => this.#textOf(id)));
     } catch (e) {
       if (version !== this.#version) return;
       this.clear();
@@ -89,6 +124,9 @@ export class MaskCompare {
       causal: new Matrix(causal.attention, L, H, T),
       bidirectional: new Matrix(bidirectional.attention, L, H, T),
     };
+    this.#texts = texts;
+    this.#labels = texts.map((t) => fitLabel(visibleText(t), { font: FONT, maxWidth: LABEL_MAX }));
+    this.#off = new Set((headMask ?? []).map(([l, h]) => `${l}:${h}`));
     this.#show('');
   }
 
@@ -101,19 +139,73 @@ export class MaskCompare {
   draw(layer, head) {
     this.#layer = layer;
     this.#head = head;
+    const off = Boolean(this.#maps) && this.#off.has(`${layer}:${head}`);
+    this.#panel.classList.toggle('off-head', off);
+    this.#offNote.hidden = !off;
+    this.#offNote.textContent = off
+      ? `Layer ${layer}, head ${head} is switched off: the model runs without it (its attention is multiplied by 0), ` +
+        'so both maps are empty. Switch it back on under the thumbnails, or with Reset heads.'
+      : '';
     if (!this.#maps || !this.on) return;
     for (const mask of ['causal', 'bidirectional']) {
       const canvas = this.#canvases[mask],
-        ctx = canvas.getContext('2d');
-      const image = matrixImage(this.#maps[mask], layer, head, Math.min(SIZE, this.#maps[mask].length * 8), {
+        ctx = canvas.getContext('2d'),
+        T = this.#maps[mask].length;
+      const image = matrixImage(this.#maps[mask], layer, head, Math.min(SIZE, T * 8), {
         causal: mask === 'causal',
       });
       drawImageScaled(ctx, image, 0, 0, canvas.width, canvas.height);
+      this.#drawLabels(canvas, T);
       canvas.setAttribute(
         'aria-label',
-        `${mask} attention of layer ${layer}, head ${head}, over ${this.#maps[mask].length} tokens`,
+        `${mask} attention of layer ${layer}, head ${head}${off ? ' (switched off: empty)' : ''}, over ${T} tokens, ` +
+          `from ${this.#spoken(0)} to ${this.#spoken(T - 1)}`,
       );
     }
+  }
+
+  #spoken(i) {
+    return spokenText(this.#texts[i]);
+  }
+
+  // The rows' and columns' label canvases of a map.
+  #strips(canvas) {
+    const box = canvas.closest('.mask-map');
+    return box ? [box.querySelector('.mask-rows'), box.querySelector('.mask-cols')] : [];
+  }
+
+  // The token labels beside and above a map, for the size it has on the page: every token while
+  // cells are LABEL_GAP pixels or more, else every few.
+  #drawLabels(canvas, T) {
+    const [rows, cols] = this.#strips(canvas);
+    if (!rows) return;
+    const measure = rows.getContext('2d');
+    measure.font = FONT;
+    const label = Math.ceil(Math.max(24, ...this.#labels.map((t) => measure.measureText(t).width))) + 10;
+    const box = canvas.closest('.mask-map');
+    box.style.setProperty('--label', `${label}px`); // before the map's size is read: it takes what is left
+    const size = canvas.getBoundingClientRect().width;
+    if (!size) return; // not laid out (the panel is hidden)
+    const cell = size / T,
+      dpr = Math.min(2, window.devicePixelRatio || 1);
+    const set = (c, w, h) => {
+      c.width = Math.round(w * dpr);
+      c.height = Math.round(h * dpr);
+      c.style.width = `${w}px`;
+      c.style.height = `${h}px`;
+    };
+    set(rows, label, size);
+    set(cols, size, label);
+    drawTokenLabels(rows.getContext('2d'), cols.getContext('2d'), {
+      labels: this.#labels,
+      T,
+      cell,
+      label,
+      step: Math.max(1, Math.ceil(LABEL_GAP / cell)),
+      size,
+      dpr,
+      font: FONT,
+    });
   }
 
   #show(message) {
