@@ -207,6 +207,7 @@ function headsChanged() {
   // before the next generation); the Next token chart compares the heads after its last token.
   if (keptOutput()) {
     showMade();
+    if (!state.silenced.size) next.reset(); // (its comparison was with heads that are on again)
     return refreshComparison();
   }
   flushPrompt().then(refreshComparison);
@@ -485,6 +486,8 @@ async function generate({ seed } = {}) {
   const settings = sampling.read();
   if (!settings.ok) {
     status.set('Check the sampling settings: the message next to the input says what to change.', 'error');
+    const advanced = settings.firstInvalid.closest('details');
+    if (advanced) advanced.open = true; // (Top-k and Top-p are under Advanced)
     settings.firstInvalid.focus();
     return;
   }
@@ -770,9 +773,8 @@ $('insert-mask').addEventListener('click', () => {
 });
 resetHeads.addEventListener('click', () => {
   state.silenced.clear();
-  const kept = keptOutput() || state.generating;
   headsChanged();
-  if (!kept) next.reset();
+  next.reset();
 });
 regenerateButton.addEventListener('click', () => generate({ seed: state.made?.seed }));
 promptInput.addEventListener('keydown', (e) => {

@@ -246,7 +246,8 @@ async function labelsWhole(page) {
   return page.evaluate(() => {
     const visible = (e) => {
       const r = e.getBoundingClientRect();
-      return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+      // (checkVisibility: not inside a closed <details>, whose content still has boxes)
+      return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden' && e.checkVisibility();
     };
     const texts = [...document.querySelectorAll('label, button, summary, legend, .hint, h2, h3')]
       .filter(visible)
