@@ -200,9 +200,9 @@ function headsChanged() {
   $('heads-note').textContent = state.silenced.size
     ? `${headsLabel()[0].toUpperCase()}${headsLabel().slice(1)} off: ${RUNS_WITH[state.kind]} the model's without ${state.silenced.size === 1 ? 'it' : 'them'}.`
     : 'A thumbnail opens its head large; its × switch (or X on a focused thumbnail) turns the head off, and the model then runs without it.';
+  ++wanted; // the prompt's attention and layers again, with the mask (now or before the next run)
   // A running generation goes on with these heads from its next token (generate()).
   if (state.generating) return state.generation?.switchHeads();
-  ++wanted; // the prompt's attention and layers again, with the mask
   // Generated text stays, labelled with the heads it was made with (the prompt is read again
   // before the next generation); the Next token chart compares the heads after its last token.
   if (keptOutput()) {

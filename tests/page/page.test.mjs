@@ -919,7 +919,12 @@ test('keyboard: Ctrl+Enter generates, Escape stops, thumbnails open with Enter',
   await setSampling(page, { 'Max tokens': 200 });
   await page.getByRole('textbox', { name: 'Prompt' }).focus();
   await page.keyboard.press('Control+Enter');
-  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 3);
+  // (this run's tokens: the text of the last run stays until this one starts)
+  await page.waitForFunction(
+    () =>
+      /^Generating…/.test(document.getElementById('status').textContent) &&
+      Number(document.getElementById('tokens').dataset.generated) >= 3,
+  );
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => document.getElementById('status').dataset.kind !== 'busy');
   assert.match(await page.locator('#status').textContent(), /^Done: stopped\./);
