@@ -35,6 +35,7 @@ const promptInput = $('prompt');
 const allowSpecial = $('allow-special');
 const generateButton = $('generate');
 const stopButton = $('stop');
+const regenerateButton = $('regenerate');
 const promptError = $('prompt-error');
 const tokenCount = $('token-count');
 const modelInfo = $('model-info');
@@ -49,6 +50,8 @@ const state = {
   texts: null, // TokenTexts of the model
   seq: null, // Sequence of the current prompt (+ generated tokens)
   generation: null, // the running Generation
+  generating: false, // from Generate until the controls are back (preparing included)
+  made: null, // how the generated text shown was made: {seed, segments: [{from, heads}]} (generate())
   running: Promise.resolve(),
   loading: null, // name of the model being loaded, or null
   loadStarted: 0,
@@ -64,10 +67,13 @@ const stillShown = (was, { duringGeneration = false } = {}) =>
 
 // The heads switched off as the API's headMask ([[layer, head], ...]), or undefined for none.
 const headMask = () => (state.silenced.size ? [...state.silenced].map((k) => k.split(':').map(Number)) : undefined);
-const headsLabel = () => {
-  const names = [...state.silenced].map((k) => k.replace(/^(\d+):(\d+)$/, 'L$1 H$2'));
-  return names.length <= 3 ? `head${names.length > 1 ? 's' : ''} ${names.join(', ')}` : `${names.length} heads`;
+const headNames = (heads = state.silenced) => {
+  const names = [...heads].map((k) => k.replace(/^(\d+):(\d+)$/, 'L$1 H$2'));
+  return names.length <= 3 ? names.join(', ') : `${names.length} heads`;
 };
+const headsLabel = (heads = state.silenced) =>
+  heads.size > 3 ? headNames(heads) : `head${heads.size > 1 ? 's' : ''} ${headNames(heads)}`;
+const headsKey = (heads) => [...heads].sort().join(' ');
 
 // 'classifier' (config.json names a *ForSequenceClassification), 'mlm' (a bidirectional model with
 // a mask token) or 'lm' (a GPT), from a model or, before its weights, its config.
@@ -83,7 +89,14 @@ function showKind(kind) {
   const was = state.kind;
   state.kind = kind;
   const lm = kind === 'lm';
-  for (const id of ['output-region', 'next-region', 'layers-region', 'sampling', 'generate-actions'])
+  for (const id of [
+    'output-region',
+    'next-region',
+    'layers-region',
+    'sampling',
+    'advanced-sampling',
+    'generate-actions',
+  ])
     $(id).hidden = !lm;
   $('classify-region').hidden = kind !== 'classifier';
   $('fill-mask-region').hidden = kind !== 'mlm';
@@ -171,10 +184,6 @@ function refreshMasks() {
 // --- heads switched off: the page runs the model with a head mask (prompt, generation, layers)
 
 function toggleHead(layer, head) {
-  if (state.generation) {
-    status.set('Heads switch off and on between generations: press Stop first.', 'error');
-    return;
-  }
   const key = `${layer}:${head}`;
   if (!state.silenced.delete(key)) state.silenced.add(key);
   headsChanged();
@@ -193,8 +202,47 @@ function headsChanged() {
   $('heads-note').textContent = state.silenced.size
     ? `${headsLabel()[0].toUpperCase()}${headsLabel().slice(1)} off: ${RUNS_WITH[state.kind]} the model's without ${state.silenced.size === 1 ? 'it' : 'them'}.`
     : 'A thumbnail opens its head large; its × switch (or X on a focused thumbnail) turns the head off, and the model then runs without it.';
-  ++wanted; // the prompt's attention and layers again, with the mask
+  ++wanted; // the prompt's attention and layers again, with the mask (now or before the next run)
+  // A running generation goes on with these heads from its next token (generate()).
+  if (state.generating) return state.generation?.switchHeads();
+  // Generated text stays, labelled with the heads it was made with (the prompt is read again
+  // before the next generation); the Next token chart compares the heads after its last token.
+  if (keptOutput()) {
+    showMade();
+    if (!state.silenced.size) next.reset(); // (its comparison was with heads that are on again)
+    return refreshComparison();
+  }
   flushPrompt().then(refreshComparison);
+}
+
+// Whether the Output shows generated text (kept until the prompt changes or the next generation).
+const keptOutput = () => state.kind === 'lm' && state.made !== null && state.seq?.length > state.seq?.promptLength;
+
+// Under the Output: with which heads its text was made (and from which generated token, when they
+// changed during the generation), and, when other heads are off now, a button that generates again
+// with them, with the same seed.
+function showMade() {
+  const made = keptOutput() || state.generating ? state.made : null;
+  const segments = made?.segments.filter((s, i, all) => i === 0 || headsKey(s.heads) !== headsKey(all[i - 1].heads));
+  const now = headsKey(state.silenced),
+    differs = !!segments && !state.generating && headsKey(segments.at(-1).heads) !== now;
+  const show = !!segments && (segments.length > 1 || segments[0].heads.size > 0 || differs);
+  $('output-heads').hidden = !show;
+  regenerateButton.hidden = !differs;
+  if (!show) return;
+  const prompt = state.seq.promptLength;
+  const withHeads = (heads) => (heads.size ? `without ${headNames(heads)}` : 'with every head');
+  $('output-note').textContent =
+    `${state.generating ? 'Generating' : 'Made'} ${withHeads(segments[0].heads)}` +
+    segments
+      .slice(1)
+      .map((s) => `, then ${withHeads(s.heads)} from generated token ${s.from - prompt + 1}`)
+      .join('') +
+    '.' +
+    (differs
+      ? ` ${state.silenced.size ? `${headsLabel()[0].toUpperCase()}${headsLabel().slice(1)} off now.` : 'Every head on now.'}`
+      : '');
+  regenerateButton.textContent = `Generate again ${withHeads(state.silenced)}`;
 }
 
 // The Next token chart with heads off: the distribution after the last token with every head and
@@ -351,6 +399,8 @@ async function analyzePrompt(v) {
   if (!model) return; // the tokenizer alone: the rest comes with the model (onLoaded reads the prompt again)
   next.reset();
   output.showPlaceholder();
+  state.made = null;
+  showMade();
   attention.setSequence(seq);
   refreshHighlight();
   if (tooLong) {
@@ -420,6 +470,9 @@ function showPromptError(message) {
 // --- generation
 
 function setGenerating(on) {
+  state.generating = on;
+  $('generate-actions').classList.toggle('running', on);
+  regenerateButton.disabled = on;
   generateButton.disabled = on || !state.model || state.loading !== null || state.kind !== 'lm';
   stopButton.disabled = !on;
   promptInput.readOnly = on;
@@ -429,22 +482,22 @@ function setGenerating(on) {
   masks.setStale(on);
 }
 
-async function generate() {
-  if (
-    state.generation ||
-    state.loading !== null ||
-    !state.model ||
-    state.kind !== 'lm' ||
-    stopButton.disabled === false
-  )
-    return;
+// seed: this seed rather than the Seed input's (Generate again repeats the last generation's).
+async function generate({ seed } = {}) {
+  if (state.generating || state.loading !== null || !state.model || state.kind !== 'lm') return;
   const settings = sampling.read();
   if (!settings.ok) {
     status.set('Check the sampling settings: the message next to the input says what to change.', 'error');
+    const advanced = settings.firstInvalid.closest('details');
+    if (advanced) advanced.open = true; // (Top-k and Top-p are under Advanced)
     settings.firstInvalid.focus();
     return;
   }
+  // Focus follows the button pressed to Stop (and back to Generate when done), never away from
+  // where someone is typing.
+  const pressed = [generateButton, regenerateButton].includes(document.activeElement);
   setGenerating(true); // at once, so that a second press (or Enter) cannot start another run
+  if (pressed) stopButton.focus();
   status.set('Preparing…', 'busy');
   let finished;
   state.running = new Promise((resolve) => {
@@ -457,31 +510,66 @@ async function generate() {
     const seq = await promptToContinue(model);
     if (!seq) return;
     await showPromptOnly(model, seq);
+    showOutputWhileGenerating();
     // The logit lens of each step, when the Layers panel is in view as generation starts (it
     // costs an LM head per layer and token).
     const lens = layers.inView ? LENS_TOKENS : undefined;
-    generation = new Generation(model, seq.ids.slice(), { ...settings.options, lens, headMask: headMask() });
-    state.generation = generation;
-    status.set('Generating…', 'busy');
-    // The page never holds the engine back: steps wait in `arrived` (the engine runs ahead,
-    // wasm/worker.mjs), and each frame the pacer draws appends all of them at once. After Stop
-    // nothing more is drawn: what arrived but was not drawn is dropped.
-    const arrived = [];
+    const options = { ...settings.options, lens };
+    // One seed for the whole run, so that the status line can show it and Generate again repeat it.
+    options.seed = seed ?? options.seed ?? Math.floor(Math.random() * 2 ** 32);
+    state.made = { seed: options.seed, segments: [] };
     const drawn = { tokens: 0, last: 0 };
-    pacer = new FramePacer((begin) => drawSteps(arrived.splice(0), { seq, texts, generation, drawn, begin }), {
-      onError: () => generation.stop(),
-    }); // (flush() below reports it)
-    const result = await generation.run((step) => {
-      arrived.push(step);
-      pacer.request();
-    });
-    await pacer.flush(); // what arrived since the last frame (nothing after a Stop)
+    let stats = null,
+      result;
+    status.set('Generating…', 'busy');
+    // A head switched off or on during the run ends the engine's generation at its next step; the
+    // run goes on from the tokens shown (prompt + generated, at most one context of them) with the
+    // new heads and what is left of Max tokens.
+    for (;;) {
+      const from = Math.max(0, seq.length - state.shape.positions);
+      state.made.segments.push({ from: seq.length, heads: new Set(state.silenced) });
+      showMade();
+      generation = new Generation(model, seq.ids.slice(from), {
+        ...options,
+        maxTokens: options.maxTokens - drawn.tokens,
+        headMask: headMask(),
+      });
+      state.generation = generation;
+      stats ??= generation.stats;
+      // the status line's figures: the whole run's, from its start
+      const live = () => ({
+        ...stats,
+        first: stats.first ?? generation.stats.first,
+        tokens: drawn.tokens,
+        last: drawn.last,
+      });
+      // The page never holds the engine back: steps wait in `arrived` (the engine runs ahead,
+      // wasm/worker.mjs), and each frame the pacer draws appends all of them at once. After Stop
+      // nothing more is drawn: what arrived but was not drawn is dropped.
+      const arrived = [],
+        before = drawn.tokens;
+      let steps = 0;
+      pacer = new FramePacer((begin) => drawSteps(arrived.splice(0), { seq, texts, generation, drawn, begin, live }), {
+        onError: () => generation.stop(),
+      }); // (flush() below reports it)
+      result = await generation.run((step) => {
+        // positions in the whole sequence (a run after a head switch starts at `from`)
+        step.position += from;
+        step.windowStart = (step.windowStart ?? 0) + from;
+        ++steps;
+        arrived.push(step);
+        pacer.request();
+      });
+      await pacer.flush(); // what arrived since the last frame (nothing after a Stop)
+      stats.first ??= generation.stats.first;
+      const endedFirst = result.stopReason !== 'cancelled' && drawn.tokens - before === steps; // before the switch
+      if (!generation.switching || endedFirst || drawn.tokens >= options.maxTokens) break;
+      output.mark(state.silenced.size ? `without ${headNames()}` : 'every head');
+    }
     await next.flush();
     // The status line counts what the page showed, timed from the first token to the last shown.
-    generation.stats.tokens = drawn.tokens;
-    generation.stats.last = drawn.last;
     output.finish(generation.stopped ? '' : result.text);
-    if (state.loading === null) status.done(generation.stats, result.stopReason);
+    if (state.loading === null) status.done({ ...stats, tokens: drawn.tokens, last: drawn.last }, result.stopReason);
   } catch (e) {
     pacer?.cancel();
     await pacer?.settled();
@@ -491,6 +579,14 @@ async function generate() {
     generationEnded();
     finished();
   }
+}
+
+// On a narrow screen the Output is below the settings: it is scrolled into view as a generation
+// starts (Stop stays at the bottom of the screen meanwhile, style.css).
+function showOutputWhileGenerating() {
+  if (!matchMedia('(max-width: 600px)').matches) return;
+  const box = $('output-region').getBoundingClientRect();
+  if (box.top < 0 || box.top > innerHeight / 2) $('output-region').scrollIntoView({ block: 'start' });
 }
 
 // The Sequence of the prompt as the person left it (its tokenization awaited), or null after saying
@@ -529,7 +625,7 @@ async function showPromptOnly(model, seq) {
 // One frame of a generation: appends the steps that arrived since the last (their chips, their
 // text, one heatmap update, the latest next-token chart) and counts them in `drawn`. begin() marks
 // where the frame starts changing the page (frame-pacer.mjs).
-async function drawSteps(batch, { seq, texts, generation, drawn, begin }) {
+async function drawSteps(batch, { seq, texts, generation, drawn, begin, live }) {
   if (!batch.length || generation.stopped) return;
   const batchTexts = await texts.many(batch.map((s) => s.id));
   if (generation.stopped) return;
@@ -551,10 +647,7 @@ async function drawSteps(batch, { seq, texts, generation, drawn, begin }) {
   if (last.lens && selected < 0) layers.show(last.position, (id) => texts.get(id)).catch(() => {}); // the latest, live
   drawn.tokens += batch.length;
   drawn.last = last.arrived;
-  status.progress(
-    { ...generation.stats, tokens: drawn.tokens, last: drawn.last },
-    { force: drawn.tokens === batch.length },
-  );
+  status.progress(live(), { force: drawn.tokens === batch.length });
 }
 
 // After a generation, finished or not: the controls back, and the views that wait for the engine
@@ -567,6 +660,7 @@ function generationEnded() {
   if (state.loading !== null) status.set(`Loading ${state.loading}…`, 'busy');
   attention.flush();
   refreshHighlight();
+  showMade();
   refreshMasks();
   refreshLens();
   refreshComparison();
@@ -680,11 +774,11 @@ $('insert-mask').addEventListener('click', () => {
   promptChanged();
 });
 resetHeads.addEventListener('click', () => {
-  if (state.generation) return status.set('Heads switch off and on between generations: press Stop first.', 'error');
   state.silenced.clear();
   headsChanged();
   next.reset();
 });
+regenerateButton.addEventListener('click', () => generate({ seed: state.made?.seed }));
 promptInput.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
     e.preventDefault();

@@ -3,8 +3,12 @@
 // opens to one server, and app.mjs runs only once the last is in; the model, the longest wait of
 // all, need not wait for them. The model picker (app/model-picker.mjs) then takes this load over:
 // its progress, its result or error, and cancelling it.
-import { loadModel } from './dist/glassbox.mjs';
-
+//
+// The engine's worker is started first of all, before the API's modules have arrived: its own
+// modules (worker.mjs, engine.mjs, ...) come one import after the other, and its download of the
+// model begins only once they are in. index.html runs this module as soon as it has arrived
+// (async) and fetches the page's other modules at a lower priority, so that the worker's requests
+// do not queue behind them.
 // The models in web/models/: the GPT loaded at start (scripts/train_default_model), a classifier
 // and a masked LM (scripts/train_family_models). value: the Model select's choice; example: a prompt
 // that shows what the model does, put in the prompt box when it loads (unless edited).
@@ -38,18 +42,22 @@ export const shippedLoad = (() => {
     latest: null,
     tokenizer: null,
   };
-  load.promise = loadModel(SHIPPED.url, {
-    worker: true,
-    quantize: load.quantize,
-    signal: load.controller.signal,
-    onProgress: (progress) => {
-      load.latest = progress;
-      load.onProgress?.(progress);
-    },
-    onTokenizer: (tokenizer) => {
-      load.tokenizer = tokenizer;
-      load.onTokenizer?.(tokenizer);
-    },
+  const worker = new Worker(new URL('./dist/worker.mjs', import.meta.url), { type: 'module' });
+  load.promise = import('./dist/glassbox.mjs').then(({ loadModel }) => {
+    if (load.controller.signal.aborted) worker.terminate(); // (loadModel rejects with the reason)
+    return loadModel(SHIPPED.url, {
+      worker,
+      quantize: load.quantize,
+      signal: load.controller.signal,
+      onProgress: (progress) => {
+        load.latest = progress;
+        load.onProgress?.(progress);
+      },
+      onTokenizer: (tokenizer) => {
+        load.tokenizer = tokenizer;
+        load.onTokenizer?.(tokenizer);
+      },
+    });
   });
   load.promise.catch(() => {}); // reported by the model picker, which awaits it
   return load;

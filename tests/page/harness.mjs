@@ -109,7 +109,16 @@ export async function settled(page) {
   await page.waitForTimeout(250); // the prompt's tokenization is debounced (120 ms)
 }
 
+// Opens the Advanced disclosure under Generate (Top-k, Top-p, Int8 weights, the cached models).
+export async function openAdvanced(page) {
+  await page.locator('details#advanced').evaluate((d) => {
+    d.open = true;
+  });
+}
+
+// (Top-k and Top-p are under Advanced: it is opened for them.)
 export async function setSampling(page, values) {
+  if ('Top-k' in values || 'Top-p' in values) await openAdvanced(page);
   for (const [name, value] of Object.entries(values))
     await page.getByRole('spinbutton', { name, exact: true }).fill(String(value));
 }

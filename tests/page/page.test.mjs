@@ -22,6 +22,7 @@ import {
   arm,
   generate,
   launchOptions,
+  openAdvanced,
   pageSuite,
   root,
   setSampling,
@@ -209,6 +210,7 @@ test("the shipped model loads at start; the page has its accessible names; token
   await page.getByRole('list', { name: 'Tokens' }).waitFor();
   for (const name of ['Layer', 'Head'])
     await page.getByRole('region', { name: 'Attention' }).getByRole('combobox', { name, exact: true }).waitFor();
+  await openAdvanced(page); // (Top-k and Top-p are under Advanced)
   for (const name of ['Temperature', 'Top-k', 'Top-p', 'Max tokens', 'Seed'])
     await page.getByRole('spinbutton', { name, exact: true }).waitFor();
   await page.getByRole('combobox', { name: 'Model', exact: true }).waitFor();
@@ -917,7 +919,12 @@ test('keyboard: Ctrl+Enter generates, Escape stops, thumbnails open with Enter',
   await setSampling(page, { 'Max tokens': 200 });
   await page.getByRole('textbox', { name: 'Prompt' }).focus();
   await page.keyboard.press('Control+Enter');
-  await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.generated) >= 3);
+  // (this run's tokens: the text of the last run stays until this one starts)
+  await page.waitForFunction(
+    () =>
+      /^Generating…/.test(document.getElementById('status').textContent) &&
+      Number(document.getElementById('tokens').dataset.generated) >= 3,
+  );
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => document.getElementById('status').dataset.kind !== 'busy');
   assert.match(await page.locator('#status').textContent(), /^Done: stopped\./);
@@ -952,6 +959,7 @@ test('the Int8 weights toggle reloads the model quantized, and greedy text stays
   assert.match(await generate(page), /^Done: reached Max tokens\. 24 tokens/);
   const f32 = await chipIds(page, true);
   assert.match(await page.locator('#model-info').textContent(), /F32 weights/);
+  await openAdvanced(page);
   const toggle = page.getByRole('checkbox', { name: 'Int8 weights' });
   await arm(page);
   await toggle.check();
@@ -1086,7 +1094,7 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   await model.selectOption({ label: 'Open files on this device…' });
   await page.locator('#files-panel').waitFor();
   await arm(page);
-  await page.getByLabel('The four files').setInputFiles(FILES.map((f) => join(fixture, f)));
+  await page.getByLabel('Open the four files…').setInputFiles(FILES.map((f) => join(fixture, f)));
   await waitReady(page);
   assert.match(await page.locator('#model-info').textContent(), /2 layers × 4 heads/);
   assert.equal(await model.inputValue(), 'files');
@@ -1102,7 +1110,7 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   await model.selectOption({ label: 'Open files on this device…' });
   await page.locator('#files-panel').waitFor();
   await arm(page);
-  await page.getByLabel('The four files').setInputFiles([
+  await page.getByLabel('Open the four files…').setInputFiles([
     { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(bom.config) },
     { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bom.weights) },
     { name: 'vocab.json', mimeType: 'application/json', buffer: Buffer.from(bom.vocab) },
@@ -1123,7 +1131,7 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   await model.selectOption({ label: 'Open files on this device…' });
   await page.locator('#files-panel').waitFor();
   await arm(page);
-  await page.getByLabel('The four files').setInputFiles([
+  await page.getByLabel('Open the four files…').setInputFiles([
     { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(gpt.config) },
     { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(gpt.weights) },
     { name: 'vocab.json', mimeType: 'application/json', buffer: Buffer.from(gpt.vocab) },
@@ -1217,6 +1225,7 @@ test('a model from a URL: progress in bytes, cached for the next visit, and the 
     [],
     'nothing downloaded again',
   );
+  await openAdvanced(page);
   await page.locator('#cache-summary').click();
   await page.getByRole('button', { name: 'Clear cache', exact: true }).click();
   await page.waitForFunction(() => document.getElementById('cache-summary').textContent === 'Cached models (none)');
@@ -1310,6 +1319,7 @@ test('a download is held to its announced size and to a given SHA-256: a mismatc
   await waitReady(page);
   assert.match(await page.locator('#model-info').textContent(), /2 layers × 4 heads/);
   assert.match(await page.locator('#cache-summary').textContent(), /^Cached models \(1, /);
+  await openAdvanced(page);
   await page.locator('#cache-summary').click();
   await page.getByRole('button', { name: 'Clear cache', exact: true }).click();
   await page.waitForFunction(() => document.getElementById('cache-summary').textContent === 'Cached models (none)');
@@ -1343,6 +1353,7 @@ test('the bad-input table, on the page', async () => {
   await shows('B6', page.locator('#prompt-error'));
   await prompt.fill('The jury said');
   await settled(page);
+  await openAdvanced(page); // (Top-k and Top-p are under Advanced)
   for (const [id, name, value, error] of [
     ['B9', 'Temperature', '-1', '#temperature-error'],
     ['B10', 'Top-p', '1.5', '#top-p-error'],
@@ -1371,7 +1382,7 @@ test('the bad-input table, on the page', async () => {
   const open = async (id, configJson, bytes) => {
     await model.selectOption({ label: 'Open files on this device…' });
     await page.locator('#files-panel').waitFor();
-    await page.getByLabel('The four files').setInputFiles([
+    await page.getByLabel('Open the four files…').setInputFiles([
       { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(configJson)) },
       { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: bytes },
       ...(await Promise.all(
@@ -1421,7 +1432,7 @@ test('vocabulary strings are text, never HTML; a failed load says why on the pag
   const model = page.getByRole('combobox', { name: 'Model', exact: true });
   await model.selectOption({ label: 'Open files on this device…' });
   await arm(page);
-  await page.getByLabel('The four files').setInputFiles(FILES.map((f) => join(tmp, 'special', f)));
+  await page.getByLabel('Open the four files…').setInputFiles(FILES.map((f) => join(tmp, 'special', f)));
   await waitReady(page);
   await page.getByLabel(/Read special tokens/).check();
   await page.getByRole('textbox', { name: 'Prompt' }).fill(`<|${XSS}|>hi`);
@@ -1446,7 +1457,7 @@ test('vocabulary strings are text, never HTML; a failed load says why on the pag
 
   // A vocabulary the engine rejects: the message quotes the string, as text, in an alert.
   await model.selectOption({ label: 'Open files on this device…' });
-  await page.getByLabel('The four files').setInputFiles(FILES.map((f) => join(tmp, 'broken', f)));
+  await page.getByLabel('Open the four files…').setInputFiles(FILES.map((f) => join(tmp, 'broken', f)));
   await page.waitForFunction(() => document.getElementById('status').dataset.kind === 'error');
   const alert = page.getByRole('alert');
   assert.equal(await alert.isVisible(), true);
@@ -1553,6 +1564,7 @@ test('a 548 MB GPT-2 checkpoint from a URL: the page keeps responding while it l
     assert.deepEqual(await chipIds(page), [15496, 995]);
     await setSampling(page, { 'Max tokens': 2, Temperature: 0 });
     assert.match(await generate(page), /^Done: reached Max tokens\. 2 tokens/);
+    await openAdvanced(page);
     await page.locator('#cache-summary').click();
     await page.getByRole('button', { name: 'Clear cache', exact: true }).click();
     await page.waitForFunction(() => document.getElementById('cache-summary').textContent === 'Cached models (none)');
@@ -1568,7 +1580,8 @@ async function checkLayout(page, width) {
   const report = await page.evaluate(() => {
     const visible = (e) => {
       const r = e.getBoundingClientRect();
-      return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+      // (checkVisibility: not inside a closed <details>, whose content still has boxes)
+      return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden' && e.checkVisibility();
     };
     const controls = [...document.querySelectorAll('button, input, select, textarea, summary, label, h1, h2')]
       .filter(visible)

@@ -25,8 +25,8 @@ test('index.html preloads exactly the modules app.mjs imports, directly or not, 
     for (const f of importsOf(todo.pop())) if (!graph.has(f)) graph.add(f) && todo.push(f);
   }
   const html = readFileSync(join(web, 'index.html'), 'utf8');
-  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)"\s*\/?>/g)].map((m) => m[1]);
-  const scripts = [...html.matchAll(/<script type="module"(?: async)? src="([^"]+)"\s*>/g)].map((m) => m[1]); // start.mjs, app.mjs
+  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)"[^>]*>/g)].map((m) => m[1]);
+  const scripts = [...html.matchAll(/<script type="module"(?: async)? src="([^"]+)"[^>]*>/g)].map((m) => m[1]); // start.mjs, app.mjs
   const wanted = [...graph].map((f) => relative(web, f)).filter((f) => !scripts.includes(f));
   assert.deepEqual(preloaded.slice().sort(), wanted.sort());
   assert.ok(graph.size > 15, `the page's modules were found (${graph.size})`);

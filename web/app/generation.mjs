@@ -1,6 +1,7 @@
 // One generation: streams steps from model.generate with attention rows and the ten most probable
 // next tokens, times it (time to first token, tokens per second) and can be stopped: Stop aborts
-// the signal, and the engine ends within one token.
+// the signal, and the engine ends within one token (switchHeads too, for the page to go on with
+// other heads).
 
 export const TOP_TOKENS = 10;
 
@@ -13,6 +14,7 @@ const AHEAD = 64;
 export class Generation {
   #controller = new AbortController();
   stats;
+  switching = false;
 
   // options: validated sampling options ({temperature, topK, topP, maxTokens, seed?}).
   constructor(model, promptIds, options) {
@@ -25,6 +27,15 @@ export class Generation {
   }
 
   stop() {
+    this.switching = false;
+    this.#controller.abort();
+  }
+
+  // Ends the run at the next step, as Stop does, for the page to go on with other heads
+  // (switching tells the two apart).
+  switchHeads() {
+    if (this.stopped) return;
+    this.switching = true;
     this.#controller.abort();
   }
 

@@ -52,6 +52,14 @@ export class OutputView {
     this.#line = line;
   }
 
+  // Where the heads switched off changed during a generation: a mark in the text, whose words
+  // (e.g. "without L5 H1") are drawn by style.css, not part of the text; the note under the
+  // Output says it in words.
+  mark(label) {
+    const mark = el('span', { className: 'heads-mark', title: label, dataset: { label } });
+    (this.#line ?? this.#root).append(mark);
+  }
+
   finish(text) {
     if (text) (this.#line ?? this.#root).append(this.#span(text, [], 'generated-text'));
     this.#line = null;
