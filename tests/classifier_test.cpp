@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <string_view>
 
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
@@ -70,6 +71,40 @@ TEST(Classifier, HeadMasksMatchPyTorch) {
   EXPECT_LT(max_diff, 1e-4);
   const std::vector<std::int32_t> ids = {5, 17};
   EXPECT_THROW(model.classify(ids, std::vector<float>(3, 1.0f)), InvalidArgument);   // not n_layer x n_head
+}
+
+TEST(Classifier, ALabelAndItsAttentionComeFromOnePass) {
+  // With a hook, classify shows the pass's tensors: each block runs once (one block_out per
+  // layer), its attention is what forward's pass over the same ids computes, and its logits are
+  // bit for bit those of classify without a hook, with heads off too.
+  const Model model = Model::load(fixture_dir("gpt2-classifier"));
+  const int L = model.config().n_layer;
+  const std::vector<std::int32_t> ids = {5, 17, 42, 8};
+  for (const auto& mask :
+       {std::vector<float>{}, silencing_head_mask(model.config(), std::vector<std::array<int, 2>>{{0, 1}})}) {
+    int blocks = 0;
+    std::vector<float> attention, forward_attention;
+    const TensorHook hook = [&](const NamedTensor& t) {
+      if (std::string_view(t.name) == "block_out") ++blocks;
+      if (std::string_view(t.name) == "attn_probs")
+        attention.insert(attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
+    };
+    const auto logits = model.classify(ids, mask, &hook);
+    EXPECT_EQ(blocks, L) << "each block once";
+    EXPECT_EQ(logits, model.classify(ids, mask));
+    const TensorHook keep = [&](const NamedTensor& t) {
+      if (std::string_view(t.name) == "attn_probs")
+        forward_attention.insert(forward_attention.end(), t.data,
+                                 t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
+    };
+    ForwardOptions o;
+    o.hook = &keep;
+    o.head_mask = mask;
+    KVCache cache = model.new_cache();
+    model.forward(ids, cache, o);
+    EXPECT_EQ(attention.size(), std::size_t(L) * model.config().n_head * ids.size() * ids.size());
+    EXPECT_EQ(attention, forward_attention);
+  }
 }
 
 TEST(Classifier, ClassifyReadsTheLastTokensHiddenState) {

@@ -26,15 +26,19 @@ int run_fill_mask(const std::string& model_dir, const LoadOptions& load, const s
   if (std::find(ids.begin(), ids.end(), c.mask_token_id) == ids.end())
     throw InvalidArgument("the text has no mask: write " + tokenizer.decode(std::vector{c.mask_token_id}) +
                           " where the model should guess a token");
+  // The LM head on the masks' rows only.
+  std::vector<std::int32_t> masks;
+  for (std::size_t t = 0; t < ids.size(); ++t)
+    if (ids[t] == c.mask_token_id) masks.push_back(static_cast<std::int32_t>(t));
   ForwardOptions options;
-  options.all_logits = true;
+  options.logit_rows = masks;
   KVCache cache = model.new_cache();
   const std::vector<float> logits = model.forward(ids, cache, options);
   const int V = c.vocab_size, k = std::min(top, V);
   nlohmann::json out = nlohmann::json::array();
-  for (std::size_t t = 0; t < ids.size(); ++t) {
-    if (ids[t] != c.mask_token_id) continue;
-    const float* row = logits.data() + t * std::size_t(V);
+  for (std::size_t m = 0; m < masks.size(); ++m) {
+    const std::size_t t = std::size_t(masks[m]);
+    const float* row = logits.data() + m * std::size_t(V);
     const float max = *std::max_element(row, row + V);
     double total = 0;
     for (int v = 0; v < V; ++v) total += std::exp(double(row[v]) - max);

@@ -95,7 +95,6 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("detokenize", &Engine::detokenize)
       .function("forward", &Engine::forward)
       .function("forwardBatch", &Engine::forward_batch)
-      .function("classify", &Engine::classify)
       .function("classifierIds", &Engine::classifier_ids)
       .function("info", &Engine::info)
       .function("start", &Engine::start)

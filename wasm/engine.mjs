@@ -373,21 +373,28 @@ export class LocalModel {
   // {logits (T*V), attention? (L*H*T*T), hiddenStates? ((L+1)*T*C), lens? ([L][T] arrays of K
   // {id, probability})}; with { logits: false } only what else is asked for is computed in full
   // (the last position's logits are not returned either); { logits: 'last' }: the last position's
-  // alone (V), the LM head run on that row only. mask 'bidirectional': every position
+  // alone (V), the LM head run on that row only; { logits: [positions] }: those rows alone
+  // (R*V: a masked LM's masks). mask 'bidirectional': every position
   // attends to every other, later ones too, with the same weights (an encoder's view). headMask:
   // heads switched off (inspectOptions).
   async forward(ids, options = {}) {
     const { attention = false, logits = true, mask = 'causal', hiddenStates = false } = options;
     if (mask !== 'causal' && mask !== 'bidirectional')
       throw new InvalidArgumentError(`mask must be 'causal' or 'bidirectional', got ${String(mask)}`);
-    if (logits !== true && logits !== false && logits !== 'last')
-      throw new InvalidArgumentError(`logits must be true, false or 'last', got ${JSON.stringify(logits)}`);
+    const rows = typeof logits === 'object' ? Array.from(logits ?? 0) : [];
+    const valid = rows.length && rows.every((t) => Number.isInteger(t) && t >= 0);
+    if (logits !== true && logits !== false && logits !== 'last' && !valid)
+      throw new InvalidArgumentError(
+        `logits must be true, false, 'last' or positions (integers >= 0), got ${JSON.stringify(logits)}`,
+      );
     return this.#live().forward(checkIds(ids), {
       logits: logits !== false,
       lastLogits: logits === 'last',
+      logitRows: rows,
       attention: Boolean(attention),
       causal: mask === 'causal',
       hiddenStates: Boolean(hiddenStates),
+      classify: false,
       ...inspectOptions(options),
     });
   }
@@ -400,10 +407,10 @@ export class LocalModel {
     return { logits: this.#live().forwardBatch(checked) };
   }
 
-  // {label, labels, logits, probabilities}: a classifier's verdict at the last token. A string is
-  // encoded and ends with <|endoftext|> (if the vocabulary has it), as the trainer's examples do;
-  // ids are used as given. probabilities: the softmax of the logits, computed here in doubles.
-  // headMask: heads switched off (inspectOptions).
+  // {label, labels, logits, probabilities, attention?}: a classifier's verdict at the last token.
+  // A string is encoded and ends with <|endoftext|> (if the vocabulary has it), as the trainer's
+  // examples do; ids are used as given. probabilities: the softmax of the logits, computed here in
+  // doubles. headMask: heads switched off (inspectOptions); attention: the pass's (L*H*T*T).
   async classify(input, options = {}) {
     const engine = this.#live();
     let ids;
@@ -414,12 +421,22 @@ export class LocalModel {
       ids = checkIds(input, 'ids');
     }
     const { headMask } = inspectOptions({ headMask: options.headMask });
-    const logits = engine.classify(ids, headMask);
+    const { logits, attention } = engine.forward(ids, {
+      logits: true,
+      lastLogits: false,
+      logitRows: [],
+      attention: Boolean(options.attention),
+      causal: true,
+      hiddenStates: false,
+      classify: true,
+      lens: 0,
+      headMask,
+    });
     const labels = [...this.labels];
     const probabilities = softmax(logits);
     let best = 0;
     for (let i = 1; i < logits.length; ++i) if (logits[i] > logits[best]) best = i;
-    return { label: labels[best], labels, logits, probabilities };
+    return { label: labels[best], labels, logits, probabilities, ...(attention && { attention }) };
   }
 
   // Yields {id, text, position, windowStart, attention?, top?, lens?} per token (lens: the logit

@@ -102,12 +102,15 @@ class Engine {
     return guarded([&] { return js_text(tokenizer().decode(ids_from_js(ids))); });
   }
 
-  // options {logits, lastLogits, attention, causal, hiddenStates} (booleans), lens (K, 0: none),
-  // headMask (see head_mask_from_js) -> {logits?: Float32Array(T*V, or V with lastLogits), attention?:
+  // options {logits, lastLogits, attention, causal, hiddenStates, classify} (booleans), lens (K, 0:
+  // none), headMask (see head_mask_from_js), logitRows (positions, ForwardOptions::logit_rows; []
+  // for none) -> {logits?: Float32Array(T*V, V with lastLogits, R*V with R logitRows), attention?:
   // Float32Array(L*H*T*T), hiddenStates?: Float32Array((L+1)*T*C), lens?: [layer][position] arrays of K {id,
   // probability}}. The page asks for attention only: all T rows of logits would cost T x V x C
   // multiply-adds it never looks at. causal false: bidirectional attention with the same weights
   // (ForwardOptions::causal). The lens covers every position (so the LM head runs on every row).
+  // classify: the pass is Model::classify's (attention and headMask as above), and logits are a
+  // classifier's over its labels at the last id; throws for a model without a classification head.
   val forward(const val& ids_js, const val& options) const {
     return guarded([&] {
       const bool with_logits = options["logits"].as<bool>(), with_attention = options["attention"].as<bool>();
@@ -117,21 +120,28 @@ class Engine {
       const ModelConfig& c = model_.config();
       const auto ids = ids_from_js(ids_js);
       const auto mask = head_mask_from_js(options["headMask"], c);
+      const auto rows = ids_from_js(options["logitRows"]);
       std::vector<float> attention, states;
       std::vector<TokenProbability> lens;
       TensorHook keep = [&](const NamedTensor& t) {
         if (std::string_view(t.name) == "attn_probs")
           attention.insert(attention.end(), t.data, t.data + std::size_t(t.shape[0]) * t.shape[1] * t.shape[2]);
       };
-      KVCache cache = model_.new_cache();
-      const auto logits = model_.forward(ids, cache,
-                                         {.all_logits = (with_logits && !last_only) || lens_k != 0,
-                                          .hook = with_attention ? &keep : nullptr,
-                                          .causal = options["causal"].as<bool>(),
-                                          .head_mask = mask,
-                                          .hidden_states = with_states ? &states : nullptr,
-                                          .lens_k = lens_k,
-                                          .lens = lens_k != 0 ? &lens : nullptr});
+      std::vector<float> logits;
+      if (options["classify"].as<bool>()) {
+        logits = model_.classify(ids, mask, with_attention ? &keep : nullptr);
+      } else {
+        KVCache cache = model_.new_cache();
+        logits = model_.forward(ids, cache,
+                                {.all_logits = (with_logits && !last_only && rows.empty()) || lens_k != 0,
+                                 .logit_rows = rows,
+                                 .hook = with_attention ? &keep : nullptr,
+                                 .causal = options["causal"].as<bool>(),
+                                 .head_mask = mask,
+                                 .hidden_states = with_states ? &states : nullptr,
+                                 .lens_k = lens_k,
+                                 .lens = lens_k != 0 ? &lens : nullptr});
+      }
       val out = val::object();
       const std::size_t V = c.vocab_size;
       if (with_logits && last_only)
@@ -166,17 +176,6 @@ class Engine {
       val out = val::array();
       for (const auto& l : logits) out.call<void>("push", typed_array_copy("Float32Array", l.data(), l.size()));
       return out;
-    });
-  }
-
-  // Float32Array(n_labels): a classifier's logits over its labels at the last of the ids
-  // (Model::classify), with the heads of headMask (see head_mask_from_js) switched off; throws for
-  // a model without a classification head.
-  val classify(const val& ids_js, const val& head_mask) const {
-    return guarded([&] {
-      const auto mask = head_mask_from_js(head_mask, model_.config());
-      const auto logits = model_.classify(ids_from_js(ids_js), mask);
-      return typed_array_copy("Float32Array", logits.data(), logits.size());
     });
   }
 

@@ -122,8 +122,9 @@ export interface ForwardOptions {
   /** Include the attention probabilities (default false). */
   attention?: boolean;
   /** false leaves the (T, V) logits out (and their cost: T x V x n_embd multiply-adds); 'last'
-   *  gives the last position's alone, (V), and runs the LM head on that row only. */
-  logits?: boolean | 'last';
+   *  gives the last position's alone, (V), and runs the LM head on that row only; positions
+   *  (increasing) give those rows alone, (R, V), as a masked LM needs its masks'. */
+  logits?: boolean | 'last' | TokenIds;
   /** 'bidirectional': every position attends to every other, with the same weights (default 'causal'). */
   mask?: 'causal' | 'bidirectional';
   /** Include the residual stream (Hugging Face's hidden_states). */
@@ -137,7 +138,7 @@ export interface ForwardOptions {
 
 /** What forward gives: the logits, and what else the options asked for. */
 export interface ForwardResult {
-  /** (T, V) row-major, or (V) with { logits: 'last' }; absent with { logits: false }. */
+  /** (T, V) row-major, (V) with { logits: 'last' }, (R, V) for R positions; absent with { logits: false }. */
   logits?: Float32Array;
   /** (n_layer, n_head, T, T) row-major, zero above the diagonal; only with { attention: true }. */
   attention?: Float32Array;
@@ -159,6 +160,8 @@ export interface ClassifyResult {
   logits: Float32Array;
   /** (n_labels): softmax of the logits (computed in JS, in doubles, then stored as float32). */
   probabilities: Float32Array;
+  /** (n_layer, n_head, T, T) of the same pass; only with { attention: true }. */
+  attention?: Float32Array;
 }
 
 /** How generate samples, what each step carries, and when it stops. */
@@ -262,9 +265,10 @@ export interface Model {
    * A classifier's verdict on a text or ids, read at the last token. A string is tokenized and ends
    * with <|endoftext|> (if the vocabulary has it), as `glassbox train --task classify` made the
    * examples; ids are used as given. Rejects for a model without a classification head (labels []),
-   * or without a tokenizer for a string. headMask: heads switched off, as in forward.
+   * or without a tokenizer for a string. headMask: heads switched off, as in forward; attention:
+   * the attention too, from the same pass.
    */
-  classify(input: string | TokenIds, options?: { headMask?: HeadMask }): Promise<ClassifyResult>;
+  classify(input: string | TokenIds, options?: { headMask?: HeadMask; attention?: boolean }): Promise<ClassifyResult>;
   /** The steps, one per token, for `for await`; once it has ended, the iterator's stopReason and
    *  text say how (next()'s last result carries them too). */
   generate(prompt: string | TokenIds, options?: GenerateOptions): Generation;

@@ -15,20 +15,20 @@
 import { AttentionView } from './app/attention-view.mjs';
 import { ClassifyView } from './app/classify-view.mjs';
 import { formatInt } from './app/dom.mjs';
-import { FillMaskView } from './app/fill-mask-view.mjs';
+import { FillMaskView, maskPositions } from './app/fill-mask-view.mjs';
 import { FramePacer } from './app/frame-pacer.mjs';
 import { Generation } from './app/generation.mjs';
 import { LayersView, LENS_TOKENS } from './app/layers-view.mjs';
 import { MaskCompare } from './app/mask-compare.mjs';
 import { ModelPicker } from './app/model-picker.mjs';
-import { mostProbable, NextTokenChart } from './app/next-token.mjs';
+import { NextTokenChart } from './app/next-token.mjs';
 import { OutputView, promptSegments } from './app/output-view.mjs';
 import { SamplingInputs } from './app/sampling.mjs';
 import { Sequence } from './app/sequence.mjs';
 import { StatusLine } from './app/status.mjs';
 import { TokenTexts } from './app/token-text.mjs';
 import { TokensView } from './app/tokens-view.mjs';
-import { SHIPPED } from './start.mjs';
+import { SHIPPED, SHIPPED_MODELS } from './start.mjs';
 
 const $ = (id) => document.getElementById(id);
 const promptInput = $('prompt');
@@ -45,6 +45,8 @@ const state = {
   kind: 'lm', // of the model (modelKind)
   endOfText: null, // a classifier's <|endoftext|> id, which the page puts after the prompt
   example: SHIPPED.example, // the model's example prompt, replaced by the next model's if not edited
+  maskText: null, // how a masked LM's mask is written (<|mask|>)
+  maskedExample: null, // a masked LM's own example prompt, if it came with one
   tokenizer: null, // the first model's tokenizer, while its weights are still on their way
   shape: null, // the model's sizes as the engine parsed them (model.shape; the tokenizer's before)
   texts: null, // TokenTexts of the model
@@ -265,9 +267,7 @@ function refreshComparison() {
         await model.forward(ids, { logits: 'last', headMask: mask }),
       ];
       if (!stillShown(was)) return;
-      await next.compare(position, mostProbable(all.logits, 10), mostProbable(masked.logits, 10), label, (id) =>
-        texts.get(id),
-      );
+      await next.compare(position, all.logits, masked.logits, label, (id) => texts.get(id));
     })
     .catch((e) => {
       if (model === state.model) status.set(`Cannot compare with the heads off: ${e.message}`, 'error');
@@ -411,47 +411,45 @@ async function analyzePrompt(v) {
   }
   if (!promptInput.value) {
     classifyView.clear('Type a text: the classifier labels it.');
-    fillMask.clear(`Type a text with ${maskText()} where the model should guess a token.`);
+    fillMask.clear(`Type a text with ${maskText()} where the model should guess a token, or `, useMaskedExample);
   }
   if (!ids.length) {
     if (masks.on) await masks.compute(model, state.shape, ids);
     return;
   }
   // With the Layers panel in view, the same pass gives the prompt's logit lens; a masked LM's
-  // pass gives its guesses (the logits at its masks).
+  // pass gives its guesses (the logits at its masks' rows alone); a classifier's, its label.
   const withLens = kind === 'lm' && layers.inView,
-    guessing = kind === 'mlm' && ids.includes(model.maskTokenId);
-  const {
-    attention: matrix,
-    lens,
-    logits,
-  } = await model.forward(ids, {
-    attention: true,
-    logits: guessing,
-    lens: withLens ? LENS_TOKENS : undefined,
-    headMask: headMask(),
-  });
+    maskRows = kind === 'mlm' ? maskPositions(ids, model.maskTokenId) : [],
+    classifying = kind === 'classifier' && promptInput.value !== '';
+  const pass = classifying
+    ? await model.classify(ids, { attention: true, headMask: headMask() })
+    : await model.forward(ids, {
+        attention: true,
+        logits: maskRows.length ? maskRows : false,
+        lens: withLens ? LENS_TOKENS : undefined,
+        headMask: headMask(),
+      });
+  const { attention: matrix, lens, logits } = pass;
   if (!stillWanted(v, model)) return;
   seq.setPromptAttention(matrix);
   if (lens) await layers.setPrompt(ids, texts, lens, (id) => state.texts.get(id));
   attention.update({ thumbs: true, force: true });
   refreshHighlight();
-  if (kind === 'classifier' && promptInput.value) await showClassification(model, ids, v);
-  if (kind === 'mlm' && !guessing && promptInput.value)
-    fillMask.clear(`The prompt has no mask: write ${maskText()} where the model should guess a token.`);
-  if (guessing)
-    await fillMask.show(ids, logits, model.maskTokenId, {
+  if (classifying) await showClassification(model, ids, v, pass);
+  if (kind === 'mlm' && !maskRows.length && promptInput.value) showNoMask();
+  if (maskRows.length)
+    await fillMask.show(ids, maskRows, logits, {
       textOf: (id) => state.texts.get(id),
       detokenize: (x) => model.detokenize(x),
     });
   if (masks.on) await masks.compute(model, state.shape, ids);
 }
 
-// The classifier's verdict on ids (the prompt's, then <|endoftext|>), with the heads switched
-// off and, if any are, with every head too.
-async function showClassification(model, ids, v) {
+// The classifier's verdict on ids (the prompt's, then <|endoftext|>): result, of the pass that
+// gave the attention, with the heads switched off and, if any are, with every head too.
+async function showClassification(model, ids, v, result) {
   const mask = headMask();
-  const result = await model.classify(ids, { headMask: mask });
   const all = mask ? await model.classify(ids) : null;
   if (!stillWanted(v, model)) return;
   classifyView.show(result, all, mask ? headsLabel() : '');
@@ -459,6 +457,28 @@ async function showClassification(model, ids, v) {
 
 // The masked LM's mask as written in a prompt (<|mask|>).
 const maskText = () => state.maskText ?? '<|mask|>';
+
+// A masked LM's example prompt: its own (a shipped model's), or for another masked LM the shipped
+// one's, written with this model's mask.
+const maskedExample = () =>
+  state.maskedExample ??
+  SHIPPED_MODELS.find((m) => m.value === 'shipped:brown-mlm').example.replaceAll('<|mask|>', maskText());
+
+// A masked LM's example in the prompt, in one click (the button after a message that the prompt
+// has no mask).
+const useMaskedExample = {
+  label: 'Use an example',
+  run: () => {
+    promptInput.value = maskedExample();
+    promptInput.focus();
+    promptChanged();
+  },
+};
+const showNoMask = () =>
+  fillMask.clear(
+    `The prompt has no mask: write ${maskText()} where the model should guess a token, press Insert a mask, or `,
+    useMaskedExample,
+  );
 
 function showPromptError(message) {
   promptError.textContent = message;
@@ -704,6 +724,8 @@ const picker = new ModelPicker({
     const eot = kind === 'classifier' ? await model.tokenize('<|endoftext|>', { allowSpecial: true }) : [];
     state.endOfText = eot.length === 1 ? eot[0] : null;
     state.maskText = kind === 'mlm' && model.maskTokenId >= 0 ? await model.detokenize([model.maskTokenId]) : null;
+    state.maskedExample = kind === 'mlm' ? example : null;
+    if (kind === 'mlm') example ??= maskedExample(); // a masked LM's example has a mask, whatever its source
     if (example && promptInput.value === state.example) promptInput.value = example; // not edited: this model's
     if (example) state.example = example;
     showKind(kind);

@@ -314,6 +314,19 @@ void check_forward_options(const ModelConfig& c, const ForwardOptions& o) {
                           " tokens per layer (the vocabulary), got " + std::to_string(o.lens_k));
 }
 
+// ForwardOptions::logit_rows for a call of T tokens: increasing positions below T, and neither
+// all_logits nor the lens beside them (which rows those would cover is then unclear).
+void check_logit_rows(const ForwardOptions& o, int T) {
+  if (o.logit_rows.empty()) return;
+  if (o.all_logits || o.lens) throw InvalidArgument("logit rows go without all_logits and the lens");
+  for (std::size_t i = 0; i < o.logit_rows.size(); ++i) {
+    const std::int32_t t = o.logit_rows[i];
+    if (t < 0 || t >= T || (i > 0 && t <= o.logit_rows[i - 1]))
+      throw InvalidArgument("logit rows must be increasing positions below " + std::to_string(T) + ", got " +
+                            std::to_string(t));
+  }
+}
+
 }   // namespace
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -374,6 +387,7 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
   }
   check_forward_options(c, o);
   const int T = static_cast<int>(tokens.size()), C = c.n_embd;
+  check_logit_rows(o, T);
   const int R = o.all_logits ? T : 1;
   const Sequence seq{tokens, T, &cache};
   Activations a(c, T, cache.size() + T);
@@ -393,6 +407,11 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
   if (o.hidden_states) {   // Hugging Face's last hidden state is after the final norm
     const float* last = final_norm(c, impl_->w, a.x.data(), T, a);
     std::copy(last, last + std::size_t(T) * C, o.hidden_states->end() - std::ptrdiff_t(T) * C);
+  }
+  if (!o.logit_rows.empty()) {   // the rows asked for, gathered (R,C), into a.branch (T,C)
+    float* rows = a.branch.data();
+    for (const std::int32_t t : o.logit_rows) rows = std::copy_n(a.x.data() + std::size_t(t) * C, C, rows);
+    return lm_logits(c, impl_->w, a.branch.data(), static_cast<int>(o.logit_rows.size()), a, o);
   }
   return lm_logits(c, impl_->w, a.x.data() + std::size_t(T - R) * C, R, a, o);
 }
@@ -440,7 +459,8 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
   return out;
 }
 
-std::vector<float> Model::classify(std::span<const std::int32_t> tokens, std::span<const float> head_mask) const {
+std::vector<float> Model::classify(std::span<const std::int32_t> tokens, std::span<const float> head_mask,
+                                   const TensorHook* hook) const {
   const ModelConfig& c = impl_->config;
   const int C = c.n_embd;
   if (c.labels.empty())
@@ -450,6 +470,7 @@ std::vector<float> Model::classify(std::span<const std::int32_t> tokens, std::sp
   check_tokens(c, tokens, 0, "");
   ForwardOptions options;
   options.head_mask = head_mask;
+  options.hook = hook;
   check_forward_options(c, options);
   const int T = static_cast<int>(tokens.size());
   KVCache cache = new_cache();

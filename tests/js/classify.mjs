@@ -1,7 +1,8 @@
 // Classifiers in the JS API, shared by the Node tests (tests/js/api.test.mjs) and the browser
 // tests (tests/browser/page.mjs): model.classify against PyTorch's logits on the gpt2-classifier
 // fixture (F32, and int8's argmax), text input, what a model says about itself (labels,
-// bidirectional, maskTokenId) and the errors. classifyScenario runs it and returns a report of
+// bidirectional, maskTokenId) and the errors; the label with its attention from one pass, and a
+// masked LM's logits at chosen rows alone (forward's logits: [positions]). classifyScenario runs it and returns a report of
 // plain values (the browser cannot assert inside the page); checkClassifyReport asserts on it with
 // the caller's node:assert.
 //
@@ -74,6 +75,25 @@ export async function classifyScenario(loadModel, read, { worker }) {
     notInput: await message(model.classify(42)),
     surrogate: await message(model.classify('\ud800')),
   };
+  // { attention: true }: the attention of the same pass, exactly forward's over the ids, beside
+  // exactly the logits classify gives alone (heads off too); without it, no attention.
+  const same = (a, b) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+  out.withAttention = [];
+  for (const headMask of [undefined, [[0, 1]]]) {
+    const { ids } = want[1];
+    const both = await model.classify(ids, { attention: true, headMask });
+    const alone = await model.classify(ids, { headMask });
+    const seen = await model.forward(ids, { attention: true, logits: false, headMask });
+    out.withAttention.push({
+      headMask,
+      float32: both.attention instanceof Float32Array,
+      length: both.attention?.length,
+      want: model.shape.layers * model.shape.heads * ids.length ** 2, // (L, H, T, T)
+      sameAttention: same(both.attention, seen.attention),
+      sameLogits: same(both.logits, alone.logits) && same(both.probabilities, alone.probabilities),
+      withoutAttention: 'attention' in alone,
+    });
+  }
   // What classify returns is the caller's: changing it leaves the model's labels as they were.
   (await model.classify(want[0].ids)).labels[0] = 'changed';
   out.labelsAfterChange = [...model.labels];
@@ -138,6 +158,23 @@ export async function classifyScenario(loadModel, read, { worker }) {
     ...about(mlm),
     ids: await message(mlm.classify([1, 2, 3])),
     generate: await message(mlm.generate([1, 2], { maxTokens: 2 }).next()),
+  };
+  // Logits at chosen rows (a masked LM's masks): each row exactly the full pass's row there.
+  const ids = [5, 63, 9, 12, 63, 7],
+    rows = [1, 4];
+  const full = (await mlm.forward(ids)).logits,
+    some = (await mlm.forward(ids, { logits: rows })).logits,
+    V = full.length / ids.length;
+  out.mlm.rows = {
+    length: some.length / V,
+    same: rows.every((t, r) => same(some.subarray(r * V, (r + 1) * V), full.subarray(t * V, (t + 1) * V))),
+    typed: same((await mlm.forward(ids, { logits: Int32Array.from(rows) })).logits, some),
+    unordered: await message(mlm.forward(ids, { logits: [4, 1] })),
+    outside: await message(mlm.forward(ids, { logits: [6] })),
+    notPosition: await message(mlm.forward(ids, { logits: [0.5] })),
+    none: await message(mlm.forward(ids, { logits: [] })),
+    notList: await message(mlm.forward(ids, { logits: null })),
+    withLens: await message(mlm.forward(ids, { logits: [1], lens: 3 })),
   };
   await mlm.dispose();
   return out;
@@ -237,5 +274,32 @@ export function checkClassifyReport(assert, r, where = r.worker ? 'worker' : 'ma
     `${where}: classify(text) on a language model`,
   );
   assert.match(r.mlm.ids, /^Error: this model has no classification head/, `${where}: classify on a masked LM`);
+  assert.deepEqual(
+    { length: r.mlm.rows.length, same: r.mlm.rows.same, typed: r.mlm.rows.typed },
+    { length: 2, same: true, typed: true },
+    `${where}: logits at two rows, exactly the full pass's rows`,
+  );
+  assert.match(r.mlm.rows.unordered, /^Error: logit rows must be increasing positions below 6, got 1/, where);
+  assert.match(r.mlm.rows.outside, /^Error: logit rows must be increasing positions below 6, got 6/, where);
+  for (const e of [r.mlm.rows.notPosition, r.mlm.rows.none, r.mlm.rows.notList])
+    assert.match(e, /^Error: logits must be true, false, 'last' or positions \(integers >= 0\)/, where);
+  assert.match(r.mlm.rows.withLens, /^Error: logit rows go without all_logits and the lens/, where);
+  assert.equal(r.withAttention.length, 2);
+  for (const w of r.withAttention) {
+    assert.ok(w.want > 0, `${where}: (L, H, T, T) of the classifier`);
+    assert.deepEqual(
+      w,
+      {
+        headMask: w.headMask,
+        float32: true,
+        length: w.want,
+        want: w.want,
+        sameAttention: true,
+        sameLogits: true,
+        withoutAttention: false,
+      },
+      `${where}: classify's attention, heads off ${JSON.stringify(w.headMask)}`,
+    );
+  }
   assert.match(r.mlm.generate, /^Error: .*does not generate text/, `${where}: generate on a bidirectional model`);
 }

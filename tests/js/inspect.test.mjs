@@ -116,7 +116,7 @@ for (const worker of [false, true]) {
     assert.deepEqual((await model.forward([1, 2], { logits: 'last' })).logits, plain.logits.subarray(96));
     await assert.rejects(
       model.forward([1, 2], { logits: 'first' }),
-      /^InvalidArgumentError: logits must be true, false or 'last', got "first"$/,
+      /^InvalidArgumentError: logits must be true, false, 'last' or positions \(integers >= 0\), got "first"$/,
     );
     await model.dispose();
   });

@@ -1,14 +1,15 @@
 // "Classification": a classifier's verdict on the prompt (model.classify, docs/js-api.md): its
-// label and every label's probability, as bars. The classifier reads the last token, the
-// <|endoftext|> the page puts after the prompt (as `glassbox train --task classify` ended every
-// example). With heads switched off, each label's probability with every head stands beside it.
+// label and every label's probability, as bars on the page's absolute scale (probability-bars.mjs).
+// The classifier reads the last token, the <|endoftext|> the page puts after the prompt (as
+// `glassbox train --task classify` ended every example). With heads switched off, each label's row
+// holds two bars: its probability with every head and without those heads.
 import { el } from './dom.mjs';
-
-const percent = (p) => `${(100 * p).toFixed(p < 0.001 ? 3 : 1)}%`;
+import { bar, pairBar, pairLegend, percent } from './probability-bars.mjs';
 
 export class ClassifyView {
   #verdict;
   #list;
+  #legend = el('p'); // the key of the two bars' colours, shown before the list while heads are off
 
   constructor({ verdict, list }) {
     this.#verdict = verdict;
@@ -19,6 +20,7 @@ export class ClassifyView {
   clear(message) {
     this.#verdict.textContent = message;
     this.#list.replaceChildren();
+    this.#legend.remove();
   }
 
   // result: {label, labels, probabilities} of the model as the page runs it; all: the same with
@@ -33,28 +35,30 @@ export class ClassifyView {
         ? `, with ${off} off; with every head: ${all.label} (${percent(all.probabilities[all.labels.indexOf(all.label)])})`
         : '',
     );
+    const kinds = ['all', 'masked'];
+    this.#legend.remove();
+    this.#legend = all ? pairLegend(['Every head', `${off[0].toUpperCase()}${off.slice(1)} off`], kinds) : el('p');
+    if (all) this.#list.before(this.#legend);
     this.#list.replaceChildren(
       ...result.labels.map((name, i) => {
         const p = result.probabilities[i],
-          fill = el('span', { className: 'bar-fill' });
-        fill.style.width = `${Math.max(0.5, 100 * p)}%`;
-        const everyHead = all ? ` (every head: ${percent(all.probabilities[i])})` : '';
-        return el(
-          'li',
-          {
-            className: `bar${i === best ? ' chosen' : ''}`,
+          the = i === best ? ', the label' : '';
+        if (!all)
+          return bar({
+            label: name,
+            p,
+            spoken: `${name}: ${percent(p)}${the}`,
             dataset: { label: name, probability: p },
-            attrs: { 'aria-label': `${name}: ${percent(p)}${everyHead}${i === best ? ', the label' : ''}` },
-          },
-          el('span', { className: 'bar-label' }, name),
-          el('span', { className: 'bar-track' }, fill),
-          el(
-            'span',
-            { className: 'bar-value' },
-            percent(p),
-            all ? el('span', { className: 'muted small' }, ` / ${percent(all.probabilities[i])}`) : null,
-          ),
-        );
+            chosen: i === best,
+          });
+        const every = all.probabilities[i];
+        return pairBar({
+          label: name,
+          values: [every, p],
+          kinds,
+          spoken: `${name}: ${percent(p)} with ${off} off (every head: ${percent(every)})${the}`,
+          dataset: { label: name, probability: p, all: every },
+        });
       }),
     );
   }

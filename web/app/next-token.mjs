@@ -1,7 +1,10 @@
 // "Next token": for the latest generation step, the ten most probable tokens of the distribution
 // that step's token was drawn from (step.top: [{id, probability}], probability = softmax of the
-// logits before temperature, most probable first), as a bar chart. The sampled token is marked.
+// logits before temperature, most probable first), as a bar chart on the page's absolute scale
+// (probability-bars.mjs). The sampled token is marked. With heads switched off, the distribution
+// with every head and without them, one row per token with both bars.
 import { clear, el } from './dom.mjs';
+import { mostProbable, pairBar, pairLegend, percent, softmaxOf, tokenBars } from './probability-bars.mjs';
 import { appendVisibleText, spokenText } from './token-text.mjs';
 
 const PLACEHOLDER = '(available after the first generated token)';
@@ -56,20 +59,41 @@ export class NextTokenChart {
   }
 
   // With heads switched off: the next token's distribution after `position` with every head
-  // (all) and without the silenced ones (masked), side by side; each a list of {id, probability},
-  // most probable first. label names the heads that are off.
-  async compare(position, all, masked, label, textOf) {
+  // (allLogits, the last position's V logits) and without the silenced ones (maskedLogits). One
+  // row for each token among either's ten likeliest, most probable (under either) first, with its
+  // probability under both as two bars on the same scale. label names the heads that are off.
+  async compare(position, allLogits, maskedLogits, label, textOf) {
     const version = ++this.#version;
     this.#hidden = null;
-    const [allTexts, maskedTexts] = await Promise.all(
-      [all, masked].map((top) => Promise.all(top.map((t) => textOf(t.id)))),
-    );
+    const all = softmaxOf(allLogits),
+      masked = softmaxOf(maskedLogits);
+    const ids = [...new Set([...mostProbable(allLogits, 10), ...mostProbable(maskedLogits, 10)].map((t) => t.id))];
+    const rows = ids
+      .map((id) => ({ id, all: all(id), masked: masked(id) }))
+      .sort((a, b) => Math.max(b.all, b.masked) - Math.max(a.all, a.masked) || a.id - b.id);
+    const texts = await Promise.all(rows.map((r) => textOf(r.id)));
     if (version !== this.#version) return;
-    this.#caption.textContent = `After token #${position}: the ten likeliest next tokens with every head, and with ${label} off.`;
+    const off = `${label} off`;
+    this.#caption.textContent = `After token #${position}: the ten likeliest next tokens with every head and the ten with ${off}; each row gives a token's probability both ways.`;
     clear(this.#list);
-    document.getElementById('next-masked-caption').textContent = `${label[0].toUpperCase()}${label.slice(1)} off`;
-    document.getElementById('next-bars-all').replaceChildren(...tokenBars(all, allTexts, null));
-    document.getElementById('next-bars-masked').replaceChildren(...tokenBars(masked, maskedTexts, null));
+    const kinds = ['all', 'masked'];
+    document.getElementById('next-compare').replaceChildren(
+      pairLegend(['Every head', `${off[0].toUpperCase()}${off.slice(1)}`], kinds),
+      el(
+        'ol',
+        { id: 'next-compare-bars', className: 'bars', attrs: { 'aria-labelledby': 'next-caption' } },
+        ...rows.map((r, i) =>
+          pairBar({
+            label: appendVisibleText(el('span', { className: 'bar-token' }), texts[i]),
+            values: [r.all, r.masked],
+            kinds,
+            spoken: `${spokenText(texts[i])}, id ${r.id}: ${percent(r.all)} with every head, ${percent(r.masked)} with ${off}`,
+            dataset: { id: r.id, all: r.all, masked: r.masked },
+            title: `id ${r.id}`,
+          }),
+        ),
+      ),
+    );
     this.#showCompare(true);
   }
 
@@ -77,46 +101,4 @@ export class NextTokenChart {
     document.getElementById('next-compare').hidden = !on;
     this.#list.hidden = on;
   }
-}
-
-// The n most probable tokens of softmax(logits), as the engine's most_probable gives them: most
-// probable first, ties to the lower id (probabilities computed in doubles).
-export function mostProbable(logits, n) {
-  let max = -Infinity;
-  for (const x of logits) max = Math.max(max, x);
-  let sum = 0;
-  for (const x of logits) sum += Math.exp(x - max);
-  const order = Array.from(logits.keys())
-    .sort((a, b) => logits[b] - logits[a] || a - b)
-    .slice(0, n);
-  return order.map((id) => ({ id, probability: Math.exp(logits[id] - max) / sum }));
-}
-
-// The bars (li elements) of a distribution's top tokens (texts: theirs); chosenId's is marked as
-// sampled.
-export function tokenBars(top, texts, chosenId) {
-  const max = Math.max(...top.map((t) => t.probability), 1e-9);
-  return top.map((t, i) => {
-    const chosen = t.id === chosenId;
-    const pct = `${(100 * t.probability).toFixed(t.probability < 0.001 ? 3 : 1)}%`;
-    const fill = el('span', { className: 'bar-fill' });
-    fill.style.width = `${Math.max(0.5, (100 * t.probability) / max)}%`;
-    const label = appendVisibleText(el('span', { className: 'bar-token' }), texts[i]);
-    return el(
-      'li',
-      {
-        className: `bar${chosen ? ' chosen' : ''}`,
-        dataset: { id: t.id, probability: t.probability },
-        attrs: { 'aria-label': `${spokenText(texts[i])}, id ${t.id}: ${pct}${chosen ? ', sampled' : ''}` },
-      },
-      el(
-        'span',
-        { className: 'bar-label', title: `id ${t.id}` },
-        label,
-        chosen ? el('span', { className: 'chosen-mark' }, ' ●') : null,
-      ),
-      el('span', { className: 'bar-track' }, fill),
-      el('span', { className: 'bar-value' }, pct),
-    );
-  });
 }

@@ -33,7 +33,7 @@ struct ModelWeights;   // model/weights.h
 //   attn_out    l      (T, C)        attention output after the projection
 //   mlp_out     l      (T, C)        MLP output
 //   block_out   l      (T, C)        residual stream leaving block l
-//   logits      -1     (R, V)        R = T or 1, see ForwardOptions::all_logits
+//   logits      -1     (R, V)        R = T, 1 or logit_rows.size(), see ForwardOptions
 struct NamedTensor {
   const char* name;
   int layer;
@@ -44,7 +44,12 @@ struct NamedTensor {
 using TensorHook = std::function<void(const NamedTensor&)>;
 
 struct ForwardOptions {
-  bool all_logits = false;            // logits for every position (T,V), not only the last (1,V)
+  bool all_logits = false;   // logits for every position (T,V), not only the last (1,V)
+  // Logits for these positions of the call's tokens only, increasing, each below T: (R,V) with R
+  // = logit_rows.size(), the final norm and the LM head run on those rows alone (a masked LM
+  // needs its masks' rows, not T x V). Each row is bit for bit that position's row with
+  // all_logits. Empty: as all_logits says. Not with all_logits or the lens.
+  std::span<const std::int32_t> logit_rows = {};
   const TensorHook* hook = nullptr;   // nullptr: no capture, and attention probabilities are never
                                       // written out (the kernel keeps one row at a time)
   bool causal = true;   // false (and always for a "bidirectional" model): every query sees every key, later ones too
@@ -138,9 +143,12 @@ class Model {
   // the last token through score.weight, after one forward pass from position 0 (no cache kept;
   // the LM head is not computed). Models trained by `glassbox train --task classify` end every
   // text with <|endoftext|>, the token they classify at: pass the ids with it. head_mask: heads
-  // switched off, as ForwardOptions::head_mask. Throws InvalidArgument for a model without a
-  // classification head, or for what forward() refuses.
-  std::vector<float> classify(std::span<const std::int32_t> tokens, std::span<const float> head_mask = {}) const;
+  // switched off, as ForwardOptions::head_mask; hook: sees the pass's tensors as forward()'s does
+  // (attention probabilities, block outputs), so the label and the attention come from one pass.
+  // Throws InvalidArgument for a model without a classification head, or for what forward()
+  // refuses.
+  std::vector<float> classify(std::span<const std::int32_t> tokens, std::span<const float> head_mask = {},
+                              const TensorHook* hook = nullptr) const;
 
  private:
   friend class ModelLoader;
