@@ -199,10 +199,14 @@ test('layers are numbered from 0 in every panel: Layer, the thumbnails, the swit
   await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury said it did find that');
   await settled(page);
   const attention = page.getByRole('region', { name: 'Attention', exact: true });
-  assert.deepEqual(
-    await attention.getByRole('combobox', { name: 'Layer' }).locator('option').allTextContents(),
-    ['0', '1', '2', '3', '4', '5'],
-  );
+  assert.deepEqual(await attention.getByRole('combobox', { name: 'Layer' }).locator('option').allTextContents(), [
+    '0',
+    '1',
+    '2',
+    '3',
+    '4',
+    '5',
+  ]);
   for (const name of ['Layer 0, head 0', 'Layer 5, head 7'])
     assert.equal(await attention.getByRole('button', { name, exact: true }).count(), 1, name);
   for (const name of ['Layer 0 head 0 off', 'Layer 5 head 7 off'])
@@ -213,13 +217,20 @@ test('layers are numbered from 0 in every panel: Layer, the thumbnails, the swit
   await layers.scrollIntoViewIfNeeded();
   await page.waitForFunction(() => document.querySelectorAll('#layers-grid tbody tr').length === 6);
   assert.deepEqual(await page.locator('#layers-grid tbody th').allTextContents(), ['0', '1', '2', '3', '4', '5']);
-  assert.match(await page.locator('#layers-grid tbody tr').first().locator('td').first().getAttribute('aria-label'), /^layer 0, after token 0: /);
+  assert.match(
+    await page.locator('#layers-grid tbody tr').first().locator('td').first().getAttribute('aria-label'),
+    /^layer 0, after token 0: /,
+  );
   await page.locator('#tokens .chip[data-index="3"]').click();
   await page.waitForFunction(() => document.querySelectorAll('#layers-table tr').length === 6);
-  assert.deepEqual(
-    await page.locator('#layers-table th').allTextContents(),
-    ['Layer 0', 'Layer 1', 'Layer 2', 'Layer 3', 'Layer 4', 'Layer 5'],
-  );
+  assert.deepEqual(await page.locator('#layers-table th').allTextContents(), [
+    'Layer 0',
+    'Layer 1',
+    'Layer 2',
+    'Layer 3',
+    'Layer 4',
+    'Layer 5',
+  ]);
   await page.locator('#tokens .chip[data-index="3"]').click(); // unselected
   await page.evaluate(() => window.scrollTo(0, 0));
 });
@@ -234,7 +245,12 @@ test('the heads’ × switches are 24 px targets or more and cover no thumbnail,
           off = cell.querySelector('.head-off').getBoundingClientRect();
         const x = Math.min(thumb.right, off.right) - Math.max(thumb.left, off.left),
           y = Math.min(thumb.bottom, off.bottom) - Math.max(thumb.top, off.top);
-        return { name: cell.querySelector('.head-off').getAttribute('aria-label'), w: off.width, h: off.height, overlap: x > 0 && y > 0 };
+        return {
+          name: cell.querySelector('.head-off').getAttribute('aria-label'),
+          w: off.width,
+          h: off.height,
+          overlap: x > 0 && y > 0,
+        };
       }),
     );
     assert.equal(report.length, 48);
@@ -278,8 +294,10 @@ test('the Mask switch: token labels on both maps, and a head switched off shows 
         cols = box?.querySelector('.mask-cols');
       if (!rows || !cols) return 'no label strips';
       const r = map.getBoundingClientRect();
-      if (Math.abs(rows.getBoundingClientRect().height - r.height) > 1) return 'the row labels are not the map’s height';
-      if (Math.abs(cols.getBoundingClientRect().width - r.width) > 1) return 'the column labels are not the map’s width';
+      if (Math.abs(rows.getBoundingClientRect().height - r.height) > 1)
+        return 'the row labels are not the map’s height';
+      if (Math.abs(cols.getBoundingClientRect().width - r.width) > 1)
+        return 'the column labels are not the map’s width';
       const missing = [];
       for (let i = 0; i < T; ++i) if (!inked(rows, i, false) || !inked(cols, i, true)) missing.push(i);
       return missing.length ? `no label for tokens ${missing}` : 'every token';
@@ -301,7 +319,12 @@ test('the Mask switch: token labels on both maps, and a head switched off shows 
   const look = (id) =>
     page.locator(`#${id}`).evaluate((c) => ({
       opacity: Number(getComputedStyle(c).opacity),
-      lastRowFirstKey: Array.from(c.getContext('2d').getImageData(1, c.height - 2, 1, 1).data.slice(0, 3)),
+      lastRowFirstKey: Array.from(
+        c
+          .getContext('2d')
+          .getImageData(1, c.height - 2, 1, 1)
+          .data.slice(0, 3),
+      ),
     }));
   for (const id of ['mask-causal', 'mask-bidirectional']) {
     const { opacity, lastRowFirstKey } = await look(id);

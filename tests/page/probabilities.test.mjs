@@ -109,12 +109,13 @@ test('Next token: bars as long as their probabilities; with heads off, one row p
   assert.match(bars[0].spoken, /, id \d+: [\d.]+%, sampled$/, "the row's token and percentage as text");
 
   // Heads off: the comparison after the last token shown (the caption names it; the text is
-  // short, so every chip is in view).
-  await page.getByRole('button', { name: 'Layer 0 head 1 off' }).click();
-  await page.getByRole('button', { name: 'Layer 3 head 2 off' }).click();
+  // short, so every chip is in view). These two heads move the last position's distribution by
+  // up to 4 points (`glassbox forward --head-mask 1:4,3:3`).
+  await page.getByRole('button', { name: 'Layer 1 head 4 off' }).click();
+  await page.getByRole('button', { name: 'Layer 3 head 3 off' }).click();
   await page.waitForFunction(() => !document.getElementById('next-compare').hidden);
   await settled(page);
-  await page.waitForFunction(() => /L0 H1, L3 H2 off/.test(document.getElementById('next-caption').textContent));
+  await page.waitForFunction(() => /L1 H4, L3 H3 off/.test(document.getElementById('next-caption').textContent));
   const position = Number(/^After token #(\d+)/.exec(await page.locator('#next-caption').textContent())[1]);
   const chips = await page
     .locator('#tokens .chip')
@@ -125,7 +126,7 @@ test('Next token: bars as long as their probabilities; with heads off, one row p
     .slice(0, position + 1);
   assert.equal(ids.length, position + 1, 'the tokens up to the one compared after');
   const all = cliNext(model, ids),
-    masked = cliNext(model, ids, '0:1,3:2');
+    masked = cliNext(model, ids, '1:4,3:3');
   const rows = await rendered(page, '#next-compare-bars li');
   const want = [...new Set([...top10(all), ...top10(masked)])];
   assert.deepEqual(
@@ -142,7 +143,7 @@ test('Next token: bars as long as their probabilities; with heads off, one row p
     );
     assert.ok(Math.abs(Number(r.data.all) - all[id]) < 1e-5, `token ${id} with every head`);
     assert.ok(Math.abs(Number(r.data.masked) - masked[id]) < 1e-5, `token ${id} with the heads off`);
-    assert.match(r.spoken, /: [\d.]+% with every head, [\d.]+% with heads L0 H1, L3 H2 off$/, `token ${id} as text`);
+    assert.match(r.spoken, /: [\d.]+% with every head, [\d.]+% with heads L1 H4, L3 H3 off$/, `token ${id} as text`);
   }
   assertAbsoluteScale(rows, (r, j) => Number(j === 0 ? r.data.all : r.data.masked), 'heads-off comparison');
   assert.ok(

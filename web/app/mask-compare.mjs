@@ -87,7 +87,8 @@ export class MaskCompare {
     this.#caption.textContent = message;
     this.#offNote.hidden = true;
     this.#panel.classList.remove('off-head');
-    for (const canvas of Object.values(this.#canvases)) {
+    for (const [mask, canvas] of Object.entries(this.#canvases)) {
+      canvas.setAttribute('aria-label', `${mask} attention: not computed yet`);
       canvas.getContext('2d').clearRect(0, 0, canvas.width, canvas.height);
       for (const strip of this.#strips(canvas)) strip.getContext('2d').clearRect(0, 0, strip.width, strip.height);
     }
