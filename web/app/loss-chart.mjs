@@ -8,7 +8,7 @@ import { clear } from './dom.mjs';
 const SVG = 'http://www.w3.org/2000/svg';
 const W = 640,
   H = 260; // viewBox units
-const PAD = { left: 44, right: 12, top: 10, bottom: 28 };
+const PAD = { left: 58, right: 12, top: 10, bottom: 38 }; // room for the ticks and the axes' names
 
 const svg = (tag, attrs = {}) => {
   const node = document.createElementNS(SVG, tag);
@@ -90,9 +90,19 @@ export class LossChart {
       label.textContent = String(v);
       axes.append(label);
     }
-    const caption = svg('text', { x: W - PAD.right, y: H - 2, 'text-anchor': 'end', class: 'chart-caption' });
-    caption.textContent = 'step';
-    axes.append(caption);
+    // The axes' names: "step" under the x axis, "loss" beside the y axis (turned, as it reads upward).
+    const middle = { x: (PAD.left + W - PAD.right) / 2, y: (PAD.top + H - PAD.bottom) / 2 };
+    const xName = svg('text', { x: middle.x, y: H - 4, 'text-anchor': 'middle', class: 'chart-axis-name' });
+    xName.textContent = 'step';
+    const yName = svg('text', {
+      x: 14,
+      y: middle.y,
+      'text-anchor': 'middle',
+      transform: `rotate(-90 14 ${middle.y})`,
+      class: 'chart-axis-name',
+    });
+    yName.textContent = 'loss';
+    axes.append(xName, yName);
     this.#svg.append(axes);
     for (const s of this.#series) {
       const points = s.points.map(([step, loss]) => `${x(step).toFixed(1)},${y(loss).toFixed(1)}`).join(' ');
