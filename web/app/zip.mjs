@@ -29,7 +29,8 @@ function dosTime(date) {
 // files: [{name, data}] (data a string or a Uint8Array; name a path inside the archive, '/' between
 // folders) -> a Blob of the archive (type application/zip). The data is not copied into one buffer.
 export function zipArchive(files, date = new Date()) {
-  if (files.length >= 0xffff) throw new RangeError(`a zip without Zip64 holds at most 65,534 files, not ${files.length}`);
+  if (files.length >= 0xffff)
+    throw new RangeError(`a zip without Zip64 holds at most 65,534 files, not ${files.length}`);
   const { time, day } = dosTime(date);
   const parts = [],
     central = [];
