@@ -44,10 +44,11 @@ export class TrainPanel {
   #downloadButton = $('train-download');
   #result = $('train-result'); // Use the trained model, Download model
   #status = $('train-status'); // what happened (a live region)
-  #progress = $('train-progress'); // the step under way (not live: it changes many times a second)
+  #progress = $('train-progress'); // the step under way (not live: it changes several times a second)
   #progressBar = $('train-progress-bar');
   #error = $('train-error');
-  #chart = new LossChart($('loss-chart'), $('loss-legend'));
+  #chart = new LossChart($('loss-chart'), $('loss-legend'), () => this.#showProgress());
+  #latest = null; // the last step of the last run: {step, count}, shown under the bar with the chart
   #samples = $('train-samples');
   #grids = [new AttentionGrid($('train-grid-0'), ''), new AttentionGrid($('train-grid-1'), '')];
   #sessions = []; // the runs of the last Train or Compare: one, or two (1 head, n heads)
@@ -215,6 +216,7 @@ export class TrainPanel {
         ? `Going on from step ${formatInt(this.#sessions[0].step)} of ${formatInt(steps)}.`
         : `${change ? `${change}: starting afresh. ` : ''}` +
           `Learning the text's vocabulary (the first step${compare ? ' of both models' : ''})…`;
+      this.#latest = null;
       this.#progress.textContent = '';
       this.#progressBar.max = steps;
       this.#iterating = true;
@@ -227,6 +229,7 @@ export class TrainPanel {
         ),
       );
       this.#iterating = false;
+      this.#chart.flush(); // the last steps, drawn now
       this.#stopHadFocus ||= document.activeElement === this.#stopButton;
       this.#stopButton.disabled = true;
       const failed = results.find((r) => r.status === 'rejected');
@@ -305,15 +308,21 @@ export class TrainPanel {
     this.#chart.add(2 * i, s.step, s.loss);
     if (s.validLoss !== undefined) this.#chart.add(2 * i + 1, s.step, s.validLoss);
     if (i === count - 1) {
-      const total = this.#sessions[0].settings.steps;
       // The status (a live region) says where the run is at its first step and at each sample; the
-      // line under the bar follows every step.
+      // line under the bar follows the steps, with the chart.
       if (!this.#announced) this.#announce(s.step);
-      this.#progressBar.value = s.step;
-      this.#progress.textContent =
-        `Step ${formatInt(s.step)} of ${formatInt(total)}: loss ${s.loss.toFixed(3)}` +
-        `${this.#latestValid()}, ${formatInt(Math.round(s.tokensPerSecond))} tokens/s${count > 1 ? ' each' : ''}.`;
+      this.#latest = { step: s, count };
     }
+  }
+
+  #showProgress() {
+    if (!this.#latest) return;
+    const { step: s, count } = this.#latest;
+    this.#progressBar.value = s.step;
+    this.#progress.textContent =
+      `Step ${formatInt(s.step)} of ${formatInt(this.#sessions[0]?.settings.steps ?? s.step)}: ` +
+      `loss ${s.loss.toFixed(3)}${this.#latestValid()}, ` +
+      `${formatInt(Math.round(s.tokensPerSecond))} tokens/s${count > 1 ? ' each' : ''}.`;
   }
 
   #announce(step) {
