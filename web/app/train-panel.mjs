@@ -382,6 +382,10 @@ export class TrainPanel {
       this.#trained.length > 1
         ? `Both join the Model select (${first.name}, ${last.name}); the last is loaded.`
         : `${last.name} joins the Model select and is loaded.`;
+    $('train-download-hint').textContent =
+      `Download saves one .zip archive: ${this.#trained.length > 1 ? 'a folder per model' : 'a folder'} with ` +
+      'config.json, model.safetensors, vocab.json and merges.txt (the Hugging Face layout), which glassbox’s ' +
+      'CLI and Hugging Face’s GPT-2 loader read.';
     this.#result.hidden = false;
   }
 
