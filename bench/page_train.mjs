@@ -97,7 +97,8 @@ async function measure(button) {
     const tasks = window.longTasks.filter((t) => t.start >= t0).map((t) => t.duration);
     const scripts = {};
     for (const f of window.frames_.filter((f) => f.start >= t0))
-      for (const s of f.scripts) scripts[s.file || '(none)'] = Math.round((scripts[s.file || '(none)'] ?? 0) + s.duration);
+      for (const s of f.scripts)
+        scripts[s.file || '(none)'] = Math.round((scripts[s.file || '(none)'] ?? 0) + s.duration);
     return { tasks, scripts, status: document.getElementById('train-status').textContent };
   }, from);
   await context.close();
@@ -123,7 +124,10 @@ for (let r = 0; r < runs; ++r) {
 }
 for (const kind of ['train', 'compare'])
   out[`${kind}Median`] = Object.fromEntries(
-    ['longTasks', 'medianMs', 'maxMs', 'totalMs', 'steps', 'mainThreadCpuMs', 'wallMs'].map((k) => [k, stats(out[kind].map((r) => r[k])).median]),
+    ['longTasks', 'medianMs', 'maxMs', 'totalMs', 'steps', 'mainThreadCpuMs', 'wallMs'].map((k) => [
+      k,
+      stats(out[kind].map((r) => r[k])).median,
+    ]),
   );
 console.log(JSON.stringify(out, null, 2));
 await browser.close();
