@@ -1566,9 +1566,10 @@ test('a 548 MB GPT-2 checkpoint from a URL: the page keeps responding while it l
 // Controls inside the viewport's width and not on top of each other.
 async function checkLayout(page, width) {
   const report = await page.evaluate(() => {
+    // (checkVisibility: not in a closed <details>, whose content has a box but is not rendered)
     const visible = (e) => {
       const r = e.getBoundingClientRect();
-      return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+      return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden' && e.checkVisibility();
     };
     const controls = [...document.querySelectorAll('button, input, select, textarea, summary, label, h1, h2')]
       .filter(visible)
