@@ -67,25 +67,18 @@ after(async () => {
 // Every WebAssembly module the page's thread compiles or instantiates, counted by a script that
 // runs before the page's own (workers have their own WebAssembly: theirs are not counted).
 function countWebAssembly() {
-  window.pageWasm = [];
-  const count = (what, f) =>
-    function (...args) {
-      window.pageWasm.push({
-        what,
-        at: performance.now(),
-        training: document.getElementById('train-stop')?.disabled === false,
-      });
+  window.pageWasm = []; // what was called, in order
+  for (const name of ['instantiate', 'instantiateStreaming', 'compile', 'compileStreaming']) {
+    const f = WebAssembly[name];
+    WebAssembly[name] = function (...args) {
+      window.pageWasm.push(name);
       return f.apply(this, args);
     };
-  for (const name of ['instantiate', 'instantiateStreaming', 'compile', 'compileStreaming'])
-    WebAssembly[name] = count(name, WebAssembly[name]);
-  const { Instance, Module } = WebAssembly;
-  WebAssembly.Instance = new Proxy(Instance, {
-    construct: (T, args) => (window.pageWasm.push({ what: 'Instance' }), new T(...args)),
-  });
-  WebAssembly.Module = new Proxy(Module, {
-    construct: (T, args) => (window.pageWasm.push({ what: 'Module' }), new T(...args)),
-  });
+  }
+  for (const name of ['Instance', 'Module'])
+    WebAssembly[name] = new Proxy(WebAssembly[name], {
+      construct: (T, args) => (window.pageWasm.push(name), new T(...args)),
+    });
 }
 
 async function openPage({ viewport = { width: 1280, height: 900 } } = {}) {
