@@ -3,8 +3,8 @@
 //   model picker ──loaded──▶ prompt ──tokenize/forward──▶ Sequence ──▶ tokens, attention, output, layers
 //                             Generate ──steps──▶ Sequence + output + next-token chart + layers + status
 //
-// The Train panel (app/train-panel.mjs) trains a GPT in a worker of its own and hands the result to
-// the model picker as "Trained here".
+// The Train panel (app/train-panel.mjs) trains a GPT in a worker of its own and, when the person
+// uses the result, hands it to the model picker as "Trained here".
 //
 // The views follow the kind of model loaded (modelKind): a GPT generates (Output, Next token,
 // Layers); a classifier labels the prompt (Classification); a masked LM fills the prompt's masks
@@ -765,8 +765,8 @@ const picker = new ModelPicker({
 
 // --- the Train panel: its code comes once the first model has loaded (or failed to), so that the
 // page's first load does not wait for it; its buttons are disabled until then. A model trained
-// there joins the Model select, and the last one trained is loaded (not while a generation runs:
-// that goes on with the model it has).
+// there joins the Model select when the person presses "Use the trained model", and is loaded
+// (not while a generation runs: that goes on with the model it has).
 
 let trainPanel = null;
 function startTrainPanel() {

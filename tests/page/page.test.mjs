@@ -1578,6 +1578,7 @@ test('a 548 MB GPT-2 checkpoint from a URL: the page keeps responding while it l
 // Controls inside the viewport's width and not on top of each other.
 async function checkLayout(page, width) {
   const report = await page.evaluate(() => {
+    // (checkVisibility: not in a closed <details>, whose content has a box but is not rendered)
     const visible = (e) => {
       const r = e.getBoundingClientRect();
       // (checkVisibility: not inside a closed <details>, whose content still has boxes)

@@ -1,31 +1,30 @@
 // The page's Train panel in headless Chromium, by accessible names: a text (the bundled Brown
-// sample) trains a small GPT, the Loss chart gains points, Stop then Train goes on from where it
-// stopped, the model joins the Model select as "Trained here" and generates, Download model gives
-// four files that the CLI loads and that equal, bit for bit, what train() in Node makes from the
-// same text and settings; "Compare one head and many" trains both and draws both models'
-// attention; bad input (no text, too little, a shape that does not divide, a model too large for
-// the heap, a field out of range) is a message in the panel; the page thread's heap stays flat over hundreds
-// of steps with a look at the model every few.
+// sample) trains a small GPT, the Loss chart gains points, the status says which step the run is
+// at, Stop then Train goes on from where it stopped; the model is offered ("Use the trained
+// model", the focus on it after Stop) and joins the Model select only when used, the output kept
+// until then; it generates; Download model gives one .zip whose four files the CLI loads and that
+// equal, bit for bit, what train() in Node makes from the same text and settings. The samples and
+// attention maps come from the training worker: the page's thread instantiates no WebAssembly
+// while a model trains. "Compare one head and many" after a Stop says why it starts afresh, trains
+// both and draws both models' attention; bad input (no text, too little, a shape that does not
+// divide, a model too large for the heap, a field out of range) is a message in the panel; the
+// training worker's heap stays flat over hundreds of steps with a look at the model every few.
 //
 //   GLASSBOX_CLI=build/native/glassbox node --test tests/page/train.test.mjs
 //
 // Screenshot: build/page-train.png (the comparison, done).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
-
+import { pageSuite, root, settled, waitReady } from './harness.mjs';
 import { brownDocument } from '../../scripts/brown_text.mjs';
-import { startServer } from '../../scripts/serve.mjs';
 import { train } from '../../web/dist/glassbox.mjs';
 import { trainOptions } from '../../web/app/train-settings.mjs';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const cli = process.env.GLASSBOX_CLI ?? join(root, 'build/native/glassbox');
 const SAMPLE_IDS = Array.from({ length: 24 }, (_, i) => `ca${String(i + 1).padStart(2, '0')}`);
 // The panel's numbers for a model that trains in seconds (fields by their labels).
@@ -54,46 +53,42 @@ const FIELD_NAMES = {
   'Sample every': 'every',
 };
 
-let server, browser, tmp;
-const problems = [];
-
+const suite = pageSuite();
+let tmp;
 before(async () => {
-  ({ server } = await startServer(root, 0));
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  await suite.start();
   tmp = await mkdtemp(join(tmpdir(), 'glassbox-train-page-'));
 });
-
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await suite.stop();
   if (tmp) await rm(tmp, { recursive: true, force: true });
-  assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
 });
 
-async function openPage() {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  const page = await context.newPage();
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()}`));
+// Every WebAssembly module the page's thread compiles or instantiates, counted by a script that
+// runs before the page's own (workers have their own WebAssembly: theirs are not counted).
+function countWebAssembly() {
+  window.pageWasm = []; // what was called, in order
+  for (const name of ['instantiate', 'instantiateStreaming', 'compile', 'compileStreaming']) {
+    const f = WebAssembly[name];
+    WebAssembly[name] = function (...args) {
+      window.pageWasm.push(name);
+      return f.apply(this, args);
+    };
+  }
+  for (const name of ['Instance', 'Module'])
+    WebAssembly[name] = new Proxy(WebAssembly[name], {
+      construct: (T, args) => (window.pageWasm.push(name), new T(...args)),
+    });
+}
+
+async function openPage({ viewport = { width: 1280, height: 900 } } = {}) {
+  const context = await suite.browser.newContext({ viewport, acceptDownloads: true });
+  const { page } = await suite.openPage({ context });
+  await page.addInitScript(countWebAssembly);
   const requests = []; // every URL the page and its workers asked for
   page.on('request', (r) => requests.push(r.url()));
-  await page.goto(`http://127.0.0.1:${server.address().port}/web/`);
-  await page.waitForFunction(() => /^Ready/.test(document.getElementById('status').textContent), null, {
-    timeout: 60_000,
-  });
+  await page.goto(suite.pageUrl());
+  await waitReady(page, 60_000);
   const region = page.getByRole('region', { name: 'Train', exact: true });
   return { page, context, region, requests };
 }
@@ -101,7 +96,10 @@ async function openPage() {
 // The trainer's module (glassbox-training.mjs/.wasm), which only training fetches.
 const trainingModule = (url) => /\/glassbox-training\.(mjs|wasm)$/.test(new URL(url).pathname);
 
+// Fills the panel's fields by their labels (opening "More settings" for those inside it).
 async function setFields(region, fields) {
+  const more = region.locator('#train-more');
+  if ((await more.getAttribute('open')) === null) await more.getByText('More settings').click();
   for (const [label, value] of Object.entries(fields))
     await region.getByLabel(label, { exact: true }).fill(String(value));
 }
@@ -109,16 +107,71 @@ async function setFields(region, fields) {
 const points = (region, i = 0) =>
   region.getByRole('region', { name: 'Loss' }).locator('polyline').nth(i).getAttribute('data-points').then(Number);
 const trainStatus = (region) => region.getByRole('status').textContent();
-// Waits until the panel's status line matches re.
+// Waits until the panel's status line matches re (a timeout says what the panel said instead).
 const statusMatches = (page, re, timeout = 120_000) =>
-  page.waitForFunction(
-    (source) => new RegExp(source).test(document.getElementById('train-status').textContent),
-    re.source,
-    { timeout },
+  page
+    .waitForFunction(
+      (source) => new RegExp(source).test(document.getElementById('train-status').textContent),
+      re.source,
+      {
+        timeout,
+      },
+    )
+    .catch(async (e) => {
+      const [status, error, progress] = await Promise.all(
+        ['#train-status', '#train-error', '#train-progress'].map((s) => page.locator(s).textContent()),
+      );
+      throw new Error(`${e.message}: waiting for ${re}, the panel says "${status}" "${error}" "${progress}"`);
+    });
+// Every text the status line has had, from now on (window.trainStatuses).
+const recordStatus = (page) =>
+  page.evaluate(() => {
+    const status = document.getElementById('train-status');
+    window.trainStatuses = [];
+    new MutationObserver(() => window.trainStatuses.push(status.textContent)).observe(status, {
+      childList: true,
+      characterData: true,
+      subtree: true,
+    });
+  });
+const statuses = (page) => page.evaluate(() => window.trainStatuses);
+const focused = (page) => page.evaluate(() => document.activeElement?.id || document.activeElement?.tagName);
+// Presses Stop (focused first, as from the keyboard) from the page itself, the moment the panel
+// shows what `when` names: {looks: n} n samples listed, {lookAt: n} a sample of step n or later,
+// {} the status's first step. (Steps of these small models take milliseconds: a click from here,
+// or a poll, could come after the last.)
+const stopWhen = (page, when) =>
+  page.evaluate(
+    (when) =>
+      new Promise((resolve) => {
+        const ready = () => {
+          const looks = document.querySelectorAll('#train-samples li');
+          if (when.looks) return looks.length >= when.looks;
+          if (when.lookAt) return Number(/^Step (\d+)/.exec(looks[0]?.textContent ?? '')?.[1] ?? 0) >= when.lookAt;
+          return /^Training in a worker: step/.test(document.getElementById('train-status').textContent);
+        };
+        const observer = new MutationObserver(() => press());
+        const press = () => {
+          if (!ready()) return false;
+          observer.disconnect();
+          const stop = document.getElementById('train-stop');
+          stop.focus();
+          stop.click();
+          resolve();
+          return true;
+        };
+        if (!press())
+          observer.observe(document.getElementById('train-region'), {
+            childList: true,
+            characterData: true,
+            subtree: true,
+          });
+      }),
+    when,
   );
 
 test(
-  'Train: the Brown sample trains, the Loss chart gains points, Stop then Train goes on, the model generates and downloads',
+  'Train: the Brown sample trains with the step in the status, Stop offers the model (the focus on it, the Model select and the output as they were), Use loads it, Train goes on, one .zip downloads',
   { timeout: 300_000 },
   async () => {
     const { page, context, region, requests } = await openPage();
@@ -129,6 +182,17 @@ test(
       requests.some((url) => /\/glassbox-core(-mt)?\.wasm$/.test(url)),
       'the first load fetched the engine',
     );
+    // Some output of the shipped model, which training and Stop leave as it is.
+    await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury');
+    await page.getByLabel('Max tokens').fill('6');
+    await page.getByRole('button', { name: 'Generate', exact: true }).click();
+    await page.waitForFunction(() => /^Done/.test(document.getElementById('status').textContent));
+    const output = page.getByRole('region', { name: 'Output' });
+    const outputBefore = await output.textContent();
+    assert.match(outputBefore, /The jury/);
+    const select = page.getByRole('combobox', { name: 'Model', exact: true });
+    const modelBefore = { value: await select.inputValue(), options: await select.locator('option').allTextContents() };
+
     await region.getByRole('button', { name: 'Use a Brown corpus sample' }).click();
     const text = region.getByRole('textbox', { name: 'Training text' });
     await page.waitForFunction(() => document.getElementById('train-text').value.length > 100_000);
@@ -141,32 +205,48 @@ test(
     assert.equal(await region.getByLabel('Size').inputValue(), 'tiny');
     assert.equal(await region.getByLabel('Layers', { exact: true }).inputValue(), '2');
     assert.equal(await region.getByLabel('Width', { exact: true }).inputValue(), '64');
+    assert.equal(await region.getByLabel('Vocabulary', { exact: true }).isVisible(), false, 'More settings is closed');
     await setFields(region, SMALL);
     assert.equal(await region.getByLabel('Size').inputValue(), 'custom', 'edited numbers are a custom size');
+    assert.equal(await region.getByRole('button', { name: 'Use the trained model' }).count(), 0, 'nothing to use yet');
 
+    const wasmBefore = await page.evaluate(() => window.pageWasm.length);
+    await recordStatus(page);
     await region.getByRole('button', { name: 'Train', exact: true }).click();
-    // Stop, pressed from the page itself once the chart has 15 points (a click from here could come
-    // after the last of these fast steps).
-    assert.equal(await region.getByRole('button', { name: 'Stop training' }).isEnabled(), true);
-    await page.waitForFunction(
-      () => {
-        if (Number(document.querySelector('#loss-chart polyline')?.dataset.points) < 15) return false;
-        document.getElementById('train-stop').click();
-        return true;
-      },
-      null,
-      { timeout: 120_000 },
-    );
+    // The vocabulary is learned in the first step (seconds on the Brown sample): the status says so,
+    // and the focus went from Train (disabled now) to Stop.
+    assert.match(await trainStatus(region), /^Learning the text's vocabulary/);
+    assert.equal(await focused(page), 'train-stop', 'the focus moved to Stop');
+    await stopWhen(page, { looks: 1 });
     await statusMatches(page, /^Stopped after \d+ of 40 steps/);
+    // Once steps came, the status said which: never the vocabulary again.
+    const during = await statuses(page);
+    const first = during.findIndex((t) => /^Training in a worker: step \d+ of 40\.$/.test(t));
+    assert.ok(first >= 0, during.join(' | '));
+    assert.ok(!during.slice(first).some((t) => /vocabulary/.test(t)), during.join(' | '));
     assert.ok(
       requests.some((url) => /\/glassbox-training\.wasm$/.test(url)),
       'Train fetched the training module',
     );
     const stoppedAt = Number(/after (\d+)/.exec(await trainStatus(region))[1]);
-    assert.ok(stoppedAt >= 15 && stoppedAt < 40, `stopped at step ${stoppedAt}`);
+    assert.ok(stoppedAt >= 10 && stoppedAt < 40, `stopped at step ${stoppedAt}`);
     assert.equal(await points(region), stoppedAt, 'a point for every step');
-    // The model is in the Model select and loaded: every view has it.
-    const select = page.getByRole('combobox', { name: 'Model', exact: true });
+    // The model is offered, not loaded: the focus is on the offer, the Model select and the output
+    // are as they were.
+    const use = region.getByRole('button', { name: 'Use the trained model', exact: true });
+    await page.waitForFunction(() => document.activeElement?.id === 'train-use', null, { timeout: 5_000 });
+    assert.equal(await use.isEnabled(), true);
+    await page.waitForTimeout(500); // (anything the page would do with the model by itself, done)
+    assert.deepEqual(
+      { value: await select.inputValue(), options: await select.locator('option').allTextContents() },
+      modelBefore,
+      'the Model select is as it was',
+    );
+    assert.equal(await output.textContent(), outputBefore, 'the output is as it was');
+    assert.match(await page.locator('#status').textContent(), /^Done/, "the page's status is the generation's");
+
+    // Use the trained model: it joins the Model select and is loaded; every view has it.
+    await use.press('Enter');
     await page.waitForFunction(() => /^Ready: Trained here/.test(document.getElementById('status').textContent), null, {
       timeout: 30_000,
     });
@@ -175,6 +255,7 @@ test(
       await page.locator('#model-info').textContent(),
       /2 layers × 4 heads, 32 wide, 32 positions, 300-token vocabulary/,
     );
+    await settled(page);
     await page.getByRole('textbox', { name: 'Prompt' }).fill('The jury');
     await page.getByLabel('Max tokens').fill('8');
     await page.getByLabel('Temperature').fill('0');
@@ -183,28 +264,45 @@ test(
     assert.match(await page.locator('#status').textContent(), /^Done: .*8 tokens/, 'the trained model generated');
     assert.equal(await page.locator('#thumbs canvas').count(), 8, 'the Attention panel shows its 2 x 4 heads');
 
-    // Train again: it goes on from the step it stopped at, to the end.
+    // Train again, nothing changed: it goes on from the step it stopped at, to the end.
+    await recordStatus(page);
     await region.getByRole('button', { name: 'Train', exact: true }).click();
     await statusMatches(page, /^Trained 40 of 40 steps/);
+    const said = await statuses(page);
+    assert.equal(said[0], `Going on from step ${stoppedAt} of 40.`, said.join(' | '));
+    assert.ok(!said.some((t) => /changed|afresh/.test(t)), said.join(' | '));
     assert.equal(await points(region), 40, 'the chart went on from where it stopped');
     assert.ok((await points(region, 1)) >= 4, 'held-out losses (every 10 steps)');
-    assert.ok(
-      (await region.getByRole('region', { name: 'Samples' }).getByRole('listitem').count()) >= 4,
-      'a sample every 10 steps',
-    );
+    const samples = region.getByRole('region', { name: 'Samples' }).getByRole('listitem');
+    assert.ok((await samples.count()) >= 4, 'a sample every 10 steps');
+    assert.match(await samples.first().textContent(), /^Step 40: \S+/);
     const maps = region.getByRole('group', { name: 'Attention of 2 × 32, 4 heads' }).getByRole('img');
     assert.equal(await maps.count(), 8);
     assert.match(await maps.first().getAttribute('aria-label'), /layer 0 head 0, step 40/);
+    // The samples and maps came from the training worker: the page's thread made no WebAssembly
+    // module while it trained (an engine there would have been instantiated for them).
+    assert.deepEqual(
+      await page.evaluate((n) => window.pageWasm.slice(n), wasmBefore),
+      [],
+      "no WebAssembly compiled or instantiated in the page's thread during training",
+    );
 
-    // Download model: four files; the CLI loads them, and they are what train() in Node makes.
+    // Download model: one .zip with a folder of four files; the CLI loads them, and they are what
+    // train() in Node makes.
     const downloads = [];
     page.on('download', (d) => downloads.push(d));
     await region.getByRole('button', { name: 'Download model' }).click();
-    for (let i = 0; i < 50 && downloads.length < 4; ++i) await page.waitForTimeout(100);
-    const names = downloads.map((d) => d.suggestedFilename()).sort();
-    assert.deepEqual(names, ['config.json', 'merges.txt', 'model.safetensors', 'vocab.json']);
-    const dir = join(tmp, 'downloaded');
-    for (const d of downloads) await d.saveAs(join(dir, d.suggestedFilename()));
+    await page.waitForTimeout(2_000); // (any other download would have started by now)
+    assert.deepEqual(
+      downloads.map((d) => d.suggestedFilename()),
+      ['trained-here-2x32-4-heads.zip'],
+      'one download',
+    );
+    const zip = join(tmp, 'model.zip');
+    await downloads[0].saveAs(zip);
+    execFileSync('unzip', ['-q', zip, '-d', join(tmp, 'unzipped')]); // (unzip checks every CRC-32)
+    const dir = join(tmp, 'unzipped', 'trained-here-2x32-4-heads');
+    assert.deepEqual((await readdir(dir)).sort(), ['config.json', 'merges.txt', 'model.safetensors', 'vocab.json']);
     execFileSync(cli, ['generate', '--model', dir, '--prompt', 'The jury', '--max-tokens', '4', '--temperature', '0'], {
       stdio: 'pipe',
     });
@@ -217,6 +315,7 @@ test(
       Buffer.from(want.weights).equals(await readFile(join(dir, 'model.safetensors'))),
       "model.safetensors: Node's train(), bit for bit",
     );
+    assert.equal(await readFile(join(dir, 'config.json'), 'utf8'), want.config);
     assert.equal(await readFile(join(dir, 'vocab.json'), 'utf8'), want.vocab);
     assert.equal(await readFile(join(dir, 'merges.txt'), 'utf8'), want.merges);
     await context.close();
@@ -224,7 +323,7 @@ test(
 );
 
 test(
-  "Compare one head and many: both train on the same text, two curves, both models' attention",
+  "Compare one head and many after a Stop: says why it starts afresh, trains both on the same text, two curves, both models' attention",
   { timeout: 300_000 },
   async () => {
     const { page, context, region } = await openPage();
@@ -232,8 +331,16 @@ test(
       .getByRole('textbox', { name: 'Training text' })
       .fill(['ca01', 'ca02', 'ca03'].map(brownDocument).join('\n'));
     await setFields(region, { ...SMALL, Steps: 30 });
+    await region.getByRole('button', { name: 'Train', exact: true }).click();
+    await stopWhen(page, {});
+    await statusMatches(page, /^Stopped after/);
+    // Neither the text nor the settings changed: Compare says what it does instead.
+    await recordStatus(page);
     await region.getByRole('button', { name: 'Compare one head and many' }).click();
     await statusMatches(page, /^Trained 30 of 30 steps/);
+    const said = await statuses(page);
+    assert.match(said[0], /^Compare trains two new models: starting afresh\. Learning/, said.join(' | '));
+    assert.ok(!said.some((t) => /changed/.test(t)), said.join(' | '));
     const status = await trainStatus(region);
     assert.match(status, /Held-out loss: \d\.\d{3} with 1 head, \d\.\d{3} with 4/);
     const loss = region.getByRole('region', { name: 'Loss' });
@@ -251,16 +358,17 @@ test(
       assert.equal(await maps.count(), count, name);
       assert.match(await maps.last().getAttribute('aria-label'), /step 30, over the first 32 tokens/);
     }
+    const options = () =>
+      page.getByRole('combobox', { name: 'Model', exact: true }).locator('option').allTextContents();
+    assert.ok(!(await options()).some((o) => o.startsWith('Trained here')), 'nothing joined the Model select');
+    await region.getByRole('button', { name: 'Use the trained models', exact: true }).click();
     await page.waitForFunction(() =>
       /^Ready: Trained here \(2 × 32, 4 heads\)/.test(document.getElementById('status').textContent),
     );
-    const options = await page
-      .getByRole('combobox', { name: 'Model', exact: true })
-      .locator('option')
-      .allTextContents();
+    const joined = await options();
     assert.ok(
-      options.includes('Trained here (2 × 32, 1 head)') && options.includes('Trained here (2 × 32, 4 heads)'),
-      options.join(' | '),
+      joined.includes('Trained here (2 × 32, 1 head)') && joined.includes('Trained here (2 × 32, 4 heads)'),
+      joined.join(' | '),
     );
     await region.screenshot({ path: join(root, 'build/page-train.png') });
     await context.close();
@@ -325,8 +433,22 @@ test('bad input is a message in the panel, and Train works again after it', { ti
   await train.click();
   assert.match(await alert.textContent(), /Steps must be a whole number above 0/);
   assert.equal(await region.getByLabel('Steps', { exact: true }).getAttribute('aria-invalid'), 'true');
-  await setFields(region, { Steps: 3_000_000_000 });
+  // A field under More settings that is wrong: the disclosure opens, the field has the focus.
+  await region.locator('#train-more').evaluate((d) => {
+    d.open = false;
+  });
+  await setFields(region, { Steps: 12, Batch: '' });
+  await region.locator('#train-more').evaluate((d) => {
+    d.open = false;
+  });
   await train.click();
+  assert.match(await alert.textContent(), /Batch must be a whole number above 0/);
+  assert.equal(await focused(page), 'train-batch');
+  await setFields(region, { Batch: 4, Steps: 3_000_000_000 });
+  await train.click();
+  await page.waitForFunction(() => /Training failed/.test(document.getElementById('train-error').textContent), null, {
+    timeout: 30_000,
+  });
   assert.match(
     await alert.textContent(),
     /Training failed: steps must be an integer from 0 to 2147483647, got 3000000000/,
@@ -336,7 +458,7 @@ test('bad input is a message in the panel, and Train works again after it', { ti
   await statusMatches(page, /^Trained 12 of 12 steps/);
   assert.equal(await alert.isHidden(), true, 'the message went with the problem');
   // Stop while the first step learns its vocabulary (seconds on the whole Brown sample): the run
-  // ends at once, and nothing joins the Model select.
+  // ends at once, and the focus goes to what comes next.
   await region.getByRole('button', { name: 'Use a Brown corpus sample' }).click();
   await page.waitForFunction(() => document.getElementById('train-text').value.length > 100_000);
   await setFields(region, { Vocabulary: 4096 });
@@ -344,11 +466,12 @@ test('bad input is a message in the panel, and Train works again after it', { ti
   await region.getByRole('button', { name: 'Stop training' }).click();
   await statusMatches(page, /^Stopped before the first step was done: nothing was trained/);
   assert.equal(await train.isEnabled(), true);
+  assert.equal(await focused(page), 'train-use', 'the focus went to the model of the run before');
   await context.close();
 });
 
 test(
-  "memory: the page thread's heap is flat over hundreds of steps with a look at the model every few",
+  "memory: the training worker's heap is flat over hundreds of steps with a look at the model every few",
   { timeout: 300_000 },
   async () => {
     const { page, context, region } = await openPage();
@@ -362,25 +485,26 @@ test(
       Steps: 300,
       'Sample every': 5,
     });
-    const heap = () =>
-      page.evaluate(async () => (await (await import('/web/dist/engine.mjs')).loadCore()).heapBytesInUse());
+    const samples = region.getByRole('region', { name: 'Samples' }).getByRole('listitem');
+    // The engine's heap in the training worker (the page's one worker that imports training-worker.mjs).
+    const heap = async () => {
+      const worker = page.workers().find((w) => /\/training-worker\.mjs$/.test(w.url()));
+      return worker.evaluate(async () => (await (await import('/web/dist/engine.mjs')).loadCore()).heapBytesInUse());
+    };
     await region.getByRole('button', { name: 'Train', exact: true }).click();
-    await page.waitForFunction(
-      () => {
-        // Stop once 4 looks are shown (no look is under way once stopped)
-        if (document.querySelectorAll('#train-samples li').length < 4) return false;
-        document.getElementById('train-stop').click();
-        return true;
-      },
-      null,
-      { timeout: 60_000 },
-    );
+    await stopWhen(page, { looks: 4 });
     await statusMatches(page, /^Stopped after/);
     const early = await heap();
     await region.getByRole('button', { name: 'Train', exact: true }).click();
-    await statusMatches(page, /^Trained 300 of 300 steps/, 240_000);
-    assert.ok((await region.getByRole('region', { name: 'Samples' }).getByRole('listitem').count()) >= 10);
-    assert.equal(await heap(), early, 'heap bytes in use in the page thread: after 60 looks as after 4');
+    await stopWhen(page, { lookAt: 250 });
+    await statusMatches(page, /^Stopped after/);
+    assert.ok(Number(/after (\d+)/.exec(await trainStatus(region))[1]) >= 250);
+    assert.equal(await samples.count(), 12);
+    assert.equal(await heap(), early, 'heap bytes in use in the training worker: after 50 looks as after 4');
     await context.close();
   },
 );
+
+test('no console errors, page errors or failed requests', () => {
+  assert.deepEqual(suite.problems, []);
+});

@@ -1,7 +1,8 @@
 // The "Train" panel: a GPT trained in this tab on the person's text (pasted, dropped as .txt files,
 // or a bundled sample of the Brown corpus), with its loss falling on a chart, a sample and the
-// attention maps of the model as it is every few steps, and the result in the Model select
-// ("Trained here") for every other view, and as its four files (Download model).
+// attention maps of the model as it is every few steps (made in the training worker), and the
+// result offered once it stops: "Use the trained model" puts it in the Model select ("Trained
+// here") for every other view, "Download model" saves its four files as one .zip.
 //
 // "Compare one head and many" trains two models that differ only in n_head (1, and the settings'
 // count) on the same text with the same seed, side by side: their two loss curves share the chart
@@ -12,6 +13,7 @@
 // heads do not divide, a model too large for the heap) are shown in the panel: the engine checks
 // the settings and names the problem.
 import { formatInt } from './dom.mjs';
+import { zipArchive } from './zip.mjs';
 import { AttentionGrid } from './attention-grid.mjs';
 import { LossChart } from './loss-chart.mjs';
 import { PRESETS, trainOptions } from './train-settings.mjs';
@@ -38,22 +40,28 @@ export class TrainPanel {
   #trainButton = $('train-start');
   #stopButton = $('train-stop');
   #compareButton = $('train-compare');
+  #useButton = $('train-use');
   #downloadButton = $('train-download');
+  #result = $('train-result'); // Use the trained model, Download model
   #status = $('train-status'); // what happened (a live region)
-  #progress = $('train-progress'); // the step under way (not live: it changes many times a second)
+  #progress = $('train-progress'); // the step under way (not live: it changes several times a second)
   #progressBar = $('train-progress-bar');
   #error = $('train-error');
-  #chart = new LossChart($('loss-chart'), $('loss-legend'));
+  #chart = new LossChart($('loss-chart'), $('loss-legend'), () => this.#showProgress());
+  #latest = null; // the last step of the last run: {step, count}, shown under the bar with the chart
   #samples = $('train-samples');
   #grids = [new AttentionGrid($('train-grid-0'), ''), new AttentionGrid($('train-grid-1'), '')];
   #sessions = []; // the runs of the last Train or Compare: one, or two (1 head, n heads)
-  #key = ''; // the text and settings they were started with
+  #started = null; // what they were started with: {text, options (as JSON), compare}
   #running = false;
   #iterating = false; // the runs are stepping (Stop applies)
-  #trained = null; // {files, name} of the last model published
+  #stopHadFocus = false; // Stop had the focus when it was disabled
+  #stopping = false; // Stop was pressed
+  #announced = false; // the status has said which step the run is at
+  #trained = []; // [{files, name}] of the last run(s) stopped or done: what Use and Download give
   #onTrained;
 
-  // onTrained(files, name, {load}): a model has stopped or finished training (files: its four files;
+  // onTrained(files, name, {load}): the person chose to use a trained model (files: its four files;
   // load: the one to load, the last of a comparison).
   constructor({ onTrained }) {
     this.#onTrained = onTrained;
@@ -87,6 +95,7 @@ export class TrainPanel {
     this.#trainButton.addEventListener('click', () => this.#start(false));
     this.#compareButton.addEventListener('click', () => this.#start(true));
     this.#stopButton.addEventListener('click', () => this.#stop());
+    this.#useButton.addEventListener('click', () => this.#use());
     this.#downloadButton.addEventListener('click', () => this.#download());
     this.#applyPreset();
     this.#describeText();
@@ -126,6 +135,8 @@ export class TrainPanel {
         (name !== 'seed' && f[name] <= 0)
       ) {
         input.setAttribute('aria-invalid', 'true');
+        const more = input.closest('details');
+        if (more) more.open = true;
         input.focus();
         throw new Error(
           `${label} must be ${integer ? 'a whole number' : 'a number'}${name === 'seed' ? ' from 0' : ' above 0'}.`,
@@ -190,17 +201,23 @@ export class TrainPanel {
       this.#showError(e.message);
       return;
     }
-    const key = JSON.stringify([text, options, compare]);
+    const started = { text, options: JSON.stringify(options), compare };
     const paused = this.#sessions.length > 0 && this.#sessions.every((s) => s.stopReason === 'paused');
-    const resuming = paused && key === this.#key;
+    const change = paused ? changeSince(this.#started, started) : '';
+    const resuming = paused && !change;
+    // The button pressed is disabled while training: the focus goes to Stop instead of the page's body.
+    const pressed = [this.#trainButton, this.#compareButton].includes(document.activeElement);
     this.#setRunning(true);
+    if (pressed) this.#stopButton.focus();
     const { steps } = options;
     try {
-      if (!resuming) await this.#begin(text, options, compare, key);
+      if (!resuming) this.#begin(text, options, compare, started);
       this.#status.textContent = resuming
-        ? `Going on from step ${formatInt(this.#sessions[0].step)}.`
-        : `${paused ? 'The text or the settings changed since Stop: starting afresh. ' : ''}` +
-          `Training ${compare ? 'two models, one head and many, ' : ''}in a worker: learning the vocabulary first.`;
+        ? `Going on from step ${formatInt(this.#sessions[0].step)} of ${formatInt(steps)}.`
+        : `${change ? `${change}: starting afresh. ` : ''}` +
+          `Learning the text's vocabulary (the first step${compare ? ' of both models' : ''})…`;
+      this.#latest = null;
+      this.#progress.textContent = '';
       this.#progressBar.max = steps;
       this.#iterating = true;
       const results = await Promise.allSettled(
@@ -212,35 +229,43 @@ export class TrainPanel {
         ),
       );
       this.#iterating = false;
+      this.#chart.flush(); // the last steps, drawn now
+      this.#stopHadFocus ||= document.activeElement === this.#stopButton;
       this.#stopButton.disabled = true;
       const failed = results.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
       if (this.#sessions.some((s) => s.stopReason === 'cancelled')) {
         // stopped in its first step
-        await this.#end();
+        this.#end();
         this.#status.textContent = 'Stopped before the first step was done: nothing was trained.';
         return;
       }
       const done = this.#sessions.every((s) => s.stopReason === 'done');
       const step = Math.min(...this.#sessions.map((s) => s.step));
       const summary = this.#summary();
-      await this.#publish(done);
+      await this.#offer(done);
       this.#status.textContent =
         `${done ? 'Trained' : 'Stopped after'} ${formatInt(step)} of ${formatInt(steps)} steps. ` +
         `${summary}${done ? '' : ' Train goes on from here.'}`;
     } catch (e) {
       this.#status.textContent = 'Training stopped with an error.';
       this.#showError(`Training failed: ${inPageWords(e.message)}`);
-      await this.#end();
+      this.#end();
     } finally {
       this.#iterating = false;
+      // Stop (or the end of the run) disabled the focused Stop button: the focus goes on to what comes
+      // next, not to the page's body.
+      const refocus = this.#stopHadFocus || document.activeElement === this.#stopButton;
+      this.#stopHadFocus = false;
       this.#setRunning(false);
+      if (refocus) (this.#result.hidden ? this.#trainButton : this.#useButton).focus();
     }
   }
 
-  async #begin(text, options, compare, key) {
-    await this.#end();
-    this.#key = key;
+  // New runs, the chart, the samples and the maps made afresh for them.
+  #begin(text, options, compare, started) {
+    this.#end();
+    this.#started = started;
     const { sampleEvery, ...runOptions } = options;
     const probe = probeText(text);
     const runs = compare ? [1, options.nHead] : [options.nHead];
@@ -282,13 +307,31 @@ export class TrainPanel {
   #onStep(i, s, count) {
     this.#chart.add(2 * i, s.step, s.loss);
     if (s.validLoss !== undefined) this.#chart.add(2 * i + 1, s.step, s.validLoss);
-    if (i === count - 1 || count === 1) {
-      const total = this.#sessions[0].settings.steps;
-      this.#progressBar.value = s.step;
-      this.#progress.textContent =
-        `Step ${formatInt(s.step)} of ${formatInt(total)}: loss ${s.loss.toFixed(3)}` +
-        `${this.#latestValid()}, ${formatInt(Math.round(s.tokensPerSecond))} tokens/s${count > 1 ? ' each' : ''}.`;
+    if (i === count - 1) {
+      // The status (a live region) says where the run is at its first step and at each sample; the
+      // line under the bar follows the steps, with the chart.
+      if (!this.#announced) this.#announce(s.step);
+      this.#latest = { step: s, count };
     }
+  }
+
+  #showProgress() {
+    if (!this.#latest) return;
+    const { step: s, count } = this.#latest;
+    this.#progressBar.value = s.step;
+    this.#progress.textContent =
+      `Step ${formatInt(s.step)} of ${formatInt(this.#sessions[0]?.settings.steps ?? s.step)}: ` +
+      `loss ${s.loss.toFixed(3)}${this.#latestValid()}, ` +
+      `${formatInt(Math.round(s.tokensPerSecond))} tokens/s${count > 1 ? ' each' : ''}.`;
+  }
+
+  #announce(step) {
+    this.#announced = true;
+    if (this.#stopping) return; // it says so
+    const count = this.#sessions.length;
+    this.#status.textContent =
+      `Training ${count > 1 ? 'two models ' : ''}in a worker: step ${formatInt(step)} of ` +
+      `${formatInt(this.#sessions[0].settings.steps)}.`;
   }
 
   #latestValid() {
@@ -303,6 +346,7 @@ export class TrainPanel {
     }
     const caption = `step ${look.step}, over the first ${look.tokens} tokens of the text`;
     if (look.attention) this.#grids[i].draw(look.attention, look.tokens, caption);
+    if (i === count - 1 && this.#iterating) this.#announce(look.step);
     const item = document.createElement('li');
     const head = document.createElement('span');
     head.className = 'sample-step';
@@ -328,25 +372,33 @@ export class TrainPanel {
     );
   }
 
-  // The model(s) into the Model select (the last of them loaded) and Download model.
-  async #publish(done) {
-    for (const s of this.#sessions) {
-      const files = await s.files();
-      this.#trained = { files, name: s.name };
-      this.#onTrained(files, s.name, { load: s === this.#sessions.at(-1) });
-    }
-    if (done) await this.#end(); // nothing left to go on with: Train starts afresh
+  // The model(s) where the runs stopped, offered: Use the trained model, Download model.
+  async #offer(done) {
+    this.#trained = await Promise.all(this.#sessions.map(async (s) => ({ files: await s.files(), name: s.name })));
+    if (done) this.#end(); // nothing left to go on with: Train starts afresh
+    const [first, last] = [this.#trained[0], this.#trained.at(-1)];
+    this.#useButton.textContent = `Use the trained model${this.#trained.length > 1 ? 's' : ''}`;
+    $('train-use-hint').textContent =
+      this.#trained.length > 1
+        ? `Both join the Model select (${first.name}, ${last.name}); the last is loaded.`
+        : `${last.name} joins the Model select and is loaded.`;
     $('train-download-hint').textContent =
-      `Saves config.json, model.safetensors, vocab.json and merges.txt of ${this.#trained.name} ` +
-      '(the browser may ask to allow several downloads).';
+      `Download saves one .zip archive: ${this.#trained.length > 1 ? 'a folder per model' : 'a folder'} with ` +
+      'config.json, model.safetensors, vocab.json and merges.txt (the Hugging Face layout), which glassbox’s ' +
+      'CLI and Hugging Face’s GPT-2 loader read.';
+    this.#result.hidden = false;
   }
 
-  // Ends the runs and their workers (the chart, the samples and the published models stay).
-  async #end() {
-    const sessions = this.#sessions;
+  // The trained model(s) into the Model select, the last loaded: every view of the page has it.
+  #use() {
+    for (const t of this.#trained) this.#onTrained(t.files, t.name, { load: t === this.#trained.at(-1) });
+  }
+
+  // Ends the runs and their workers (the chart, the samples and the trained models stay).
+  #end() {
+    for (const s of this.#sessions) s.dispose();
     this.#sessions = [];
-    this.#key = '';
-    await Promise.all(sessions.map((s) => s.dispose()));
+    this.#started = null;
   }
 
   // Pauses after the step under way; a run still in its first step (learning its vocabulary, which
@@ -357,6 +409,8 @@ export class TrainPanel {
       if (s.step === 0) s.dispose();
       else s.pause();
     }
+    this.#stopping = true;
+    this.#stopHadFocus = document.activeElement === this.#stopButton;
     this.#stopButton.disabled = true;
     this.#status.textContent = 'Stopping after the step under way…';
   }
@@ -364,31 +418,32 @@ export class TrainPanel {
   // While training, the text and the settings stay as they were (Train after Stop goes on with them).
   #setRunning(on) {
     this.#running = on;
+    this.#announced = this.#stopping = false;
     this.#trainButton.disabled = this.#compareButton.disabled = on;
     this.#stopButton.disabled = !on;
     this.#text.readOnly = on;
     for (const id of ['train-sample', 'train-files', 'train-preset', ...Object.values(FIELDS)]) $(id).disabled = on;
-    if (on) this.#downloadButton.disabled = true;
-    else this.#downloadButton.disabled = this.#trained === null;
+    this.#useButton.disabled = this.#downloadButton.disabled = on;
   }
 
+  // One .zip: a folder per model (two after a comparison) with its four files.
   #download() {
-    if (!this.#trained) return;
-    const { files } = this.#trained;
-    const parts = [
-      ['config.json', files.config, 'application/json'],
-      ['model.safetensors', files.weights, 'application/octet-stream'],
-      ['vocab.json', files.vocab, 'application/json'],
-      ['merges.txt', files.merges, 'text/plain'],
-    ];
-    for (const [name, data, type] of parts) {
-      const url = URL.createObjectURL(new Blob([data], { type }));
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = name;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(url), 60_000);
-    }
+    if (!this.#trained.length) return;
+    const folders = this.#trained.map((t) => ({ ...t, folder: folderName(t.name) }));
+    const archive = zipArchive(
+      folders.flatMap(({ files, folder }) => [
+        { name: `${folder}/config.json`, data: files.config },
+        { name: `${folder}/model.safetensors`, data: files.weights },
+        { name: `${folder}/vocab.json`, data: files.vocab },
+        { name: `${folder}/merges.txt`, data: files.merges },
+      ]),
+    );
+    const url = URL.createObjectURL(archive);
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = `${folders.length > 1 ? folders.map((f) => f.folder).join('-vs-') : folders[0].folder}.zip`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
   }
 
   #showError(message) {
@@ -417,6 +472,25 @@ const inPageWords = (message) =>
     /\b(seqLen|nPositions|n_positions|nEmbd|n_embd|nHead|n_head|nLayer|n_layer|vocabSize|batchSize)\b/g,
     (word) => FIELD_WORDS[word],
   );
+
+// What differs between the runs stopped (before) and those asked for now (after), in words, or ''
+// when Train (or Compare) can go on with them.
+function changeSince(before, after) {
+  if (before.text !== after.text) return 'The text changed since Stop';
+  if (before.options !== after.options) return 'The settings changed since Stop';
+  if (before.compare !== after.compare)
+    return after.compare ? 'Compare trains two new models' : 'Train trains one new model, not the comparison';
+  return '';
+}
+
+// A model's name in the Model select as a folder's: "Trained here (2 × 64, 4 heads)" ->
+// "trained-2x64-4-heads".
+const folderName = (name) =>
+  name
+    .toLowerCase()
+    .replace(/ × /g, 'x')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 // The text the attention maps show: its first line with a few words in it, at most 200 characters
 // (cut at a space).

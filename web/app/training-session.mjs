@@ -1,119 +1,94 @@
-// One training run of the Train panel: the JS API's train() in a worker of its own, its losses
-// into the loss chart, and every few steps a look at the model as it is: a sample it writes and
-// its attention over a probe text. A look copies the model's files out of the training worker and
-// loads them into an engine in the page's thread (one thread, made once): a small model loads in
-// milliseconds there, and the training worker is held up only for the copy, unless the last look
-// is still under way when the next is due (a model small enough to take fewer milliseconds a step).
-import { loadModel, train } from '../dist/glassbox.mjs';
-
-const SAMPLE_TOKENS = 40;
-const PROBE_TOKENS = 32; // the attention maps' tokens, at most (and at most the context)
-
-// Looks run one at a time (two runs side by side share the page's thread).
-let looking = Promise.resolve();
-
+// One training run of the Train panel, in a worker of its own (training-worker.mjs, which lists the
+// messages): the run's steps for the loss chart, and every few steps a look at the model as it is
+// (a sample it writes, its attention over a probe text), made there. The page's thread only
+// receives results: no engine works in it for training.
 export class TrainingSession {
-  #run;
-  #sampleEvery;
-  #probe;
-  #looked = 0; // the step of the last look
-  #look = null; // the look under way
-  #ended = false; // disposed: looks still under way show nothing
-  #onStep;
-  #onLook;
+  #worker = new Worker(new URL('./training-worker.mjs', import.meta.url), { type: 'module' });
+  #calls = new Map(); // id -> {resolve, reject}
+  #nextId = 1;
+  #started;
+  #ended = false; // the worker has been terminated
+  #cancelled = false; // by dispose()
+  #step = 0;
+  settings; // train()'s options, as given
   name; // what the Model select calls its model
-  stopReason; // the run's, once iterating has ended ('done', 'cancelled', 'failed') or 'paused'
+  stopReason; // once go() has resolved: 'done', 'paused' or 'cancelled' (disposed)
 
   // texts, options: train()'s; name: the model's in the Model select; probe: the text whose
   // attention the maps show (its first words start the samples); sampleEvery: steps between looks;
   // onStep(step): each TrainStep; onLook({step, prompt, sample, attention, tokens} or {step, error}):
   // each look.
   constructor(texts, options, { name, probe, sampleEvery, onStep, onLook }) {
+    this.settings = options;
     this.name = name;
-    this.#run = train(texts, { ...options, worker: true });
-    this.#sampleEvery = sampleEvery;
-    this.#probe = probe;
-    this.#onStep = onStep;
-    this.#onLook = onLook;
+    this.#worker.onmessage = ({ data }) => {
+      if (data.step) {
+        this.#step = data.step.step;
+        onStep(data.step);
+      } else if (data.look) {
+        onLook(data.look);
+      } else {
+        const call = this.#calls.get(data.id);
+        this.#calls.delete(data.id);
+        if (data.error) call?.reject(Object.assign(new Error(data.error.message), { name: data.error.name }));
+        else call?.resolve(data.result);
+      }
+    };
+    this.#worker.onerror = (e) => {
+      e.preventDefault();
+      this.#fail(new Error(`the training worker failed: ${e.message ?? 'it could not start'}`));
+    };
+    this.#started = this.#call('start', { texts, options, probe, sampleEvery });
   }
 
-  get settings() {
-    return this.#run.settings;
-  }
   get step() {
-    return this.#run.step;
+    return this.#step;
   }
 
   // Trains until the last step or pause(); resolves once the look at where it stopped is shown.
-  // A failed step rejects (the run has ended then, and its worker with it).
+  // A failed step rejects (the run cannot go on then).
   async go() {
     this.stopReason = undefined;
-    const { steps } = this.#run.settings;
     try {
-      for await (const s of this.#run) {
-        this.#onStep(s);
-        if (s.step % this.#sampleEvery === 0 || s.step === steps) {
-          await this.#look; // one look at a time: training waits only when looks take longer than its steps
-          this.#lookAt(s.step, await this.#run.files());
-        }
-      }
+      await this.#started;
+      ({ stopReason: this.stopReason } = await this.#call('go'));
     } catch (e) {
-      if (!this.#ended) throw e; // else disposed during a step, which then ends this way
-    }
-    this.stopReason = this.#run.stopReason ?? 'paused';
-    await this.#look;
-    if (this.#looked !== this.#run.step && this.stopReason !== 'cancelled') {
-      // where it stopped
-      await this.#lookAt(this.#run.step, await this.#run.files());
+      if (!this.#cancelled) throw e;
+      this.stopReason = 'cancelled';
     }
   }
 
   // Stops after the step under way; go() resolves then and can be called again to go on.
   pause() {
-    this.#run.pause();
+    this.#worker.postMessage({ method: 'pause' });
   }
 
+  // The model's files as they are now: {config, vocab, merges} strings and weights (a Uint8Array).
   files() {
-    return this.#run.files();
+    return this.#call('files');
   }
 
+  // Ends the run at once, even in the middle of a step (go() resolves, stopReason 'cancelled').
   dispose() {
-    this.#ended = true;
-    return this.#run.dispose();
-  }
-
-  #lookAt(step, files) {
-    this.#looked = step;
-    looking = looking
-      .then(() => this.#lookNow(step, files))
-      .catch((e) => {
-        if (!this.#ended) this.#onLook({ step, error: e });
-      });
-    const look = looking.finally(() => {
-      if (this.#look === look) this.#look = null;
-    });
-    this.#look = look;
-    return look;
-  }
-
-  async #lookNow(step, files) {
     if (this.#ended) return;
-    const model = await loadModel(files, { threads: 1 });
-    try {
-      const limit = Math.min(PROBE_TOKENS, model.shape.positions);
-      const ids = (await model.tokenize(this.#probe)).slice(0, limit);
-      const { attention } = ids.length ? await model.forward(ids, { attention: true, logits: false }) : {};
-      const prompt = this.#probe.split(/\s+/).slice(0, 3).join(' ');
-      let sample = '';
-      const steps = model.generate(prompt, { maxTokens: SAMPLE_TOKENS, temperature: 0.8, topK: 40, seed: 1 });
-      for (;;) {
-        const { value, done } = await steps.next();
-        sample += value.text ?? '';
-        if (done) break;
-      }
-      if (!this.#ended) this.#onLook({ step, prompt, sample, attention, tokens: ids.length });
-    } finally {
-      await model.dispose();
-    }
+    this.#cancelled = true;
+    this.#fail(new Error('this training has ended'));
+  }
+
+  #call(method, args) {
+    if (this.#ended) return Promise.reject(new Error('this training has ended'));
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#calls.set(id, { resolve, reject });
+      this.#worker.postMessage({ id, method, args });
+    });
+  }
+
+  // Ends the worker; every call under way rejects with error.
+  #fail(error) {
+    this.#ended = true;
+    this.#worker.terminate();
+    for (const call of this.#calls.values()) call.reject(error);
+    this.#calls.clear();
   }
 }
