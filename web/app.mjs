@@ -211,7 +211,7 @@ function headsChanged() {
   // before the next generation); the Next token chart compares the heads after its last token.
   if (keptOutput()) {
     showMade();
-    if (!state.silenced.size) next.reset(); // (its comparison was with heads that are on again)
+    if (!state.silenced.size) next.restore(); // the last step's chart: no heads to compare
     return refreshComparison();
   }
   flushPrompt().then(refreshComparison);
@@ -765,8 +765,8 @@ const picker = new ModelPicker({
 
 // --- the Train panel: its code comes once the first model has loaded (or failed to), so that the
 // page's first load does not wait for it; its buttons are disabled until then. A model trained
-// there joins the Model select when the person presses "Use the trained model", and is loaded
-// (not while a generation runs: that goes on with the model it has).
+// there joins the Model select when the person presses "Use the trained model", and is loaded (a
+// generation under way stops first, as for any model chosen).
 
 let trainPanel = null;
 function startTrainPanel() {
@@ -774,7 +774,7 @@ function startTrainPanel() {
     .then(
       ({ TrainPanel }) =>
         new TrainPanel({
-          onTrained: (files, name, { load }) => picker.addTrained(files, name, { load: load && !state.generation }),
+          onTrained: (files, name, { load }) => picker.addTrained(files, name, { load }),
         }),
     )
     .catch((e) => status.set(`The Train panel could not start: ${e.message}`, 'error'));

@@ -167,6 +167,14 @@ test('a head switched off after a generation keeps its text and tokens, labelled
     await page.locator('#output-heads').isHidden(),
     'nothing to say while the heads are those it was made with',
   );
+  const nextChart = () =>
+    page.evaluate(() => ({
+      caption: document.getElementById('next-caption').textContent,
+      bars: [...document.querySelectorAll('#next-bars li')].map((li) => li.textContent),
+    }));
+  const lastStep = await nextChart();
+  assert.match(lastStep.caption, /^For token #42;/);
+  assert.equal(lastStep.bars.length, 10);
 
   await headSwitch(page, 2, 1).click();
   await settled(page);
@@ -176,10 +184,13 @@ test('a head switched off after a generation keeps its text and tokens, labelled
   assert.equal(await page.locator('#output-note').textContent(), 'Made with every head. Head L2 H1 off now.');
   const again = page.getByRole('button', { name: 'Generate again without L2 H1' });
   assert.ok(await again.isVisible());
-  // Switched on again: the text is what these heads make; nothing to offer.
+  // Switched on again: the text is what these heads make; nothing to offer, and Next token shows
+  // the last step's distribution again, not the comparison.
   await headSwitch(page, 2, 1).click();
   await settled(page);
   assert.ok(await page.locator('#output-heads').isHidden());
+  assert.deepEqual(await nextChart(), lastStep, "Next token: the last step's chart again");
+  assert.ok(await page.locator('#next-compare').isHidden());
   await headSwitch(page, 2, 1).click();
   await settled(page);
 

@@ -15,6 +15,7 @@ export class NextTokenChart {
   #version = 0;
   #inView = true;
   #hidden = null; // the latest step shown while the chart was out of view: drawn when it comes in
+  #last = null; // the latest step drawn, {step, textOf}: drawn again when a comparison ends
 
   constructor(caption, list) {
     this.#caption = caption;
@@ -28,6 +29,7 @@ export class NextTokenChart {
   reset() {
     ++this.#version;
     this.#hidden = null;
+    this.#last = null;
     this.#caption.textContent = PLACEHOLDER;
     clear(this.#list);
     this.#showCompare(false);
@@ -49,8 +51,15 @@ export class NextTokenChart {
     return hidden ? this.#draw(hidden.step, hidden.textOf) : Promise.resolve();
   }
 
+  // Ends a comparison (every head is on again): the latest step's chart, as it was before.
+  restore() {
+    if (!this.#last) return this.reset();
+    return this.#draw(this.#last.step, this.#last.textOf);
+  }
+
   async #draw(step, textOf) {
     const version = ++this.#version;
+    this.#last = { step, textOf };
     const texts = await Promise.all(step.top.map((t) => textOf(t.id)));
     if (version !== this.#version) return; // a newer step already drew
     this.#showCompare(false);
