@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../scripts/chromium.mjs';
+
 import { stats } from './merge.mjs';
 import { startServer } from '../scripts/serve.mjs';
 
@@ -26,19 +28,7 @@ const prompt = JSON.parse(readFileSync(idsFile, 'utf8'));
 const DECODE = 128;
 
 const servers = { isolated: await startServer(root), plain: await startServer(root, 0, { isolate: false }) };
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await chromium.launch(launchOptions);
 
 async function run(served, quantize) {
   const page = await browser.newPage();

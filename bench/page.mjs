@@ -18,6 +18,8 @@ import { parseArgs } from 'node:util';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../scripts/chromium.mjs';
+
 import { stats } from './merge.mjs';
 import { startServer } from '../scripts/serve.mjs';
 
@@ -34,19 +36,7 @@ const N = Number(values.tokens),
 const PROMPT = 'The old man walked into the';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const server = await startServer(root, 0);
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await chromium.launch(launchOptions);
 
 // Each timed navigation starts once the machine is quiet: on two cores, the previous page's
 // teardown (its renderer and workers ending after thousands of tokens) would otherwise overlap the

@@ -11,16 +11,14 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../scripts/chromium.mjs';
+
 import { startServer } from '../scripts/serve.mjs';
 
 const N = Number(process.argv[2] ?? '2000');
 const PROMPT = 'The old man walked into the';
 const server = await startServer(fileURLToPath(new URL('..', import.meta.url)), 0);
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu'],
-});
+const browser = await chromium.launch(launchOptions);
 
 // CPU ticks (1/100 s) of every Chromium thread, keyed "process type:thread name".
 function sample() {

@@ -13,6 +13,8 @@ import { parseArgs } from 'node:util';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../scripts/chromium.mjs';
+
 import { startServer } from '../scripts/serve.mjs';
 
 const { values, positionals } = parseArgs({
@@ -40,19 +42,7 @@ function chromiumRss() {
 const results = {};
 for (const dir of positionals) {
   process.stderr.write(`bench/page_models: ${basename(dir)}\n`);
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await chromium.launch(launchOptions);
   let peak = 0;
   const sampler = setInterval(() => {
     peak = Math.max(peak, chromiumRss());

@@ -7,14 +7,12 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../scripts/chromium.mjs';
+
 import { startServer } from '../scripts/serve.mjs';
 
 const server = await startServer(fileURLToPath(new URL('..', import.meta.url)), 0);
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu'],
-});
+const browser = await chromium.launch(launchOptions);
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 const page = await context.newPage();
 await page.goto(new URL('web/', server.url).href);

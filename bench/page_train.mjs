@@ -17,6 +17,8 @@ import os from 'node:os';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../scripts/chromium.mjs';
+
 import { stats } from './merge.mjs';
 import { startServer } from '../scripts/serve.mjs';
 
@@ -27,11 +29,7 @@ const SECONDS = Number(values.seconds),
   runs = Number(values.runs);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { server, url } = await startServer(root, 0);
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu'],
-});
+const browser = await chromium.launch(launchOptions);
 
 // CPU time (ms) of each renderer process's main thread, by process id.
 function rendererMainThreads() {

@@ -23,6 +23,8 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+
+import { launchOptions } from './chromium.mjs';
 import { brownIds } from './brown_text.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -276,18 +278,8 @@ function writeAtomically(file, data) {
 async function writePng(file) {
   const profile = mkdtempSync(join(tmpdir(), 'model-card-chromium-')); // fresh: nothing leaks in or out
   const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
+    ...launchOptions,
     viewport: { width: 900, height: 500 },
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
   });
   try {
     const page = await browser.newPage();

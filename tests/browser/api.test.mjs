@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../../scripts/chromium.mjs';
+
 import { startServer } from '../../scripts/serve.mjs';
 import { checkClassifyReport } from '../js/classify.mjs';
 import { BOM_TOKEN_TEXT } from '../js/made-up-models.mjs';
@@ -34,19 +36,7 @@ before(async () => {
     filter: (f) => !f.endsWith('.wasm'),
   });
   servers = { isolated: await startServer(root), plain: await startServer(root, 0, { isolate: false }) };
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ], // playwright gives it a fresh profile dir
-  });
+  browser = await chromium.launch(launchOptions);
 });
 
 after(async () => {

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../../scripts/chromium.mjs';
+
 import { startServer } from '../../scripts/serve.mjs';
 import { brownDocument } from '../../scripts/brown_text.mjs';
 import { train } from '../../web/dist/glassbox.mjs';
@@ -32,19 +34,7 @@ let servers, browser;
 before(async () => {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   servers = { isolated: await startServer(root), plain: await startServer(root, 0, { isolate: false }) };
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await chromium.launch(launchOptions);
 });
 
 after(async () => {

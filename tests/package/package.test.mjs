@@ -17,6 +17,8 @@ import { gzipSync } from 'node:zlib';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../../scripts/chromium.mjs';
+
 import { startServer } from '../../scripts/serve.mjs';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -183,19 +185,7 @@ test(
 // then run on one thread).
 async function checkInChromium(root, page, bundler, { policy, cdn = false, modes = [true, false] } = {}) {
   symlinkSync(shipped, join(root, 'model'));
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await chromium.launch(launchOptions);
   try {
     for (const isolate of [true, false]) {
       const cdnServer = cdn
@@ -346,11 +336,7 @@ test(
       join(dir, 'module.html'),
       readFileSync(join(dir, 'index.html'), 'utf8').replace('src="dist/main.js"', 'src="module/main.mjs"'),
     );
-    const browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
+    const browser = await chromium.launch(launchOptions);
     const { server, url } = await startServer(dir, 0, { isolate: false });
     try {
       const tab = await browser.newPage();

@@ -15,24 +15,12 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
+import { launchOptions } from '../../scripts/chromium.mjs';
 import { startServer } from '../../scripts/serve.mjs';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 
-// Debian's Chromium, headless; playwright gives it a fresh profile directory.
-export const launchOptions = {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-};
+export { launchOptions };
 
 // A server for the repository's root and a browser, for the tests of one file. openPage gives a
 // fresh browser context (its own cache storage) unless one is given; every problem is recorded, but
