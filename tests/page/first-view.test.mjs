@@ -310,7 +310,7 @@ test('every control label is whole at 360 and 1,280 px wide, the model-file butt
     // the model-file buttons show once "Open files on this device…" is chosen
     await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption('action:files');
     await page.locator('#files-panel').waitFor();
-    for (const name of ['Open the four files…', 'Open their folder…']) {
+    for (const name of ['Open the four files…', 'Open their folder…', 'Open .txt files…']) {
       const input = page.getByLabel(name, { exact: true });
       assert.equal(await input.getAttribute('type'), 'file', `${name} labels a file input`);
       await input.focus();
