@@ -83,13 +83,20 @@ test('Generate and Stop are in the first view at 1280×800 and 390×844 as the s
 test('while generating on a phone, Stop stays on the screen and the Output is in view', async () => {
   const viewport = { width: 390, height: 844 };
   const { page, context } = await openReady(viewport);
-  await setSampling(page, { 'Max tokens': 240, Seed: 2 });
+  // Greedy, and long enough (past the context, which slides) to be still running when measured.
+  await setSampling(page, { 'Max tokens': 4000, Temperature: 0 });
   await page.getByRole('button', { name: 'Generate', exact: true }).click();
   await page.waitForFunction(() => Number(document.getElementById('tokens').dataset.count) >= 3 + 4);
+  // Where Stop and the Output are, read in one go with whether the generation still runs.
+  const seen = await page.evaluate(() => ({
+    running: !document.getElementById('stop').disabled,
+    stop: document.getElementById('stop').getBoundingClientRect().toJSON(),
+    output: document.getElementById('output-region').getBoundingClientRect().toJSON(),
+  }));
+  assert.ok(seen.running, 'measured while generating');
   const inView = (box) => box.y >= 0 && box.y + Math.min(box.height, 100) <= viewport.height;
-  const stop = await page.getByRole('button', { name: 'Stop', exact: true }).boundingBox();
+  const { stop, output } = seen;
   assert.ok(inView(stop) && stop.y + stop.height <= viewport.height, `Stop on the screen: ${JSON.stringify(stop)}`);
-  const output = await page.getByRole('region', { name: 'Output' }).boundingBox();
   assert.ok(inView(output), `the Output in view: ${JSON.stringify(output)}`);
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
   await page.waitForFunction(() => document.getElementById('status').dataset.kind === 'done');
@@ -216,14 +223,18 @@ test('a head switched off during a generation takes effect from the next token, 
   assert.equal(every.ids.length, max, 'greedy text with every head, as long as asked');
   assert.equal(await outputText(page, 3), every.text, "the engine's greedy text, as the page shows it");
 
+  // The switch is pressed in the page itself the moment this run's 8th token shows: greedy
+  // decoding on a fast machine may end its 240 tokens before a click from here would land.
+  await page.evaluate(() => {
+    const list = document.getElementById('tokens');
+    new MutationObserver((_, observer) => {
+      if (/^Generating…/.test(document.getElementById('status').textContent) && Number(list.dataset.generated) >= 8) {
+        observer.disconnect();
+        document.querySelector('#thumbs .head-off[aria-label="Layer 3 head 4 off"]').click();
+      }
+    }).observe(list, { attributes: true, attributeFilter: ['data-generated'] });
+  });
   await page.getByRole('button', { name: 'Generate', exact: true }).click();
-  // (this run's tokens: the last run's stay until this one starts)
-  await page.waitForFunction(
-    () =>
-      /^Generating…/.test(document.getElementById('status').textContent) &&
-      Number(document.getElementById('tokens').dataset.generated) >= 8,
-  );
-  await headSwitch(page, 3, 4).click();
   await page.waitForFunction(() => document.getElementById('status').dataset.kind === 'done', null, {
     timeout: 60_000,
   });
