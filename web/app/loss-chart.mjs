@@ -9,8 +9,7 @@
 import { clear } from './dom.mjs';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const W = 640,
-  H = 260; // viewBox units
+const H = 260; // viewBox units (its width: the chart's on the page, see #width)
 const PAD = { left: 58, right: 12, top: 10, bottom: 38 }; // room for the ticks and the axes' names
 const DRAW_MS = 200;
 
@@ -44,6 +43,7 @@ export class LossChart {
   #onDraw;
   #axesGroup = svg('g'); // the grid, the ticks and the axes' names
   #axes = ''; // the range they were drawn for
+  #width = 640; // viewBox units across: the chart's CSS width, so that its text keeps its size on a phone
 
   // svg: the <svg> element (role="img"; its aria-label says the latest values); legend: a <ul>;
   // onDraw(): after each redraw (what else follows the steps is updated with the chart).
@@ -51,8 +51,16 @@ export class LossChart {
     this.#svg = svgElement;
     this.#legend = legend;
     this.#onDraw = onDraw;
-    this.#svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+    this.#svg.setAttribute('viewBox', `0 0 ${this.#width} ${H}`);
     this.reset([], 1);
+    new ResizeObserver(([entry]) => {
+      const width = Math.round(entry.contentRect.width);
+      if (width <= 0 || width === this.#width) return;
+      this.#width = width;
+      this.#svg.setAttribute('viewBox', `0 0 ${width} ${H}`);
+      this.#axes = ''; // drawn again for the new width
+      this.#draw();
+    }).observe(svgElement);
   }
 
   // series: [{name, className}] (className styles the line: see style.css); steps: the x axis' end.
@@ -104,6 +112,7 @@ export class LossChart {
     if (!(hi > lo)) hi = lo + 1;
     const step = tickStep(lo, hi, 4);
     [lo, hi] = [Math.floor(lo / step + 1e-9) * step, Math.ceil(hi / step - 1e-9) * step];
+    const W = this.#width;
     const x = (s) => PAD.left + (s / this.#steps) * (W - PAD.left - PAD.right);
     const y = (loss) => PAD.top + ((hi - loss) / (hi - lo)) * (H - PAD.top - PAD.bottom);
     const axes = `${lo} ${hi} ${this.#steps}`;
@@ -129,6 +138,7 @@ export class LossChart {
 
   // The grid, the ticks' labels and the axes' names, for the scales x and y.
   #drawAxes(x, y, yTicks) {
+    const W = this.#width;
     const axes = svg('g', { class: 'chart-axes', 'aria-hidden': 'true' });
     for (const v of yTicks) {
       axes.append(svg('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: 'chart-grid' }));
