@@ -1,7 +1,7 @@
 // The page's pictures in the docs, taken from the page itself (web/, served as scripts/serve.mjs
 // serves it) in headless Chromium:
 //   docs/images/page-1280x800.png, docs/images/page-390x844.png  the first view, the shipped model ready
-//   docs/page.png  (README's)  after 24 tokens of "The jury said", a token chosen, layer 2
+//   docs/page.png  (README's, 1280x1100)  after 24 tokens of "The jury said", a token chosen, layer 2
 //
 //   node scripts/page_pictures.mjs        (after the wasm build: the page uses web/dist)
 import { join } from 'node:path';
@@ -32,6 +32,7 @@ try {
       await page.getByRole('combobox', { name: 'Layer' }).selectOption('2');
       await settled(page);
       await page.evaluate(() => window.scrollTo(0, 0));
+      await page.setViewportSize({ width: 1280, height: 1100 }); // down to the Output, under the prompt
       await page.screenshot({ path: join(root, 'docs/page.png') });
       console.log('docs/page.png');
     }
