@@ -86,6 +86,19 @@ export function loadCore(options = undefined) {
   return corePromise;
 }
 
+// Resolves once every Web Worker of the threaded engine's pool has loaded its script and module
+// (Emscripten marks each `loaded`), or after `ms`. The pool loads in the background, so a worker
+// that runs this engine and is ended soon after it started could cut a load off mid-way, which the
+// pool's worker reports as an error in the console: worker.mjs waits for this before its dispose
+// answers (and the page ends it). Nothing to wait for without threads.
+export async function threadsLoaded(ms = 3000) {
+  const pool = (await corePromise?.catch(() => null))?.PThread;
+  if (!pool) return;
+  const end = performance.now() + ms;
+  while ([...pool.unusedWorkers, ...pool.runningWorkers].some((w) => !w.loaded) && performance.now() < end)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 // The engine's files: each URL is written out as `new URL('./file', import.meta.url)`, the form
 // bundlers recognise (they ship the file and put its address there). Only the .wasm files are
 // named: the glue is imported, and the threaded glue names its threads' worker script itself.

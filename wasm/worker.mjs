@@ -26,7 +26,7 @@
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
 // the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
-import { estimate, loadHere } from './engine.mjs';
+import { estimate, loadHere, threadsLoaded } from './engine.mjs';
 import { LocalTraining } from './training.mjs';
 import { errorToWire, StateError } from './errors.mjs';
 import { importNode } from './platform.mjs';
@@ -160,6 +160,7 @@ const calls = {
   async dispose() {
     await model?.dispose();
     model = null;
+    await threadsLoaded(); // the page ends this worker next: not while a thread is still loading
     return null;
   },
 };
