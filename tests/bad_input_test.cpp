@@ -11,6 +11,7 @@
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
 #include "glassbox/tokenizer.h"
+#include "bad_input_table.h"
 #include "test_util.h"
 
 namespace glassbox {
@@ -18,70 +19,10 @@ namespace {
 
 using test::fixture_dir;
 
-enum Column { kCli = 2, kCpp = 3 };
-
-// The `code` fragment in one cell of row `id` ("B1", ...) of docs/bad-input.md; fails the test
-// if the row or the fragment is missing.
-std::string cell(const std::string& id, Column column) {
-  std::istringstream doc(test::read_file(GLASSBOX_DOCS_DIR "/bad-input.md"));
-  for (std::string line; std::getline(doc, line);) {
-    if (line.rfind("| " + id + " |", 0) != 0) continue;
-    std::vector<std::string> cells;
-    std::stringstream row(line.substr(1));
-    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
-    const std::string& c = cells.at(column);
-    const auto a = c.find('`'), b = c.rfind('`');
-    if (a == std::string::npos || b == a) {
-      ADD_FAILURE() << id << ": no `message` in column " << column << ": " << c;
-      return "(missing)";
-    }
-    return c.substr(a + 1, b - a - 1);
-  }
-  ADD_FAILURE() << "docs/bad-input.md has no row " << id;
-  return "(missing)";
-}
-
-// `call` must throw E with cell(id, kCpp) in its message.
-template <typename E, typename F>
-void expect_cpp(const std::string& id, F call) {
-  const std::string want = cell(id, kCpp);
-  try {
-    call();
-    ADD_FAILURE() << id << ": no exception (wanted \"" << want << "\")";
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << id << ": " << e.what();
-  }
-}
-
-// The CLI with these arguments (and stdin) must fail with one line holding cell(id, kCli).
-void expect_cli(const std::string& id, const std::vector<std::string>& args, const std::string& in = "") {
-  if (std::string(GLASSBOX_CLI_PATH).empty()) return;   // WebAssembly build: no CLI to run
-  const auto r = test::run_cli(args, in);
-  EXPECT_EQ(r.exit_code, 1) << id;
-  EXPECT_EQ(r.err.rfind("glassbox: error: ", 0), 0u) << id << ": " << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << id << ": " << r.err;
-  EXPECT_NE(r.err.find(cell(id, kCli)), std::string::npos) << id << ": " << r.err;
-}
-
-// A copy of the gpt2-f32 fixture with `change` applied to its directory.
-class BrokenModel {
- public:
-  template <typename F>
-  explicit BrokenModel(F change) {
-    test::copy_fixture("gpt2-f32", dir_.path());
-    change(dir_.path());
-  }
-  std::string path() const { return dir_.path().string(); }
-
- private:
-  test::TempDir dir_;
-};
-
-void edit_config(const std::filesystem::path& dir, const std::string& key, const nlohmann::json& value) {
-  auto config = test::read_json(dir / "config.json");
-  config[key] = value;
-  test::write_file(dir / "config.json", config.dump());
-}
+using test::BrokenModel;
+using test::edit_config;
+using test::expect_cli;
+using test::expect_cpp;
 
 TEST(BadInput, B1_TruncatedModelFile) {
   BrokenModel m([](const auto& dir) {

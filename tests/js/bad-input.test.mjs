@@ -6,28 +6,10 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
 
-import { GlassboxError, loadModel } from '../../web/dist/glassbox.mjs';
+import { loadModel } from '../../web/dist/glassbox.mjs';
 import { startServer } from '../../scripts/serve.mjs';
+import { expectReject } from './bad-input-table.mjs';
 import { hugeModel } from './made-up-models.mjs';
-
-const doc = readFileSync(new URL('../../docs/bad-input.md', import.meta.url), 'utf8');
-// The `code` fragment of row `id` in the JS API column (the fifth), and the error's name after it.
-function fragment(id) {
-  const line = doc.split('\n').find((l) => l.startsWith(`| ${id} |`));
-  assert.ok(line, `docs/bad-input.md has a row ${id}`);
-  const m = /`([^`]+)` (\w+Error)/.exec(line.split('|')[5]);
-  assert.ok(m, `${id}: a \`message\` and an error name in the JS API column`);
-  return { message: m[1], name: m[2] };
-}
-const expectReject = async (id, promise) => {
-  const want = fragment(id);
-  await assert.rejects(promise, (e) => {
-    assert.ok(e instanceof GlassboxError, `${id}: a GlassboxError`);
-    assert.equal(e.name, want.name, `${id}: ${e.message}`);
-    assert.ok(e.message.includes(want.message), `${id}: "${e.message}" should contain "${want.message}"`);
-    return true;
-  });
-};
 
 const fixture = (name) => new URL(`../fixtures/${name}/`, import.meta.url);
 const read = (name, file) => readFileSync(new URL(file, fixture(name)));
