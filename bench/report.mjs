@@ -1,7 +1,8 @@
 // Combines the benchmark's JSON files into one report: a table of medians (min-max) per engine,
 // the ratios glassbox / peer, the decode roofline, and everything as JSON if given a path.
 //
-//   node bench/report.mjs NATIVE_TOKENIZER.json TOKENIZER_PEERS.json ENGINE.json ONNX.json BROWSER.json PAGE.json [OUT.json]
+//   node bench/report.mjs NATIVE_TOKENIZER.json TOKENIZER_PEERS.json ENGINE.json ONNX.json BROWSER.json PAGE.json
+//     ENTRY.json [OUT.json]
 //
 //   NATIVE_TOKENIZER.json  glassbox_bench (Google Benchmark): the tokenizer natively
 //   TOKENIZER_PEERS.json   bench/tokenizer_peers.mjs: npm tiktoken, js-tiktoken
@@ -9,19 +10,21 @@
 //   ONNX.json              bench/onnx_peers.mjs: onnxruntime-node, onnxruntime-web
 //   BROWSER.json           bench/browser.mjs: glassbox in Chromium, threaded and not
 //   PAGE.json              bench/page.mjs: the web page, beside the JS API in a worker
+//   ENTRY.json             bench/tokenizer_entry.mjs: the tokenizer entry beside model.tokenize
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
 import { stats } from './merge.mjs';
 
-const [nativeFile, peersFile, engineFile, onnxFile, browserFile, pageFile, outFile] = process.argv.slice(2);
+const [nativeFile, peersFile, engineFile, onnxFile, browserFile, pageFile, entryFile, outFile] = process.argv.slice(2);
 const read = (f) => JSON.parse(readFileSync(f, 'utf8'));
 const native = read(nativeFile),
   peers = read(peersFile),
   engine = read(engineFile),
   onnx = read(onnxFile);
 const browser = read(browserFile),
-  page = read(pageFile);
+  page = read(pageFile),
+  tokenizerEntry = read(entryFile);
 
 // --- the tokenizer
 
@@ -302,6 +305,17 @@ for (const op of ['encode', 'decode']) {
 }
 const encodeRatio = tokenizer['glassbox (wasm)'].encode_mb_s.median / tokenizer.tiktoken.encode_mb_s.median;
 targets.push(['tokenizer encode, WASM / npm tiktoken', `${encodeRatio.toFixed(2)}x`, '>= 3x', encodeRatio >= 3]);
+// The tokenizer entry (its own module) against model.tokenize, each timed over the same text in
+// the same round: one tokenizer, which must cost the same wherever it is called from.
+const ms = (s) => `${s.median.toFixed(0)} ms (${s.min.toFixed(0)}-${s.max.toFixed(0)})`;
+console.log(
+  `  the tokenizer entry, ${(tokenizerEntry.text_bytes / 1e6).toFixed(1)} MB in one call: ${ms(tokenizerEntry.entry.ms)}, ` +
+    `model.tokenize ${ms(tokenizerEntry.model.ms)}; entry / model ${tokenizerEntry.entry.ratio_to_model.median.toFixed(2)}x; ` +
+    `memory ${tokenizerEntry.entry.bytes_per_byte.median.toFixed(1)} and ${tokenizerEntry.model.bytes_per_byte.median.toFixed(1)} bytes per byte of text`,
+);
+report.tokenizer.entry = tokenizerEntry;
+const entryRatio = tokenizerEntry.entry.ratio_to_model.median;
+targets.push(['tokenizer entry / model.tokenize, time', `${entryRatio.toFixed(2)}x`, '<= 1.2x', entryRatio <= 1.2]);
 
 // The engine's WebAssembly module as a page downloads it, gzip-compressed.
 const wasmBytes = readFileSync(new URL('../web/dist/glassbox-core.wasm', import.meta.url));
