@@ -3,7 +3,7 @@
 // next time (model-cache.mjs). Errors say what went wrong with which address.
 
 import { ModelFormatError, NetworkError, NotSupportedError } from './errors.mjs';
-import { directoryUrl, KEYS, MODEL_FILES, OPTIONAL, pourWeights } from './model-files.mjs';
+import { directoryUrl, KEYS, MAX_BYTES, MODEL_FILES, OPTIONAL, pourWeights, tooLarge } from './model-files.mjs';
 import { forget } from './model-cache.mjs';
 
 export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
@@ -60,7 +60,7 @@ export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
         continue;
       }
       if (name !== 'model.safetensors') {
-        const bytes = new Uint8Array(await response.arrayBuffer());
+        const bytes = await readSmallBody(response, url, name, signal);
         files[KEYS[MODEL_FILES.indexOf(name)]] = new TextDecoder().decode(bytes);
         const headers = {
           'content-type': response.headers.get('content-type') ?? 'application/octet-stream',
@@ -150,6 +150,36 @@ async function readWithProgress(response, weights) {
     );
 }
 
+// The body of a small file's response (config.json, vocab.json, merges.txt: `name`) as bytes,
+// refused as the CLI refuses a file larger than MAX_BYTES[name] (model-files.mjs): by its
+// Content-Length before reading any of it (compressed, that is already more than the cap allows),
+// and else as soon as what has arrived passes the cap, without reading the rest.
+export async function readSmallBody(response, url, name, signal) {
+  const max = MAX_BYTES[name];
+  const announced = Number(response.headers.get('content-length'));
+  if (announced > max) {
+    response.body?.cancel().catch(() => {});
+    throw tooLarge(url, name, announced);
+  }
+  if (!response.body) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const pieces = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await readChunk(reader, signal, url, total, announced);
+    if (done) break;
+    total += value.length;
+    if (total > max) {
+      reader.cancel().catch(() => {});
+      throw tooLarge(url, name);
+    }
+    pieces.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  for (let i = 0, at = 0; i < pieces.length; at += pieces[i++].length) bytes.set(pieces[i], at);
+  return bytes;
+}
+
 // The next chunk of a download ({done, value}); a broken connection is a NetworkError that says
 // how far it got (loaded of announced bytes; 0: not announced), a cancel the caller's reason.
 async function readChunk(reader, signal, url, loaded, announced) {
@@ -170,10 +200,13 @@ async function readCached(store, base, weights, tokenizerFiles) {
   const cached = await store.match(url);
   if (!cached) return null;
   const files = { fromCache: true };
+  const { signal } = weights;
   for (const [i, name] of MODEL_FILES.entries()) {
     if (name === 'model.safetensors') continue;
-    const response = await store.match(new URL(name, base));
-    if (response) files[KEYS[i]] = await response.text();
+    const where = new URL(name, base);
+    const response = await store.match(where);
+    if (response)
+      files[KEYS[i]] = new TextDecoder().decode(await readSmallBody(response, `${where} (cached)`, name, signal));
     else if (!OPTIONAL.has(name)) return null;
   }
   tokenizerFiles(files);

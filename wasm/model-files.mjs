@@ -21,6 +21,21 @@ function verifySha256(sink, want, what) {
     );
 }
 
+// The most bytes each small file may have, the CLI's and the C++ API's rules (config.json:
+// core/model/model_loader.cpp; vocab.json and merges.txt: core/io/mapped_file.h's read_file), so
+// that a device such as /dev/zero, a FIFO's endless stream or a huge sparse file is refused before
+// it is read, whatever it comes from (a path, a download, a Blob or buffer). model.safetensors
+// has no cap: it is streamed into the engine, which plans the load from its header.
+export const MAX_BYTES = { 'config.json': 2 ** 20, 'vocab.json': 64 * 2 ** 20, 'merges.txt': 64 * 2 ** 20 };
+
+// The error for `what` (a path, an address, a file given), larger than `name`'s cap: of `size`
+// bytes, or (a stream without a length) known only to have more than the cap.
+export function tooLarge(what, name, size) {
+  const max = MAX_BYTES[name];
+  const is = size === undefined ? `is more than the ${max} bytes` : `is ${size} bytes, more than the ${max}`;
+  return new ModelFormatError(`${what}: ${is} allowed for this file`);
+}
+
 export function byteLength(x) {
   return x?.byteLength ?? x?.size ?? 0;
 }
@@ -139,9 +154,21 @@ export async function asBytes(x, what) {
   throw new InvalidArgumentError(`loadModel: "${what}" must be an ArrayBuffer, a typed array or a Blob/File`);
 }
 
-export async function asText(x, what) {
+const isBytes = (x) =>
+  x instanceof ArrayBuffer || ArrayBuffer.isView(x) || (typeof Blob !== 'undefined' && x instanceof Blob);
+
+// Throws (a ModelFormatError) if x, a small file given as bytes or a Blob/File as `what`, has more
+// bytes than `name`'s cap (MAX_BYTES); a string is taken as it is (it is in memory already).
+export function checkSmall(x, what, name) {
+  if (isBytes(x) && byteLength(x) > MAX_BYTES[name]) throw tooLarge(`"${what}" (${name})`, name, byteLength(x));
+}
+
+// A small file given as a string, or as bytes or a Blob/File (refused before it is read when larger
+// than its cap), as text.
+export async function asText(x, what, name) {
   if (typeof x === 'string') return x;
-  if (!(x instanceof ArrayBuffer) && !ArrayBuffer.isView(x) && !(typeof Blob !== 'undefined' && x instanceof Blob))
+  if (!isBytes(x))
     throw new InvalidArgumentError(`"${what}" must be a string, an ArrayBuffer, a typed array or a Blob/File`);
+  checkSmall(x, what, name);
   return new TextDecoder('utf-8', { fatal: false }).decode(await asBytes(x, what));
 }

@@ -2,10 +2,9 @@
 // config.json and the header of model.safetensors, without the rest of the weights.
 
 import { checkSource } from './model-source.mjs';
-import { download } from './download.mjs';
+import { download, readSmallBody } from './download.mjs';
 import { asBytes, asText, concat, directoryUrl, headerLength, MODEL_FILES } from './model-files.mjs';
-import { isLocalPath, nodeDirectory } from './node-files.mjs';
-import { importNode } from './platform.mjs';
+import { isLocalPath, nodeDirectory, openRegular, readSmallFile } from './node-files.mjs';
 import { NetworkError } from './errors.mjs';
 
 // -> {config: string, prefix: Uint8Array, size}: config.json, the first bytes of model.safetensors
@@ -16,16 +15,16 @@ export async function readModelHeader(source, { signal } = {}) {
   checkSource(source);
   if (typeof source === 'string' || source instanceof URL) {
     if (isLocalPath(source)) {
-      const { open, readFile } = await importNode('fs/promises');
       const { file: pathOf, cannotRead } = await nodeDirectory(source, signal);
-      const config = await readFile(pathOf('config.json'), { encoding: 'utf8', signal }).catch((e) => {
-        throw cannotRead('config.json', e);
-      });
-      const file = await open(pathOf('model.safetensors')).catch((e) => {
+      const config = (
+        await readSmallFile(pathOf('config.json'), 'config.json', signal).catch((e) => {
+          throw cannotRead('config.json', e);
+        })
+      ).toString('utf8');
+      const { file, size } = await openRegular(pathOf('model.safetensors')).catch((e) => {
         throw cannotRead('model.safetensors', e);
       });
       try {
-        const { size } = await file.stat();
         const read = async (n) => {
           const bytes = new Uint8Array(Math.min(n, size));
           await file.read(bytes, 0, bytes.length, 0);
@@ -43,7 +42,9 @@ export async function readModelHeader(source, { signal } = {}) {
       );
     const configResponse = await download(new URL('config.json', base), signal, signal);
     if (!configResponse) throw missing('config.json');
-    const config = await configResponse.text();
+    const config = new TextDecoder().decode(
+      await readSmallBody(configResponse, new URL('config.json', base), 'config.json', signal),
+    );
     const url = new URL('model.safetensors', base);
     let prefix = new Uint8Array(0),
       size = 0;
@@ -70,7 +71,7 @@ export async function readModelHeader(source, { signal } = {}) {
     }
     return { config, prefix: prefix.subarray(0, headerLength(prefix)), size };
   }
-  const config = await asText(source.config, 'config');
+  const config = await asText(source.config, 'config', 'config.json');
   const weights = source.weights;
   if (typeof Blob !== 'undefined' && weights instanceof Blob) {
     const first = new Uint8Array(await weights.slice(0, 8).arrayBuffer());

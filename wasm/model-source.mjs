@@ -8,12 +8,20 @@
 // worker by reference (structured clone), not as bytes.
 
 import { InvalidArgumentError, ModelFormatError } from './errors.mjs';
-import { download, readDirectoryUrl } from './download.mjs';
+import { download, readDirectoryUrl, readSmallBody } from './download.mjs';
 import { hubDirectoryUrl } from './hub.mjs';
 import { cacheName } from './model-cache.mjs';
-import { asText, byteLength, directoryUrl, piecesOf, pourWeights } from './model-files.mjs';
-import { isLocalPath, nodeDirectory, readDirectoryNode } from './node-files.mjs';
-import { importNode } from './platform.mjs';
+import {
+  asText,
+  byteLength,
+  checkSmall,
+  directoryUrl,
+  KEYS,
+  MODEL_FILES,
+  piecesOf,
+  pourWeights,
+} from './model-files.mjs';
+import { isLocalPath, nodeDirectory, readDirectoryNode, readSmallFile } from './node-files.mjs';
 
 // Throws an InvalidArgumentError for a source loadModel cannot read (checked before any work is started).
 export function checkSource(source) {
@@ -24,6 +32,8 @@ export function checkSource(source) {
     throw new InvalidArgumentError(
       'loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)',
     );
+  // here too, so that a worker is not handed a copy of bytes it would refuse
+  for (const [i, key] of KEYS.entries()) if (key !== 'weights') checkSmall(source[key], key, MODEL_FILES[i]);
 }
 
 // loadModel's source and options, checked before anything starts (every entry checks the same):
@@ -86,9 +96,9 @@ export async function readModelFiles(
     return readDirectoryNode(source, weights, tokenizerFiles);
   }
   const files = {
-    config: await asText(source.config, 'config'),
-    vocab: source.vocab === undefined ? undefined : await asText(source.vocab, 'vocab'),
-    merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges'),
+    config: await asText(source.config, 'config', 'config.json'),
+    vocab: source.vocab === undefined ? undefined : await asText(source.vocab, 'vocab', 'vocab.json'),
+    merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges', 'merges.txt'),
   };
   tokenizerFiles(files);
   await pourWeights(piecesOf(source.weights, signal), {
@@ -113,20 +123,24 @@ export async function readTokenizerFiles(source, { signal } = {}) {
       throw new InvalidArgumentError(
         'loadTokenizer: the files object needs "vocab" (vocab.json) and "merges" (merges.txt)',
       );
-    return { vocab: await asText(source.vocab, 'vocab'), merges: await asText(source.merges, 'merges') };
+    return {
+      vocab: await asText(source.vocab, 'vocab', 'vocab.json'),
+      merges: await asText(source.merges, 'merges', 'merges.txt'),
+    };
   }
   source = hubDirectoryUrl(source) ?? source;
   const names = ['vocab.json', 'merges.txt'];
   let texts;
   if (isLocalPath(source)) {
-    const { readFile } = await importNode('fs/promises');
     const { file, cannotRead } = await nodeDirectory(source, signal);
     texts = await Promise.all(
-      names.map((name) =>
-        readFile(file(name), { encoding: 'utf8', signal }).catch((e) => {
+      names.map(async (name) => {
+        try {
+          return (await readSmallFile(file(name), name, signal)).toString('utf8');
+        } catch (e) {
           throw cannotRead(name, e);
-        }),
-      ),
+        }
+      }),
     );
   } else {
     const base = directoryUrl(source);
@@ -137,7 +151,7 @@ export async function readTokenizerFiles(source, { signal } = {}) {
           throw new ModelFormatError(
             `${new URL(name, base)}: no such file (HTTP 404): the tokenizer needs vocab.json and merges.txt`,
           );
-        return response.text();
+        return new TextDecoder().decode(await readSmallBody(response, new URL(name, base), name, signal));
       }),
     );
   }

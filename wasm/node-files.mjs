@@ -1,8 +1,8 @@
 // A model directory given as a path or a file: URL, read in Node: the small files whole, the weights
 // in pieces into the engine (pourWeights).
 
-import { ModelFormatError } from './errors.mjs';
-import { MODEL_FILES, OPTIONAL, PIECE, pourWeights } from './model-files.mjs';
+import { GlassboxError, ModelFormatError } from './errors.mjs';
+import { MAX_BYTES, MODEL_FILES, OPTIONAL, PIECE, pourWeights, tooLarge } from './model-files.mjs';
 import { importNode, isNode } from './platform.mjs';
 
 // Whether a directory source is read here as a path (Node, and not http(s)).
@@ -17,13 +17,64 @@ export async function nodeDirectory(dir, signal) {
   const file = (name) => path.join(base, name);
   const cannotRead = (name, e) => {
     if (signal?.aborted) return signal.reason;
+    if (e instanceof GlassboxError) return e; // already says what is wrong with which file
     return new ModelFormatError(`cannot read ${file(name)}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
   };
   return { base, file, cannotRead };
 }
 
+// A file of a model directory opened for reading as the CLI opens it (core/io/mapped_file.cpp): a
+// regular file, or a ModelFormatError "PATH: not a regular file". It is checked before it is opened
+// (opening a FIFO waits for a writer, holding one of Node's I/O threads, and process.exit with it),
+// then opened without waiting and checked again (it may have been replaced in between). Other
+// failures (no such file, no permission, a loop of symbolic links) are Node's errors, thrown as
+// they are. -> {file (a FileHandle), size}.
+export async function openRegular(path) {
+  const { constants } = await importNode('fs');
+  const { open, stat } = await importNode('fs/promises');
+  const notRegular = () => new ModelFormatError(`${path}: not a regular file`);
+  if (!(await stat(path)).isFile()) throw notRegular();
+  const file = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  const info = await file.stat().catch(async (e) => {
+    await file.close();
+    throw e;
+  });
+  if (!info.isFile()) {
+    await file.close();
+    throw notRegular();
+  }
+  return { file, size: info.size };
+}
+
+// A small file of a model directory (config.json, vocab.json, merges.txt: `name`) read whole, as a
+// Buffer: a regular file (openRegular) of at most MAX_BYTES[name] bytes, refused before it is read
+// when larger, and read no further than that when it grows while it is read.
+export async function readSmallFile(path, name, signal) {
+  const max = MAX_BYTES[name];
+  const { file, size } = await openRegular(path);
+  try {
+    if (size > max) throw tooLarge(path, name, size);
+    const pieces = [];
+    let total = 0;
+    for (;;) {
+      signal?.throwIfAborted();
+      // What is left of the size it had, and more (it may have grown, or, as files in /proc do,
+      // say 0), but never more than one byte past the cap: reading that byte proves it too large.
+      const piece = Buffer.allocUnsafe(Math.min(Math.max(size - total, 0) + 2 ** 16, PIECE, max + 1 - total));
+      const { bytesRead } = await file.read(piece, 0, piece.length, total);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > max) throw tooLarge(path, name);
+      pieces.push(piece.subarray(0, bytesRead));
+    }
+    return Buffer.concat(pieces, total);
+  } finally {
+    await file.close();
+  }
+}
+
 export async function readDirectoryNode(dir, weights, tokenizerFiles) {
-  const { open, readFile, stat } = await importNode('fs/promises');
+  const { stat } = await importNode('fs/promises');
   const { signal } = weights;
   const { base, file: pathOf, cannotRead } = await nodeDirectory(dir, signal);
   const fail = (name, e) => {
@@ -31,7 +82,7 @@ export async function readDirectoryNode(dir, weights, tokenizerFiles) {
   };
   const read = async (name) => {
     try {
-      return (await readFile(pathOf(name), { signal })).toString('utf8');
+      return (await readSmallFile(pathOf(name), name, signal)).toString('utf8');
     } catch (e) {
       if (OPTIONAL.has(name) && e.code === 'ENOENT' && !signal?.aborted) return undefined;
       fail(name, e);
@@ -44,9 +95,8 @@ export async function readDirectoryNode(dir, weights, tokenizerFiles) {
   tokenizerFiles(files);
   // The weights in pieces, each read into the same buffer and copied on by the sink before the next.
   const name = pathOf('model.safetensors');
-  const file = await open(name).catch((e) => fail('model.safetensors', e));
+  const { file, size } = await openRegular(name).catch((e) => fail('model.safetensors', e));
   try {
-    const { size } = await file.stat();
     const buffer = new Uint8Array(Math.min(PIECE, Math.max(size, 1)));
     let at = 0;
     const reader = {
