@@ -23,7 +23,8 @@ import {
 } from './model-files.mjs';
 import { isLocalPath, nodeDirectory, readDirectoryNode, readSmallFile } from './node-files.mjs';
 
-// Throws an InvalidArgumentError for a source loadModel cannot read (checked before any work is started).
+// Throws an InvalidArgumentError for a source loadModel cannot read, a ModelFormatError for a small
+// file given as bytes larger than its cap (checked before any work is started).
 export function checkSource(source) {
   if (source === null || source === undefined)
     throw new InvalidArgumentError('loadModel needs a model directory or {config, weights, vocab, merges}');
