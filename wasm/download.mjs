@@ -171,7 +171,7 @@ export async function readSmallBody(response, url, name, signal) {
     total += value.length;
     if (total > max) {
       reader.cancel().catch(() => {});
-      throw tooLarge(url, name);
+      throw tooLarge(url, name, total, true);
     }
     pieces.push(value);
   }

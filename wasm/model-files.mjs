@@ -28,12 +28,12 @@ function verifySha256(sink, want, what) {
 // has no cap: it is streamed into the engine, which plans the load from its header.
 export const MAX_BYTES = { 'config.json': 2 ** 20, 'vocab.json': 64 * 2 ** 20, 'merges.txt': 64 * 2 ** 20 };
 
-// The error for `what` (a path, an address, a file given), larger than `name`'s cap: of `size`
-// bytes, or (a stream without a length) known only to have more than the cap.
-export function tooLarge(what, name, size) {
-  const max = MAX_BYTES[name];
-  const is = size === undefined ? `is more than the ${max} bytes` : `is ${size} bytes, more than the ${max}`;
-  return new ModelFormatError(`${what}: ${is} allowed for this file`);
+// The error for `what` (a path, an address, a file given), of `size` bytes, larger than `name`'s
+// cap; atLeast: the size is only what has been read so far (a stream without a length, a file
+// that grew), which is past the cap.
+export function tooLarge(what, name, size, atLeast = false) {
+  const is = `is ${atLeast ? 'at least ' : ''}${size} bytes`;
+  return new ModelFormatError(`${what}: ${is}, more than the ${MAX_BYTES[name]} allowed for this file`);
 }
 
 export function byteLength(x) {

@@ -58,13 +58,14 @@ export async function readSmallFile(path, name, signal) {
     let total = 0;
     for (;;) {
       signal?.throwIfAborted();
-      // What is left of the size it had, and more (it may have grown, or, as files in /proc do,
-      // say 0), but never more than one byte past the cap: reading that byte proves it too large.
-      const piece = Buffer.allocUnsafe(Math.min(Math.max(size - total, 0) + 2 ** 16, PIECE, max + 1 - total));
+      // What is left of the size it had, and 64 KB more (it may have grown, or, as files in /proc
+      // do, say 0): the loop ends at most a piece past the cap. (Pieces of whole 64 KB: some
+      // files of /proc read only in multiples of 8 bytes.)
+      const piece = Buffer.allocUnsafe(Math.min(Math.max(size - total, 0) + 2 ** 16, PIECE));
       const { bytesRead } = await file.read(piece, 0, piece.length, total);
       if (bytesRead === 0) break;
       total += bytesRead;
-      if (total > max) throw tooLarge(path, name);
+      if (total > max) throw tooLarge(path, name, total, true);
       pieces.push(piece.subarray(0, bytesRead));
     }
     return Buffer.concat(pieces, total);

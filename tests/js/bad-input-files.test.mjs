@@ -145,6 +145,18 @@ test(
 );
 
 test(
+  'B79: a config.json that holds more than its size says is read no further than the cap',
+  { timeout: 60_000 },
+  async () => {
+    // /proc/self/pagemap: a regular file whose size is 0, and which reads on for gigabytes (8 bytes
+    // per page of the reader's address space), as a file that grows while it is read would
+    const { dir, path } = modelWith('config.json', (p) => symlinkSync('/proc/self/pagemap', p));
+    for (const [how, load] of readers('config.json'))
+      await expectRow('B79', load(dir), `${path}: is at least `).catch((e) => assert.fail(`${how}: ${e.message}`));
+  },
+);
+
+test(
   'B80: a Blob or buffer given as vocab, merges or config over its cap is refused before it is read',
   { timeout: 60_000 },
   async () => {
