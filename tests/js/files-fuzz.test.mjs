@@ -1,7 +1,7 @@
 // The JS API's file reading in Node, fuzzed: a model directory (the gpt2-bytes fixture) one of whose
-// four files is made, at random, a FIFO, a directory, a loop of symbolic links, a link to a device,
-// a huge sparse file, the file cut at a random point, random bytes, or the file with random bytes
-// changed; then loadModel (in this thread, or in a worker), estimateModel and the tokenizer entry
+// four files is made, at random, a FIFO, a directory, a loop of symbolic links, a link to a device
+// or to a file that reads on past its size, a huge sparse file, the file cut at a random point,
+// random bytes, or the file with random bytes changed; then loadModel (in this thread, or in a worker), estimateModel and the tokenizer entry
 // read it. Each must load or reject with one of the API's error classes, within a time limit: no
 // hang, no raw error, no process brought down. Seeded, so a failure names the case that reproduces
 // it. The libFuzzer targets (tests/fuzz) cover the parsers behind; this covers the reading before.
@@ -61,6 +61,7 @@ function mutations(r, bytes) {
     ['a link to /dev/zero', (p) => symlinkSync('/dev/zero', p)],
     ['a link to /dev/urandom', (p) => symlinkSync('/dev/urandom', p)],
     ['a link to /dev/null', (p) => symlinkSync('/dev/null', p)],
+    ['a file of size 0 that reads on (/proc/self/pagemap)', (p) => symlinkSync('/proc/self/pagemap', p)],
     [
       'a huge sparse file',
       (p) => {
