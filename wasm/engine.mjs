@@ -16,7 +16,7 @@ import {
   checkTokenizeOptions,
   formatValue,
   guardCallback,
-  INT_MAX,
+  inspectOptions,
 } from './options.mjs';
 import { makeModule } from './wasm-module.mjs';
 
@@ -51,10 +51,10 @@ export function availableThreads() {
 // puts them). Returns them resolved.
 export function engineSettings({ threads, wasmPaths } = {}) {
   if (threads !== undefined && (!Number.isInteger(threads) || threads < 1))
-    throw new InvalidArgumentError(`threads must be an integer >= 1, got ${JSON.stringify(threads)}`);
+    throw new InvalidArgumentError(`threads must be an integer >= 1, got ${formatValue(threads)}`);
   if (wasmPaths !== undefined && typeof wasmPaths !== 'string' && !(wasmPaths instanceof URL))
     throw new InvalidArgumentError(
-      'wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files',
+      `wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files, got ${formatValue(wasmPaths)}`,
     );
   return {
     threads: Math.min(threads ?? availableThreads(), availableThreads()),
@@ -246,28 +246,6 @@ const coreForCounting = (wasmPaths = null) => {
 // A WebAssembly heap (wasm32) holds at most 4 GB; the glue reports the exact limit.
 const HEAP_LIMIT = 4294901760;
 
-// The options of forward and generate that look inside: lens (K, each layer's K most probable next
-// tokens; absent: none) and headMask ([[layer, head], ...]: those heads switched off, Hugging
-// Face's head_mask). -> {lens (0: none), headMask (or null)}. The engine checks them against the
-// model: K up to its vocabulary, layers and heads it has.
-export function inspectOptions({ lens, headMask }) {
-  if (lens !== undefined && (!Number.isInteger(lens) || lens < 1 || lens > INT_MAX))
-    throw new InvalidArgumentError(
-      `lens must be an integer from 1 to the vocabulary's size (tokens per layer), got ${formatValue(lens)}`,
-    );
-  const index = (x) => Number.isInteger(x) && Math.abs(x) <= INT_MAX; // (the engine says which are out of range)
-  if (
-    headMask !== undefined &&
-    headMask !== null &&
-    (!Array.isArray(headMask) ||
-      !headMask.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every(index)))
-  )
-    throw new InvalidArgumentError(
-      `headMask must be an array of [layer, head] pairs of integers, like [[0, 3], [5, 1]], got ${formatValue(headMask)}`,
-    );
-  return { lens: lens ?? 0, headMask: headMask ?? null };
-}
-
 // The first bytes of model.safetensors up to the end of its header (model-files.mjs): what
 // the engine plans a load from.
 const headerOf = (bytes) => bytes.subarray(0, headerLength(bytes));
@@ -441,12 +419,7 @@ export class LocalModel {
   async forward(ids, options = undefined) {
     options = checkForwardOptions(options);
     const { attention = false, logits = true, mask = 'causal', hiddenStates = false } = options;
-    const rows = typeof logits === 'object' ? Array.from(logits ?? 0) : [];
-    const valid = rows.length && rows.every((t) => Number.isInteger(t) && t >= 0 && t <= INT_MAX);
-    if (logits !== true && logits !== false && logits !== 'last' && !valid)
-      throw new InvalidArgumentError(
-        `logits must be true, false, 'last' or positions (integers >= 0), got ${formatValue(logits)}`,
-      );
+    const rows = typeof logits === 'object' ? Array.from(logits) : [];
     return this.#live().forward(checkIds(ids), {
       logits: logits !== false,
       lastLogits: logits === 'last',

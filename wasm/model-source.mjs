@@ -67,7 +67,7 @@ export function checkLoadOptions(source, options) {
 export function checkQuantize(quantize) {
   if (quantize === undefined) return 'none';
   if (quantize !== 'none' && quantize !== 'int8')
-    throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);
+    throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${formatValue(quantize)}`);
   return quantize;
 }
 
@@ -76,7 +76,7 @@ export function checkSha256(sha256) {
   if (sha256 === undefined || sha256 === null || sha256 === '') return undefined;
   if (typeof sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(sha256.trim()))
     throw new InvalidArgumentError(
-      `loadModel: sha256 must be 64 hexadecimal digits (the SHA-256 of model.safetensors), got ${JSON.stringify(sha256)}`,
+      `loadModel: sha256 must be 64 hexadecimal digits (the SHA-256 of model.safetensors), got ${formatValue(sha256)}`,
     );
   return sha256.trim().toLowerCase();
 }

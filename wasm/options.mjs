@@ -215,6 +215,29 @@ export const GENERATE_OPTIONS = [
   'ahead',
 ];
 
+// The options of forward, classify and generate that look inside: lens (K, each layer's K most
+// probable next tokens; absent: none) and headMask ([[layer, head], ...]: those heads switched off,
+// Hugging Face's head_mask). -> {lens (0: none), headMask (or null)}. The engine checks them
+// against the model: K up to its vocabulary, layers and heads it has.
+/** @param {{ lens?: any, headMask?: any }} options */
+export function inspectOptions({ lens, headMask }) {
+  if (lens !== undefined && (!Number.isInteger(lens) || lens < 1 || lens > INT_MAX))
+    throw new InvalidArgumentError(
+      `lens must be an integer from 1 to the vocabulary's size (tokens per layer), got ${formatValue(lens)}`,
+    );
+  const index = (x) => Number.isInteger(x) && Math.abs(x) <= INT_MAX; // (the engine says which are out of range)
+  if (
+    headMask !== undefined &&
+    headMask !== null &&
+    (!Array.isArray(headMask) ||
+      !headMask.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every(index)))
+  )
+    throw new InvalidArgumentError(
+      `headMask must be an array of [layer, head] pairs of integers, like [[0, 3], [5, 1]], got ${formatValue(headMask)}`,
+    );
+  return { lens: lens ?? 0, headMask: headMask ?? null };
+}
+
 // The checks of each call's options that need no model, made where the call is made (so that a
 // worker is never sent what it cannot take) and again where it runs. -> the options object.
 /** @param {unknown} options */
@@ -230,6 +253,14 @@ export function checkForwardOptions(options) {
   checkBoolean('attention', o.attention);
   checkBoolean('hiddenStates', o.hiddenStates);
   checkChoice('mask', o.mask, ['causal', 'bidirectional']);
+  const { logits } = o;
+  const rows = logits !== null && typeof logits === 'object' ? Array.from(logits) : [];
+  const valid = rows.length && rows.every((t) => Number.isInteger(t) && t >= 0 && t <= INT_MAX);
+  if (logits !== undefined && logits !== true && logits !== false && logits !== 'last' && !valid)
+    throw new InvalidArgumentError(
+      `logits must be true, false, 'last' or positions (integers >= 0), got ${formatValue(logits)}`,
+    );
+  inspectOptions(o);
   return o;
 }
 
@@ -237,6 +268,7 @@ export function checkForwardOptions(options) {
 export function checkClassifyOptions(options) {
   const o = checkOptionNames(options, CLASSIFY_OPTIONS, 'classify');
   checkBoolean('attention', o.attention);
+  inspectOptions(o);
   return o;
 }
 
@@ -254,5 +286,6 @@ export function checkGenerateOptions(options) {
   checkBoolean('allowSpecial', o.allowSpecial);
   checkChoice('contextFull', o.contextFull, ['slide', 'stop']);
   checkInteger('ahead', o.ahead, 1, INT_MAX, 'an integer >= 1');
+  inspectOptions(o);
   return o;
 }

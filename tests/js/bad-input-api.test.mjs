@@ -170,6 +170,11 @@ for (const worker of [false, true]) {
     await assert.rejects(drain(model.generate([1], [])), /generate's options must be an object, got \[\]/);
     await assert.rejects(loadModel(bytes, null), /loadModel's options must be an object, got null/);
     await expectReject('B63', model.forward([1, 2], { lens: 5n }));
+    for (const option of ['quantize', 'sha256', 'cache', 'threads', 'worker', 'wasmPaths'])
+      await assert.rejects(
+        loadModel(bytes, { worker, [option]: 5n }),
+        (e) => e instanceof InvalidArgumentError && e.message.includes(`${option} must be`) && e.message.includes('5n'),
+      );
     await expectReject('B64', model.forward([1, 2], { lens: 4294967301 }));
     await assert.rejects(model.forward([1, 2], { lens: NaN }), /got NaN/);
     await assert.rejects(drain(model.generate([1], { lens: 2 ** 32 })), /lens must be .* got 4294967296/);
@@ -188,6 +193,10 @@ for (const worker of [false, true]) {
     await assert.rejects(drain(model.generate([1], { topP: '0.5' })), /topP must be a number in \(0, 1\], got "0.5"/);
     await expectReject('B70', drain(model.generate([1], { attention: 'false' })));
     await assert.rejects(model.forward([1], { attention: 1 }), /attention must be true or false, got 1/);
+    // (checked before a worker is sent them: a function cannot cross to it)
+    await assert.rejects(model.forward([1], { headMask: [[() => 0, 0]] }), InvalidArgumentError);
+    await assert.rejects(model.forward([1], { logits: () => 0 }), /logits must be .* got a function/);
+    await assert.rejects(drain(model.generate([1], { headMask: [[0, () => 0]] })), InvalidArgumentError);
     await assert.rejects(model.forward([1], { hiddenStates: 'yes' }), /hiddenStates must be true or false, got "yes"/);
     await assert.rejects(model.classify([1], { attention: null }), /attention must be true or false, got null/);
     await assert.rejects(model.tokenize('a', { allowSpecial: 1 }), /allowSpecial must be true or false, got 1/);
@@ -245,6 +254,10 @@ for (const worker of [false, true]) {
   test(`${where}: the engine's messages keep their non-ASCII text, and JSON that JSON allows is read`, async () => {
     const config = JSON.parse(bytes.config);
     await expectReject('B67', loadModel(withConfig(JSON.stringify({ ...config, model_type: 'lläma' })), { worker }));
+    await expectReject(
+      'B72',
+      loadModel(withConfig(JSON.stringify({ ...config, model_type: 'll\u0000ama' })), { worker }),
+    );
     // A byte order mark before config.json (as a string, as bytes, and as a file on disk).
     const bom = `\uFEFF${bytes.config}`;
     for (const source of [
