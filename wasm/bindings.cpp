@@ -67,17 +67,18 @@ class Loading {
   std::string sha256() const {
     return guarded([&] { return loader_.sha256_hex(); });
   }
-  // The engine, with the tokenizer of files {vocab, merges} (strings; empty: ids only), or
-  // files.tokenizer's when given (a Tokenizer made of the same files, which it takes over).
+  // The engine, with the tokenizer of files {vocab, merges} (strings, parsed whatever they hold,
+  // an empty one included; both null: ids only), or files.tokenizer's when given (a Tokenizer made
+  // of the same files, which it takes over).
   Engine* finish(const val& files) {
     return guarded([&] {
       auto engine = std::make_unique<Engine>(loader_.finish());
       const val early = files["tokenizer"];
-      const auto vocab = files["vocab"].as<std::string>();
+      const val vocab = files["vocab"];
       if (!early.isUndefined() && !early.isNull())
         engine->set_tokenizer(early.as<TextTokenizer*>(emscripten::allow_raw_pointers())->take());
-      else if (!vocab.empty())
-        engine->set_tokenizer(Tokenizer::from_strings(vocab, files["merges"].as<std::string>()));
+      else if (!vocab.isNull() && !vocab.isUndefined())
+        engine->set_tokenizer(Tokenizer::from_strings(vocab.as<std::string>(), files["merges"].as<std::string>()));
       return engine.release();
     });
   }

@@ -7,8 +7,17 @@ import { checkIds, checkText } from './input.mjs';
 import { removeCachedModels } from './model-cache.mjs';
 import { headerLength } from './model-files.mjs';
 import { readModelHeader } from './model-header.mjs';
-import { readModelFiles } from './model-source.mjs';
+import { parseConfig, readModelFiles } from './model-source.mjs';
 import { isNode } from './platform.mjs';
+import {
+  checkClassifyOptions,
+  checkForwardOptions,
+  checkGenerateOptions,
+  checkTokenizeOptions,
+  formatValue,
+  guardCallback,
+  inspectOptions,
+} from './options.mjs';
 import { makeModule } from './wasm-module.mjs';
 
 export { checkIds, checkText } from './input.mjs'; // (training.mjs checks its texts as the model does)
@@ -42,10 +51,10 @@ export function availableThreads() {
 // puts them). Returns them resolved.
 export function engineSettings({ threads, wasmPaths } = {}) {
   if (threads !== undefined && (!Number.isInteger(threads) || threads < 1))
-    throw new InvalidArgumentError(`threads must be an integer >= 1, got ${JSON.stringify(threads)}`);
+    throw new InvalidArgumentError(`threads must be an integer >= 1, got ${formatValue(threads)}`);
   if (wasmPaths !== undefined && typeof wasmPaths !== 'string' && !(wasmPaths instanceof URL))
     throw new InvalidArgumentError(
-      'wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files',
+      `wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files, got ${formatValue(wasmPaths)}`,
     );
   return {
     threads: Math.min(threads ?? availableThreads(), availableThreads()),
@@ -148,6 +157,22 @@ export async function loadHere(
 ) {
   const core = loadCore({ threads, wasmPaths }); // starts it
   core.catch(() => {}); // (reported where it is awaited: openWeights)
+  // A callback that throws stops the reading (its error is the load's): the reading's own signal,
+  // aborted by the caller's or by that.
+  const reading = new AbortController();
+  let callbackError = null;
+  const stopReading = (e) => {
+    callbackError ??= e;
+    reading.abort(e);
+  };
+  const passAbort = () => reading.abort(signal.reason);
+  if (signal?.aborted) passAbort();
+  signal?.addEventListener('abort', passAbort, { once: true });
+  onProgress = guardCallback('onProgress', onProgress, (e) => {
+    stopReading(e);
+    throw e; // (called within the reading: it ends there and then)
+  });
+  onTokenizer = guardCallback('onTokenizer', onTokenizer, stopReading);
   let model = null,
     early = null,
     done = false;
@@ -172,10 +197,23 @@ export async function loadHere(
       await checkFits({ ...header, quantize });
       return (loading = await WeightsLoading.open(header, { quantize }));
     };
-    files = await readModelFiles(source, { onProgress, signal, cache, sha256, onTokenizerFiles, openWeights });
+    try {
+      files = await readModelFiles(source, {
+        onProgress,
+        signal: reading.signal,
+        cache,
+        sha256,
+        onTokenizerFiles,
+        openWeights,
+      });
+    } catch (e) {
+      throw callbackError ?? e;
+    }
+    if (callbackError) throw callbackError; // (thrown once every byte was in)
     model = loading.finish(files, early);
   } finally {
     done = true;
+    signal?.removeEventListener('abort', passAbort);
     if (!model) loading?.cancel();
     early?.handOver(model);
   }
@@ -207,27 +245,6 @@ const coreForCounting = (wasmPaths = null) => {
 
 // A WebAssembly heap (wasm32) holds at most 4 GB; the glue reports the exact limit.
 const HEAP_LIMIT = 4294901760;
-
-// The options of forward and generate that look inside: lens (K, each layer's K most probable next
-// tokens; absent: none) and headMask ([[layer, head], ...]: those heads switched off, Hugging
-// Face's head_mask). -> {lens (0: none), headMask (or null)}. The engine checks them against the
-// model: K up to its vocabulary, layers and heads it has.
-export function inspectOptions({ lens, headMask }) {
-  if (lens !== undefined && (!Number.isInteger(lens) || lens < 1))
-    throw new InvalidArgumentError(
-      `lens must be an integer from 1 to the vocabulary's size (tokens per layer), got ${JSON.stringify(lens)}`,
-    );
-  if (
-    headMask !== undefined &&
-    headMask !== null &&
-    (!Array.isArray(headMask) ||
-      !headMask.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every(Number.isInteger)))
-  )
-    throw new InvalidArgumentError(
-      'headMask must be an array of [layer, head] pairs of integers, like [[0, 3], [5, 1]]',
-    );
-  return { lens: lens ?? 0, headMask: headMask ?? null };
-}
 
 // The first bytes of model.safetensors up to the end of its header (model-files.mjs): what
 // the engine plans a load from.
@@ -326,7 +343,8 @@ export class WeightsLoading {
     return this.#loading.sha256();
   }
 
-  // The model, once every byte is in; files: {vocab?, merges?} (strings) for its tokenizer. early:
+  // The model, once every byte is in; files: {vocab?, merges?} (strings) for its tokenizer (both
+  // absent: a model run on ids alone; an empty string is a file, which the engine parses). early:
   // a LocalTokenizer made of the same files, whose tokenizer the model takes over (it is not made
   // a second time); it then answers through the model (its handOver).
   finish(files, early = null) {
@@ -334,7 +352,7 @@ export class WeightsLoading {
     try {
       return new LocalModel(
         this.#core,
-        this.#loading.finish({ vocab: files.vocab ?? '', merges: files.merges ?? '', tokenizer }),
+        this.#loading.finish({ vocab: files.vocab ?? null, merges: files.merges ?? null, tokenizer }),
         this.config,
         this.#quantize,
       );
@@ -350,6 +368,12 @@ export class WeightsLoading {
   }
 }
 
+// config.json's text of a LocalModel or LocalTokenizer, as it was given: what a worker sends the
+// page (configText), which parses it there. A parsed config can be nested deeper than a worker's
+// stack lets a message's structured clone go.
+const configTexts = new WeakMap();
+export const configText = (modelOrTokenizer) => configTexts.get(modelOrTokenizer);
+
 export class LocalModel {
   #core;
   #engine;
@@ -359,7 +383,8 @@ export class LocalModel {
   constructor(core, engine, config, quantize) {
     this.#core = core;
     this.#engine = engine;
-    this.config = JSON.parse(config);
+    this.config = parseConfig(config);
+    configTexts.set(this, config);
     this.quantize = quantize;
     const { shape, labels, bidirectional, maskTokenId } = engine.info();
     this.shape = Object.freeze(shape);
@@ -374,7 +399,8 @@ export class LocalModel {
     return this.#engine;
   }
 
-  async tokenize(text, { allowSpecial = false } = {}) {
+  async tokenize(text, options = undefined) {
+    const { allowSpecial = false } = checkTokenizeOptions(options);
     checkText(text, 'text');
     return Array.from(this.#live().tokenize(text, allowSpecial));
   }
@@ -390,16 +416,10 @@ export class LocalModel {
   // (R*V: a masked LM's masks). mask 'bidirectional': every position
   // attends to every other, later ones too, with the same weights (an encoder's view). headMask:
   // heads switched off (inspectOptions).
-  async forward(ids, options = {}) {
+  async forward(ids, options = undefined) {
+    options = checkForwardOptions(options);
     const { attention = false, logits = true, mask = 'causal', hiddenStates = false } = options;
-    if (mask !== 'causal' && mask !== 'bidirectional')
-      throw new InvalidArgumentError(`mask must be 'causal' or 'bidirectional', got ${String(mask)}`);
-    const rows = typeof logits === 'object' ? Array.from(logits ?? 0) : [];
-    const valid = rows.length && rows.every((t) => Number.isInteger(t) && t >= 0);
-    if (logits !== true && logits !== false && logits !== 'last' && !valid)
-      throw new InvalidArgumentError(
-        `logits must be true, false, 'last' or positions (integers >= 0), got ${JSON.stringify(logits)}`,
-      );
+    const rows = typeof logits === 'object' ? Array.from(logits) : [];
     return this.#live().forward(checkIds(ids), {
       logits: logits !== false,
       lastLogits: logits === 'last',
@@ -424,7 +444,8 @@ export class LocalModel {
   // A string is encoded and ends with <|endoftext|> (if the vocabulary has it), as the trainer's
   // examples do; ids are used as given. probabilities: the softmax of the logits, computed here in
   // doubles. headMask: heads switched off (inspectOptions); attention: the pass's (L*H*T*T).
-  async classify(input, options = {}) {
+  async classify(input, options = undefined) {
+    options = checkClassifyOptions(options);
     const engine = this.#live();
     let ids;
     if (typeof input === 'string') {
@@ -455,11 +476,12 @@ export class LocalModel {
   // Yields {id, text, position, windowStart, attention?, top?, lens?} per token (lens: the logit
   // lens where the token was predicted, [L] arrays of K {id, probability}); returns {stopReason, text}, where text holds
   // what the decoder still held back (an unfinished character, as U+FFFD) when generation stopped.
-  generate(prompt, options = {}) {
+  generate(prompt, options = undefined) {
     return new Generation(this.#generate(prompt, options));
   }
 
   async *#generate(prompt, options) {
+    options = checkGenerateOptions(options);
     const {
       maxTokens = 64,
       temperature = 1,
@@ -481,23 +503,15 @@ export class LocalModel {
     try {
       const ids =
         typeof prompt === 'string' ? await this.tokenize(prompt, { allowSpecial }) : checkIds(prompt, 'prompt');
-      if (!Number.isInteger(maxTokens) || maxTokens < 0)
-        throw new InvalidArgumentError(`maxTokens must be an integer >= 0, got ${maxTokens}`);
-      if (!Number.isInteger(topK)) throw new InvalidArgumentError(`topK must be an integer >= 0, got ${topK}`);
-      if (!Number.isInteger(top) || top < 0) throw new InvalidArgumentError(`top must be an integer >= 0, got ${top}`);
-      if (contextFull !== 'slide' && contextFull !== 'stop')
-        throw new InvalidArgumentError(`contextFull must be 'slide' or 'stop', got ${JSON.stringify(contextFull)}`);
       const seedValue = seed ?? Math.floor(Math.random() * 2 ** 32);
-      if (!Number.isInteger(seedValue) || seedValue < 0 || seedValue > Number.MAX_SAFE_INTEGER)
-        throw new InvalidArgumentError(`seed must be a non-negative integer, got ${seed}`);
-      signal?.throwIfAborted?.();
+      signal?.throwIfAborted();
       this.#live().start(ids, {
         maxTokens,
-        temperature: Number(temperature),
+        temperature,
         topK,
-        topP: Number(topP),
+        topP,
         seed: seedValue,
-        attention: Boolean(attention),
+        attention,
         top,
         contextFull,
         ...inspectOptions(options),
@@ -541,18 +555,20 @@ export class LocalTokenizer {
   // engine (their bytes are buffered meanwhile) instead of waiting behind it.
   // core: the engine's promise (default: this thread's, loadCore()).
   static async load({ config, vocab, merges }, corePromise = loadCore()) {
-    const parsed = JSON.parse(config);
+    const parsed = parseConfig(config);
     const core = await corePromise;
     await new Promise((resolve) => setTimeout(resolve, 0));
     const tokenizer = new LocalTokenizer();
     tokenizer.#tokenizer = core.Tokenizer.create(vocab, merges);
     tokenizer.config = parsed;
+    configTexts.set(tokenizer, config);
     tokenizer.shape = Object.freeze(core.Engine.shape(config));
     return tokenizer;
   }
 
-  async tokenize(text, { allowSpecial = false } = {}) {
-    if (this.#model) return this.#model.tokenize(text, { allowSpecial });
+  async tokenize(text, options = undefined) {
+    if (this.#model) return this.#model.tokenize(text, options);
+    const { allowSpecial = false } = checkTokenizeOptions(options);
     checkText(text, 'text');
     return Array.from(this.#live().tokenize(text, allowSpecial));
   }

@@ -41,7 +41,9 @@ export interface ModelShape {
  *  refused with an InvalidArgumentError). */
 export type TokenIds = readonly number[] | (ArrayBufferView & ArrayLike<number>);
 
-/** The four files of a model directory, when they are not fetched from a URL or read from a path. */
+/** The four files of a model directory, when they are not fetched from a URL or read from a path.
+ *  vocab and merges come together (the tokenizer), or are both left out (a model run on token ids
+ *  alone): one without the other is a ModelFormatError naming the missing one. */
 export interface ModelFiles {
   config: string | ArrayBuffer | ArrayBufferView | Blob;
   weights: ArrayBuffer | ArrayBufferView | Blob;
@@ -49,7 +51,12 @@ export interface ModelFiles {
   merges?: string | ArrayBuffer | ArrayBufferView | Blob;
 }
 
-/** loadModel's options. */
+/** loadModel's options. As every call's options (tokenize, forward, classify, generate, train,
+ *  estimateModel): a name not listed here is an InvalidArgumentError naming it (and the option it
+ *  resembles), each option must have its type (a boolean true or false, a number a number, a
+ *  callback a function, signal an AbortSignal), and one whose value is undefined is as if absent.
+ *  A callback that throws ends the load: it rejects with an InvalidArgumentError ("onProgress
+ *  threw: ...") whose cause is the callback's error. */
 export interface LoadOptions {
   /** Bytes of model.safetensors (file) so far, of total (0 while unknown): downloaded (phase
    *  'download'), or read from a file, a Blob, a buffer or the cache ('read'); each tensor is

@@ -15,7 +15,18 @@ import { errorFromWire, InvalidArgumentError, NetworkError, StateError } from '.
 import { asyncDispose, Generation } from './generation.mjs';
 import { hubDirectoryUrl } from './hub.mjs';
 import { removeCachedModels } from './model-cache.mjs';
-import { checkLoadOptions, checkQuantize, checkSource } from './model-source.mjs';
+import { checkLoadOptions, checkQuantize, checkSource, parseConfig } from './model-source.mjs';
+import {
+  checkClassifyOptions,
+  checkForwardOptions,
+  checkGenerateOptions,
+  checkOptionNames,
+  checkSignal,
+  checkTokenizeOptions,
+  ESTIMATE_OPTIONS,
+  formatValue,
+  guardCallback,
+} from './options.mjs';
 import { importNode, isNode } from './platform.mjs';
 import { TrainingRun } from './training.mjs';
 
@@ -41,8 +52,8 @@ export {
  * @returns {Promise<Model>}
  */
 export async function loadModel(source, options = {}) {
-  const { onProgress, onTokenizer, worker = false, signal, cache, sha256, threads, wasmPaths } = options;
   const checked = checkLoadOptions(source, options);
+  const { onProgress, onTokenizer, worker = false, signal, cache, sha256, threads, wasmPaths } = options ?? {};
   signal?.throwIfAborted();
   const given = ownWorker(worker);
   if (worker)
@@ -82,7 +93,9 @@ export async function loadModel(source, options = {}) {
  * @returns {Api.TrainingRun}
  */
 export function train(texts, options = {}) {
-  const { worker = false, ...rest } = options ?? {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new InvalidArgumentError(`train's options must be an object, got ${formatValue(options)}`);
+  const { worker = false, ...rest } = options;
   return new TrainingRun(texts, rest, worker ? new WorkerTraining(ownWorker(worker)) : undefined);
 }
 
@@ -99,10 +112,13 @@ export function train(texts, options = {}) {
  * @param {EstimateOptions} [options]
  * @returns {Promise<ModelEstimate>}
  */
-export async function estimateModel(source, { quantize, signal, worker = false, wasmPaths } = {}) {
+export async function estimateModel(source, options = undefined) {
+  const checked = checkOptionNames(options, ESTIMATE_OPTIONS, 'estimateModel');
+  const { signal, worker = false, wasmPaths } = checked;
+  checkSignal(signal);
   checkSource(source);
   source = hubDirectoryUrl(source) ?? source;
-  quantize = checkQuantize(quantize);
+  const quantize = checkQuantize(checked.quantize);
   signal?.throwIfAborted();
   const given = ownWorker(worker);
   if (!worker) return (await import('./engine.mjs')).estimate(source, { quantize, signal, wasmPaths });
@@ -278,12 +294,23 @@ class WorkerModel {
     model.#channel = await WorkerChannel.start(given);
     model.#worker = model.#channel.worker;
     source = forWorker(source);
+    // A callback that throws ends the load (the worker stops reading), which rejects with its error.
+    let callbackFailed;
+    const failure = new Promise((_, reject) => {
+      callbackFailed = (e) => {
+        model.#worker?.postMessage({ method: 'cancel-load' });
+        reject(e);
+      };
+    });
+    failure.catch(() => {});
+    onProgress = guardCallback('onProgress', onProgress, callbackFailed);
+    onTokenizer = guardCallback('onTokenizer', onTokenizer, callbackFailed);
     // The worker says when its tokenizer is ready: this model's tokenize and detokenize work then.
     const tokenizerReady =
       onTokenizer &&
       (({ config, shape }) =>
         onTokenizer({
-          config,
+          config: parseConfig(config),
           shape: Object.freeze(shape),
           tokenize: (text, options) => model.tokenize(text, options),
           detokenize: (ids) => model.detokenize(ids),
@@ -307,7 +334,7 @@ class WorkerModel {
     });
     try {
       signal?.throwIfAborted(); // aborted while the worker started
-      model.#loaded(await Promise.race([loaded, cancelled]), quantize);
+      model.#loaded(await Promise.race([loaded, cancelled, failure]), quantize);
     } catch (e) {
       const worker = model.#worker;
       model.#worker = null;
@@ -331,9 +358,9 @@ class WorkerModel {
     return model;
   }
 
-  // The worker's answer to 'load': what the model is (worker.mjs's load).
+  // The worker's answer to 'load': what the model is (worker.mjs's load; config: config.json's text).
   #loaded(result, quantize) {
-    this.config = result.config;
+    this.config = parseConfig(result.config);
     this.shape = Object.freeze(result.shape);
     this.quantize = quantize;
     this.threads = result.threads;
@@ -352,6 +379,7 @@ class WorkerModel {
   /** @type {Model['tokenize']} */
   async tokenize(text, options) {
     this.#live();
+    checkTokenizeOptions(options);
     return this.#channel.call('tokenize', { text, options });
   }
 
@@ -364,6 +392,7 @@ class WorkerModel {
   /** @type {Model['forward']} */
   async forward(ids, options) {
     this.#live();
+    checkForwardOptions(options);
     return this.#channel.call('forward', { ids: plainIds(ids), options });
   }
 
@@ -376,6 +405,7 @@ class WorkerModel {
   /** @type {Model['classify']} */
   async classify(input, options) {
     this.#live();
+    checkClassifyOptions(options);
     return this.#channel.call('classify', { input: plainIds(input), options });
   }
 
@@ -391,35 +421,32 @@ class WorkerModel {
 
   async *#generate(prompt, options) {
     this.#live();
-    const { signal, ...rest } = options;
+    const { signal, ...rest } = checkGenerateOptions(options);
     if (this.#generating)
       throw new StateError('a generation is already running on this model: finish or abort it first');
-    signal?.throwIfAborted?.();
-    if (rest.ahead !== undefined && !(Number.isInteger(rest.ahead) && rest.ahead >= 1))
-      throw new InvalidArgumentError(`ahead must be an integer >= 1, got ${rest.ahead}`);
+    signal?.throwIfAborted();
+    // Claimed here, and given back in the finally below whatever happens after this line.
     this.#generating = true;
     const steps = [];
-    let wake = null;
-    const done = this.#channel.call('generate', { prompt, options: rest }, [], (batch) => {
-      steps.push(...batch);
-      wake?.();
-    });
-    let finished = false;
-    done.then(
-      () => {
-        finished = true;
-        wake?.();
-      },
-      () => {
-        finished = true;
-        wake?.();
-      },
-    );
-    const onAbort = () => wake?.();
-    signal?.addEventListener('abort', onAbort);
+    let wake = null,
+      finished = false,
+      done = null,
+      onAbort = null;
     try {
+      done = this.#channel.call('generate', { prompt, options: rest }, [], (batch) => {
+        steps.push(...batch);
+        wake?.();
+      });
+      const settled = () => {
+        finished = true;
+        wake?.();
+      };
+      done.then(settled, settled);
+      onAbort = () => wake?.();
+      signal?.addEventListener('abort', onAbort);
       for (;;) {
         if (signal?.aborted) return { stopReason: 'cancelled' };
+        this.#live(); // disposed: nothing queued is yielded
         if (steps.length) {
           yield steps.shift();
           this.#worker?.postMessage({ method: 'pull', n: 1 });
@@ -432,9 +459,9 @@ class WorkerModel {
         wake = null;
       }
     } finally {
-      signal?.removeEventListener('abort', onAbort);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
       steps.length = 0;
-      if (!finished && this.#worker && !this.#channel.dead) {
+      if (done && !finished && this.#worker && !this.#channel.dead) {
         this.#worker.postMessage({ method: 'abort' });
         await done.catch(() => {});
       }

@@ -3,6 +3,7 @@
 
 import { InvalidArgumentError, NotSupportedError } from './errors.mjs';
 import { directoryUrl, MODEL_FILES } from './model-files.mjs';
+import { formatValue } from './options.mjs';
 
 export const DEFAULT_CACHE = 'glassbox-models';
 
@@ -11,7 +12,7 @@ export function cacheName(cache) {
   if (cache === undefined || cache === false || cache === null) return null;
   if (cache === true) return DEFAULT_CACHE;
   if (typeof cache === 'string' && cache) return cache;
-  throw new InvalidArgumentError(`loadModel: cache must be true or the name of a cache, got ${JSON.stringify(cache)}`);
+  throw new InvalidArgumentError(`loadModel: cache must be true or the name of a cache, got ${formatValue(cache)}`);
 }
 
 // -> [{url, bytes}]: the model directories in the cache, with their size.

@@ -22,6 +22,18 @@ import {
   pourWeights,
 } from './model-files.mjs';
 import { isLocalPath, nodeDirectory, readDirectoryNode, readSmallFile } from './node-files.mjs';
+import { checkFunction, checkInteger, checkOptionNames, checkSignal, formatValue, LOAD_OPTIONS } from './options.mjs';
+import { importNode } from './platform.mjs';
+
+// config.json's text, parsed as the engine reads it: a UTF-8 byte order mark before it is allowed.
+// (The engine has read it before this: a text that is not JSON is its ModelFormatError first.)
+export function parseConfig(text) {
+  try {
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (e) {
+    throw new ModelFormatError(`config.json: not valid JSON (${e.message})`);
+  }
+}
 
 // Throws an InvalidArgumentError for a source loadModel cannot read, a ModelFormatError for a small
 // file given as bytes larger than its cap (checked before any work is started).
@@ -38,24 +50,36 @@ export function checkSource(source) {
 }
 
 // loadModel's source and options, checked before anything starts (every entry checks the same):
-// {source (a hub id made its directory), quantize, sha256} normalised; throws InvalidArgumentError.
-export function checkLoadOptions(source, { cache, quantize, sha256, onTokenizer } = {}) {
+// {source (a hub id made its directory), quantize, sha256} normalised; throws InvalidArgumentError
+// for an unknown option or one of the wrong type (options.mjs).
+export function checkLoadOptions(source, options) {
   checkSource(source);
+  const { cache, quantize, sha256, onProgress, onTokenizer, signal, worker, threads } = checkOptionNames(
+    options,
+    LOAD_OPTIONS,
+    'loadModel',
+  );
   cacheName(cache);
   const checked = {
     source: hubDirectoryUrl(source) ?? source,
     quantize: checkQuantize(quantize),
     sha256: checkSha256(sha256),
   };
-  if (onTokenizer !== undefined && typeof onTokenizer !== 'function')
-    throw new InvalidArgumentError('onTokenizer must be a function');
+  checkFunction('onProgress', onProgress);
+  checkFunction('onTokenizer', onTokenizer);
+  checkSignal(signal);
+  checkInteger('threads', threads, 1, Number.MAX_SAFE_INTEGER, 'an integer >= 1');
+  if (worker !== undefined && typeof worker !== 'boolean' && (worker === null || typeof worker !== 'object'))
+    throw new InvalidArgumentError(
+      `worker must be true, false or a Worker running glassbox's worker.mjs, got ${formatValue(worker)}`,
+    );
   return checked;
 }
 
 export function checkQuantize(quantize) {
   if (quantize === undefined) return 'none';
   if (quantize !== 'none' && quantize !== 'int8')
-    throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${JSON.stringify(quantize)}`);
+    throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${formatValue(quantize)}`);
   return quantize;
 }
 
@@ -64,7 +88,7 @@ export function checkSha256(sha256) {
   if (sha256 === undefined || sha256 === null || sha256 === '') return undefined;
   if (typeof sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(sha256.trim()))
     throw new InvalidArgumentError(
-      `loadModel: sha256 must be 64 hexadecimal digits (the SHA-256 of model.safetensors), got ${JSON.stringify(sha256)}`,
+      `loadModel: sha256 must be 64 hexadecimal digits (the SHA-256 of model.safetensors), got ${formatValue(sha256)}`,
     );
   return sha256.trim().toLowerCase();
 }
@@ -87,7 +111,9 @@ export async function readModelFiles(
 ) {
   checkSource(source);
   const want = checkSha256(sha256);
+  // Called by each reader once the small files are in, before the weights are read.
   const tokenizerFiles = (files) => {
+    checkTokenizerPair(source, files);
     if (typeof files.vocab === 'string' && typeof files.merges === 'string')
       onTokenizerFiles?.({ config: files.config, vocab: files.vocab, merges: files.merges });
   };
@@ -109,6 +135,21 @@ export async function readModelFiles(
     what: 'the weights (model.safetensors)',
   });
   return files;
+}
+
+// A model's tokenizer is both of vocab.json and merges.txt, or neither (a model run on ids only):
+// one without the other would make a tokenizer without merges (wrong ids), so it is an error
+// naming the missing file. files: {vocab?, merges?} as read (undefined: absent).
+function checkTokenizerPair(source, { vocab, merges }) {
+  if ((vocab === undefined) === (merges === undefined)) return;
+  const [have, missing] = vocab === undefined ? ['merges.txt', 'vocab.json'] : ['vocab.json', 'merges.txt'];
+  const where =
+    typeof source === 'string' || source instanceof URL
+      ? String(source)
+      : `the files object (its "${missing === 'vocab.json' ? 'vocab' : 'merges'}" is absent)`;
+  throw new ModelFormatError(
+    `${where}: no ${missing} beside ${have}: the tokenizer needs both (a model run on token ids alone has neither)`,
+  );
 }
 
 // vocab.json and merges.txt as text, for the tokenizer alone (tokenizer.mjs): from a directory

@@ -11,6 +11,7 @@ import { estimate, loadHere, useCoreFactory } from './engine.mjs';
 import { NotSupportedError } from './errors.mjs';
 import { hubDirectoryUrl } from './hub.mjs';
 import { checkLoadOptions, checkQuantize, checkSource } from './model-source.mjs';
+import { checkOptionNames, checkSignal, ESTIMATE_OPTIONS } from './options.mjs';
 
 export { hubDirectoryUrl } from './hub.mjs';
 export { listCachedModels, removeCachedModels } from './model-cache.mjs';
@@ -32,14 +33,17 @@ const noWorker = () =>
 
 // As glassbox.mjs's loadModel, in this thread only.
 export async function loadModel(source, options = {}) {
-  if (options.worker) throw noWorker();
   const checked = checkLoadOptions(source, options);
+  options ??= {};
+  if (options.worker) throw noWorker();
   options.signal?.throwIfAborted();
   return loadHere(checked.source, { ...options, quantize: checked.quantize, sha256: checked.sha256 });
 }
 
 // As glassbox.mjs's estimateModel, in this thread only.
-export async function estimateModel(source, { quantize, signal, worker = false, wasmPaths } = {}) {
+export async function estimateModel(source, options = undefined) {
+  const { quantize, signal, worker = false, wasmPaths } = checkOptionNames(options, ESTIMATE_OPTIONS, 'estimateModel');
+  checkSignal(signal);
   if (worker) throw noWorker();
   checkSource(source);
   signal?.throwIfAborted();

@@ -9,6 +9,7 @@
 // module from the run's files, as any model.
 import { InvalidArgumentError, StateError } from './errors.mjs';
 import { asyncDispose } from './generation.mjs';
+import { checkOptionNames, checkSignal, formatValue } from './options.mjs';
 /** @import { Model, TrainOptions, TrainSettings, TrainStep, TrainingRun as TrainingRunType } from './glassbox.js' */
 
 // The options' names by type. Their defaults are `glassbox train`'s, applied by the engine
@@ -30,7 +31,7 @@ const INTEGERS = [
 ]; // C++ ints
 const INT_MAX = 2 ** 31 - 1;
 const NUMBERS = ['learningRate', 'minLearningRate', 'weightDecay', 'gradClip', 'dropout', 'validFraction'];
-const OPTIONS = new Set([...INTEGERS, ...NUMBERS, 'seed', 'tokenizer']);
+const OPTIONS = [...INTEGERS, ...NUMBERS, 'seed', 'tokenizer', 'signal', 'worker']; // (worker: glassbox.mjs's)
 
 // texts: a string or an array of strings; options: OPTIONS, and signal (an AbortSignal). Returns
 // the options given, checked for type; the engine fills in the defaults of the others and checks
@@ -47,28 +48,24 @@ export function trainingSettings(texts, options) {
     if (typeof t !== 'string')
       throw new InvalidArgumentError(`texts[${i}] must be a string, got ${t === null ? 'null' : typeof t}`);
   });
-  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
-  const { signal, ...given } = options;
+  const { signal, worker, ...given } = checkOptionNames(options, OPTIONS, 'train');
   const rest = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)); // undefined: the default
-  for (const name of Object.keys(rest))
-    if (!OPTIONS.has(name)) throw new InvalidArgumentError(`unknown training option ${JSON.stringify(name)}`);
   /** @type {Record<string, any>} */
   const settings = { tokenizer: null, ...rest }; // null: learn one
   for (const name of INTEGERS.filter((n) => n in settings))
     if (!Number.isInteger(settings[name]) || settings[name] < 0 || settings[name] > INT_MAX)
       throw new InvalidArgumentError(
-        `${name} must be an integer from 0 to ${INT_MAX}, got ${JSON.stringify(settings[name])}`,
+        `${name} must be an integer from 0 to ${INT_MAX}, got ${formatValue(settings[name])}`,
       );
   if ('seed' in settings && (!Number.isSafeInteger(settings.seed) || settings.seed < 0))
-    throw new InvalidArgumentError(`seed must be a non-negative integer, got ${JSON.stringify(settings.seed)}`);
+    throw new InvalidArgumentError(`seed must be a non-negative integer, got ${formatValue(settings.seed)}`);
   for (const name of NUMBERS.filter((n) => n in settings))
     if (typeof settings[name] !== 'number' || !Number.isFinite(settings[name]))
-      throw new InvalidArgumentError(`${name} must be a finite number, got ${JSON.stringify(settings[name])}`);
+      throw new InvalidArgumentError(`${name} must be a finite number, got ${formatValue(settings[name])}`);
   const t = settings.tokenizer;
   if (t !== null && (typeof t !== 'object' || typeof t.vocab !== 'string' || typeof t.merges !== 'string'))
     throw new InvalidArgumentError('tokenizer must be {vocab, merges}: the texts of vocab.json and merges.txt');
-  if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean'))
-    throw new InvalidArgumentError('signal must be an AbortSignal');
+  checkSignal(signal);
   return { texts: list, settings: /** @type {Partial<TrainSettings>} */ (settings), signal };
 }
 

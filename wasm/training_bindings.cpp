@@ -83,9 +83,10 @@ class Training {
         throw InvalidArgument("the training is done: it has run its " + std::to_string(o.steps) + " steps");
       sample_batch(train_, o.batch_size, o.seq_len, o.seed, s, inputs_, targets_);
       const StepResult r = trainer_->train_step(inputs_, targets_, o.batch_size, o.seq_len);
+      // Settings that diverge (most often a learning rate too high) are the caller's to change.
       if (!std::isfinite(r.loss))
-        throw Error("the loss became " + std::to_string(r.loss) + " at step " + std::to_string(s + 1) +
-                    "; try a lower learningRate (the run has ended)");
+        throw InvalidArgument(std::string("the loss became ") + (std::isnan(r.loss) ? "NaN" : "infinite") +
+                              " at step " + std::to_string(s + 1) + "; try a lower learningRate (the run has ended)");
       val out = val::object();
       out.set("step", s + 1);
       out.set("loss", r.loss);

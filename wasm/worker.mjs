@@ -13,7 +13,8 @@
 //     {id, error: {name, message}}     the call failed (errors.mjs makes the error again)
 //     {id, progress: {loaded, total}}  'load': bytes of model.safetensors read so far
 //     {id, tokenizer: {config, shape}} 'load': the tokenizer is ready (tokenize and detokenize
-//                                      work from now on, before the weights have arrived)
+//                                      work from now on, before the weights have arrived);
+//                                      config: config.json's text, as in 'load''s result
 //     {id, steps: [step, ...]}         'generate': the tokens computed since the last batch
 //
 // Training (glassbox.mjs's WorkerTraining): 'trainStart' {texts, options} makes the run,
@@ -26,7 +27,7 @@
 // (its credit, returned by 'pull'), posting them in batches of at most BATCH_MS of work, so that
 // the engine never waits for the page to draw and memory stays bounded by `ahead` steps.
 
-import { estimate, loadHere, threadsLoaded } from './engine.mjs';
+import { configText, estimate, loadHere, threadsLoaded } from './engine.mjs';
 import { LocalTraining } from './training.mjs';
 import { errorToWire, StateError } from './errors.mjs';
 import { importNode } from './platform.mjs';
@@ -74,7 +75,7 @@ const calls = {
         onProgress: (progress) => port.send({ id, progress }),
         onTokenizer: (t) => {
           tokenizer = t;
-          port.send({ id, tokenizer: { config: t.config, shape: t.shape } });
+          port.send({ id, tokenizer: { config: configText(t), shape: t.shape } });
         },
         signal: loading.signal,
         cache: args.cache,
@@ -88,7 +89,7 @@ const calls = {
       tokenizer = null; // handed over to the model (or ended with the load)
     }
     return {
-      config: model.config,
+      config: configText(model), // (its text: the page parses it)
       shape: model.shape,
       threads: model.threads,
       fromCache: model.fromCache,
@@ -100,13 +101,12 @@ const calls = {
   },
   tokenize: (args) => (model ?? tokenizer ?? noModel()).tokenize(args.text, args.options),
   detokenize: (args) => (model ?? tokenizer ?? noModel()).detokenize(args.ids),
-  forward: (args) => model.forward(args.ids, args.options),
-  forwardBatch: (args) => model.forwardBatch(args.batch),
-  classify: (args) => model.classify(args.input, args.options),
+  forward: (args) => (model ?? noModel()).forward(args.ids, args.options),
+  forwardBatch: (args) => (model ?? noModel()).forwardBatch(args.batch),
+  classify: (args) => (model ?? noModel()).classify(args.input, args.options),
   async generate(args, id) {
     const { ahead = 8, ...options } = args.options ?? {};
     const run = (generation = { credit: ahead, aborted: false, wake: null });
-    const steps = model.generate(args.prompt, options);
     let batch = [],
       transfer = [],
       since = -Infinity;
@@ -117,6 +117,7 @@ const calls = {
       since = performance.now();
     };
     try {
+      const steps = (model ?? noModel()).generate(args.prompt, options);
       for (;;) {
         if (run.credit === 0 && !run.aborted) {
           // the page is behind: wait for it

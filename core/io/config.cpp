@@ -12,6 +12,10 @@ namespace {
 
 using nlohmann::json;
 
+// A name from config.json as a message shows it: in JSON quotes, its UTF-8 kept, and its control
+// characters escaped (a NUL in it would end the message's C string there).
+std::string json_quoted(const std::string& name) { return json(name).dump(); }
+
 Architecture architecture_of(const json& j, const std::string& source) {
   std::string type;
   if (auto it = j.find("model_type"); it != j.end() && it->is_string()) {
@@ -31,8 +35,8 @@ Architecture architecture_of(const json& j, const std::string& source) {
   }
   if (type == "gpt2") return Architecture::GPT2;
   if (type == "openai-gpt") return Architecture::OpenAIGPT;
-  throw ModelFormatError(source,
-                         "unknown architecture \"" + type + "\": glassbox runs model_type \"gpt2\" and \"openai-gpt\"");
+  throw ModelFormatError(
+      source, "unknown architecture " + json_quoted(type) + ": glassbox runs model_type \"gpt2\" and \"openai-gpt\"");
 }
 
 // An integer field in [lo, hi]; `fallback` when the key is absent or null.
@@ -68,7 +72,7 @@ Activation activation_of(Architecture arch, const std::string& name, const std::
     if (name == "gelu") return Activation::GeluErf;
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
   }
-  throw ModelFormatError(source, "unsupported activation \"" + name + "\"");
+  throw ModelFormatError(source, "unsupported activation " + json_quoted(name));
 }
 
 // The label names of a classifier ("architectures": [...ForSequenceClassification]), by id:
@@ -100,8 +104,8 @@ std::vector<std::string> labels_of(const json& j, const std::string& source) {
     for (std::size_t i = 0; i < labels.size(); ++i)
       for (std::size_t k = 0; k < i; ++k)
         if (labels[i] == labels[k])
-          throw ModelFormatError(source, "\"id2label\" names \"" + labels[i] + "\" twice (ids " + std::to_string(k) +
-                                             " and " + std::to_string(i) + ")");
+          throw ModelFormatError(source, "\"id2label\" names " + json_quoted(labels[i]) + " twice (ids " +
+                                             std::to_string(k) + " and " + std::to_string(i) + ")");
   } else {
     const int n = int_field(j, "num_labels", 2, 1, 100'000, source);
     for (int i = 0; i < n; ++i) labels.push_back("LABEL_" + std::to_string(i));

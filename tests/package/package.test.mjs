@@ -72,6 +72,7 @@ test('the tokenizer entry: its JS and WebAssembly within 200 KB gzipped', () => 
   const files = [
     'tokenizer.mjs',
     'input.mjs',
+    'options.mjs',
     'model-source.mjs',
     'model-files.mjs',
     'hub.mjs',
