@@ -11,6 +11,7 @@
 import { errorClasses, InvalidArgumentError, StateError } from './errors.mjs';
 import { checkIds, checkText } from './input.mjs';
 import { readTokenizerFiles } from './model-source.mjs';
+import { checkOptionNames, checkSignal, checkTokenizeOptions } from './options.mjs';
 import { isNode } from './platform.mjs';
 import { makeModule } from './wasm-module.mjs';
 
@@ -53,7 +54,9 @@ function loadModule(wasmPaths) {
  * @param {{ signal?: AbortSignal, wasmPaths?: string | URL }} [options]
  * @returns {Promise<Tokenizer>}
  */
-export async function loadTokenizer(source, { signal, wasmPaths } = {}) {
+export async function loadTokenizer(source, options = {}) {
+  const { signal, wasmPaths } = checkOptionNames(options, ['signal', 'wasmPaths'], 'loadTokenizer');
+  checkSignal(signal);
   if (wasmPaths !== undefined && typeof wasmPaths !== 'string' && !(wasmPaths instanceof URL))
     throw new InvalidArgumentError(
       'wasmPaths must be the URL (or, in Node, the path) of the directory holding the .wasm files',
@@ -74,9 +77,10 @@ export class Tokenizer {
 
   // Text -> token ids. Special tokens such as "<|endoftext|>" are ordinary text unless
   // allowSpecial is true (tiktoken's encode_ordinary and encode(..., allowed_special='all')).
-  tokenize(text, { allowSpecial = false } = {}) {
+  tokenize(text, options = {}) {
+    const { allowSpecial = false } = checkTokenizeOptions(options);
     checkText(text, 'text');
-    return Array.from(this.#live().tokenize(text, Boolean(allowSpecial)));
+    return Array.from(this.#live().tokenize(text, allowSpecial));
   }
 
   // Token ids -> text; bytes that are not whole UTF-8 characters become U+FFFD, as in tiktoken.

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { estimateModel, InvalidArgumentError, loadModel, train } from '../../web/dist/glassbox.mjs';
+import { loadTokenizer } from '../../web/dist/tokenizer.mjs';
 import { startServer } from '../../scripts/serve.mjs';
 import { expectReject } from './bad-input-table.mjs';
 
@@ -324,3 +325,28 @@ for (const worker of [false, true]) {
     await run.dispose();
   });
 }
+
+// The tokenizer entry (glassbox/tokenizer) checks its options as the model's calls do: its
+// tokenize is synchronous, so it throws where they reject.
+test('the tokenizer entry: unknown option names, a bad signal and a non-boolean allowSpecial are refused', async () => {
+  const files = { vocab: bytes.vocab, merges: bytes.merges };
+  await expectReject('B58', loadTokenizer(files, { signal: {} }));
+  await assert.rejects(
+    loadTokenizer(files, { wasmpaths: '/' }),
+    (e) =>
+      e instanceof InvalidArgumentError &&
+      /loadTokenizer: unknown option "wasmpaths" \(did you mean "wasmPaths"\?\)/.test(e.message),
+  );
+  const tokenizer = await loadTokenizer(files);
+  assert.throws(
+    () => tokenizer.tokenize('a', { allowSpecial: 'false' }),
+    (e) => e instanceof InvalidArgumentError && /allowSpecial must be true or false, got "false"/.test(e.message),
+  );
+  assert.throws(
+    () => tokenizer.tokenize('a', { allowspecial: true }),
+    /tokenize: unknown option "allowspecial" \(did you mean "allowSpecial"\?\)/,
+  );
+  assert.throws(() => tokenizer.tokenize('a', null), /tokenize's options must be an object, got null/);
+  assert.deepEqual(tokenizer.tokenize('ab', { allowSpecial: undefined }), tokenizer.tokenize('ab'));
+  tokenizer.dispose();
+});
