@@ -189,7 +189,7 @@ TEST(BadInputCli, B48_NegativeSeed) {
   EXPECT_NE(big.err.find("--seed: is out of range"), std::string::npos) << big.err;
 }
 
-// Beside the rows: a number too large for its option, and empty names, each said as such.
+// Beside the rows: a number too large for its option, empty names, a long argument quoted in part.
 TEST(BadInputCli, OutOfRangeNumbersAndEmptyNames) {
   if (!has_cli()) return;
   const std::string m = test::fixture_dir("gpt2-f32").string();
@@ -202,6 +202,10 @@ TEST(BadInputCli, OutOfRangeNumbersAndEmptyNames) {
   const auto no_text = run_cli({"evaluate", "-m", kShipped.string(), ""});
   EXPECT_EQ(no_text.exit_code, 1);
   EXPECT_NE(no_text.err.find("\"\" (an empty name): no such file or folder"), std::string::npos) << no_text.err;
+  const auto long_ids = run_cli({"forward", "-m", m, "--tokens", "1,x" + std::string(100'000, 'y')});
+  EXPECT_EQ(long_ids.exit_code, 1);
+  EXPECT_LT(long_ids.err.size(), 300u);
+  EXPECT_NE(long_ids.err.find("yyy...\" (100003 bytes)"), std::string::npos) << long_ids.err.substr(0, 300);
   const auto no_output = run_cli({"train-tokenizer", "-o", "", "README.md"});
   EXPECT_EQ(no_output.exit_code, 1);
   EXPECT_NE(no_output.err.find("-o needs a folder, got an empty value"), std::string::npos) << no_output.err;

@@ -33,6 +33,7 @@
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
+#include "glassbox/quoted.h"
 #include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
@@ -62,7 +63,7 @@ std::vector<std::int32_t> parse_ids(const std::string& text) {
     std::int32_t id = 0;
     auto [next, ec] = std::from_chars(p, end, id);
     if (ec != std::errc() || (next < end && (*next != ',' || next + 1 == end)))
-      throw InvalidArgument("--tokens must be comma-separated integers like 464,2068, got \"" + text + "\"");
+      throw InvalidArgument("--tokens must be comma-separated integers like 464,2068, got " + quote_text(text));
     ids.push_back(id);
     p = next < end ? next + 1 : next;
   }
