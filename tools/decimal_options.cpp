@@ -46,7 +46,8 @@ std::string check(std::string& value, const std::string& type) {
     return decimal_float(value) ? "" : "must be a decimal number like 0.5 or 1e-3, got " + glassbox::quote_text(value);
   const std::string integer = decimal_integer(value);
   if (integer.empty()) return "must be a whole number in decimal like 10, got " + glassbox::quote_text(value);
-  if (type == "UINT" && integer[0] == '-') return "must be a whole number 0 or more, got " + value;
+  if (type == "UINT" && integer[0] == '-')
+    return "must be a whole number 0 or more, got " + (value.size() <= 40 ? value : glassbox::quote_text(value));
   // Beyond 64 bits strtoll and strtoull saturate, and CLI11 would take the largest value.
   const std::string limit = type == "UINT"      ? "18446744073709551615"
                             : integer[0] == '-' ? "-9223372036854775808"
