@@ -70,6 +70,13 @@ TEST(BadInputCli, B40_NoMergesWhereNoneAreNeeded) {
   const Tokenizer t = Tokenizer::from_strings(test::read_file(bytes / "vocab.json"), "");
   EXPECT_EQ(t.encode("ab").size(), 2u);
   EXPECT_EQ(Tokenizer::load(bytes).vocab_size(), 257);
+  // A token added whole is only decoded; one that two tokens make needs its merge.
+  auto vocab = test::read_json(bytes / "vocab.json");
+  vocab["ĠwholeĠtoken"] = 257;
+  EXPECT_EQ(Tokenizer::from_strings(vocab.dump(), "").decode(std::vector<std::int32_t>{257}), " whole token");
+  vocab["ab"] = 258;
+  expect_cpp<ModelFormatError>("B40", [&] { Tokenizer::from_strings(vocab.dump(), ""); });
+  EXPECT_NO_THROW(Tokenizer::from_strings(vocab.dump(), "a b\n"));
 }
 
 TEST(BadInputCli, B41_MergesCutShort) {

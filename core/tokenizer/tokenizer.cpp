@@ -102,24 +102,38 @@ Tokenizer::~Tokenizer() = default;
 
 namespace {
 
-// A byte-level BPE makes each ordinary token of more than one byte by one merge (GPT-2's 50,000
-// merges make its 50,000 such tokens). A token no merge makes is never produced by encode, and
-// text the model learned as that token comes out as other ids: an empty merges.txt, one cut
-// short, or one from another vocabulary gives wrong ids silently, so it is refused here. A
-// vocabulary of the 256 bytes and special tokens needs no merges (an empty merges.txt is right).
-void check_every_token_made(const std::vector<std::string>& bytes_of, const std::vector<bool>& made, int merges,
-                            const std::string& vocab_source, const std::string& merges_source) {
-  std::size_t missing = 0, first = 0;
+// BPE makes each of its tokens of more than one byte by merging two tokens of the vocabulary, and
+// merges.txt records each merge (GPT-2's 50,000 merges make its 50,000 such tokens). A token that
+// two vocabulary tokens would make but no merge does is a merge missing from the file: encode
+// never produces it, and text the model learned as that token comes out as other ids. An empty
+// merges.txt, one cut short, or one from another vocabulary gave wrong ids silently, so it is
+// refused here. A vocabulary of only the 256 bytes and special tokens needs no merges, and a
+// token that no two vocabulary tokens make (added whole, as a test model's does) is only decoded.
+void check_every_token_made(const std::vector<std::string>& bytes_of, const TokenMap& ordinary,
+                            const std::vector<bool>& made, int merges, const std::string& vocab_source,
+                            const std::string& merges_source) {
+  std::size_t missing = 0, first = 0, first_split = 0;
   for (std::size_t id = 0; id < bytes_of.size(); ++id) {
-    if (made[id] || bytes_of[id].size() < 2 || is_special(bytes_of[id])) continue;
-    if (missing++ == 0) first = id;
+    const std::string_view token = bytes_of[id];
+    if (made[id] || token.size() < 2 || is_special(token)) continue;
+    const auto known = [&](std::string_view part) { return ordinary.find(part) != ordinary.end(); };
+    std::size_t split = 1;
+    while (split < token.size() && !(known(token.substr(0, split)) && known(token.substr(split)))) ++split;
+    if (split == token.size()) continue;   // added whole: no two tokens make it
+    if (missing++ == 0) {
+      first = id;
+      first_split = split;
+    }
   }
   if (missing == 0) return;
-  const std::string example = quote_text(bytes_to_unicode(bytes_of[first])) + " (id " + std::to_string(first) + ")";
+  const std::string& token = bytes_of[first];
+  const std::string example = quote_text(bytes_to_unicode(token)) + " (id " + std::to_string(first) + ", " +
+                              quote_text(bytes_to_unicode(token.substr(0, first_split))) + " + " +
+                              quote_text(bytes_to_unicode(token.substr(first_split))) + ")";
   if (merges == 0)
     throw ModelFormatError(merges_source, "has no merges, but " + vocab_source + " has " + std::to_string(missing) +
-                                              " tokens of more than one byte, e.g. " + example +
-                                              ", that only merges make (is merges.txt empty or from another model?)");
+                                              " tokens that merges make, e.g. " + example +
+                                              " (is merges.txt empty or from another model?)");
   throw ModelFormatError(merges_source, "no merge makes " + std::to_string(missing) + " tokens of " + vocab_source +
                                             ", e.g. " + example + " (its " + std::to_string(merges) +
                                             " merges: is merges.txt cut short or from another vocabulary?)");
@@ -204,7 +218,7 @@ Tokenizer Tokenizer::from_strings(std::string_view vocab_json, std::string_view 
     made[m->second] = true;
     ++rank;
   }
-  check_every_token_made(impl->bytes_of, made, rank, vocab_source, merges_source);
+  check_every_token_made(impl->bytes_of, impl->ordinary, made, rank, vocab_source, merges_source);
   return Tokenizer(std::move(impl));
 }
 
