@@ -196,7 +196,8 @@ TEST(BadInputCli, B48_NegativeSeed) {
   EXPECT_NE(big.err.find("--seed: is out of range"), std::string::npos) << big.err;
 }
 
-// Beside the rows: a number too large for its option, empty names, a long argument quoted in part.
+// Beside the rows: a number too large for its option, empty names, a long argument quoted in part,
+// a training text that is not UTF-8.
 TEST(BadInputCli, OutOfRangeNumbersAndEmptyNames) {
   if (!has_cli()) return;
   const std::string m = test::fixture_dir("gpt2-f32").string();
@@ -213,6 +214,12 @@ TEST(BadInputCli, OutOfRangeNumbersAndEmptyNames) {
   EXPECT_EQ(long_ids.exit_code, 1);
   EXPECT_LT(long_ids.err.size(), 300u);
   EXPECT_NE(long_ids.err.find("yyy...\" (100003 bytes)"), std::string::npos) << long_ids.err.substr(0, 300);
+  TempDir dir;   // train-tokenizer names the file that is not UTF-8, and the byte in it
+  test::write_file(dir.path() / "a.txt", "good text\n");
+  test::write_file(dir.path() / "b.txt", "ab\xFF");
+  const auto not_utf8 = run_cli({"train-tokenizer", "-o", (dir.path() / "out").string(), dir.path().string()});
+  EXPECT_EQ(not_utf8.exit_code, 1);
+  EXPECT_NE(not_utf8.err.find("b.txt: not valid UTF-8 at byte 2"), std::string::npos) << not_utf8.err;
   const auto no_output = run_cli({"train-tokenizer", "-o", "", "README.md"});
   EXPECT_EQ(no_output.exit_code, 1);
   EXPECT_NE(no_output.err.find("-o needs a folder, got an empty value"), std::string::npos) << no_output.err;

@@ -171,7 +171,12 @@ int run_train_tokenizer(const std::vector<std::string>& inputs, int vocab_size, 
                   " exists: pass --force to replace it (and the other tokenizer file), or choose "
                   "another -o");
   std::string text;
-  for (const auto& f : list_files(inputs)) text += read_text(f);
+  for (const auto& f : list_files(inputs)) {
+    const std::string part = read_text(f);
+    if (const auto bad = first_invalid_utf8(part))   // named here: the learner sees one text of all files
+      throw Error(f.string() + ": not valid UTF-8 at byte " + std::to_string(*bad));
+    text += part;
+  }
   TokenizerTrainingOptions options;
   options.vocab_size = vocab_size;
   if (mask_token) options.special_tokens.push_back(std::string(kMaskToken));
