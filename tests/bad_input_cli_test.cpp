@@ -169,6 +169,9 @@ TEST(BadInputCli, B47_NumberNotInDecimal) {
   expect_cli_usage("B47", {"generate", "-m", m, "--tokens", "1", "-n", "0b11"});
   expect_cli_usage("B47", {"generate", "-m", m, "--tokens", "1", "--temperature", "0x1p-1"});
   expect_cli_usage("B47", {"generate", "-m", m, "--tokens", "1", "--top-k", " 5"});
+  expect_cli_usage("B47", {"train", "text.txt", "-o", "out", "--steps", "0x10"});
+  expect_cli_usage("B47", {"train", "text.txt", "-o", "out", "--lr", "1e-3x"});
+  expect_cli_usage("B47", {"evaluate", "-m", m, "--context", "1e3", "text.txt"});
 }
 
 // Leading zeros are decimal: --lens 010 shows ten tokens per layer (strtol's base 0 read eight).
