@@ -33,13 +33,17 @@
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
+#include "glassbox/quoted.h"
 #include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
 #include "classify_command.h"
+#include "decimal_options.h"
 #include "evaluate_command.h"
 #include "fill_mask_command.h"
 #include "forward_command.h"
+#include "output_dir.h"
+#include "text_files.h"
 #include "train_command.h"
 
 #ifndef GLASSBOX_DEFAULT_MODEL_DIR
@@ -59,7 +63,7 @@ std::vector<std::int32_t> parse_ids(const std::string& text) {
     std::int32_t id = 0;
     auto [next, ec] = std::from_chars(p, end, id);
     if (ec != std::errc() || (next < end && (*next != ',' || next + 1 == end)))
-      throw InvalidArgument("--tokens must be comma-separated integers like 464,2068, got \"" + text + "\"");
+      throw InvalidArgument("--tokens must be comma-separated integers like 464,2068, got " + quote_text(text));
     ids.push_back(id);
     p = next < end ? next + 1 : next;
   }
@@ -74,6 +78,7 @@ std::string read_stdin() {
 }
 
 void check_model_dir(const std::string& dir) {
+  if (dir.empty()) throw InvalidArgument("-m needs a model directory, got an empty value");
   if (dir == GLASSBOX_DEFAULT_MODEL_DIR && !std::filesystem::exists(dir))
     throw Error("no model directory given and the default model " + dir + " does not exist; pass -m DIR");
 }
@@ -156,13 +161,21 @@ int run_detokenize(const std::string& model_dir) {
   return 0;
 }
 
-int run_train_tokenizer(const std::vector<std::string>& files, int vocab_size, bool mask_token,
-                        const std::string& out_dir) {
+int run_train_tokenizer(const std::vector<std::string>& inputs, int vocab_size, bool mask_token,
+                        const std::string& out_dir, bool force) {
+  // Before the text is read and the vocabulary learned: where the result goes.
+  check_output_dir(out_dir, "-o");
+  for (const char* name : {"vocab.json", "merges.txt"})
+    if (const auto file = std::filesystem::path(out_dir) / name; std::filesystem::exists(file) && !force)
+      throw Error(file.string() +
+                  " exists: pass --force to replace it (and the other tokenizer file), or choose "
+                  "another -o");
   std::string text;
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) throw Error(f + ": cannot open");
-    text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  for (const auto& f : list_files(inputs)) {
+    const std::string part = read_text(f);
+    if (const auto bad = first_invalid_utf8(part))   // named here: the learner sees one text of all files
+      throw Error(f.string() + ": not valid UTF-8 at byte " + std::to_string(*bad));
+    text += part;
   }
   TokenizerTrainingOptions options;
   options.vocab_size = vocab_size;
@@ -275,10 +288,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   int vocab_size = glassbox::TokenizerTrainingOptions{}.vocab_size;
   std::string out_dir;
-  train_tok->add_option("files", files, "UTF-8 text files")->required();
+  train_tok->add_option("files", files, "UTF-8 text files, or folders of them")->required();
   train_tok->add_option("--vocab-size", vocab_size, "tokens in the vocabulary, with the 256 bytes and <|endoftext|>")
       ->capture_default_str();
   train_tok->add_option("-o,--output", out_dir, "directory to write vocab.json and merges.txt to")->required();
+  bool force = false;
+  train_tok->add_flag("--force", force, "replace the vocab.json and merges.txt already in the output directory");
   bool mask_token = false;
   train_tok->add_flag("--mask-token", mask_token,
                       "also <|mask|>, the mask of a masked LM (as train --task mlm learns its vocabulary)");
@@ -294,6 +309,8 @@ int main(int argc, char** argv) {
   eval->add_option("text", eval_files, "UTF-8 text files, or folders of them")->required();
   eval->add_option("--context", eval_context, "window length in tokens (0: the model's context)")
       ->capture_default_str();
+
+  make_numbers_decimal(app);
 
   // CLI11 would only say "A subcommand is required"; name the word it did not know.
   if (argc > 1 && argv[1][0] != '-') {
@@ -313,7 +330,17 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);   // --help
-    std::fprintf(stderr, "glassbox: error: %s (see --help)\n", e.what());
+    std::string message = e.what();
+    // A decimal number (make_numbers_decimal) that CLI11 still cannot convert does not fit the
+    // option's type: "Could not convert: --max-tokens = 99999999999".
+    const std::string prefix = "Could not convert: ";
+    if (dynamic_cast<const CLI::ConversionError*>(&e) && message.rfind(prefix, 0) == 0) {
+      const std::size_t eq = message.find(" = ");
+      if (eq != std::string::npos)
+        message = message.substr(prefix.size(), eq - prefix.size()) + ": " + message.substr(eq + 3) +
+                  " is out of range for this option";
+    }
+    std::fprintf(stderr, "glassbox: error: %s (see --help)\n", message.c_str());
     return 2;
   }
   try {
@@ -343,8 +370,10 @@ int main(int argc, char** argv) {
     if (*detok) return run_detokenize(model_dir);
     if (app.got_subcommand("train")) return run_train(train);
     if (*eval) return run_evaluate(model_dir, load, eval_files, eval_context);
-    return run_train_tokenizer(files, vocab_size, mask_token, out_dir);
+    return run_train_tokenizer(files, vocab_size, mask_token, out_dir, force);
   } catch (const glassbox::Error& e) {
+    std::fprintf(stderr, "glassbox: error: %s\n", e.what());
+  } catch (const std::filesystem::filesystem_error& e) {   // a file or folder that could not be made or written
     std::fprintf(stderr, "glassbox: error: %s\n", e.what());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "glassbox: error: out of memory (try a smaller model, batch or text)\n");

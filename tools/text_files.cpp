@@ -10,6 +10,32 @@ namespace glassbox {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Why `path`, which is neither a regular file nor a folder, cannot be read as text.
+std::string not_a_text_file(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status s = fs::status(path, ec);
+  switch (s.type()) {
+    case fs::file_type::not_found:
+      return "no such file or folder";
+    case fs::file_type::directory:
+      return "a folder, not a file: give a text file";
+    case fs::file_type::character:
+      return "not a regular file (a character device): give a text file";
+    case fs::file_type::block:
+      return "not a regular file (a block device): give a text file";
+    case fs::file_type::fifo:
+      return "not a regular file (a FIFO): give a text file";
+    case fs::file_type::socket:
+      return "not a regular file (a socket): give a text file";
+    default:
+      return ec ? "cannot be read (" + ec.message() + ")" : "not a regular file: give a text file";
+  }
+}
+
+}   // namespace
+
 std::vector<fs::path> list_files(const std::vector<std::string>& args) {
   std::vector<fs::path> files;
   for (const auto& a : args) {
@@ -29,13 +55,15 @@ std::vector<fs::path> list_files(const std::vector<std::string>& args) {
     } else if (fs::is_regular_file(a)) {
       files.emplace_back(a);
     } else {
-      throw Error(a + ": no such file or folder");
+      throw Error((a.empty() ? std::string("\"\" (an empty name)") : a) + ": " + not_a_text_file(a));
     }
   }
   return files;
 }
 
 std::string read_text(const fs::path& file) {
+  // A FIFO or /dev/zero would block or never end: only regular files are read.
+  if (!fs::is_regular_file(file)) throw Error(file.string() + ": " + not_a_text_file(file));
   std::ifstream in(file, std::ios::binary);
   if (!in) throw Error(file.string() + ": cannot open");
   std::ostringstream s;

@@ -10,6 +10,7 @@
 //   training_log.jsonl       one JSON object per logged step / evaluation (plots, model cards)
 #include "train_command.h"
 
+#include "output_dir.h"
 #include "text_files.h"
 #include "train_tasks.h"
 
@@ -261,6 +262,7 @@ int run_train(const TrainCommand& c) {
       throw Error("--init-from " + c.init_from +
                   ": no checkpoint.safetensors there (give the output folder of a glassbox train run)");
   }
+  check_output_dir(out, "-o");   // said now, not when the first checkpoint is saved
   std::vector<TrainingDocument> train_docs = read_documents(list_files(c.inputs));
   std::vector<TrainingDocument> valid_docs = read_documents(list_files(c.valid));
 

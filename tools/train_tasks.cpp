@@ -5,6 +5,7 @@
 #include <set>
 
 #include "glassbox/error.h"
+#include "glassbox/quoted.h"
 
 namespace glassbox {
 namespace {
@@ -130,7 +131,7 @@ class ClassifyTask : public TrainingTask {
       for (const auto& line : lines) {
         const auto it = std::find(labels.begin(), labels.end(), line.label);
         if (it == labels.end())
-          throw Error(line.where + ": the label \"" + line.label + "\" of the " + what +
+          throw Error(line.where + ": the label " + quote_text(line.label) + " of the " + what +
                       " lines is not among the training lines' labels (each label needs training lines)");
         bool truncated = false;
         out.push_back(

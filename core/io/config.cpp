@@ -5,16 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include "glassbox/error.h"
+#include "glassbox/quoted.h"
 #include "io/mapped_file.h"
 
 namespace glassbox {
 namespace {
 
 using nlohmann::json;
-
-// A name from config.json as a message shows it: in JSON quotes, its UTF-8 kept, and its control
-// characters escaped (a NUL in it would end the message's C string there).
-std::string json_quoted(const std::string& name) { return json(name).dump(); }
 
 Architecture architecture_of(const json& j, const std::string& source) {
   std::string type;
@@ -36,7 +33,7 @@ Architecture architecture_of(const json& j, const std::string& source) {
   if (type == "gpt2") return Architecture::GPT2;
   if (type == "openai-gpt") return Architecture::OpenAIGPT;
   throw ModelFormatError(
-      source, "unknown architecture " + json_quoted(type) + ": glassbox runs model_type \"gpt2\" and \"openai-gpt\"");
+      source, "unknown architecture " + quote_text(type) + ": glassbox runs model_type \"gpt2\" and \"openai-gpt\"");
 }
 
 // An integer field in [lo, hi]; `fallback` when the key is absent or null.
@@ -72,7 +69,7 @@ Activation activation_of(Architecture arch, const std::string& name, const std::
     if (name == "gelu") return Activation::GeluErf;
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
   }
-  throw ModelFormatError(source, "unsupported activation " + json_quoted(name));
+  throw ModelFormatError(source, "unsupported activation " + quote_text(name));
 }
 
 // The label names of a classifier ("architectures": [...ForSequenceClassification]), by id:
@@ -96,15 +93,17 @@ std::vector<std::string> labels_of(const json& j, const std::string& source) {
       if (!key.empty() && key.size() < 7 && key.find_first_not_of("0123456789") == std::string::npos)
         id = std::stoul(key);
       if (id >= labels.size() || seen[id] || !name.is_string())
-        throw ModelFormatError(source, "\"id2label\" must map the ids 0.." + std::to_string(labels.size() - 1) +
-                                           " to names, each once; got \"" + key + "\": " + name.dump());
+        throw ModelFormatError(
+            source, "\"id2label\" must map the ids 0.." + std::to_string(labels.size() - 1) +
+                        " to names, each once; got " + quote_text(key) + ": " +
+                        (name.is_string() ? quote_text(name.get<std::string>()) : std::string(name.type_name())));
       seen[id] = true;
       labels[id] = name.get<std::string>();
     }
     for (std::size_t i = 0; i < labels.size(); ++i)
       for (std::size_t k = 0; k < i; ++k)
         if (labels[i] == labels[k])
-          throw ModelFormatError(source, "\"id2label\" names " + json_quoted(labels[i]) + " twice (ids " +
+          throw ModelFormatError(source, "\"id2label\" names " + quote_text(labels[i]) + " twice (ids " +
                                              std::to_string(k) + " and " + std::to_string(i) + ")");
   } else {
     const int n = int_field(j, "num_labels", 2, 1, 100'000, source);
@@ -163,7 +162,9 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
     if (*it == "sinusoidal")
       c.position_encoding = PositionEncoding::Sinusoidal;
     else if (*it != "learned")
-      throw ModelFormatError(source, "\"position_encoding\" must be \"learned\" or \"sinusoidal\", got " + it->dump());
+      throw ModelFormatError(source,
+                             "\"position_encoding\" must be \"learned\" or \"sinusoidal\", got " +
+                                 (it->is_string() ? quote_text(it->get<std::string>()) : std::string(it->type_name())));
   }
 
   if (auto it = j.find("layer_norm_epsilon"); it != j.end() && !it->is_null()) {

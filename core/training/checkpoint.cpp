@@ -1,6 +1,8 @@
 // What a Trainer saves: its model in the Hugging Face layout (config.json, model.safetensors),
 // and checkpoints, from which a run goes on exactly as if it had never stopped.
+#include <cmath>
 #include <cstring>
+#include <span>
 
 #include "glassbox/atomic_file.h"
 #include "glassbox/error.h"
@@ -69,6 +71,26 @@ void Trainer::save_checkpoint(const std::filesystem::path& file,
   write_file_atomically(file, safetensors_bytes(tensors, meta));
 }
 
+namespace {
+
+// A damaged checkpoint (a NaN or an infinity among the weights, a negative second moment, whose
+// square root AdamW takes) would make the first step's loss NaN, which reads as a learning rate
+// too high: say what is wrong with the file instead.
+void check_values(const std::string& source, const std::string& tensor, std::span<const float> values,
+                  bool second_moment) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (std::isfinite(values[i]) && !(second_moment && values[i] < 0)) continue;
+    throw ModelFormatError(source, "tensor '" + tensor + "' has " +
+                                       (std::isfinite(values[i]) ? "a negative value " + std::to_string(values[i])
+                                        : std::isnan(values[i])  ? std::string("a non-finite value (NaN)")
+                                                                 : std::string("a non-finite value (infinity)")) +
+                                       " at index " + std::to_string(i) +
+                                       ": the checkpoint is damaged (resume from a good copy or train again)");
+  }
+}
+
+}   // namespace
+
 Trainer Trainer::from_checkpoint(const std::filesystem::path& file) {
   const SafeTensors st = SafeTensors::open(file);
   const auto& meta = st.metadata();
@@ -110,6 +132,7 @@ Trainer Trainer::from_checkpoint(const std::filesystem::path& file) {
         throw ModelFormatError(st.source(),
                                "tensor '" + t->name + "' does not have the dtype F32 and the shape the config implies");
       std::memcpy(values->data() + s.offset, t->bytes.data(), s.size * 4);
+      check_values(st.source(), t->name, std::span(values->data() + s.offset, s.size), values == &impl->v);
     }
   }
   if (st.tensors().size() != 3 * impl->layout.slots().size())

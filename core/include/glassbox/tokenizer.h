@@ -24,7 +24,10 @@ inline constexpr std::string_view kMaskToken = "<|mask|>";
 
 class Tokenizer {
  public:
-  // Reads dir/vocab.json and dir/merges.txt. Throws ModelFormatError naming the file and problem.
+  // Reads dir/vocab.json and dir/merges.txt. Throws ModelFormatError naming the file and problem:
+  // ids that are not 0..n-1 each once, a missing byte token, a merge line that does not merge two
+  // tokens into a third, or a token that two tokens of the vocabulary make but no merge does (an
+  // empty or cut-short merges.txt; a vocabulary of only the bytes needs no merges).
   static Tokenizer load(const std::filesystem::path& dir);
   static Tokenizer from_strings(std::string_view vocab_json, std::string_view merges_txt,
                                 const std::string& vocab_source = "vocab.json",
