@@ -498,9 +498,8 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
   std::vector<float> logits = lm_logits(c, impl_->w, real.data(), R, a, o);
   if (const auto bad = mask_and_check(logits.data(), std::size_t(R), V, tokenizer_size)) {
     // The sequence of that row, alone through forward(), which names where it went non-finite.
-    std::size_t b = 0;
-    for (int row = seqs[0].valid; row <= *bad; row += seqs[++b].valid) {
-    }
+    std::size_t b = 0;   // sequence b's rows end at `end`
+    for (int end = seqs[0].valid; end <= *bad; end += seqs[b].valid) ++b;
     KVCache cache = new_cache();
     try {
       forward(batch[b], cache, {.all_logits = true, .tokenizer_size = tokenizer_size});
