@@ -332,6 +332,7 @@ TEST(BadInputResults, B32AModelLargerThanMaxMemoryIsRefusedFirst) {
   EXPECT_EQ(megabytes(std::uint64_t(132'689) << 20), "132,689");
   EXPECT_EQ(megabytes((std::uint64_t(132'688) << 20) + 1), "132,689");   // rounded up
   EXPECT_EQ(megabytes(mb), "1");
+  EXPECT_EQ(megabytes(~std::uint64_t(0)), "17,592,186,044,416");
 }
 
 // B33: a training run whose batch needs more memory than there is, or than --max-memory allows,

@@ -65,7 +65,7 @@ std::uint64_t available_memory() {
 std::uint64_t megabytes_to_bytes(std::uint64_t mb) { return mb > (kUnknown >> 20) ? kUnknown : mb << 20; }
 
 std::string megabytes(std::uint64_t n) {
-  const std::string digits = std::to_string((n + (1u << 20) - 1) >> 20);
+  const std::string digits = std::to_string((n >> 20) + ((n & ((1u << 20) - 1)) != 0));   // no overflow near 2^64
   std::string out;
   for (std::size_t i = 0; i < digits.size(); ++i) {
     if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
