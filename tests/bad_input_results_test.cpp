@@ -106,6 +106,10 @@ TEST(BadInputResults, B28NaNWeightsAreAnErrorEverywhere) {
   expect_cli("B28", {"generate", "-m", nan.path(), "-p", "Hi"});
   expect_cli("B28", {"evaluate", "-m", nan.path(), text.path.string()});
   expect_cli("B28", {"classify", "-m", classifier.path(), "--tokens", "72,5,33"});
+  const ChangedModel mlm("gpt2-bytes", "h.1.mlp.c_fc.bias", 3, NAN);   // a masked LM, as B27's
+  test::edit_config(mlm.path(), "bidirectional", true);
+  test::edit_config(mlm.path(), "mask_token_id", 95);
+  expect_cli("B28", {"fill-mask", "-m", mlm.path(), "--tokens", "72,95,33"});
   if (kHaveCli) {   // a batch names the sequence by its place in the file
     const auto r = test::run_cli({"forward", "-m", nan.path(), "--batch", nan.path() + "/batch.json"});
     EXPECT_NE(r.err.find("sequence 0: "), std::string::npos) << r.err;
