@@ -4,6 +4,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string>
 
 #include "glassbox/error.h"
 
@@ -36,18 +37,31 @@ std::uint64_t mem_available() {
   return kUnknown;
 }
 
-// What a cgroup limit leaves: limit less usage, for cgroup v2 or v1 (a v1 "no limit" is a huge
-// number, which the min below ignores).
+// What a cgroup limit leaves: limit less usage, cgroup v2 (memory.max, memory.current) or v1
+// (memory.limit_in_bytes, memory.usage_in_bytes; "no limit" is a huge number, which the min
+// ignores), for this process's own cgroup (/proc/self/cgroup) and the mount's root (what a
+// container sees as its own).
 std::uint64_t cgroup_left() {
   std::uint64_t left = kUnknown;
-  const auto take = [&](const char* limit_path, const char* usage_path) {
-    const std::uint64_t limit = read_number(limit_path);
+  const auto take = [&](const std::string& dir, const char* limit_name, const char* usage_name) {
+    const std::uint64_t limit = read_number((dir + limit_name).c_str());
     if (limit == kUnknown) return;
-    const std::uint64_t usage = read_number(usage_path), used = usage == kUnknown ? 0 : usage;
+    const std::uint64_t usage = read_number((dir + usage_name).c_str()), used = usage == kUnknown ? 0 : usage;
     left = std::min(left, limit > used ? limit - used : 0);
   };
-  take("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current");
-  take("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes");
+  const auto v2 = [&](const std::string& dir) { take(dir, "/memory.max", "/memory.current"); };
+  const auto v1 = [&](const std::string& dir) { take(dir, "/memory.limit_in_bytes", "/memory.usage_in_bytes"); };
+  v2("/sys/fs/cgroup");
+  v1("/sys/fs/cgroup/memory");
+  std::ifstream self("/proc/self/cgroup");   // lines "id:controllers:path"
+  for (std::string line; std::getline(self, line);) {
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (path == "/" || path.find("..") != std::string::npos) continue;
+    if (controllers.empty()) v2("/sys/fs/cgroup" + path);
+    if (("," + controllers + ",").find(",memory,") != std::string::npos) v1("/sys/fs/cgroup/memory" + path);
+  }
   return left;
 }
 
