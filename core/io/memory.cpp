@@ -18,6 +18,7 @@ namespace {
 
 constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
 
+#ifndef __EMSCRIPTEN__   // WebAssembly: the heap is the limit (available_memory)
 // The first number in a file (a cgroup's memory.max holds "max" when there is no limit).
 std::uint64_t read_number(const char* path) {
   std::ifstream in(path);
@@ -64,6 +65,8 @@ std::uint64_t cgroup_left() {
   }
   return left;
 }
+
+#endif
 
 }   // namespace
 
