@@ -335,8 +335,9 @@ void check_logit_rows(const ForwardOptions& o, int T) {
 // Where the first non-finite value of a pass over `tokens` (at positions cache.size() ..) appears:
 // the pass again, with a hook that looks at every tensor (forward()'s failure path only). Leaves
 // the cache's size as it was. `head`: what comes after the blocks, if not the LM head.
-std::string locate_non_finite(const ModelConfig& c, const ModelWeights& w, std::span<const std::int32_t> tokens,
-                              KVCache& cache, const ForwardOptions& given, const char* head = nullptr) {
+[[gnu::cold, gnu::noinline]] std::string locate_non_finite(const ModelConfig& c, const ModelWeights& w,
+                                                           std::span<const std::int32_t> tokens, KVCache& cache,
+                                                           const ForwardOptions& given, const char* head = nullptr) {
   const int T = static_cast<int>(tokens.size());
   NonFiniteFinder finder(cache.size(), c.vocab_size, given.tokenizer_size);
   const TensorHook hook = finder.hook();
@@ -351,6 +352,26 @@ std::string locate_non_finite(const ModelConfig& c, const ModelWeights& w, std::
   if (head) return finder.where(head);
   if (!finder.found()) lm_logits(c, w, a.x.data(), T, a, o);
   return finder.where("the logits");
+}
+
+// forward_batch's refusals, out of its way (once per failed call).
+[[gnu::cold, gnu::noinline]] void throw_batch_too_large(std::uint64_t tokens, int V) {
+  throw InvalidArgument("the batch asks for " + std::to_string(tokens * std::uint64_t(V)) + " logits (" +
+                        std::to_string(tokens) + " tokens x " + std::to_string(V) + "), more than the " +
+                        std::to_string(Model::kMaxBatchLogits) + " one call returns at most: split it");
+}
+
+// A batch's sequence b whose logits are not finite, alone through forward() (its logits are
+// exactly its own forward's), which names where it went non-finite.
+[[gnu::cold, gnu::noinline]] void throw_non_finite_sequence(const Model& model, std::span<const std::int32_t> ids,
+                                                            std::size_t b, int tokenizer_size) {
+  KVCache cache = model.new_cache();
+  try {
+    model.forward(ids, cache, {.all_logits = true, .tokenizer_size = tokenizer_size});
+  } catch (const ModelFormatError& e) {
+    throw ModelFormatError("sequence " + std::to_string(b), e.what());
+  }
+  throw non_finite_error("sequence " + std::to_string(b) + "'s logits");
 }
 
 }   // namespace
@@ -465,12 +486,7 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
     longest = std::max(longest, batch[b].size());
     tokens += batch[b].size();
   }
-  if (tokens * std::uint64_t(V) > kMaxBatchLogits)
-    throw InvalidArgument("the batch's " + std::to_string(tokens) + " tokens would have " +
-                          std::to_string(tokens * std::uint64_t(V)) + " logits (" + std::to_string(V) +
-                          " each), more than the " + std::to_string(kMaxBatchLogits) +
-                          " one call returns at most: split it into batches of at most " +
-                          std::to_string(kMaxBatchLogits / std::uint64_t(V)) + " tokens");
+  if (tokens * std::uint64_t(V) > kMaxBatchLogits) throw_batch_too_large(tokens, V);
   // Right-padded to the longest with id 0 (any id would do: the mask hides padding), each
   // sequence with a cache of its own for this pass.
   const int B = static_cast<int>(batch.size()), T = static_cast<int>(longest);
@@ -497,16 +513,9 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
   const int R = static_cast<int>(real.size() / std::size_t(C));
   std::vector<float> logits = lm_logits(c, impl_->w, real.data(), R, a, o);
   if (const auto bad = mask_and_check(logits.data(), std::size_t(R), V, tokenizer_size)) {
-    // The sequence of that row, alone through forward(), which names where it went non-finite.
     std::size_t b = 0;   // sequence b's rows end at `end`
     for (int end = seqs[0].valid; end <= *bad; end += seqs[b].valid) ++b;
-    KVCache cache = new_cache();
-    try {
-      forward(batch[b], cache, {.all_logits = true, .tokenizer_size = tokenizer_size});
-    } catch (const ModelFormatError& e) {
-      throw ModelFormatError("sequence " + std::to_string(b), e.what());
-    }
-    throw non_finite_error("sequence " + std::to_string(b) + "'s logits");
+    throw_non_finite_sequence(*this, batch[b], b, tokenizer_size);
   }
   std::vector<std::vector<float>> out;
   std::size_t row = 0;
