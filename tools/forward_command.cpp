@@ -174,9 +174,9 @@ int tokenizer_size_of(const std::string& model_dir) {
   return Tokenizer::load(model_dir).vocab_size();
 }
 
-// The batch in parts of at most kBatchPart sequences and kBatchPartLogits floats of logits, each part's logits written
-// before the next runs:
-// {"logits": [sequence][position][vocab]}, the same bytes as one pass would give.
+// The batch in parts (at most kBatchPart sequences, kBatchPartLogits floats of logits), each
+// part's logits written before the next runs: {"logits": [sequence][position][vocab]}, the same
+// bytes as one pass would give.
 int run_forward_batch(const std::string& model_dir, const LoadOptions& load, const std::string& file) {
   const auto batch = read_batch(file);
   if (batch.size() > kMaxBatchSequences)
