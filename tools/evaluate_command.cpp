@@ -34,6 +34,7 @@ int run_evaluate(const std::string& model_dir, const LoadOptions& load, const st
   std::int64_t predicted = 0, bytes = 0;
   ForwardOptions options;
   options.all_logits = true;
+  options.tokenizer_size = tokenizer.vocab_size();   // ids past it (a padded vocabulary) have probability 0
   KVCache cache = model.new_cache();
   for (std::size_t start = 0; start + 1 < ids.size(); start += T) {
     const std::size_t len = std::min<std::size_t>(T, ids.size() - 1 - start);

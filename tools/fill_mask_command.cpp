@@ -32,9 +32,10 @@ int run_fill_mask(const std::string& model_dir, const LoadOptions& load, const s
     if (ids[t] == c.mask_token_id) masks.push_back(static_cast<std::int32_t>(t));
   ForwardOptions options;
   options.logit_rows = masks;
+  options.tokenizer_size = tokenizer.vocab_size();   // ids past it (a padded vocabulary): -inf, never shown
   KVCache cache = model.new_cache();
   const std::vector<float> logits = model.forward(ids, cache, options);
-  const int V = c.vocab_size, k = std::min(top, V);
+  const int V = c.vocab_size, k = std::min({top, V, tokenizer.vocab_size()});
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t m = 0; m < masks.size(); ++m) {
     const std::size_t t = std::size_t(masks[m]);

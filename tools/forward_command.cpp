@@ -5,12 +5,15 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <span>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "glassbox/error.h"
+#include "glassbox/tokenizer.h"
 
 using namespace glassbox;
 
@@ -21,6 +24,10 @@ class JsonWriter {
  public:
   void raw(std::string_view s) { out_ += s; }
   void number(float x) {
+    if (x == -INFINITY) {   // an id with no token (ForwardOptions::tokenizer_size): JSON has no -inf
+      out_ += "null";
+      return;
+    }
     char buf[32];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
     out_.append(buf, end);
@@ -98,12 +105,9 @@ int run_forward(const std::string& model_dir, const LoadOptions& load, const std
   options.hidden_states = request.hidden_states ? &hidden_states : nullptr;
   options.lens_k = request.lens.value_or(0);
   options.lens = request.lens ? &lens : nullptr;
+  options.tokenizer_size = tokenizer_size_of(model_dir);
   KVCache cache = model.new_cache();
-  const std::vector<float> logits = model.forward(ids, cache, options);
-  for (std::size_t i = 0; i < logits.size(); ++i)   // JSON has no inf or NaN
-    if (!std::isfinite(logits[i]))
-      throw Error("the logits at position " + std::to_string(i / c.vocab_size) +
-                  " are not finite (inf or NaN): the model's weights are broken");
+  const std::vector<float> logits = model.forward(ids, cache, options);   // finite, or it throws
 
   JsonWriter json;
   json.raw("{\"logits\":[");
@@ -165,26 +169,56 @@ int run_forward(const std::string& model_dir, const LoadOptions& load, const std
   return 0;
 }
 
-// Every sequence of the batch in one pass (Model::forward_batch): {"logits": [sequence][position][vocab]}.
+int tokenizer_size_of(const std::string& model_dir) {
+  if (!std::filesystem::exists(std::filesystem::path(model_dir) / "vocab.json")) return 0;
+  return Tokenizer::load(model_dir).vocab_size();
+}
+
+// The batch in parts (at most kBatchPart sequences, kBatchPartLogits floats of logits), each
+// part's logits written before the next runs: {"logits": [sequence][position][vocab]}, the same
+// bytes as one pass would give.
 int run_forward_batch(const std::string& model_dir, const LoadOptions& load, const std::string& file) {
   const auto batch = read_batch(file);
+  if (batch.size() > kMaxBatchSequences)
+    throw InvalidArgument(file + " holds " + std::to_string(batch.size()) + " sequences: --batch takes at most " +
+                          std::to_string(kMaxBatchSequences) + " (split the file)");
+  if (batch.empty()) throw InvalidArgument("the batch holds no sequences");
   Model model = Model::load(model_dir, load);
-  const int V = model.config().vocab_size;
-  const std::vector<std::vector<float>> logits = model.forward_batch(batch);
-  for (std::size_t b = 0; b < logits.size(); ++b)
-    for (std::size_t i = 0; i < logits[b].size(); ++i)   // JSON has no inf or NaN
-      if (!std::isfinite(logits[b][i]))
-        throw Error("the logits of sequence " + std::to_string(b) + " at position " + std::to_string(i / V) +
-                    " are not finite (inf or NaN): the model's weights are broken");
+  const int tokenizer_size = tokenizer_size_of(model_dir);
+  for (std::size_t b = 0; b < batch.size(); ++b) model.check_sequence(batch[b], b);   // before any output
+  const std::size_t V = static_cast<std::size_t>(model.config().vocab_size);
   JsonWriter json;
   json.raw("{\"logits\":[");
-  for (std::size_t b = 0; b < logits.size(); ++b) {
-    json.raw(b ? ",\n[" : "[");
-    for (std::size_t t = 0; t < logits[b].size() / V; ++t) {
-      if (t) json.raw(",\n");
-      json.array(logits[b].data() + t * V, V);
+  for (std::size_t first = 0, n = 0; first < batch.size(); first += n) {
+    // At least one sequence, then more while the part's logits stay within kBatchPartLogits.
+    std::size_t floats = batch[first].size() * V;
+    for (n = 1; first + n < batch.size() && n < kBatchPart; ++n) {
+      floats += batch[first + n].size() * V;
+      if (floats > kBatchPartLogits) break;
     }
-    json.raw("]");
+    const auto part = std::span(batch).subspan(first, n);
+    std::vector<std::vector<float>> logits;
+    try {
+      logits = model.forward_batch(part, tokenizer_size);
+    } catch (const ModelFormatError&) {   // not finite: name the sequence by its place in the file
+      for (std::size_t b = 0; b < part.size(); ++b) {
+        KVCache cache = model.new_cache();
+        try {
+          model.forward(part[b], cache, {.all_logits = true, .tokenizer_size = tokenizer_size});
+        } catch (const ModelFormatError& e) {
+          throw ModelFormatError("sequence " + std::to_string(first + b), e.what());
+        }
+      }
+      throw;
+    }
+    for (std::size_t b = 0; b < logits.size(); ++b) {
+      json.raw(first + b ? ",\n[" : "[");
+      for (std::size_t t = 0; t < logits[b].size() / V; ++t) {
+        if (t) json.raw(",\n");
+        json.array(logits[b].data() + t * V, V);
+      }
+      json.raw("]");
+    }
   }
   json.raw("]}\n");
   json.flush();

@@ -23,8 +23,18 @@ struct ForwardRequest {
 int run_forward(const std::string& model_dir, const glassbox::LoadOptions& load, const std::vector<std::int32_t>& ids,
                 const ForwardRequest& request);
 
-// --batch FILE: a JSON array of token-id arrays in one pass -> {"logits": [sequence][position][vocab]}.
+// --batch FILE: a JSON array of token-id arrays -> {"logits": [sequence][position][vocab]}, run
+// in passes of at most kBatchPart sequences and kBatchPartLogits floats of logits (64 MB; a
+// longer sequence runs alone) through Model::forward_batch, each written as it ends, so that
+// memory holds one pass's logits, not the whole output. At most kMaxBatchSequences sequences.
+inline constexpr std::size_t kBatchPart = 64;
+inline constexpr std::size_t kBatchPartLogits = std::size_t(1) << 24;
+inline constexpr std::size_t kMaxBatchSequences = 65536;
 int run_forward_batch(const std::string& model_dir, const glassbox::LoadOptions& load, const std::string& file);
+
+// The ids of model_dir's tokenizer (ForwardOptions::tokenizer_size): 0 (every id) for a directory
+// without vocab.json. Throws as Tokenizer::load for a broken one.
+int tokenizer_size_of(const std::string& model_dir);
 
 // --head-mask "L:H[,L:H...]" -> the model's (n_layer, n_head) factors, 0 for the heads listed and 1
 // for the rest ("" -> none). Throws InvalidArgument for a malformed list or a head the model lacks.

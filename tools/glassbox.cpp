@@ -32,6 +32,7 @@
 
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
+#include "glassbox/memory.h"
 #include "glassbox/model.h"
 #include "glassbox/quoted.h"
 #include "glassbox/threads.h"
@@ -111,6 +112,7 @@ int run_generate(const std::string& model_dir, const LoadOptions& load, const Pr
   const auto ids = prompt.tokens(tokenizer);
   Model model = Model::load(model_dir, load);
   options.head_mask = parse_head_mask(head_mask, model.config());
+  options.tokenizer_size = tokenizer ? tokenizer->vocab_size() : tokenizer_size_of(model_dir);
 
   std::optional<StreamingDecoder> decoder;
   if (tokenizer) decoder.emplace(*tokenizer);
@@ -201,10 +203,15 @@ int main(int argc, char** argv) {
   };
   std::string quantize = "none";
   int threads = 0;
-  auto add_quantize = [&](CLI::App* cmd) {   // and threads: the options of commands that run the model
+  std::uint64_t max_memory_mb = 0;
+  auto add_quantize = [&](CLI::App* cmd) {   // and threads, memory: the options of commands that run the model
     cmd->add_option("--quantize", quantize, "weights in memory: none (F32) or int8 (blocks of 32, ~3.6x fewer bytes)")
         ->capture_default_str();
     cmd->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
+    cmd->add_option("--max-memory", max_memory_mb,
+                    "the most memory the model may take, in MB (0: what the system has available); a model that "
+                    "needs more is refused before it is loaded")
+        ->capture_default_str();
   };
   auto add_prompt = [&](CLI::App* cmd) {
     auto* p =
@@ -349,7 +356,7 @@ int main(int argc, char** argv) {
       throw InvalidArgument(*fwd   ? "give a prompt: -p TEXT, --tokens IDS or --batch FILE"
                             : *cls ? "give a text: -p TEXT, --tokens IDS or --input FILE"
                                    : "give a prompt: -p TEXT or --tokens IDS");
-    const LoadOptions load{parse_quantization(quantize)};
+    const LoadOptions load{parse_quantization(quantize), megabytes_to_bytes(max_memory_mb)};
     set_num_threads(threads);
     if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, when_context_full, head_mask);
     if (*fwd) {

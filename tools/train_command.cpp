@@ -29,6 +29,7 @@
 
 #include "glassbox/atomic_file.h"
 #include "glassbox/error.h"
+#include "glassbox/memory.h"
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
 #include "glassbox/trainer.h"
@@ -159,6 +160,9 @@ void add_train_command(CLI::App& app, TrainCommand& c) {
                 "dtype of model.safetensors: f32, f16 or bf16 (default: f32, or the run's on --resume)");
   t->add_option("--pause-at", c.pause_at, "checkpoint and stop after this step; continue with --resume");
   t->add_option("--time-limit", c.time_limit, "checkpoint and stop after this many minutes; continue with --resume");
+  t->add_option("--max-memory", c.max_memory_mb,
+                "the most memory the run may take, in MB (0: what the system has available); a run that needs "
+                "more is refused before it starts");
 }
 
 // The options that only the command line has, checked with their names (the settings
@@ -240,6 +244,14 @@ std::vector<TrainingDocument> read_documents(const std::vector<fs::path>& files)
   return docs;
 }
 
+// Refuses a run whose parameters, optimizer state and activations (Trainer::memory_bytes) need
+// more than --max-memory or what the system has available, before any of it is allocated.
+void check_training_memory(const ModelConfig& config, const TrainingOptions& options, std::uint64_t max_memory_mb) {
+  check_memory(Trainer::memory_bytes(config, options), megabytes_to_bytes(max_memory_mb), "training this model",
+               "its parameters, gradients, optimizer state and the activations of a batch",
+               "make it smaller (--n-layer, --n-embd, --vocab-size, --batch-size, --seq-len)");
+}
+
 int run_train(const TrainCommand& c) {
   const fs::path out = c.output;
   const fs::path checkpoint = out / "checkpoint.safetensors";
@@ -276,7 +288,9 @@ int run_train(const TrainCommand& c) {
   } else {
     if (!tokenizer_dir.empty()) reused.emplace(Tokenizer::load(tokenizer_dir));   // its files named by their paths
     check_options(c);
-    settings.options.validate(training_model_config(settings, reused ? reused->vocab_size() : settings.vocab_size));
+    const ModelConfig config = training_model_config(settings, reused ? reused->vocab_size() : settings.vocab_size);
+    settings.options.validate(config);
+    check_training_memory(config, settings.options, c.max_memory_mb);
   }
   const std::map<std::string, std::string> extra =
       c.resume ? trainer->checkpoint_extra() : std::map<std::string, std::string>{};
@@ -338,6 +352,9 @@ int run_train(const TrainCommand& c) {
   }
   if (task == "mlm") inputs.special_tokens.push_back(std::string(kMaskToken));   // the [MASK] of the inputs
   inputs.encode = task != "classify";   // a classifier encodes its lines one by one
+  inputs.checked = [&](const ModelConfig& config, const TrainingOptions& options) {
+    check_training_memory(config, options, c.max_memory_mb);
+  };
   inputs.learning = [&](std::size_t bytes) {
     std::fprintf(stderr, "glassbox: learning a vocabulary of %d tokens from %zu bytes\n", settings.vocab_size, bytes);
   };

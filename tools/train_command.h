@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct TrainCommand {
   // stopping early (checkpointed; continue with --resume)
   int pause_at = 0;        // stop after this step (0: never)
   double time_limit = 0;   // minutes of training in this session (0: no limit)
+  // the most memory the run may take, in MB (0: what the system has available); checked first
+  std::uint64_t max_memory_mb = 0;
 };
 
 void add_train_command(CLI::App& app, TrainCommand& cmd);

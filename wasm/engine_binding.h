@@ -140,7 +140,8 @@ class Engine {
                                  .head_mask = mask,
                                  .hidden_states = with_states ? &states : nullptr,
                                  .lens_k = lens_k,
-                                 .lens = lens_k != 0 ? &lens : nullptr});
+                                 .lens = lens_k != 0 ? &lens : nullptr,
+                                 .tokenizer_size = tokenizer_size()});
       }
       val out = val::object();
       const std::size_t V = c.vocab_size;
@@ -172,7 +173,7 @@ class Engine {
       std::vector<std::vector<std::int32_t>> batch;
       const unsigned n = batch_js["length"].as<unsigned>();
       for (unsigned b = 0; b < n; ++b) batch.push_back(ids_from_js(batch_js[b]));
-      const auto logits = model_.forward_batch(batch);
+      const auto logits = model_.forward_batch(batch, tokenizer_size());
       val out = val::array();
       for (const auto& l : logits) out.call<void>("push", typed_array_copy("Float32Array", l.data(), l.size()));
       return out;
@@ -220,6 +221,7 @@ class Engine {
       o.when_context_full = parse_when_context_full(options["contextFull"].as<std::string>());
       o.head_mask = head_mask_from_js(options["headMask"], model_.config());
       o.lens = options["lens"].as<int>();
+      o.tokenizer_size = tokenizer_size();
       const int top = options["top"].as<int>();
       if (top < 0) throw InvalidArgument("top must be an integer >= 0, got " + std::to_string(top));
       top_ = top;
@@ -275,6 +277,10 @@ class Engine {
     if (!tokenizer_) throw InvalidArgument("this model was loaded without vocab.json and merges.txt: no tokenizer");
     return *tokenizer_;
   }
+
+  // The ids with a token (the rest of a padded vocabulary get -inf logits, never sampled); 0:
+  // every id, for a model loaded without a tokenizer.
+  int tokenizer_size() const { return tokenizer_ ? tokenizer_->vocab_size() : 0; }
 
   Model model_;
   std::optional<Tokenizer> tokenizer_;

@@ -65,7 +65,8 @@ void Generator::run(std::span<const std::int32_t> ids) {
                             .hook = options_.attention ? &keep_last_row_ : nullptr,
                             .head_mask = options_.head_mask,
                             .lens_k = options_.lens,
-                            .lens = options_.lens > 0 ? &lens_ : nullptr});
+                            .lens = options_.lens > 0 ? &lens_ : nullptr,
+                            .tokenizer_size = options_.tokenizer_size});
   window_.insert(window_.end(), ids.begin(), ids.end());
 }
 

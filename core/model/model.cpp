@@ -7,6 +7,7 @@
 #include "model/thread_pool.h"
 #include "kernels/kernels.h"
 #include "kernels/quantized.h"
+#include "model/non_finite.h"
 #include "model/weights.h"
 
 namespace glassbox {
@@ -280,21 +281,25 @@ std::vector<float> lm_logits(const ModelConfig& c, const ModelWeights& w, const 
 }
 
 // The logit lens of one block's output, rows (R,C): each row's `k` most probable next tokens as
-// the model's head would give them (final norm, LM head), appended to *out. Rows go through the
-// head a few at a time: a (R,V) block of logits would be large for a long prompt.
-void append_lens(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, int k, Activations& a,
-                 std::vector<TokenProbability>& out) {
+// the model's head would give them (final norm, LM head), appended to *out; ids from
+// tokenizer_size on (no token) never among them. Rows go through the head a few at a time: a (R,V)
+// block of logits would be large for a long prompt. Returns false, appending nothing more, at the
+// first row whose logits are not finite.
+bool append_lens(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, int k, int tokenizer_size,
+                 Activations& a, std::vector<TokenProbability>& out) {
   constexpr int kRowsAtOnce = 16;
   std::vector<float> logits(std::size_t(std::min(R, kRowsAtOnce)) * c.vocab_size);
   for (int r0 = 0; r0 < R; r0 += kRowsAtOnce) {
     const int n = std::min(kRowsAtOnce, R - r0);
     const float* normed = final_norm(c, w, rows + std::size_t(r0) * c.n_embd, n, a);
     linear(logits.data(), normed, w.lm_head, nullptr, n, a);   // (n,C) @ wte^T -> (n,V)
+    if (mask_and_check(logits.data(), std::size_t(n), c.vocab_size, tokenizer_size)) return false;
     for (int r = 0; r < n; ++r) {
       const auto top = most_probable(std::span(logits).subspan(std::size_t(r) * c.vocab_size, c.vocab_size), k);
       out.insert(out.end(), top.begin(), top.end());
     }
   }
+  return true;
 }
 
 void check_forward_options(const ModelConfig& c, const ForwardOptions& o) {
@@ -325,6 +330,48 @@ void check_logit_rows(const ForwardOptions& o, int T) {
       throw InvalidArgument("logit rows must be increasing positions below " + std::to_string(T) + ", got " +
                             std::to_string(t));
   }
+}
+
+// Where the first non-finite value of a pass over `tokens` (at positions cache.size() ..) appears:
+// the pass again, with a hook that looks at every tensor (forward()'s failure path only). Leaves
+// the cache's size as it was. `head`: what comes after the blocks, if not the LM head.
+[[gnu::cold, gnu::noinline]] std::string locate_non_finite(const ModelConfig& c, const ModelWeights& w,
+                                                           std::span<const std::int32_t> tokens, KVCache& cache,
+                                                           const ForwardOptions& given, const char* head = nullptr) {
+  const int T = static_cast<int>(tokens.size());
+  NonFiniteFinder finder(cache.size(), c.vocab_size, given.tokenizer_size);
+  const TensorHook hook = finder.hook();
+  ForwardOptions o;
+  o.hook = &hook;
+  o.causal = given.causal;
+  o.encoder_states = given.encoder_states;
+  o.head_mask = given.head_mask;
+  const Sequence seq{tokens, T, &cache};
+  Activations a(c, T, cache.size() + T);
+  run_blocks(c, w, std::span(&seq, 1), a, o);
+  if (head) return finder.where(head);
+  if (!finder.found()) lm_logits(c, w, a.x.data(), T, a, o);
+  return finder.where("the logits");
+}
+
+// forward_batch's refusals, out of its way (once per failed call).
+[[gnu::cold, gnu::noinline]] void throw_batch_too_large(std::uint64_t tokens, int V) {
+  throw InvalidArgument("the batch asks for " + std::to_string(tokens * std::uint64_t(V)) + " logits (" +
+                        std::to_string(tokens) + " tokens x " + std::to_string(V) + "), more than the " +
+                        std::to_string(Model::kMaxBatchLogits) + " one call returns at most: split it");
+}
+
+// A batch's sequence b whose logits are not finite, alone through forward() (its logits are
+// exactly its own forward's), which names where it went non-finite.
+[[gnu::cold, gnu::noinline]] void throw_non_finite_sequence(const Model& model, std::span<const std::int32_t> ids,
+                                                            std::size_t b, int tokenizer_size) {
+  KVCache cache = model.new_cache();
+  try {
+    model.forward(ids, cache, {.all_logits = true, .tokenizer_size = tokenizer_size});
+  } catch (const ModelFormatError& e) {
+    throw ModelFormatError("sequence " + std::to_string(b), e.what());
+  }
+  throw non_finite_error("sequence " + std::to_string(b) + "'s logits");
 }
 
 }   // namespace
@@ -395,36 +442,51 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
   if (o.hidden_states) o.hidden_states->clear();
   if (o.lens) o.lens->clear();
   ResidualTap tap;   // made only when asked for: a decoded token makes none
+  bool lens_finite = true;
   if (o.hidden_states || o.lens) {
     tap = [&](int l, const float* x) {
       if (o.hidden_states) o.hidden_states->insert(o.hidden_states->end(), x, x + std::size_t(T) * C);
-      if (o.lens && l >= 0) append_lens(c, impl_->w, x + std::size_t(T - R) * C, R, o.lens_k, a, *o.lens);
+      if (o.lens && l >= 0 && lens_finite)
+        lens_finite = append_lens(c, impl_->w, x + std::size_t(T - R) * C, R, o.lens_k, o.tokenizer_size, a, *o.lens);
     };
   }
   cache.reserve(cache.size() + T);
   run_blocks(c, impl_->w, std::span(&seq, 1), a, o, tap ? &tap : nullptr);
-  cache.advance(T);
   if (o.hidden_states) {   // Hugging Face's last hidden state is after the final norm
     const float* last = final_norm(c, impl_->w, a.x.data(), T, a);
     std::copy(last, last + std::size_t(T) * C, o.hidden_states->end() - std::ptrdiff_t(T) * C);
   }
+  std::vector<float> logits;
   if (!o.logit_rows.empty()) {   // the rows asked for, gathered (R,C), into a.branch (T,C)
     float* rows = a.branch.data();
     for (const std::int32_t t : o.logit_rows) rows = std::copy_n(a.x.data() + std::size_t(t) * C, C, rows);
-    return lm_logits(c, impl_->w, a.branch.data(), static_cast<int>(o.logit_rows.size()), a, o);
+    logits = lm_logits(c, impl_->w, a.branch.data(), static_cast<int>(o.logit_rows.size()), a, o);
+  } else {
+    logits = lm_logits(c, impl_->w, a.x.data() + std::size_t(T - R) * C, R, a, o);
   }
-  return lm_logits(c, impl_->w, a.x.data() + std::size_t(T - R) * C, R, a, o);
+  const bool finite = !mask_and_check(logits.data(), logits.size() / c.vocab_size, c.vocab_size, o.tokenizer_size);
+  if (!finite || !lens_finite) throw non_finite_error(locate_non_finite(c, impl_->w, tokens, cache, o));
+  cache.advance(T);
+  return logits;
 }
 
-std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector<std::int32_t>> batch) const {
+void Model::check_sequence(std::span<const std::int32_t> tokens, std::size_t index) const {
+  check_tokens(impl_->config, tokens, 0, "sequence " + std::to_string(index) + ": ");
+}
+
+std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector<std::int32_t>> batch,
+                                                     int tokenizer_size) const {
   const ModelConfig& c = impl_->config;
   const int C = c.n_embd, V = c.vocab_size;
   if (batch.empty()) throw InvalidArgument("the batch holds no sequences");
   std::size_t longest = 0;
+  std::uint64_t tokens = 0;
   for (std::size_t b = 0; b < batch.size(); ++b) {
-    check_tokens(c, batch[b], 0, "sequence " + std::to_string(b) + ": ");
+    check_sequence(batch[b], b);
     longest = std::max(longest, batch[b].size());
+    tokens += batch[b].size();
   }
+  if (tokens * std::uint64_t(V) > kMaxBatchLogits) throw_batch_too_large(tokens, V);
   // Right-padded to the longest with id 0 (any id would do: the mask hides padding), each
   // sequence with a cache of its own for this pass.
   const int B = static_cast<int>(batch.size()), T = static_cast<int>(longest);
@@ -449,7 +511,12 @@ std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector
     real.insert(real.end(), first, first + std::size_t(seqs[b].valid) * C);
   }
   const int R = static_cast<int>(real.size() / std::size_t(C));
-  const std::vector<float> logits = lm_logits(c, impl_->w, real.data(), R, a, o);
+  std::vector<float> logits = lm_logits(c, impl_->w, real.data(), R, a, o);
+  if (const auto bad = mask_and_check(logits.data(), std::size_t(R), V, tokenizer_size)) {
+    std::size_t b = 0;   // sequence b's rows end at `end`
+    for (int end = seqs[0].valid; end <= *bad; end += seqs[b].valid) ++b;
+    throw_non_finite_sequence(*this, batch[b], b, tokenizer_size);
+  }
   std::vector<std::vector<float>> out;
   std::size_t row = 0;
   for (const Sequence& seq : seqs) {
@@ -485,6 +552,11 @@ std::vector<float> Model::classify(std::span<const std::int32_t> tokens, std::sp
     float sum = 0;
     for (int i = 0; i < C; ++i) sum += row[i] * last[i];
     logits[k] = sum;
+  }
+  if (mask_and_check(logits.data(), 1, static_cast<int>(logits.size()), 0)) {
+    cache.clear();
+    throw non_finite_error(locate_non_finite(c, impl_->w, tokens, cache, options,
+                                             "the final norm or the classification head (ln_f, score.weight)"));
   }
   return logits;
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "glassbox/error.h"
+#include "glassbox/memory.h"
 #include "io/mapped_file.h"
 #include "io/sha256.h"
 #include "kernels/kernels.h"
@@ -203,6 +204,21 @@ Model ModelLoader::finish() {
 // ---------------------------------------------------------------------------------------------
 // Model's loading
 
+namespace {
+
+// Refuses, before anything is allocated, a model whose arrays (`loading`: load_footprint's peak)
+// and a full context's KV cache need more than options.max_memory or what the system has left.
+void check_load_memory(const std::string& config_json, std::uint64_t loading, const LoadOptions& options) {
+  const ModelConfig c = ModelConfig::parse(config_json, "config.json");
+  const std::uint64_t cache = KVCache::peak_bytes(c.n_layer, c.n_positions, c.n_embd);
+  check_memory(loading + cache, options.max_memory, "the model",
+               megabytes(loading) + " MB for its weights as the engine holds them and for loading them, " +
+                   megabytes(cache) + " MB for the keys and values of a full context",
+               "use a smaller model or int8 weights (--quantize int8)");
+}
+
+}   // namespace
+
 Model Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
   if (!std::filesystem::is_directory(dir))
     throw ModelFormatError(dir.string(),
@@ -212,7 +228,10 @@ Model Model::load(const std::filesystem::path& dir, const LoadOptions& options) 
 #ifdef __EMSCRIPTEN__
   return load_streaming(text, config_path.string(), dir / "model.safetensors", options);
 #else
-  return from_parts(text, SafeTensors::open(dir / "model.safetensors"), config_path.string(), options);
+  const SafeTensors weights = SafeTensors::open(dir / "model.safetensors");
+  const ModelConfig config = ModelConfig::parse(text, config_path.string());
+  check_load_memory(text, load_footprint(config, weights, options.quantize, WeightSource::Kept).peak(), options);
+  return from_parts(text, weights, config_path.string(), options);
 #endif
 }
 
@@ -230,6 +249,12 @@ Model Model::load_streaming(const std::string& config_json, const std::string& c
   header.resize(read(header.data(), 8));
   header.resize(static_cast<std::size_t>(ModelLoader::header_size(header, path.string())));
   header.resize(8 + read(header.data() + 8, header.size() - 8));
+  std::optional<std::uint64_t> loading;
+  try {
+    loading = load_memory(config_json, header, options);
+  } catch (const ModelFormatError&) {   // the loader says what is wrong, naming the files
+  }
+  if (loading) check_load_memory(config_json, *loading, options);
   ModelLoader loader(config_json, header, options, false, {config_source, path.string()});
   loader.write(header);
   for (std::span<std::byte> window = loader.window(); !window.empty(); window = loader.window()) {

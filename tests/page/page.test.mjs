@@ -1167,6 +1167,27 @@ test('a model from local files: file picker and drag-and-drop', async () => {
   assert.match(await generate(page), /^Done: reached Max tokens\. 5 tokens/);
   assert.deepEqual((await chipIds(page)).slice(0, 3), [325, 4543, 553], "the shipped model's tokens");
   assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads/);
+
+  // A vocabulary padded past its tokenizer (tests/fixtures/gpt2-bytes-padded: the padding ids'
+  // logits would be the largest): their ids are never generated nor among the next-token bars,
+  // and greedy text is gpt2-bytes' own, as the native CLI gives it.
+  await model.selectOption({ label: 'Open files on this device…' });
+  await page.locator('#files-panel').waitFor();
+  await arm(page);
+  await page
+    .getByLabel('Open the four files…')
+    .setInputFiles(FILES.map((f) => join(root, 'tests/fixtures/gpt2-bytes-padded', f)));
+  await waitReady(page);
+  await page.getByRole('textbox', { name: 'Prompt' }).fill('hello');
+  await settled(page);
+  await setSampling(page, { 'Max tokens': 8, Temperature: 0 });
+  assert.match(await generate(page), /^Done: reached Max tokens\. 8 tokens/);
+  const greedy = execFileSync(cli, ['generate', '-m', fixture, '-p', 'hello', '-n', '8', '--temperature', '0']);
+  assert.equal(await page.locator('#output').textContent(), `hello${greedy.toString().slice(0, -1)}`);
+  const barIds = await page.locator('#next-bars li').evaluateAll((li) => li.map((l) => Number(l.dataset.id)));
+  assert.ok(barIds.length > 0 && barIds.every((id) => id < 257), `next-token ids ${barIds}`);
+  await setSampling(page, { Temperature: temperature });
+
   await arm(page);
   await page.evaluate(async (names) => {
     const dt = new DataTransfer();

@@ -39,6 +39,11 @@ struct GenerateOptions {
   WhenContextFull when_context_full = WhenContextFull::Slide;
   std::vector<float> head_mask;   // ForwardOptions::head_mask for every step; empty: none
   int lens = 0;                   // K > 0: fill GeneratedToken::lens (ForwardOptions::lens_k)
+  // The ids that have a token (the tokenizer's Tokenizer::vocab_size()): ForwardOptions::
+  // tokenizer_size. The ids after them (a vocab_size padded past the tokenizer's) get -inf logits,
+  // so they are out of the distribution before temperature, top-k and top-p, and never sampled.
+  // 0: every id of the config's vocab_size has a token.
+  int tokenizer_size = 0;
 };
 
 struct GeneratedToken {
@@ -67,7 +72,8 @@ class Generator {
  public:
   // Throws InvalidArgument for an empty prompt, a prompt longer than the context, out-of-range
   // ids, a negative max_tokens, bad sampling settings, a head mask or lens that forward() refuses,
-  // before any work.
+  // before any work. The constructor and next() throw ModelFormatError, as forward() does, for
+  // logits that are not finite.
   Generator(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options);
   Generator(const Generator&) = delete;   // holds a hook that points at itself
   Generator& operator=(const Generator&) = delete;

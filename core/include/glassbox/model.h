@@ -73,6 +73,12 @@ struct ForwardOptions {
   // probable first. Costs one norm and one LM head per block and row; nothing when not set.
   int lens_k = 0;
   std::vector<TokenProbability>* lens = nullptr;
+  // The ids that have a token: 0 .. tokenizer_size - 1 (the tokenizer's Tokenizer::vocab_size()).
+  // A config vocab_size above it (exports padded to a round number: GPT-2's 50,257 tokens as
+  // 50,304) leaves ids with no token: their logits are -inf, so that no sampler picks them and
+  // the lens never shows them (the one exception to the rule that results are finite). 0, or
+  // vocab_size or more: every id has a token.
+  int tokenizer_size = 0;
 };
 
 // How the matrices are held in memory (and multiplied).
@@ -92,6 +98,10 @@ std::vector<float> silencing_head_mask(const ModelConfig& c, std::span<const std
 
 struct LoadOptions {
   Quantization quantize = Quantization::None;
+  // The most memory, in bytes, the model may take: Model::load refuses (InvalidArgument, before it
+  // allocates anything) a model whose load_memory() plus a full context's KV cache
+  // (KVCache::peak_bytes) is more. 0: the memory the system has available (available_memory()).
+  std::uint64_t max_memory = 0;
 };
 
 class Model {
@@ -127,7 +137,10 @@ class Model {
   // returns logits, (1,V) for the last position or (T,V) with options.all_logits.
   // Throws InvalidArgument for no tokens, an id outside the vocabulary, a sequence longer than
   // the context, a head mask that is not n_layer x n_head finite factors, or a lens_k outside
-  // 1..vocab_size; the cache is unchanged then.
+  // 1..vocab_size; the cache is unchanged then. Throws ModelFormatError, the cache unchanged too,
+  // when the results (logits, lens) are not finite (NaN or infinity, but for the -inf of ids
+  // without a token: ForwardOptions::tokenizer_size), naming where the first non-finite value
+  // appears (the tensor, its layer and position: found by running the pass again, only then).
   std::vector<float> forward(std::span<const std::int32_t> tokens, KVCache& cache,
                              const ForwardOptions& options = {}) const;
 
@@ -135,9 +148,18 @@ class Model {
   // they are right-padded to the longest and go through every matrix together (the weights are
   // read once for the whole batch), while a padding mask keeps the padded positions out of every
   // real position's attention, so each sequence's logits are exactly its own forward's. Returns
-  // logits (T_b,V) for every position of sequence b. Throws InvalidArgument for an empty batch,
-  // or naming the sequence, for what forward() refuses.
-  std::vector<std::vector<float>> forward_batch(std::span<const std::vector<std::int32_t>> batch) const;
+  // logits (T_b,V) for every position of sequence b. tokenizer_size: as ForwardOptions'. Throws
+  // InvalidArgument for an empty batch, for a batch whose logits (every token's V floats) would be
+  // more than kMaxBatchLogits floats (512 MB: GPT-2's 50,257 x 2,670 tokens; split such a batch
+  // into several calls), or, naming the sequence, for what forward() refuses (ModelFormatError for
+  // results that are not finite).
+  static constexpr std::uint64_t kMaxBatchLogits = std::uint64_t(1) << 27;
+  // Throws InvalidArgument, as forward_batch() does, naming it "sequence `index`", if `tokens`
+  // cannot run as a batch's sequence (no tokens, longer than the context, an id outside the
+  // vocabulary): a caller that runs a long batch in parts checks it all first.
+  void check_sequence(std::span<const std::int32_t> tokens, std::size_t index) const;
+  std::vector<std::vector<float>> forward_batch(std::span<const std::vector<std::int32_t>> batch,
+                                                int tokenizer_size = 0) const;
 
   // A classifier's logits over its labels (config().labels names them): the final hidden state at
   // the last token through score.weight, after one forward pass from position 0 (no cache kept;
@@ -146,7 +168,7 @@ class Model {
   // switched off, as ForwardOptions::head_mask; hook: sees the pass's tensors as forward()'s does
   // (attention probabilities, block outputs), so the label and the attention come from one pass.
   // Throws InvalidArgument for a model without a classification head, or for what forward()
-  // refuses.
+  // refuses; ModelFormatError, as forward(), for logits that are not finite.
   std::vector<float> classify(std::span<const std::int32_t> tokens, std::span<const float> head_mask = {},
                               const TensorHook* hook = nullptr) const;
 
