@@ -54,18 +54,18 @@ struct TokenizerDir {
 
 std::string shipped_merges() { return test::read_file(kShipped / "merges.txt"); }
 
-TEST(BadInputCli, B40_EmptyMerges) {
+TEST(BadInputCli, B35_EmptyMerges) {
   for (const std::string merges : {"", "#version: 0.2\n"}) {
     TokenizerDir t(merges);
-    expect_cli("B40", {"tokenize", "-m", t.path()}, "The jury said");
-    expect_cpp<ModelFormatError>("B40", [&] { Tokenizer::load(t.path()); });
-    expect_cpp<ModelFormatError>("B40",
+    expect_cli("B35", {"tokenize", "-m", t.path()}, "The jury said");
+    expect_cpp<ModelFormatError>("B35", [&] { Tokenizer::load(t.path()); });
+    expect_cpp<ModelFormatError>("B35",
                                  [&] { Tokenizer::from_strings(test::read_file(kShipped / "vocab.json"), merges); });
   }
 }
 
 // A vocabulary of the 256 bytes and <|endoftext|> has no merges, and needs none.
-TEST(BadInputCli, B40_NoMergesWhereNoneAreNeeded) {
+TEST(BadInputCli, B35_NoMergesWhereNoneAreNeeded) {
   const fs::path bytes = test::fixture_dir("gpt2-bytes");
   const Tokenizer t = Tokenizer::from_strings(test::read_file(bytes / "vocab.json"), "");
   EXPECT_EQ(t.encode("ab").size(), 2u);
@@ -75,28 +75,28 @@ TEST(BadInputCli, B40_NoMergesWhereNoneAreNeeded) {
   vocab["ĠwholeĠtoken"] = 257;
   EXPECT_EQ(Tokenizer::from_strings(vocab.dump(), "").decode(std::vector<std::int32_t>{257}), " whole token");
   vocab["ab"] = 258;
-  expect_cpp<ModelFormatError>("B40", [&] { Tokenizer::from_strings(vocab.dump(), ""); });
+  expect_cpp<ModelFormatError>("B35", [&] { Tokenizer::from_strings(vocab.dump(), ""); });
   EXPECT_NO_THROW(Tokenizer::from_strings(vocab.dump(), "a b\n"));
 }
 
-TEST(BadInputCli, B41_MergesCutShort) {
+TEST(BadInputCli, B36_MergesCutShort) {
   const std::string merges = shipped_merges();
   TokenizerDir t(merges.substr(0, merges.size() / 2));
   const std::string half = merges.substr(0, merges.rfind('\n', merges.size() / 2) + 1);
   TokenizerDir whole_lines(half);   // cut at a line: every line it has is good, some are missing
   for (const auto* d : {&t, &whole_lines}) {
-    expect_cli("B41", {"tokenize", "-m", d->path()}, "The jury said");
-    expect_cpp<ModelFormatError>("B41", [&] { Tokenizer::load(d->path()); });
+    expect_cli("B36", {"tokenize", "-m", d->path()}, "The jury said");
+    expect_cpp<ModelFormatError>("B36", [&] { Tokenizer::load(d->path()); });
   }
 }
 
-TEST(BadInputCli, B42_MergeOfTokensNotInTheVocabulary) {
+TEST(BadInputCli, B37_MergeOfTokensNotInTheVocabulary) {
   TokenizerDir t("#version: 0.2\nq z\n" + shipped_merges().substr(14));
-  expect_cli("B42", {"tokenize", "-m", t.path()}, "The jury said");
-  expect_cpp<ModelFormatError>("B42", [&] { Tokenizer::load(t.path()); });
+  expect_cli("B37", {"tokenize", "-m", t.path()}, "The jury said");
+  expect_cpp<ModelFormatError>("B37", [&] { Tokenizer::load(t.path()); });
 }
 
-TEST(BadInputCli, B43_VocabularyWithoutTheBytes) {
+TEST(BadInputCli, B38_VocabularyWithoutTheBytes) {
   auto vocab = test::read_json(kShipped / "vocab.json");
   vocab.erase("A");   // the byte 0x41: ids then skip one, so give the last token its id
   std::string last;
@@ -104,21 +104,21 @@ TEST(BadInputCli, B43_VocabularyWithoutTheBytes) {
     if (v.get<int>() == 8191) last = k;
   vocab[last] = test::read_json(kShipped / "vocab.json")["A"];
   TokenizerDir t("#version: 0.2\n", vocab.dump());
-  expect_cli("B43", {"tokenize", "-m", t.path()}, "The jury said");
-  expect_cpp<ModelFormatError>("B43", [&] { Tokenizer::load(t.path()); });
+  expect_cli("B38", {"tokenize", "-m", t.path()}, "The jury said");
+  expect_cpp<ModelFormatError>("B38", [&] { Tokenizer::load(t.path()); });
 }
 
-TEST(BadInputCli, B44_DuplicateIds) {
+TEST(BadInputCli, B39_DuplicateIds) {
   auto vocab = test::read_json(kShipped / "vocab.json");
   vocab["A"] = vocab["B"];
   TokenizerDir t(shipped_merges(), vocab.dump());
-  expect_cli("B44", {"tokenize", "-m", t.path()}, "The jury said");
-  expect_cpp<ModelFormatError>("B44", [&] { Tokenizer::load(t.path()); });
+  expect_cli("B39", {"tokenize", "-m", t.path()}, "The jury said");
+  expect_cpp<ModelFormatError>("B39", [&] { Tokenizer::load(t.path()); });
 }
 
 // A 5 MB merges line holding NUL and non-ASCII characters: quoted in part, whole characters,
 // the NUL escaped, the message one short line of valid UTF-8.
-TEST(BadInputCli, B45_HugeMergesLineInTheMessage) {
+TEST(BadInputCli, B40_HugeMergesLineInTheMessage) {
   const std::string line = std::string("\xC3\xA9\0", 3) + std::string(5'000'000, 'a') + " b";
   TokenizerDir t(line + "\n");
   auto check = [&](const std::string& message) {
@@ -127,9 +127,9 @@ TEST(BadInputCli, B45_HugeMergesLineInTheMessage) {
     EXPECT_NE(message.find("(5000005 bytes)"), std::string::npos) << message;
     EXPECT_EQ(message.find('\0'), std::string::npos);
   };
-  expect_cli("B45", {"tokenize", "-m", t.path()}, "The jury said");
+  expect_cli("B40", {"tokenize", "-m", t.path()}, "The jury said");
   if (has_cli()) check(run_cli({"tokenize", "-m", t.path()}, "x").err);
-  expect_cpp<ModelFormatError>("B45", [&] { Tokenizer::load(t.path()); });
+  expect_cpp<ModelFormatError>("B40", [&] { Tokenizer::load(t.path()); });
   try {
     Tokenizer::load(t.path());
   } catch (const ModelFormatError& e) {
@@ -146,7 +146,7 @@ TEST(BadInputCli, QuotedKeepsWholeCharactersAndEscapes) {
 }
 
 // -o holding a tokenizer (or a whole model) already: not replaced without --force.
-TEST(BadInputCli, B46_TrainTokenizerOverAModel) {
+TEST(BadInputCli, B41_TrainTokenizerOverAModel) {
   if (!has_cli()) return;
   TempDir dir;
   const fs::path text = dir.path() / "text.txt", model = dir.path() / "model";
@@ -154,7 +154,7 @@ TEST(BadInputCli, B46_TrainTokenizerOverAModel) {
   fs::create_directories(model);
   test::write_file(model / "vocab.json", "{\"kept\": 0}");
   test::write_file(model / "merges.txt", "kept");
-  expect_cli("B46", {"train-tokenizer", "--vocab-size", "270", "-o", model.string(), text.string()});
+  expect_cli("B41", {"train-tokenizer", "--vocab-size", "270", "-o", model.string(), text.string()});
   EXPECT_EQ(test::read_file(model / "vocab.json"), "{\"kept\": 0}");
   EXPECT_EQ(test::read_file(model / "merges.txt"), "kept");
   const auto forced =
@@ -163,15 +163,15 @@ TEST(BadInputCli, B46_TrainTokenizerOverAModel) {
   EXPECT_EQ(Tokenizer::load(model).vocab_size(), 270);
 }
 
-TEST(BadInputCli, B47_NumberNotInDecimal) {
+TEST(BadInputCli, B42_NumberNotInDecimal) {
   const std::string m = test::fixture_dir("gpt2-f32").string();
-  expect_cli_usage("B47", {"forward", "-m", m, "--tokens", "1", "--lens", "0x10"});
-  expect_cli_usage("B47", {"generate", "-m", m, "--tokens", "1", "-n", "0b11"});
-  expect_cli_usage("B47", {"generate", "-m", m, "--tokens", "1", "--temperature", "0x1p-1"});
-  expect_cli_usage("B47", {"generate", "-m", m, "--tokens", "1", "--top-k", " 5"});
-  expect_cli_usage("B47", {"train", "text.txt", "-o", "out", "--steps", "0x10"});
-  expect_cli_usage("B47", {"train", "text.txt", "-o", "out", "--lr", "1e-3x"});
-  expect_cli_usage("B47", {"evaluate", "-m", m, "--context", "1e3", "text.txt"});
+  expect_cli_usage("B42", {"forward", "-m", m, "--tokens", "1", "--lens", "0x10"});
+  expect_cli_usage("B42", {"generate", "-m", m, "--tokens", "1", "-n", "0b11"});
+  expect_cli_usage("B42", {"generate", "-m", m, "--tokens", "1", "--temperature", "0x1p-1"});
+  expect_cli_usage("B42", {"generate", "-m", m, "--tokens", "1", "--top-k", " 5"});
+  expect_cli_usage("B42", {"train", "text.txt", "-o", "out", "--steps", "0x10"});
+  expect_cli_usage("B42", {"train", "text.txt", "-o", "out", "--lr", "1e-3x"});
+  expect_cli_usage("B42", {"evaluate", "-m", m, "--context", "1e3", "text.txt"});
 }
 
 // Leading zeros are decimal: --lens 010 shows ten tokens per layer (strtol's base 0 read eight).
@@ -190,9 +190,9 @@ TEST(BadInputCli, NumbersWithLeadingZerosAreDecimal) {
   EXPECT_NE(a.err.find("seed 17,"), std::string::npos) << a.err;
 }
 
-TEST(BadInputCli, B48_NegativeSeed) {
+TEST(BadInputCli, B43_NegativeSeed) {
   const std::string m = test::fixture_dir("gpt2-f32").string();
-  expect_cli_usage("B48", {"generate", "-m", m, "--tokens", "1", "--seed", "-1"});
+  expect_cli_usage("B43", {"generate", "-m", m, "--tokens", "1", "--seed", "-1"});
   if (!has_cli()) return;
   const auto big = run_cli({"generate", "-m", m, "--tokens", "1", "--seed", "18446744073709551616"});
   EXPECT_EQ(big.exit_code, 2);
@@ -228,26 +228,26 @@ TEST(BadInputCli, OutOfRangeNumbersAndEmptyNames) {
   EXPECT_NE(no_output.err.find("-o needs a folder, got an empty value"), std::string::npos) << no_output.err;
 }
 
-TEST(BadInputCli, B49_EmptyNumber) {
+TEST(BadInputCli, B44_EmptyNumber) {
   const std::string m = test::fixture_dir("gpt2-f32").string();
-  expect_cli_usage("B49", {"forward", "-m", m, "--tokens", "1", "--lens", ""});
-  expect_cli_usage("B49", {"generate", "-m", m, "--tokens", "1", "--temperature", ""});
-  expect_cli_usage("B49", {"train-tokenizer", "--vocab-size", "", "-o", "x", "y"});
+  expect_cli_usage("B44", {"forward", "-m", m, "--tokens", "1", "--lens", ""});
+  expect_cli_usage("B44", {"generate", "-m", m, "--tokens", "1", "--temperature", ""});
+  expect_cli_usage("B44", {"train-tokenizer", "--vocab-size", "", "-o", "x", "y"});
 }
 
 // -o where nothing can be written: said at once, before any text is read or vocabulary learned.
-TEST(BadInputCli, B50_UnwritableOutput) {
+TEST(BadInputCli, B45_UnwritableOutput) {
   if (!has_cli()) return;
   TempDir dir;
   const fs::path text = dir.path() / "text.txt", file = dir.path() / "a-file";
   test::write_file(text, "The jury said the river was high.\n");
   test::write_file(file, "");
   const std::string under_a_file = (file / "out").string();
-  expect_cli("B50", {"train-tokenizer", "--vocab-size", "270", "-o", under_a_file, text.string()});
-  expect_cli("B50", {"train", text.string(), "-o", under_a_file, "--vocab-size", "270"});
+  expect_cli("B45", {"train-tokenizer", "--vocab-size", "270", "-o", under_a_file, text.string()});
+  expect_cli("B45", {"train", text.string(), "-o", under_a_file, "--vocab-size", "270"});
   // Before the text is read: a text that does not exist is not what is said.
-  expect_cli("B50", {"train-tokenizer", "-o", under_a_file, (dir.path() / "missing.txt").string()});
-  expect_cli("B50", {"train", (dir.path() / "missing.txt").string(), "-o", under_a_file});
+  expect_cli("B45", {"train-tokenizer", "-o", under_a_file, (dir.path() / "missing.txt").string()});
+  expect_cli("B45", {"train", (dir.path() / "missing.txt").string(), "-o", under_a_file});
   if (::geteuid() == 0) return;   // root writes anywhere: a read-only folder is no test
   const fs::path read_only = dir.path() / "read-only";
   fs::create_directories(read_only);
@@ -257,12 +257,12 @@ TEST(BadInputCli, B50_UnwritableOutput) {
   EXPECT_NE(r.err.find("cannot write to"), std::string::npos) << r.err;
 }
 
-TEST(BadInputCli, B51_SpecialFileAsText) {
+TEST(BadInputCli, B46_SpecialFileAsText) {
   if (!has_cli()) return;
   TempDir dir;
-  expect_cli("B51", {"train-tokenizer", "-o", (dir.path() / "out").string(), "/dev/null"});
-  expect_cli("B51", {"train", "/dev/null", "-o", (dir.path() / "model").string()});
-  expect_cli("B51", {"evaluate", "-m", test::fixture_dir("gpt2-f32").string(), "/dev/zero"});
+  expect_cli("B46", {"train-tokenizer", "-o", (dir.path() / "out").string(), "/dev/null"});
+  expect_cli("B46", {"train", "/dev/null", "-o", (dir.path() / "model").string()});
+  expect_cli("B46", {"evaluate", "-m", test::fixture_dir("gpt2-f32").string(), "/dev/zero"});
   const fs::path fifo = dir.path() / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const auto r = run_cli({"train-tokenizer", "-o", (dir.path() / "out").string(), fifo.string()});
@@ -276,7 +276,7 @@ TEST(BadInputCli, B51_SpecialFileAsText) {
 
 #ifdef GLASSBOX_TEST_TRAINING
 // A checkpoint whose weights hold a NaN: the file is damaged, not the learning rate too high.
-TEST(BadInputCli, B52_NaNInACheckpoint) {
+TEST(BadInputCli, B47_NaNInACheckpoint) {
   TempDir dir;
   TrainingSettings s;
   s.n_layer = 1;
@@ -294,7 +294,7 @@ TEST(BadInputCli, B52_NaNInACheckpoint) {
   values[values.size() / 2] = NAN;
   trainer.set_parameter(name, values);
   trainer.save_checkpoint(dir.path() / "checkpoint.safetensors");
-  expect_cpp<ModelFormatError>("B52", [&] { Trainer::from_checkpoint(dir.path() / "checkpoint.safetensors"); });
+  expect_cpp<ModelFormatError>("B47", [&] { Trainer::from_checkpoint(dir.path() / "checkpoint.safetensors"); });
 
   if (!has_cli()) return;   // the CLI: a run paused after a step, then its checkpoint damaged
   const fs::path text = dir.path() / "text.txt", out = dir.path() / "model";
@@ -343,7 +343,7 @@ TEST(BadInputCli, B52_NaNInACheckpoint) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("has a non-finite value (infinity)"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("--lr"), std::string::npos) << r.err;
-  expect_cli("B52", resume);
+  expect_cli("B47", resume);
 }
 #endif
 

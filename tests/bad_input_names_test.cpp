@@ -19,16 +19,16 @@ using test::edit_config;
 using test::expect_cli;
 using test::expect_cpp;
 
-TEST(BadInput, B67_NonAsciiNameInAMessage) {
+TEST(BadInput, B60_NonAsciiNameInAMessage) {
   BrokenModel m([](const auto& dir) { edit_config(dir, "model_type", "ll\xC3\xA4ma"); });
-  expect_cli("B67", {"forward", "-m", m.path(), "--tokens", "1"});
-  expect_cpp<ModelFormatError>("B67", [&] { Model::load(m.path()); });
+  expect_cli("B60", {"forward", "-m", m.path(), "--tokens", "1"});
+  expect_cpp<ModelFormatError>("B60", [&] { Model::load(m.path()); });
 }
 
-TEST(BadInput, B72_NulInANameInAMessage) {
+TEST(BadInput, B65_NulInANameInAMessage) {
   BrokenModel m([](const auto& dir) { edit_config(dir, "model_type", std::string("ll\0ama", 6)); });
-  expect_cli("B72", {"forward", "-m", m.path(), "--tokens", "1"});
-  expect_cpp<ModelFormatError>("B72", [&] { Model::load(m.path()); });
+  expect_cli("B65", {"forward", "-m", m.path(), "--tokens", "1"});
+  expect_cpp<ModelFormatError>("B65", [&] { Model::load(m.path()); });
 }
 
 }   // namespace

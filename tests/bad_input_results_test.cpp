@@ -234,39 +234,10 @@ class SparseModel {
  public:
   SparseModel(std::int64_t V, std::int64_t C) {
     const std::int64_t P = 16;
-    const std::vector<std::pair<std::string, std::vector<std::int64_t>>> tensors = {
-        {"wte.weight", {V, C}},
-        {"wpe.weight", {P, C}},
-        {"h.0.ln_1.weight", {C}},
-        {"h.0.ln_1.bias", {C}},
-        {"h.0.attn.c_attn.weight", {C, 3 * C}},
-        {"h.0.attn.c_attn.bias", {3 * C}},
-        {"h.0.attn.c_proj.weight", {C, C}},
-        {"h.0.attn.c_proj.bias", {C}},
-        {"h.0.ln_2.weight", {C}},
-        {"h.0.ln_2.bias", {C}},
-        {"h.0.mlp.c_fc.weight", {C, 4 * C}},
-        {"h.0.mlp.c_fc.bias", {4 * C}},
-        {"h.0.mlp.c_proj.weight", {4 * C, C}},
-        {"h.0.mlp.c_proj.bias", {C}},
-        {"ln_f.weight", {C}},
-        {"ln_f.bias", {C}}};
-    nlohmann::json header = nlohmann::json::object();
-    std::uint64_t offset = 0;
-    for (const auto& [name, shape] : tensors) {
-      std::uint64_t n = 2;
-      for (auto d : shape) n *= std::uint64_t(d);
-      header[name] = {{"dtype", "F16"}, {"shape", shape}, {"data_offsets", {offset, offset + n}}};
-      offset += n;
-    }
-    std::string text = header.dump();
-    text.resize((text.size() + 7) / 8 * 8, ' ');
-    std::string file(8, '\0');
-    const std::uint64_t n = text.size();
-    std::memcpy(file.data(), &n, 8);
-    file += text;
+    std::uint64_t data_bytes = 0;
+    const std::string file = test::f16_header(test::one_layer_gpt2_shapes(V, C, P), &data_bytes);
     test::write_file(dir_.path() / "model.safetensors", file);
-    EXPECT_EQ(truncate((dir_.path() / "model.safetensors").c_str(), off_t(file.size() + offset)), 0);
+    EXPECT_EQ(truncate((dir_.path() / "model.safetensors").c_str(), off_t(file.size() + data_bytes)), 0);
     test::write_file(
         dir_.path() / "config.json",
         nlohmann::json{

@@ -92,45 +92,13 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, LoadMemoryTest, ::testing::ValuesIn(test::model_fixtures()),
                          test::fixture_test_name);
 
-// The 8-byte length and the header of an F16 GPT-2 file with these shapes (no data).
-std::string f16_header(const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& tensors) {
-  nlohmann::json j = nlohmann::json::object();
-  std::uint64_t offset = 0;
-  for (const auto& [name, shape] : tensors) {
-    std::uint64_t n = 2;
-    for (auto d : shape) n *= std::uint64_t(d);
-    j[name] = {{"dtype", "F16"}, {"shape", shape}, {"data_offsets", {offset, offset + n}}};
-    offset += n;
-  }
-  const std::string text = j.dump();
-  std::string header(8, '\0');
-  const std::uint64_t n = text.size();
-  std::memcpy(header.data(), &n, 8);
-  return header + text;
-}
-
 // A header promising far more than a WebAssembly heap holds is measured without its data; broken
 // headers and tensors that do not fit the config are the loader's errors.
 TEST(LoadMemory, FromTheHeaderAloneWithTheLoadersErrors) {
   const std::int64_t V = 4'000'000, C = 256, P = 16;
   const std::string config = R"({"model_type": "gpt2", "vocab_size": 4000000, "n_positions": 16, "n_embd": 256,
                                  "n_layer": 1, "n_head": 1})";
-  const std::string header = f16_header({{"wte.weight", {V, C}},
-                                         {"wpe.weight", {P, C}},
-                                         {"h.0.ln_1.weight", {C}},
-                                         {"h.0.ln_1.bias", {C}},
-                                         {"h.0.attn.c_attn.weight", {C, 3 * C}},
-                                         {"h.0.attn.c_attn.bias", {3 * C}},
-                                         {"h.0.attn.c_proj.weight", {C, C}},
-                                         {"h.0.attn.c_proj.bias", {C}},
-                                         {"h.0.ln_2.weight", {C}},
-                                         {"h.0.ln_2.bias", {C}},
-                                         {"h.0.mlp.c_fc.weight", {C, 4 * C}},
-                                         {"h.0.mlp.c_fc.bias", {4 * C}},
-                                         {"h.0.mlp.c_proj.weight", {4 * C, C}},
-                                         {"h.0.mlp.c_proj.bias", {C}},
-                                         {"ln_f.weight", {C}},
-                                         {"ln_f.bias", {C}}});
+  const std::string header = test::f16_header(test::one_layer_gpt2_shapes(V, C, P));
   // The embedding twice in F32 (its rows, the LM head's packed copy) and once as it is in the file
   // (F16, gathered whole before it is converted); then the block's matrices and the small arrays,
   // a few MB.

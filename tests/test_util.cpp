@@ -1,6 +1,7 @@
 #include <algorithm>
 #include "test_util.h"
 
+#include <cstring>
 #include <fstream>
 #include <malloc.h>
 #include <random>
@@ -94,6 +95,43 @@ std::string make_safetensors(const std::vector<RawTensor>& tensors) {
 
 RawTensor f32_tensor(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& values) {
   return {name, "F32", std::move(shape), std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4)};
+}
+
+TensorShapes one_layer_gpt2_shapes(std::int64_t V, std::int64_t C, std::int64_t P) {
+  return {{"wte.weight", {V, C}},
+          {"wpe.weight", {P, C}},
+          {"h.0.ln_1.weight", {C}},
+          {"h.0.ln_1.bias", {C}},
+          {"h.0.attn.c_attn.weight", {C, 3 * C}},
+          {"h.0.attn.c_attn.bias", {3 * C}},
+          {"h.0.attn.c_proj.weight", {C, C}},
+          {"h.0.attn.c_proj.bias", {C}},
+          {"h.0.ln_2.weight", {C}},
+          {"h.0.ln_2.bias", {C}},
+          {"h.0.mlp.c_fc.weight", {C, 4 * C}},
+          {"h.0.mlp.c_fc.bias", {4 * C}},
+          {"h.0.mlp.c_proj.weight", {4 * C, C}},
+          {"h.0.mlp.c_proj.bias", {C}},
+          {"ln_f.weight", {C}},
+          {"ln_f.bias", {C}}};
+}
+
+std::string f16_header(const TensorShapes& tensors, std::uint64_t* data_bytes) {
+  nlohmann::json j = nlohmann::json::object();
+  std::uint64_t offset = 0;
+  for (const auto& [name, shape] : tensors) {
+    std::uint64_t n = 2;
+    for (auto d : shape) n *= std::uint64_t(d);
+    j[name] = {{"dtype", "F16"}, {"shape", shape}, {"data_offsets", {offset, offset + n}}};
+    offset += n;
+  }
+  std::string text = j.dump();
+  text.resize((text.size() + 7) / 8 * 8, ' ');
+  std::string header(8, '\0');
+  const std::uint64_t n = text.size();
+  std::memcpy(header.data(), &n, 8);
+  if (data_bytes) *data_bytes = offset;
+  return header + text;
 }
 
 TempDir::TempDir() {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace glassbox::test {
@@ -41,6 +42,14 @@ std::string make_safetensors(const std::vector<RawTensor>& tensors);
 // A file with this exact header JSON text followed by `data` (for malformed headers).
 std::string make_safetensors_raw(const std::string& header, const std::string& data);
 RawTensor f32_tensor(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& values);
+
+// Tensors by name and shape, for headers written without their data.
+using TensorShapes = std::vector<std::pair<std::string, std::vector<std::int64_t>>>;
+// A one-layer GPT-2's tensors: V tokens, C wide, P positions.
+TensorShapes one_layer_gpt2_shapes(std::int64_t V, std::int64_t C, std::int64_t P);
+// The 8-byte length and the header (padded to 8 bytes) of an F16 safetensors file holding these
+// tensors back to back, without their data; *data_bytes: how many bytes of data it promises.
+std::string f16_header(const TensorShapes& tensors, std::uint64_t* data_bytes = nullptr);
 
 // A fresh directory under the system temp dir, removed on destruction.
 class TempDir {

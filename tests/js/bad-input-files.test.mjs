@@ -78,19 +78,19 @@ function readers(file) {
 const FILES = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
 
 test(
-  'B75: a FIFO as any file of the model directory is not a regular file, and nothing waits for a writer',
+  'B66: a FIFO as any file of the model directory is not a regular file, and nothing waits for a writer',
   { timeout: 60_000 },
   async () => {
     for (const file of FILES) {
       const { dir, path } = modelWith(file, fifo);
       for (const [how, load] of readers(file))
-        await expectRow('B75', load(dir), path).catch((e) => assert.fail(`${how}: ${e.message}`));
+        await expectRow('B66', load(dir), path).catch((e) => assert.fail(`${how}: ${e.message}`));
     }
   },
 );
 
 test(
-  'B76: a device (/dev/zero, /dev/urandom) as any file of the model directory is not a regular file',
+  'B67: a device (/dev/zero, /dev/urandom) as any file of the model directory is not a regular file',
   { timeout: 60_000 },
   async () => {
     for (const file of FILES) {
@@ -98,23 +98,23 @@ test(
         const { dir, path } = modelWith(file, (p) => symlinkSync(device, p));
         const rss = process.memoryUsage().rss;
         for (const [how, load] of readers(file))
-          await expectRow('B76', load(dir), path).catch((e) => assert.fail(`${how}, ${device}: ${e.message}`));
+          await expectRow('B67', load(dir), path).catch((e) => assert.fail(`${how}, ${device}: ${e.message}`));
         assert.ok(process.memoryUsage().rss - rss < 256 * MB, `${file} -> ${device}: nothing of it was read`);
       }
     }
   },
 );
 
-test('B77: a directory as any file of the model directory is not a regular file', { timeout: 60_000 }, async () => {
+test('B68: a directory as any file of the model directory is not a regular file', { timeout: 60_000 }, async () => {
   for (const file of FILES) {
     const { dir, path } = modelWith(file, (p) => mkdirSync(p));
     for (const [how, load] of readers(file))
-      await expectRow('B77', load(dir), path).catch((e) => assert.fail(`${how}: ${e.message}`));
+      await expectRow('B68', load(dir), path).catch((e) => assert.fail(`${how}: ${e.message}`));
   }
 });
 
 test(
-  'B78: a 1.5 GB (sparse) vocab.json, or a 65 MB merges.txt, is refused by its size before it is read',
+  'B69: a 1.5 GB (sparse) vocab.json, or a 65 MB merges.txt, is refused by its size before it is read',
   { timeout: 60_000 },
   async () => {
     for (const [file, bytes] of [
@@ -124,7 +124,7 @@ test(
       const { dir, path } = modelWith(file, sparse(bytes));
       const rss = process.memoryUsage().rss;
       for (const [how, load] of readers(file))
-        await expectRow('B78', load(dir), `${path}: is ${bytes} bytes`).catch((e) =>
+        await expectRow('B69', load(dir), `${path}: is ${bytes} bytes`).catch((e) =>
           assert.fail(`${how}: ${e.message}`),
         );
       assert.ok(process.memoryUsage().rss - rss < 256 * MB, `${file}: nothing of it was read`);
@@ -133,31 +133,31 @@ test(
 );
 
 test(
-  'B79: a config.json over 1 MB (sparse, 2 MB) is refused by its size before it is read',
+  'B70: a config.json over 1 MB (sparse, 2 MB) is refused by its size before it is read',
   { timeout: 60_000 },
   async () => {
     const { dir, path } = modelWith('config.json', sparse(2 * MB));
     for (const [how, load] of readers('config.json'))
-      await expectRow('B79', load(dir), `${path}: is ${2 * MB} bytes`).catch((e) =>
+      await expectRow('B70', load(dir), `${path}: is ${2 * MB} bytes`).catch((e) =>
         assert.fail(`${how}: ${e.message}`),
       );
   },
 );
 
 test(
-  'B79: a config.json that holds more than its size says is read no further than the cap',
+  'B70: a config.json that holds more than its size says is read no further than the cap',
   { timeout: 60_000 },
   async () => {
     // /proc/self/pagemap: a regular file whose size is 0, and which reads on for gigabytes (8 bytes
     // per page of the reader's address space), as a file that grows while it is read would
     const { dir, path } = modelWith('config.json', (p) => symlinkSync('/proc/self/pagemap', p));
     for (const [how, load] of readers('config.json'))
-      await expectRow('B79', load(dir), `${path}: is at least `).catch((e) => assert.fail(`${how}: ${e.message}`));
+      await expectRow('B70', load(dir), `${path}: is at least `).catch((e) => assert.fail(`${how}: ${e.message}`));
   },
 );
 
 test(
-  'B80: a Blob or buffer given as vocab, merges or config over its cap is refused before it is read',
+  'B71: a Blob or buffer given as vocab, merges or config over its cap is refused before it is read',
   { timeout: 60_000 },
   async () => {
     const big = join(root, 'big');
@@ -173,25 +173,25 @@ test(
     const buffer = new ArrayBuffer(65 * MB);
     for (const worker of [false, true]) {
       await expectRow(
-        'B80',
+        'B71',
         loadModel({ ...files, vocab: blob }, { worker }),
         `"vocab" (vocab.json): is ${65 * MB} bytes`,
       );
       await expectRow(
-        'B80',
+        'B71',
         loadModel({ ...files, merges: buffer }, { worker }),
         `"merges" (merges.txt): is ${65 * MB} bytes`,
       );
       await expectRow(
-        'B80',
+        'B71',
         loadModel({ ...files, config: new Uint8Array(2 * MB) }, { worker }),
         '"config" (config.json)',
       );
-      await expectRow('B80', estimateModel({ ...files, config: blob }, { worker }), '"config" (config.json)');
+      await expectRow('B71', estimateModel({ ...files, config: blob }, { worker }), '"config" (config.json)');
     }
-    await expectRow('B80', loadTokenizer({ vocab: blob, merges: files.merges }), '"vocab" (vocab.json)');
+    await expectRow('B71', loadTokenizer({ vocab: blob, merges: files.merges }), '"vocab" (vocab.json)');
     await expectRow(
-      'B80',
+      'B71',
       loadTokenizer({ vocab: files.vocab, merges: new Uint8Array(buffer) }),
       '"merges" (merges.txt)',
     );
@@ -233,26 +233,26 @@ after(() => {
 });
 
 test(
-  'B81: a download of vocab.json announcing more than 64 MB is refused by its Content-Length',
+  'B72: a download of vocab.json announcing more than 64 MB is refused by its Content-Length',
   { timeout: 60_000 },
   async () => {
     const url = `${base}/announced/vocab.json`;
     for (const worker of [false, true])
-      await expectRow('B81', loadModel(`${base}/announced/`, { worker }), `${url}: is ${65 * MB} bytes`);
-    await expectRow('B81', loadTokenizer(`${base}/announced/`), `${url}: is ${65 * MB} bytes`);
+      await expectRow('B72', loadModel(`${base}/announced/`, { worker }), `${url}: is ${65 * MB} bytes`);
+    await expectRow('B72', loadTokenizer(`${base}/announced/`), `${url}: is ${65 * MB} bytes`);
   },
 );
 
 test(
-  'B82: a download without a length is refused once it passes the cap, without reading the rest',
+  'B73: a download without a length is refused once it passes the cap, without reading the rest',
   { timeout: 60_000 },
   async () => {
     for (const worker of [false, true]) {
-      await expectRow('B82', loadModel(`${base}/streamed/`, { worker }), `${base}/streamed/config.json`);
-      await expectRow('B82', estimateModel(`${base}/streamed/`, { worker }), `${base}/streamed/config.json`);
+      await expectRow('B73', loadModel(`${base}/streamed/`, { worker }), `${base}/streamed/config.json`);
+      await expectRow('B73', estimateModel(`${base}/streamed/`, { worker }), `${base}/streamed/config.json`);
     }
     const rss = process.memoryUsage().rss;
-    await expectRow('B82', loadTokenizer(`${base}/streamed/`), `${base}/streamed/vocab.json`);
+    await expectRow('B73', loadTokenizer(`${base}/streamed/`), `${base}/streamed/vocab.json`);
     assert.ok(process.memoryUsage().rss - rss < 512 * MB, 'the endless vocab.json was not held');
   },
 );
