@@ -35,42 +35,51 @@ inline val js_text(const char* utf8, std::size_t size) {
 }
 inline val js_text(const std::string& utf8) { return js_text(utf8.data(), utf8.size()); }
 
+// The message of the C++ exception being handled, kept past its end (see guarded): a copy in a
+// fixed buffer, cut at the start of a character when long. Out of line, as one copy of the code
+// serves every binding's guarded().
+struct KeptError {
+  const char* name;
+  char message[4096];
+  std::size_t length;
+};
+inline KeptError kept_error;
+[[gnu::noinline]] inline void keep_error(const char* name, const char* what) {
+  kept_error.name = name;
+  std::size_t length = std::strlen(what);
+  if (length >= sizeof kept_error.message) {
+    length = sizeof kept_error.message - 1;
+    while (length > 0 && (static_cast<unsigned char>(what[length]) & 0xC0) == 0x80) --length;
+  }
+  std::memcpy(kept_error.message, what, length);
+  kept_error.length = length;
+}
+// Throws the kept error as the JS error of its kind (errors.mjs), its message decoded as the UTF-8
+// it is (a name like "lläma" in it stays one).
+[[noreturn, gnu::noinline]] inline void throw_kept_error() {
+  val::module_property("errors")[kept_error.name].new_(js_text(kept_error.message, kept_error.length)).throw_();
+  __builtin_unreachable();
+}
+
 // Runs f; a C++ exception becomes the JS error of its kind, with the library's message (a rejected
-// promise once it reaches the async API), decoded as the UTF-8 it is (a name like "lläma" in it
-// stays one). The JS error is thrown after the C++ exception is done
+// promise once it reaches the async API). The JS error is thrown after the C++ exception is done
 // with, outside any catch block and past no C++ object that needs freeing, so nothing is left
 // behind whether or not a JS throw runs C++ cleanups on its way out (Emscripten's JS-based
-// exceptions ran none). Hence the message's copy in a fixed buffer (long messages are cut, at
-// the start of a character).
+// exceptions ran none). Hence the message's copy (keep_error).
 template <typename F>
 auto guarded(F&& f) -> decltype(f()) {
-  static char message[4096];
-  static std::size_t length;
-  const char* name;
-  auto keep = [](const char* what) {
-    length = std::strlen(what);
-    if (length >= sizeof message) {
-      length = sizeof message - 1;
-      while (length > 0 && (static_cast<unsigned char>(what[length]) & 0xC0) == 0x80) --length;
-    }
-    std::memcpy(message, what, length);
-  };
   try {
     return f();
   } catch (const ModelFormatError& e) {
-    name = "ModelFormatError";
-    keep(e.what());
+    keep_error("ModelFormatError", e.what());
   } catch (const InvalidArgument& e) {
-    name = "InvalidArgumentError";
-    keep(e.what());
+    keep_error("InvalidArgumentError", e.what());
   } catch (const std::bad_alloc&) {
-    name = "OutOfMemoryError";
-    keep("out of WebAssembly memory (a thread's heap holds at most 4 GB)");
+    keep_error("OutOfMemoryError", "out of WebAssembly memory (a thread's heap holds at most 4 GB)");
   } catch (const std::exception& e) {
-    name = "GlassboxError";
-    keep(e.what());
+    keep_error("GlassboxError", e.what());
   }
-  val::module_property("errors")[name].new_(js_text(message, length)).throw_();
+  throw_kept_error();
 }
 
 inline std::vector<std::int32_t> ids_from_js(const val& array) {

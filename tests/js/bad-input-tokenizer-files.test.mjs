@@ -41,7 +41,10 @@ const cases = [
 
 test('the tokenizer entry refuses each row as the CLI does', async () => {
   for (const [id, change] of cases)
-    await expectReject(id, loadTokenizer({ vocab: change.vocab ?? files.vocab, merges: change.merges ?? files.merges }));
+    await expectReject(
+      id,
+      loadTokenizer({ vocab: change.vocab ?? files.vocab, merges: change.merges ?? files.merges }),
+    );
 });
 
 for (const worker of [false, true]) {
