@@ -263,6 +263,7 @@ TEST(BadInputCli, B46_SpecialFileAsText) {
   expect_cli("B46", {"train-tokenizer", "-o", (dir.path() / "out").string(), "/dev/null"});
   expect_cli("B46", {"train", "/dev/null", "-o", (dir.path() / "model").string()});
   expect_cli("B46", {"evaluate", "-m", test::fixture_dir("gpt2-f32").string(), "/dev/zero"});
+  expect_cli("B46", {"forward", "-m", test::fixture_dir("gpt2-f32").string(), "--batch", "/dev/zero"});
   const fs::path fifo = dir.path() / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const auto r = run_cli({"train-tokenizer", "-o", (dir.path() / "out").string(), fifo.string()});

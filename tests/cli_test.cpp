@@ -247,7 +247,7 @@ TEST(Cli, ForwardBatchPrintsEachSequencesLogits) {
   std::ofstream(file) << "[]";
   expect_error({"forward", "-m", model("gpt2-f32"), "--batch", file}, "the batch holds no sequences");
   expect_error({"forward", "-m", model("gpt2-f32"), "--batch", (dir.path() / "missing.json").string()},
-               "cannot read the batch file");
+               "missing.json: no such file or folder");
   const auto both = run_cli({"forward", "-m", model("gpt2-f32"), "--batch", file, "--tokens", "1"});
   EXPECT_EQ(both.exit_code, 2);   // usage: --batch excludes a prompt
 }

@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <span>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "glassbox/error.h"
+#include "glassbox/quoted.h"
 #include "glassbox/tokenizer.h"
+#include "text_files.h"
 
 using namespace glassbox;
 
@@ -50,11 +50,16 @@ class JsonWriter {
   std::string out_;
 };
 
-// FILE holds a JSON array of token-id arrays, e.g. [[464, 2068], [15496]].
+// FILE holds a JSON array of token-id arrays, e.g. [[464, 2068], [15496]]: a regular file (a FIFO
+// or /dev/zero would never end) of at most kMaxBatchFileBytes, read before any work.
+constexpr std::uintmax_t kMaxBatchFileBytes = 512u << 20;
 std::vector<std::vector<std::int32_t>> read_batch(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InvalidArgument("cannot read the batch file " + file);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::error_code ec;
+  if (const std::uintmax_t size = std::filesystem::file_size(file, ec);
+      !ec && std::filesystem::is_regular_file(file) && size > kMaxBatchFileBytes)
+    throw InvalidArgument(file + ": is " + std::to_string(size) + " bytes, more than the " +
+                          std::to_string(kMaxBatchFileBytes) + " a batch file may have: split it");
+  const std::string text = read_text(file);
   const std::string expected = ": expected a JSON array of token-id arrays, e.g. [[464, 2068], [15496]]";
   nlohmann::json j;
   try {
@@ -228,8 +233,8 @@ int run_forward_batch(const std::string& model_dir, const LoadOptions& load, con
 std::vector<float> parse_head_mask(const std::string& text, const ModelConfig& c) {
   if (text.empty()) return {};
   const auto malformed = [&] {
-    return InvalidArgument("--head-mask must be layer:head pairs separated by commas, like 0:3,5:1, got \"" + text +
-                           "\"");
+    return InvalidArgument("--head-mask must be layer:head pairs separated by commas, like 0:3,5:1, got " +
+                           quote_text(text));
   };
   std::vector<std::array<int, 2>> heads;
   const char* p = text.data();
