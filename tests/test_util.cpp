@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <algorithm>
 #include "test_util.h"
 
@@ -148,6 +149,32 @@ TempDir::~TempDir() {
 void copy_fixture(const std::string& name, const std::filesystem::path& dir) {
   for (const char* f : {"config.json", "model.safetensors"})
     std::filesystem::copy_file(fixture_dir(name) / f, dir / f, std::filesystem::copy_options::overwrite_existing);
+}
+
+std::string shard_index_json(const std::vector<std::pair<std::string, std::string>>& weight_map) {
+  nlohmann::json map = nlohmann::json::object();
+  for (const auto& [name, file] : weight_map) map[name] = file;
+  return nlohmann::json{{"metadata", {{"total_size", 0}}}, {"weight_map", map}}.dump(2);
+}
+
+std::vector<std::string> write_sharded_fixture(const std::string& name, const std::filesystem::path& dir, int shards) {
+  std::filesystem::copy_file(fixture_dir(name) / "config.json", dir / "config.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::vector<RawTensor> tensors = read_tensors(fixture_dir(name) / "model.safetensors");
+  std::vector<std::string> names;
+  std::vector<std::pair<std::string, std::string>> weight_map;
+  const std::size_t per = (tensors.size() + shards - 1) / shards;
+  for (int i = 0; i < shards; ++i) {
+    char file[64];
+    std::snprintf(file, sizeof file, "model-%05d-of-%05d.safetensors", i + 1, shards);
+    const auto first = tensors.begin() + std::min(tensors.size(), i * per);
+    const std::vector<RawTensor> part(first, tensors.begin() + std::min(tensors.size(), (i + 1) * per));
+    for (const RawTensor& t : part) weight_map.emplace_back(t.name, file);
+    write_file(dir / file, make_safetensors(part));
+    names.push_back(file);
+  }
+  write_file(dir / "model.safetensors.index.json", shard_index_json(weight_map));
+  return names;
 }
 
 namespace {

@@ -65,6 +65,14 @@ class TempDir {
 // Copies a fixture's config.json and model.safetensors into `dir`.
 void copy_fixture(const std::string& name, const std::filesystem::path& dir);
 
+// A fixture's config.json, and its model.safetensors as a sharded checkpoint in `dir`: the tensors
+// in name order dealt into `shards` runs of about equal count, written as
+// model-0000i-of-0000n.safetensors with model.safetensors.index.json, as transformers'
+// save_pretrained writes a checkpoint larger than max_shard_size. Returns the shards' names.
+std::vector<std::string> write_sharded_fixture(const std::string& name, const std::filesystem::path& dir, int shards);
+// The index text for this weight map (tensor name -> shard file name).
+std::string shard_index_json(const std::vector<std::pair<std::string, std::string>>& weight_map);
+
 struct CommandResult {
   int exit_code;
   std::string out;

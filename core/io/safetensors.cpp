@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "glassbox/error.h"
+#include "io/json_depth.h"
 #include "io/mapped_file.h"
 
 namespace glassbox {
@@ -48,9 +49,9 @@ const DTypeEntry& entry_of(DType dtype) {
 // takes ~10x its text in memory, and the browser's WASM heap is small.
 constexpr std::uint64_t kMaxHeaderBytes = 16u << 20;
 
-// A header is at most 3 levels deep: {"name": {"shape": [..]}}. Checked on the raw text before
-// parsing, so that "[[[[...]]]]" cannot make the parser build millions of nested values.
-bool nests_too_deep(std::string_view text) {
+}   // namespace
+
+bool json_nests_deeper(std::string_view text, int levels) {
   int depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -63,13 +64,15 @@ bool nests_too_deep(std::string_view text) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
-      if (++depth > 3) return true;
+      if (++depth > levels) return true;
     } else if (c == '}' || c == ']') {
       --depth;
     }
   }
   return false;
 }
+
+namespace {
 
 // A non-negative integer that fits in int64, or an error naming `what`.
 std::int64_t as_size(const nlohmann::json& v, const std::string& source, const std::string& what) {
@@ -137,6 +140,7 @@ SafeTensors SafeTensors::open(const std::filesystem::path& path) {
 }
 
 void SafeTensors::drop_pages(const TensorInfo& tensor) const {
+  if (shards_) (*shards_)[static_cast<std::size_t>(tensor.shard)].drop_pages(tensor);
   if (mapped_) mapped_->drop_pages(tensor.bytes);
 }
 
@@ -172,7 +176,8 @@ SafeTensors SafeTensors::parse_layout(std::span<const std::byte> bytes, std::opt
     throw ModelFormatError(source, "header length " + std::to_string(header_len) + " exceeds the 16 MB limit");
   const auto* header_begin = reinterpret_cast<const char*>(bytes.data() + 8);
   if (header_len == 0 || header_begin[0] != '{') throw ModelFormatError(source, "header is not a JSON object");
-  if (nests_too_deep(std::string_view(header_begin, header_len)))
+  // A header is at most 3 levels deep: {"name": {"shape": [..]}}.
+  if (json_nests_deeper(std::string_view(header_begin, header_len), 3))
     throw ModelFormatError(source, "header nests deeper than {\"name\": {\"shape\": [...]}}");
   nlohmann::json header;
   std::set<std::string> names;
@@ -225,9 +230,12 @@ SafeTensors SafeTensors::parse_layout(std::span<const std::byte> bytes, std::opt
   if (file_size && expected != data_size)
     throw ModelFormatError(st.source_,
                            std::to_string(data_size - expected) + " bytes after the last tensor belong to no tensor");
-  std::sort(st.tensors_.begin(), st.tensors_.end(),
-            [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
+  sort_by_name(st.tensors_);
   return st;
+}
+
+void SafeTensors::sort_by_name(std::vector<TensorInfo>& tensors) {
+  std::sort(tensors.begin(), tensors.end(), [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
 }
 
 const TensorInfo* SafeTensors::find(std::string_view name) const {

@@ -67,11 +67,14 @@ class Loader {
     return {m.packed, m.q, m.d, m.N, m.K};
   }
 
-  // The jobs in the order of the tensors' bytes (offsets tile the data section: safetensors.cpp).
+  // The jobs in the order of the tensors' bytes (offsets tile the data section: safetensors.cpp),
+  // shard after shard.
   std::vector<TensorJob> jobs_in_file_order() const {
     std::vector<TensorJob> jobs = jobs_;
-    std::stable_sort(jobs.begin(), jobs.end(),
-                     [](const TensorJob& a, const TensorJob& b) { return a.tensor->offset < b.tensor->offset; });
+    std::stable_sort(jobs.begin(), jobs.end(), [](const TensorJob& a, const TensorJob& b) {
+      return a.tensor->shard != b.tensor->shard ? a.tensor->shard < b.tensor->shard
+                                                : a.tensor->offset < b.tensor->offset;
+    });
     return jobs;
   }
 
@@ -135,7 +138,7 @@ class Loader {
   bool in_place(const TensorInfo& t) const {
     if (t.dtype != DType::F32) return false;
     const std::uint64_t address =
-        t.bytes.empty() ? file_.data_start() + t.offset : reinterpret_cast<std::uintptr_t>(t.bytes.data());
+        t.bytes.empty() ? file_.data_start(t) + t.offset : reinterpret_cast<std::uintptr_t>(t.bytes.data());
     return address % alignof(float) == 0;
   }
 
@@ -293,7 +296,7 @@ LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file,
     bool source_in_place;
     if (source == WeightSource::Kept) {
       const std::uint64_t address =
-          t.bytes.empty() ? file.data_start() + t.offset : reinterpret_cast<std::uintptr_t>(t.bytes.data());
+          t.bytes.empty() ? file.data_start(t) + t.offset : reinterpret_cast<std::uintptr_t>(t.bytes.data());
       source_in_place = f32_in_place(t.dtype, address);
     } else {   // gathered in the 64-aligned staging buffer, unless it streams into its rows
       source_in_place = t.dtype == DType::F32;

@@ -106,7 +106,8 @@ struct LoadOptions {
 
 class Model {
  public:
-  // Loads a Hugging Face model directory: config.json + model.safetensors (memory-mapped).
+  // Loads a Hugging Face model directory: config.json + model.safetensors, or else the shards that
+  // model.safetensors.index.json names (memory-mapped, joined into one set: SafeTensors::join).
   // Throws ModelFormatError naming the file and the problem.
   static Model load(const std::filesystem::path& dir, const LoadOptions& options = {});
   // The same from a parsed config.json text and an already opened weights file.
@@ -120,6 +121,11 @@ class Model {
   // before it reads the rest: the WebAssembly build refuses a model its 4 GB heap cannot hold.
   // Throws as ModelLoader does for a bad header or tensors that do not fit the config.
   static std::uint64_t load_memory(const std::string& config_json, std::span<const std::byte> weights_prefix,
+                                   const LoadOptions& options = {});
+  // The same for a sharded checkpoint: model.safetensors.index.json's text and each shard's start
+  // through its header, in the order of ShardIndex::files.
+  static std::uint64_t load_memory(const std::string& config_json, const std::string& index_json,
+                                   std::span<const std::span<const std::byte>> shard_prefixes,
                                    const LoadOptions& options = {});
 
   Model(Model&&) noexcept;
@@ -176,9 +182,10 @@ class Model {
   friend class ModelLoader;
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
-  // load() in WebAssembly: the file read in pieces into a ModelLoader.
+  // load() in WebAssembly: the file (or each shard in turn) read in pieces into a ModelLoader.
   static Model load_streaming(const std::string& config_json, const std::string& config_source,
-                              const std::filesystem::path& path, const LoadOptions& options);
+                              const std::vector<std::filesystem::path>& paths, const std::string& index_json,
+                              const std::string& index_source, const LoadOptions& options);
   // A model of weights loaded elsewhere (ModelLoader's).
   static Model from_weights(const std::string& config_json, ModelConfig config, Quantization quantization,
                             ModelWeights&& weights);

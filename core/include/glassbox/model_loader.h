@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "glassbox/model.h"
 
@@ -27,6 +28,8 @@ namespace glassbox {
 struct ModelFileNames {
   std::string config = "config.json";
   std::string weights = "model.safetensors";
+  std::string index = "model.safetensors.index.json";   // a sharded checkpoint's
+  std::vector<std::string> shards;                      // its shards (empty: as the index names them)
 };
 
 class ModelLoader {
@@ -43,13 +46,23 @@ class ModelLoader {
   // sha256: also hash the bytes as they pass (sha256_hex()).
   ModelLoader(const std::string& config_json, std::span<const std::byte> header, const LoadOptions& options = {},
               bool sha256 = false, const ModelFileNames& names = {});
+  // A sharded checkpoint: model.safetensors.index.json's text and each shard's first bytes through
+  // its header, in the order of ShardIndex::files. The bytes then come as one stream, the shards'
+  // whole files one after the other in that order, each tensor converted as soon as it is whole.
+  // The index is checked against the headers here (SafeTensors::join), before any data is read.
+  ModelLoader(const std::string& config_json, const std::string& index_json,
+              std::span<const std::span<const std::byte>> headers, const LoadOptions& options = {}, bool sha256 = false,
+              const ModelFileNames& names = {});
   ModelLoader(ModelLoader&&) noexcept;
   ModelLoader& operator=(ModelLoader&&) noexcept;
   // Frees everything not yet handed to a Model: destroying a loader cancels its load.
   ~ModelLoader();
 
-  std::uint64_t size() const;       // bytes of the whole file, as its header says
-  std::uint64_t received() const;   // bytes committed so far, from the file's first
+  std::uint64_t size() const;       // bytes of the whole file (all shards), as the headers say
+  std::uint64_t received() const;   // bytes committed so far, from the (first) file's first
+  // Where the file now being received ends, counted as received() is: a reader of several shards
+  // knows from it when to go on to the next file (size() once the last one is being received).
+  std::uint64_t file_end() const;
 
   // Where the file's next bytes go, from byte received(): at least one byte until all are in,
   // then empty. Valid until the next call.
@@ -70,6 +83,10 @@ class ModelLoader {
   Model finish();
 
  private:
+  // Both public constructors: `layout` is the file's header, or the shards' joined.
+  ModelLoader(const std::string& config_json, const SafeTensors& layout,
+              std::span<const std::span<const std::byte>> headers, const LoadOptions& options, bool sha256,
+              const ModelFileNames& names);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

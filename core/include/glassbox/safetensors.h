@@ -37,6 +37,17 @@ struct TensorInfo {
   std::int64_t numel;                 // product of shape (1 for a scalar)
   std::span<const std::byte> bytes;   // numel * dtype_size bytes inside the file (empty: parse_header)
   std::uint64_t offset = 0;           // where its data starts, in bytes from the data section's start
+  int shard = 0;                      // which file of a sharded checkpoint holds it (SafeTensors::join)
+};
+
+// A sharded checkpoint's model.safetensors.index.json: {"weight_map": {tensor name: shard file
+// name}, "metadata": {...}}. Shard names are plain file names in the index's directory.
+struct ShardIndex {
+  std::map<std::string, std::string> weight_map;
+  std::vector<std::string> files;   // every shard it names, once each, in byte order of their names
+  // Throws ModelFormatError naming `source` for text that is not JSON, no "weight_map" object, a
+  // value that is not a file name (empty, a path, "." or ".."), or a map naming no tensor.
+  static ShardIndex parse(std::string_view json, const std::string& source);
 };
 
 class MappedFile;
@@ -57,12 +68,22 @@ class SafeTensors {
   // takes before its data is at hand. Throws ModelFormatError.
   static SafeTensors parse_header(std::span<const std::byte> prefix, std::string source);
 
+  // The tensors of a sharded checkpoint as one set: `shards` are the files index.files names, in
+  // that order (opened, parsed, or headers alone); each TensorInfo::shard says which holds it.
+  // Every tensor of a shard must be one the index places in that shard, and every tensor the index
+  // names must be in the shard it names: else ModelFormatError naming `source` (the index).
+  static SafeTensors join(const ShardIndex& index, std::vector<SafeTensors> shards, std::string source);
+
   // The tensor with this exact name, or nullptr.
   const TensorInfo* find(std::string_view name) const;
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::string& source() const { return source_; }
   // Where the data section starts in the file: 8 + the header's length.
   std::uint64_t data_start() const { return data_start_; }
+  // The same for the file that holds `tensor` (a shard, after join).
+  std::uint64_t data_start(const TensorInfo& tensor) const;
+  // The shards join() was given (empty: a single file).
+  const std::vector<SafeTensors>& shards() const;
   // A hint that this tensor's bytes will not be read again soon: for a file from open() the OS
   // may drop their pages from memory (they are read from the file again if they are used), for
   // bytes given to parse() nothing happens. Loading a model calls it for each tensor it copies.
@@ -73,13 +94,15 @@ class SafeTensors {
  private:
   static SafeTensors parse_layout(std::span<const std::byte> bytes, std::optional<std::uint64_t> file_size,
                                   std::string source);
+  static void sort_by_name(std::vector<TensorInfo>& tensors);
 
   std::string source_;
   std::uint64_t data_start_ = 0;
   std::map<std::string, std::string> metadata_;
   std::shared_ptr<const void> owner_;
-  const MappedFile* mapped_ = nullptr;   // owner_, when open() mapped the file
-  std::vector<TensorInfo> tensors_;      // sorted by name
+  const MappedFile* mapped_ = nullptr;                       // owner_, when open() mapped the file
+  std::shared_ptr<const std::vector<SafeTensors>> shards_;   // join()'s, which hold the bytes
+  std::vector<TensorInfo> tensors_;                          // sorted by name
 };
 
 // One tensor for write_safetensors: `bytes` holds numel * dtype_size bytes, little-endian.
