@@ -3,7 +3,21 @@
 // next time (model-cache.mjs). Errors say what went wrong with which address.
 
 import { ModelFormatError, NetworkError, NotSupportedError } from './errors.mjs';
-import { directoryUrl, KEYS, MAX_BYTES, MODEL_FILES, OPTIONAL, pourWeights, tooLarge } from './model-files.mjs';
+import {
+  concat,
+  directoryUrl,
+  headerLength,
+  INDEX,
+  KEYS,
+  MAX_BYTES,
+  MODEL_FILES,
+  noShard,
+  OPTIONAL,
+  parseIndex,
+  pourShards,
+  pourWeights,
+  tooLarge,
+} from './model-files.mjs';
 import { forget } from './model-cache.mjs';
 
 export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
@@ -52,6 +66,14 @@ export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
       const url = new URL(name, base);
       if (name === 'model.safetensors') tokenizerFiles(files); // the small files are in
       const response = await responses[i];
+      const sharded = !response && name === 'model.safetensors' && (await urlShards(base, signal));
+      if (sharded) {
+        // Each shard is downloaded in turn after every header has been read; none is cached.
+        if (store && !files.cacheError)
+          files.cacheError = 'a sharded checkpoint is not kept in the cache; it will be downloaded again next time';
+        await pourShards(sharded.shards, { ...weights, ...sharded, config: files.config, phase: 'download' });
+        continue;
+      }
       if (!response) {
         if (!OPTIONAL.has(name))
           throw new NetworkError(
@@ -212,4 +234,76 @@ async function readCached(store, base, weights, tokenizerFiles) {
   tokenizerFiles(files);
   await readWithProgress(cached, { ...weights, config: files.config, url: `${url} (cached)` });
   return files;
+}
+
+// The first bytes of the safetensors file at `url` through the end of its header, and the file's
+// size: {prefix, size}, or null for a 404. One ranged request for the first 64 KB (a second one
+// for a longer header); a server that ignores ranges sends the whole file, of which only the
+// start is read.
+export async function fetchHead(url, signal) {
+  let prefix = new Uint8Array(0),
+    size = 0;
+  for (let want = 64 * 1024; prefix.length < headerLength(prefix) && prefix.length < want;) {
+    const response = await download(url, signal, signal, { range: `bytes=${prefix.length}-${want - 1}` });
+    if (!response) return null;
+    const ranged = response.status === 206;
+    size = ranged
+      ? Number(response.headers.get('content-range')?.split('/')[1]) || 0
+      : Number(response.headers.get('content-length')) || 0;
+    const reader = response.body.getReader();
+    const start = ranged ? prefix.length : 0;
+    let got = ranged ? prefix : new Uint8Array(0);
+    // A range is read to its end; a whole file (a server without ranges) only to its header's.
+    while (ranged || got.length < headerLength(got)) {
+      const { done, value } = await readChunk(reader, signal, url, got.length, 0);
+      if (done) break;
+      got = concat(got, value);
+    }
+    if (!ranged) reader.cancel().catch(() => {});
+    prefix = got;
+    if (!ranged || got.length === start) break; // the whole file's start was read, or it ended
+    want = headerLength(prefix);
+  }
+  return { prefix: prefix.subarray(0, headerLength(prefix)), size };
+}
+
+// A directory at a URL whose weights are a sharded checkpoint: {index (its text), shards (for
+// pourShards: each shard's header from a ranged request, then the whole file downloaded when its
+// turn comes), parsed (parseIndex's), where (the index's address)}; null when there is no index
+// (HTTP 404).
+export async function urlShards(base, signal) {
+  const where = new URL(INDEX, base);
+  const response = await download(where, signal, signal);
+  if (!response) return null;
+  const index = new TextDecoder().decode(await readSmallBody(response, where, INDEX, signal));
+  const parsed = parseIndex(index, String(where));
+  const shards = parsed.names.map((name) => {
+    const url = new URL(name, base);
+    const shard = {
+      name: String(url),
+      size: 0,
+      async head() {
+        const head = await fetchHead(url, signal);
+        if (!head) throw noShard(url, 'no such file (HTTP 404)');
+        shard.size = head.size;
+        return head.prefix;
+      },
+      async reader() {
+        const file = await download(url, signal, signal);
+        if (!file) throw noShard(url, 'no such file (HTTP 404)');
+        const reader = file.body.getReader();
+        let loaded = 0;
+        return {
+          async read() {
+            const piece = await readChunk(reader, signal, url, loaded, 0);
+            loaded += piece.value?.length ?? 0;
+            return piece;
+          },
+          cancel: (e) => reader.cancel(e),
+        };
+      },
+    };
+    return shard;
+  });
+  return { shards, parsed, where: String(where) };
 }

@@ -43,10 +43,13 @@ export type TokenIds = readonly number[] | (ArrayBufferView & ArrayLike<number>)
 
 /** The four files of a model directory, when they are not fetched from a URL or read from a path.
  *  vocab and merges come together (the tokenizer), or are both left out (a model run on token ids
- *  alone): one without the other is a ModelFormatError naming the missing one. */
+ *  alone): one without the other is a ModelFormatError naming the missing one. A sharded
+ *  checkpoint: weights is an array of its shards, in the order of their names (as the index names
+ *  them), with index, its model.safetensors.index.json. */
 export interface ModelFiles {
   config: string | ArrayBuffer | ArrayBufferView | Blob;
-  weights: ArrayBuffer | ArrayBufferView | Blob;
+  weights: ArrayBuffer | ArrayBufferView | Blob | readonly (ArrayBuffer | ArrayBufferView | Blob)[];
+  index?: string | ArrayBuffer | ArrayBufferView | Blob;
   vocab?: string | ArrayBuffer | ArrayBufferView | Blob;
   merges?: string | ArrayBuffer | ArrayBufferView | Blob;
 }

@@ -26,7 +26,15 @@ function verifySha256(sink, want, what) {
 // that a device such as /dev/zero, a FIFO's endless stream or a huge sparse file is refused before
 // it is read, whatever it comes from (a path, a download, a Blob or buffer). model.safetensors
 // has no cap: it is streamed into the engine, which plans the load from its header.
-export const MAX_BYTES = { 'config.json': 2 ** 20, 'vocab.json': 64 * 2 ** 20, 'merges.txt': 64 * 2 ** 20 };
+export const MAX_BYTES = {
+  'config.json': 2 ** 20,
+  'vocab.json': 64 * 2 ** 20,
+  'merges.txt': 64 * 2 ** 20,
+  'model.safetensors.index.json': 16 * 2 ** 20,
+};
+
+// A sharded checkpoint's index: where the weights are when model.safetensors is not there.
+export const INDEX = 'model.safetensors.index.json';
 
 // The error for `what` (a path, an address, a file given), of `size` bytes, larger than `name`'s
 // cap; atLeast: the size is only what has been read so far (a stream without a length, a file
@@ -171,4 +179,198 @@ export async function asText(x, what, name) {
     throw new InvalidArgumentError(`"${what}" must be a string, an ArrayBuffer, a typed array or a Blob/File`);
   checkSmall(x, what, name);
   return new TextDecoder('utf-8', { fatal: false }).decode(await asBytes(x, what));
+}
+
+// A sharded checkpoint's index ({weight_map: {tensor: shard file}}): {map, names (the shards, each
+// once, sorted by name as the C++ API's ShardIndex::files)}. Refused as ShardIndex::parse refuses
+// it, with its messages (`where`: the index's path or address): text that is not JSON, no
+// "weight_map" object, a value that is not the name of a file beside the index (nothing such is
+// read), a map naming no tensor. The checks of a sharded checkpoint are written twice, here and in
+// core/io/shard_index.cpp, so that the WebAssembly module links none of them (its size); the
+// bad-input table's rows B74-B85 hold both to the same messages.
+export function parseIndex(text, where = INDEX) {
+  const fail = (problem) => new ModelFormatError(`${where}: ${problem}`);
+  let json;
+  try {
+    json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (e) {
+    throw fail(`not valid JSON (${e.message})`);
+  }
+  const map = json && typeof json === 'object' && !Array.isArray(json) ? json.weight_map : undefined;
+  if (!map || typeof map !== 'object' || Array.isArray(map))
+    throw fail('no "weight_map" object (a sharded checkpoint\'s index maps each tensor to its file)');
+  const entries = Object.entries(map);
+  if (!entries.length) throw fail('"weight_map" names no tensor');
+  for (const [name, file] of entries)
+    if (typeof file !== 'string' || file === '' || file === '.' || file === '..' || /[/\\\0]/.test(file))
+      throw fail(
+        `tensor ${JSON.stringify(name)} is mapped to ${JSON.stringify(file)}, not the name of a file beside the index`,
+      );
+  return { map, names: [...new Set(Object.values(map))].sort() };
+}
+
+// The error for a shard the index names that is not there (`where`: its path or address).
+export const noShard = (where, how = 'no such file') =>
+  new ModelFormatError(`${where}: ${how}: ${INDEX} names it as a shard of the checkpoint`);
+
+// The shards' headers (heads[i]: shard i's first bytes through its header) as the header of one
+// file whose data section is theirs one after the other: {header (its bytes, for the engine's
+// streaming loader), sizes (each shard's data bytes)}. Checked against the index both ways first,
+// as SafeTensors::join does: every tensor of a shard is one the index places there, and every
+// tensor the index names is in its shard. labels[i]: shard i's name in errors; where: the index's.
+export function joinShards(heads, { map, names }, labels, where = INDEX) {
+  const joined = {},
+    sizes = [];
+  let base = 0;
+  heads.forEach((head, i) => {
+    let header;
+    try {
+      header = JSON.parse(new TextDecoder().decode(head.subarray(8, headerLength(head))));
+    } catch (e) {
+      throw new ModelFormatError(`${labels[i]}: header is not valid JSON (${e.message})`);
+    }
+    let size = 0;
+    for (const [name, info] of Object.entries(header ?? {})) {
+      if (name === '__metadata__') continue;
+      const placed = Object.hasOwn(map, name) ? map[name] : undefined;
+      if (placed === undefined)
+        throw new ModelFormatError(
+          `${labels[i]}: tensor ${JSON.stringify(name)} is not in the index ${where} (are the files from one checkpoint?)`,
+        );
+      if (placed !== names[i])
+        throw new ModelFormatError(
+          `${labels[i]}: tensor ${JSON.stringify(name)} is here, but the index ${where} places it in ${placed}`,
+        );
+      const offsets = info?.data_offsets;
+      // Offsets that are not two integers are left as they are: the engine says what is wrong.
+      if (Array.isArray(offsets) && offsets.length === 2 && offsets.every(Number.isSafeInteger)) {
+        size = Math.max(size, offsets[1]);
+        joined[name] = { ...info, data_offsets: [offsets[0] + base, offsets[1] + base] };
+      } else joined[name] = info;
+    }
+    sizes.push(size);
+    base += size;
+  });
+  for (const [name, file] of Object.entries(map))
+    if (!Object.hasOwn(joined, name))
+      throw new ModelFormatError(
+        `${where}: names tensor ${JSON.stringify(name)} in ${file}, which has no such tensor (is a shard from another checkpoint?)`,
+      );
+  let text = JSON.stringify(joined);
+  text += ' '.repeat((8 - ((new TextEncoder().encode(text).length + 8) % 8)) % 8);
+  const json = new TextEncoder().encode(text);
+  const header = new Uint8Array(8 + json.length);
+  new DataView(header.buffer).setBigUint64(0, BigInt(json.length), true);
+  header.set(json, 8);
+  return { header, sizes };
+}
+
+// Reads a sharded checkpoint into the engine as pourWeights reads one file: shards [{name (in
+// errors), size (known once head() is done), head(), reader()}] in the index's order (parsed:
+// parseIndex's); head() -> the shard's first bytes through its header, reader() -> a reader of the
+// whole file ({read(), cancel()}). The engine is given the shards' headers joined (joinShards),
+// then each shard's data after its header; each shard must be exactly as long as its header says,
+// and its header must not change between the two reads.
+export async function pourShards(
+  shards,
+  { config, parsed, where, openWeights, onProgress, signal, want, phase = 'read' },
+) {
+  if (want)
+    throw new InvalidArgumentError(
+      'loadModel: sha256 is the SHA-256 of one model.safetensors; a sharded checkpoint has none (leave it out)',
+    );
+  const report = (loaded, total, step = phase) => onProgress?.({ phase: step, file: INDEX, loaded, total });
+  const heads = [];
+  for (const shard of shards) heads.push(await shard.head());
+  const total = shards.reduce((n, s) => n + s.size, 0);
+  report(0, total);
+  const { header, sizes } = joinShards(
+    heads,
+    parsed,
+    shards.map((s) => s.name),
+    where,
+  );
+  const sink = await openWeights({ config, prefix: header, size: header.length + sizes.reduce((a, b) => a + b, 0) });
+  sink.write(header);
+  let loaded = 0,
+    reported = performance.now();
+  for (const [i, shard] of shards.entries()) {
+    const head = heads[i],
+      end = head.length + sizes[i];
+    const reader = await shard.reader();
+    let at = 0;
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const piece = await reader.read();
+        if (piece.done) break;
+        const bytes = piece.value;
+        if (at + bytes.length > end)
+          throw new ModelFormatError(
+            `${shard.name}: ${at + bytes.length - end} bytes after the last tensor belong to no tensor`,
+          );
+        const inHead = Math.max(0, Math.min(bytes.length, head.length - at));
+        for (let k = 0; k < inHead; k++)
+          if (bytes[k] !== head[at + k])
+            throw new ModelFormatError(
+              `${shard.name}: its header changed while the file was being read (was it replaced?)`,
+            );
+        if (inHead < bytes.length) sink.write(bytes.subarray(inHead));
+        at += bytes.length;
+        loaded += bytes.length;
+        if (performance.now() - reported >= 50) {
+          reported = performance.now();
+          report(loaded, Math.max(total, loaded));
+        }
+      }
+    } catch (e) {
+      reader.cancel?.(e)?.catch?.(() => {});
+      throw e;
+    }
+    if (at < end)
+      throw new ModelFormatError(`${shard.name}: the file ends after ${at} of its ${end} bytes (file truncated?)`);
+  }
+  report(loaded, loaded);
+  report(loaded, loaded, 'convert');
+  return loaded;
+}
+
+// {prefix, size} for estimateModel: the shards' headers joined (joinShards), and the bytes of all
+// the shards' files. shards, parsed, where: as pourShards'.
+export async function shardHeads(shards, parsed, where) {
+  const heads = [];
+  for (const shard of shards) heads.push(await shard.head());
+  const { header } = joinShards(
+    heads,
+    parsed,
+    shards.map((s) => s.name),
+    where,
+  );
+  return { prefix: header, size: shards.reduce((n, s) => n + s.size, 0) };
+}
+
+// The shards given in a files object: `weights` an array of buffers or Blobs/Files in the
+// index's order (a File whose name is another shard's is refused).
+export function givenShards(weights, names, signal) {
+  if (weights.length !== names.length)
+    throw new ModelFormatError(
+      `${INDEX} names ${names.length} shards (${names.join(', ')}), the files object's "weights" has ${weights.length}`,
+    );
+  return names.map((name, i) => {
+    const x = weights[i];
+    if (typeof x?.name === 'string' && x.name !== name)
+      throw new ModelFormatError(
+        `the files object's "weights"[${i}] is the file ${x.name}; ${INDEX} names ${name} there (give the shards in the order of their names)`,
+      );
+    const blob = typeof Blob !== 'undefined' && x instanceof Blob;
+    return {
+      name: `"weights"[${i}] (${name})`,
+      size: byteLength(x),
+      head: async () => {
+        const n = headerLength(await asBytes(blob ? x.slice(0, 8) : x, 'weights'));
+        return (await asBytes(blob ? x.slice(0, n) : x, 'weights')).subarray(0, n);
+      },
+      reader: async () => piecesOf(x, signal),
+    };
+  });
 }

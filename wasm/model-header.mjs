@@ -2,13 +2,24 @@
 // config.json and the header of model.safetensors, without the rest of the weights.
 
 import { checkSource } from './model-source.mjs';
-import { download, readSmallBody } from './download.mjs';
-import { asBytes, asText, concat, directoryUrl, headerLength, MODEL_FILES } from './model-files.mjs';
-import { isLocalPath, nodeDirectory, openRegular, readSmallFile } from './node-files.mjs';
+import { download, fetchHead, readSmallBody, urlShards } from './download.mjs';
+import {
+  asBytes,
+  asText,
+  directoryUrl,
+  givenShards,
+  headerLength,
+  INDEX,
+  MODEL_FILES,
+  parseIndex,
+  shardHeads,
+} from './model-files.mjs';
+import { isLocalPath, nodeDirectory, nodeShards, openRegular, readSmallFile } from './node-files.mjs';
 import { NetworkError } from './errors.mjs';
 
 // -> {config: string, prefix: Uint8Array, size}: config.json, the first bytes of model.safetensors
-// through the end of its header, and the file's size, read without the rest of the weights. From a
+// through the end of its header, and the file's size, read without the rest of the weights (a
+// sharded checkpoint: the shards' headers joined into one, size the bytes of all its files). From a
 // URL: config.json and one ranged request for the file's first 64 KB (a second one for a longer
 // header); a server that ignores ranges sends the whole file, of which only the start is read.
 export async function readModelHeader(source, { signal } = {}) {
@@ -21,6 +32,14 @@ export async function readModelHeader(source, { signal } = {}) {
           throw cannotRead('config.json', e);
         })
       ).toString('utf8');
+      const sharded = await nodeShards(pathOf, signal);
+      if (sharded) {
+        try {
+          return { config, ...(await shardHeads(sharded.shards, sharded.parsed, sharded.where)) };
+        } finally {
+          await sharded.close();
+        }
+      }
       const { file, size } = await openRegular(pathOf('model.safetensors')).catch((e) => {
         throw cannotRead('model.safetensors', e);
       });
@@ -45,34 +64,19 @@ export async function readModelHeader(source, { signal } = {}) {
     const config = new TextDecoder().decode(
       await readSmallBody(configResponse, new URL('config.json', base), 'config.json', signal),
     );
-    const url = new URL('model.safetensors', base);
-    let prefix = new Uint8Array(0),
-      size = 0;
-    for (let want = 64 * 1024; prefix.length < headerLength(prefix) && prefix.length < want;) {
-      const response = await download(url, signal, signal, { range: `bytes=${prefix.length}-${want - 1}` });
-      if (!response) throw missing('model.safetensors');
-      const ranged = response.status === 206;
-      size = ranged
-        ? Number(response.headers.get('content-range')?.split('/')[1]) || 0
-        : Number(response.headers.get('content-length')) || 0;
-      const reader = response.body.getReader();
-      const start = ranged ? prefix.length : 0;
-      let got = ranged ? prefix : new Uint8Array(0);
-      // A range is read to its end; a whole file (a server without ranges) only to its header's.
-      while (ranged || got.length < headerLength(got)) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        got = concat(got, value);
-      }
-      if (!ranged) reader.cancel().catch(() => {});
-      prefix = got;
-      if (!ranged || got.length === start) break; // the whole file's start was read, or it ended
-      want = headerLength(prefix);
-    }
-    return { config, prefix: prefix.subarray(0, headerLength(prefix)), size };
+    const head = await fetchHead(new URL('model.safetensors', base), signal);
+    if (head) return { config, ...head };
+    const shards = await urlShards(base, signal);
+    if (!shards) throw missing('model.safetensors');
+    return { config, ...(await shardHeads(shards.shards, shards.parsed, shards.where)) };
   }
   const config = await asText(source.config, 'config', 'config.json');
   const weights = source.weights;
+  if (Array.isArray(weights)) {
+    const index = await asText(source.index, 'index', INDEX);
+    const parsed = parseIndex(index);
+    return { config, ...(await shardHeads(givenShards(weights, parsed.names), parsed)) };
+  }
   if (typeof Blob !== 'undefined' && weights instanceof Blob) {
     const first = new Uint8Array(await weights.slice(0, 8).arrayBuffer());
     return {

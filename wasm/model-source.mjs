@@ -16,9 +16,13 @@ import {
   byteLength,
   checkSmall,
   directoryUrl,
+  givenShards,
+  INDEX,
   KEYS,
   MODEL_FILES,
   piecesOf,
+  parseIndex,
+  pourShards,
   pourWeights,
 } from './model-files.mjs';
 import { isLocalPath, nodeDirectory, readDirectoryNode, readSmallFile } from './node-files.mjs';
@@ -47,6 +51,12 @@ export function checkSource(source) {
     );
   // here too, so that a worker is not handed a copy of bytes it would refuse
   for (const [i, key] of KEYS.entries()) if (key !== 'weights') checkSmall(source[key], key, MODEL_FILES[i]);
+  checkSmall(source.index, 'index', INDEX);
+  // A sharded checkpoint: weights an array of its shards, with the index that names them.
+  if (Array.isArray(source.weights) !== (source.index !== undefined))
+    throw new InvalidArgumentError(
+      `loadModel: "index" (${INDEX}) goes with "weights" as an array of the shards it names: give both, or one model.safetensors as "weights" alone`,
+    );
 }
 
 // loadModel's source and options, checked before anything starts (every entry checks the same):
@@ -128,6 +138,12 @@ export async function readModelFiles(
     merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges', 'merges.txt'),
   };
   tokenizerFiles(files);
+  if (Array.isArray(source.weights)) {
+    const index = await asText(source.index, 'index', INDEX);
+    const parsed = parseIndex(index);
+    await pourShards(givenShards(source.weights, parsed.names, signal), { ...weights, config: files.config, parsed });
+    return files;
+  }
   await pourWeights(piecesOf(source.weights, signal), {
     ...weights,
     config: files.config,

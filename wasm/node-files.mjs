@@ -2,7 +2,19 @@
 // in pieces into the engine (pourWeights).
 
 import { GlassboxError, ModelFormatError } from './errors.mjs';
-import { MAX_BYTES, MODEL_FILES, OPTIONAL, PIECE, pourWeights, tooLarge } from './model-files.mjs';
+import {
+  headerLength,
+  INDEX,
+  MAX_BYTES,
+  MODEL_FILES,
+  noShard,
+  OPTIONAL,
+  PIECE,
+  parseIndex,
+  pourShards,
+  pourWeights,
+  tooLarge,
+} from './model-files.mjs';
 import { importNode, isNode } from './platform.mjs';
 
 // Whether a directory source is read here as a path (Node, and not http(s)).
@@ -94,23 +106,94 @@ export async function readDirectoryNode(dir, weights, tokenizerFiles) {
   const [config, vocab, merges] = await Promise.all(['config.json', 'vocab.json', 'merges.txt'].map(read));
   const files = { config, vocab, merges };
   tokenizerFiles(files);
-  // The weights in pieces, each read into the same buffer and copied on by the sink before the next.
+  const sharded = await nodeShards(pathOf, signal);
+  if (sharded) {
+    try {
+      await pourShards(sharded.shards, { ...weights, config, parsed: sharded.parsed, where: sharded.where });
+    } finally {
+      await sharded.close();
+    }
+    return files;
+  }
   const name = pathOf('model.safetensors');
   const { file, size } = await openRegular(name).catch((e) => fail('model.safetensors', e));
   try {
-    const buffer = new Uint8Array(Math.min(PIECE, Math.max(size, 1)));
-    let at = 0;
-    const reader = {
-      async read() {
-        signal?.throwIfAborted();
-        const { bytesRead } = await file.read(buffer, 0, buffer.length, at).catch((e) => fail('model.safetensors', e));
-        at += bytesRead;
-        return bytesRead ? { done: false, value: buffer.subarray(0, bytesRead) } : { done: true };
-      },
-    };
+    const reader = fileReader(file, size, (e) => fail('model.safetensors', e), signal);
     await pourWeights(reader, { ...weights, config, size, what: name });
   } finally {
     await file.close();
   }
   return files;
+}
+
+// The weights in pieces, each read into the same buffer and copied on by the sink before the next.
+// fail(e): throws the error for a read that failed.
+function fileReader(file, size, fail, signal) {
+  const buffer = new Uint8Array(Math.min(PIECE, Math.max(size, 1)));
+  let at = 0;
+  return {
+    async read() {
+      signal?.throwIfAborted();
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, at).catch(fail);
+      at += bytesRead;
+      return bytesRead ? { done: false, value: buffer.subarray(0, bytesRead) } : { done: true };
+    },
+  };
+}
+
+// A directory without model.safetensors whose weights are the shards its index names: {parsed
+// (parseIndex's), where (the index's path), shards (for pourShards, each opened: a regular file),
+// close()}; null when model.safetensors is there or there is no index (the single file's errors
+// then say what is missing).
+export async function nodeShards(pathOf, signal) {
+  const { stat } = await importNode('fs/promises');
+  const exists = (name) =>
+    stat(pathOf(name)).then(
+      () => true,
+      () => false,
+    );
+  if ((await exists('model.safetensors')) || !(await exists(INDEX))) return null;
+  const index = (await readSmallFile(pathOf(INDEX), INDEX, signal)).toString('utf8');
+  const where = pathOf(INDEX);
+  const parsed = parseIndex(index, where);
+  const names = parsed.names;
+  const opened = [];
+  const close = () => Promise.all(opened.map(({ file }) => file.close()));
+  try {
+    for (const name of names) {
+      const path = pathOf(name);
+      opened.push(
+        await openRegular(path).catch((e) => {
+          throw e.code === 'ENOENT' ? noShard(path) : e;
+        }),
+      );
+    }
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  const shards = names.map((name, i) => {
+    const { file, size } = opened[i];
+    const path = pathOf(name);
+    const read = async (n) => {
+      const bytes = new Uint8Array(Math.min(n, size));
+      await file.read(bytes, 0, bytes.length, 0);
+      return bytes;
+    };
+    return {
+      name: path,
+      size,
+      head: async () => read(headerLength(await read(8))),
+      reader: async () =>
+        fileReader(
+          file,
+          size,
+          (e) => {
+            throw signal?.aborted ? signal.reason : new ModelFormatError(`cannot read ${path}: ${e.message}`);
+          },
+          signal,
+        ),
+    };
+  });
+  return { parsed, where, shards, close };
 }
