@@ -1,6 +1,6 @@
 // Hugging Face hub ids and pages, as people name a model, -> the directory its files download from.
 
-import { MODEL_FILES } from './model-files.mjs';
+import { INDEX, MODEL_FILES } from './model-files.mjs';
 
 // A model on the Hugging Face hub, named as people name it, -> the directory its files resolve
 // from (https://huggingface.co/OWNER/NAME/resolve/main/); null for anything else. Accepted: an id
@@ -19,7 +19,7 @@ export function hubDirectoryUrl(source) {
   }
   if (url.protocol !== 'https:' || !/^(huggingface\.co|hf\.co)$/.test(url.hostname)) return null;
   let path = url.pathname.replace(/\/(tree|blob)\//, '/resolve/');
-  const file = MODEL_FILES.find((f) => path.endsWith(`/${f}`));
+  const file = [...MODEL_FILES, INDEX].find((f) => path.endsWith(`/${f}`));
   if (file) path = path.slice(0, -file.length);
   if (/^\/[^/]+(\/[^/]+)?\/?$/.test(path) && !path.includes('/resolve'))
     path = `${path.replace(/\/$/, '')}/resolve/main/`;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 
-import { estimateModel, loadModel } from '../../web/dist/glassbox.mjs';
+import { estimateModel, hubDirectoryUrl, loadModel } from '../../web/dist/glassbox.mjs';
 import { expectReject } from './bad-input-table.mjs';
 
 const fixture = fileURLToPath(new URL('../fixtures/gpt2-f32/', import.meta.url));
@@ -156,6 +156,13 @@ test("estimateModel reads every shard: the single file's estimate, and the shard
         assert.equal(e.fileBytes, shardBytes);
       }
   }
+});
+
+test("a hub page of a sharded checkpoint's index is its directory", () => {
+  assert.equal(
+    hubDirectoryUrl('https://huggingface.co/HuggingFaceTB/SmolLM2-1.7B/blob/main/model.safetensors.index.json'),
+    'https://huggingface.co/HuggingFaceTB/SmolLM2-1.7B/resolve/main/',
+  );
 });
 
 test("progress of a sharded load counts every shard's bytes", async () => {
