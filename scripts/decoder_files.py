@@ -97,7 +97,7 @@ def read_config(directory):
     use_window = t == "mistral" or c.get("use_sliding_window", False)
     s.update(
         n_kv_heads=c.get("num_key_value_heads") or s["n_heads"],
-        head_dim=c.get("head_dim") or c["hidden_size"] // s["n_heads"],
+        head_dim=c.get("head_dim") or (128 if t == "qwen3" else c["hidden_size"] // s["n_heads"]),  # Qwen3Config: 128
         rope=rope_of(params, c.get("rope_theta", 10000.0)),
         eps=c.get("rms_norm_eps", 1e-6),
         tied=c.get("tie_word_embeddings", False),

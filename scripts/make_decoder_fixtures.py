@@ -79,6 +79,8 @@ TYPE_DEFAULTS = {
     "gpt_neox": dict(act="gelu", eps=1e-5, attention_bias=True),
     "gpt_neo": dict(act="gelu_new", eps=1e-5, tied=True, qk_gain=1.0),
 }
+# original_max_position_embeddings 64 puts this tiny head's wavelengths in all three of llama3's
+# bands; max_position_embeddings 512 (= 8 x 64) keeps transformers' check original < max quiet.
 LLAMA3 = dict(
     type="llama3",
     theta=10000.0,
@@ -110,13 +112,22 @@ FIXTURES = {
         n_kv_heads=2,
         head_dim=16,
         rope=dict(LLAMA3, theta=500000.0),
+        max_position_embeddings=512,
         tied=True,
         eps=1e-5,
         dtype="BF16",
         eos=[127, 126],
     ),
     # Llama 3's scaling in transformers v5's rope_parameters.
-    "llama-llama3-v5": dict(seed=104, model_type="llama", n_kv_heads=2, head_dim=16, rope=dict(LLAMA3), form="v5"),
+    "llama-llama3-v5": dict(
+        seed=104,
+        model_type="llama",
+        n_kv_heads=2,
+        head_dim=16,
+        rope=dict(LLAMA3),
+        max_position_embeddings=512,
+        form="v5",
+    ),
     # Linear scaling (the old "type" key), plain multi-head attention, a sharded checkpoint.
     "llama-linear-sharded": dict(
         seed=105, model_type="llama", rope=dict(type="linear", factor=4.0, theta=10000.0), shards=2
@@ -152,8 +163,8 @@ FIXTURES = {
         form="v5",
         qk_gain=1.0,
     ),
-    # Pythia-shaped: rotary_pct 0.25 of a 16-wide head, parallel residual, the buffers Pythia's
-    # checkpoints carry (attention.bias BOOL, attention.masked_bias, attention.rotary_emb.inv_freq).
+    # Pythia-shaped: rotary_pct 0.25 of a 16-wide head, parallel residual, the buffers older GPT-NeoX
+    # checkpoints store (attention.bias BOOL, attention.masked_bias, attention.rotary_emb.inv_freq).
     "gpt-neox-parallel": dict(seed=111, model_type="gpt_neox", n_heads=2, rotary_pct=0.25, pythia_buffers=True),
     # Sequential residual, partial_rotary_factor 0.5 of a 12-wide head in v5's rope_parameters, F16.
     "gpt-neox-sequential-f16-v5": dict(
@@ -408,7 +419,7 @@ def safetensors_bytes(tensors):
 def stored_tensors(s, w):
     """[(name, dtype, tensor)] of the checkpoint: the weights, plus Pythia's buffers."""
     out = [(n, s["dtype"], t) for n, t in w.items()]
-    if s["pythia_buffers"]:  # what EleutherAI/pythia-* files hold beside the weights: to be ignored
+    if s["pythia_buffers"]:  # what older GPT-NeoX files hold beside the weights: to be ignored
         P = s["max_position_embeddings"]
         freq = ref.inv_freq(s["rope"], s["rotary_ndims"])
         for i in range(s["n_layers"]):
