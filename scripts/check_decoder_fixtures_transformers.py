@@ -53,6 +53,23 @@ def max_diff(got, want):
     return float((got.double() - torch.tensor(want, dtype=torch.float64)).abs().max())
 
 
+def check_greedy(model, g):
+    """generate(do_sample=False) from g's prompt -> [problem] (empty when it agrees)."""
+    with torch.no_grad():
+        run = model.generate(
+            torch.tensor([g["prompt"]]), max_new_tokens=g["max_tokens"], do_sample=False, pad_token_id=0
+        )
+    run = run[0, len(g["prompt"]) :].tolist()
+    eos = model.generation_config.eos_token_id
+    eos = eos if isinstance(eos, list) else [eos]
+    n = len(g["tokens"])
+    if g["stop"] == "max_tokens":  # exactly the expected tokens
+        agree = run == g["tokens"]
+    else:  # the expected tokens, then an eos id (greedy_eos names which)
+        agree = run[:n] == g["tokens"] and len(run) > n and run[n] in eos and run[n] == g.get("eos_id", run[n])
+    return [] if agree else [f"greedy {run} != {g['tokens']} ({g['stop']})"]
+
+
 def check(name):
     """-> (ok, report line)."""
     path = os.path.join(FIXTURES, name)
@@ -70,22 +87,12 @@ def check(name):
     if len(out.attentions) != len(expected["attention"]) or len(out.hidden_states) != len(expected["hidden_states"]):
         problems.append("number of attention / hidden-state entries differs")
     problems += [f"{k} differs by {v:.3g}" for k, v in diffs.items() if not v <= TOLERANCE[k]]
-    g = expected["greedy"]
-    with torch.no_grad():
-        run = model.generate(
-            torch.tensor([g["prompt"]]), max_new_tokens=g["max_tokens"], do_sample=False, pad_token_id=0
-        )[0, len(g["prompt"]) :].tolist()
-    eos = model.generation_config.eos_token_id
-    eos = eos if isinstance(eos, list) else [eos]
-    n = len(g["tokens"])
-    if g["stop"] == "max_tokens":  # exactly the expected tokens
-        agree = run == g["tokens"]
-    else:  # the expected tokens, then an eos id
-        agree = run[:n] == g["tokens"] and len(run) > n and run[n] in eos
-    if not agree:
-        problems.append(f"greedy {run} != {g['tokens']} ({g['stop']})")
+    runs = [expected[k] for k in ("greedy", "greedy_eos") if k in expected]
+    problems += [p for g in runs for p in check_greedy(model, g)]
     unexpected = f"  ignored tensors: {len(info['unexpected_keys'])}" if info.get("unexpected_keys") else ""
-    line = f"{name:27s} " + "  ".join(f"{k} {v:.2e}" for k, v in diffs.items()) + f"  greedy {len(run)} tok{unexpected}"
+    line = (
+        f"{name:27s} " + "  ".join(f"{k} {v:.2e}" for k, v in diffs.items()) + f"  greedy runs {len(runs)}{unexpected}"
+    )
     return not problems, line + "".join("\n    " + p for p in problems)
 
 

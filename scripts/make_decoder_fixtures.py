@@ -525,6 +525,26 @@ def pick_greedy(s, w, gen):
     raise RuntimeError(s["name"] + ": no suitable greedy prompt")
 
 
+def pick_greedy_eos(s, w, gen):
+    """For an eos_token_id list: a prompt whose greedy run stops on the list's last id (not its
+    first), after at least one token: an engine that only stops on the first id is caught."""
+    for _ in range(2000):
+        prompt = random_ids(s, PROMPT_LEN, gen)
+        tokens, stop, margin = greedy(s, w, prompt, MAX_TOKENS)
+        if stop != "end_of_text" or not tokens or margin < MIN_MARGIN:
+            continue
+        if int(torch.argmax(ref.forward(s, w, prompt + tokens)[0][-1])) == s["eos_ids"][-1]:
+            return dict(
+                prompt=prompt,
+                max_tokens=MAX_TOKENS,
+                tokens=tokens,
+                stop=stop,
+                eos_id=s["eos_ids"][-1],
+                min_margin=rounded(margin),
+            )
+    raise RuntimeError(s["name"] + ": no greedy prompt that ends on the last eos id")
+
+
 def head_mask_cases(s):
     """[layer, query head] pairs silenced: one head, a whole layer, every head."""
     L, H = s["n_layers"], s["n_heads"]
@@ -568,6 +588,8 @@ def expected_outputs(s, w, tokens, gen):
         "lens": {"k": LENS_K, "min_gap": rounded(gap), "layers": rounded(layers)},
         "head_masks": masked,
     }
+    if len(s["eos_ids"]) > 1:  # drawn last: the other values stay as they were
+        expected["greedy_eos"] = pick_greedy_eos(s, w, gen)
     return expected, logits, probs
 
 
