@@ -9,12 +9,14 @@ it writes anything:
   cases (gpt_neox with rotary_pct 1 = full rotary, a window as long as the prompt = no window).
 - check_sensitivity: each fixture's logits move by more than a clear margin under each mistake of
   decoder_reference.ALTERATIONS that applies to it, so an engine making that mistake fails.
+- check_files: a written fixture directory, read back by decoder_files, gives the expected logits.
 """
 
 import math
 
 import torch
 
+import decoder_files
 import decoder_reference as ref
 
 TOLERANCE = 1e-10  # float64 against float64
@@ -280,8 +282,6 @@ def check_files(s, w, out_dir, expected):
     """The written directory, read back by decoder_files (config.json as transformers reads it,
     the checkpoint tensor by tensor), gives the same weights and, through the reference, the
     expected logits: config.json and the files describe the model the outputs come from."""
-    import decoder_files
-
     shape, weights = decoder_files.read_config(out_dir), decoder_files.read_weights(out_dir)
     for name, t in w.items():
         assert name in weights and torch.equal(weights[name], t), f"{s['name']}: tensor {name} as written"
