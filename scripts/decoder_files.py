@@ -105,6 +105,6 @@ def read_config(directory):
         mlp_bias=c.get("mlp_bias", False),
         sliding_window=c.get("sliding_window") if use_window else None,
         use_sliding_window=use_window,
-        max_window_layers=c.get("max_window_layers", 0) if t != "mistral" else 0,
+        max_window_layers=c.get("max_window_layers", 28) if t != "mistral" else 0,  # Qwen2Config/Qwen3Config: 28
     )
     return s
