@@ -29,6 +29,8 @@ enum class Architecture { GPT2, OpenAIGPT, Llama, Mistral, Qwen2, Qwen3, GPTNeoX
 //   gpt2 activation_function: "gelu" -> GeluErf, "gelu_new" / "gelu_pytorch_tanh" / "gelu_fast" -> GeluTanh
 //   openai-gpt afn:           "gelu" -> GeluTanh (the original GPT code's approximation)
 //   both: "relu" -> Relu, "silu" / "swish" -> Silu
+//   the decoders' hidden_act / activation_function: as gpt2's (transformers' ACT2FN), so gpt_neox's
+//   "gelu" is the erf form and gpt_neo's "gelu_new" the tanh form
 enum class Activation { GeluTanh, GeluErf, Relu, Silu };
 
 // How positions enter the residual stream. Learned: a trained (n_positions, n_embd) table, GPT-2's
