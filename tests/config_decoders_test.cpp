@@ -291,6 +291,12 @@ TEST(ConfigDecoders, Errors) {
   json llama3 = llama32_1b();
   llama3["rope_scaling"].erase("low_freq_factor");
   EXPECT_NE(config_error(llama3).find("\"rope_scaling\" needs \"low_freq_factor\""), std::string::npos);
+  llama3 = llama32_1b();
+  llama3["rope_scaling"]["original_max_position_embeddings"] = 8192.5;
+  EXPECT_NE(config_error(llama3).find("original_max_position_embeddings must be a whole number"), std::string::npos);
+  llama3 = llama32_1b();
+  llama3["rope_scaling"]["factor"] = 1e300;   // past float, in which the frequencies are computed
+  EXPECT_NE(config_error(llama3).find("\"factor\" must be a number from 0"), std::string::npos) << config_error(llama3);
   json linear = llama32_1b();
   linear["rope_scaling"] = {{"rope_type", "linear"}};
   EXPECT_NE(config_error(linear).find("needs \"factor\""), std::string::npos);

@@ -100,9 +100,10 @@ bool is_null(const json& j, const char* key) {
   return it != j.end() && it->is_null();
 }
 
-// A number > 0 (theta, factors): number_field's bounds are inclusive.
+// A number > 0 (theta, factors): number_field's bounds are inclusive. At most FLT_MAX, since the
+// frequencies are computed in float.
 double positive_field(const json& j, const char* key, double fallback, const std::string& source) {
-  const double v = number_field(j, key, fallback, 0.0, DBL_MAX, source);
+  const double v = number_field(j, key, fallback, 0.0, FLT_MAX, source);
   if (!(v > 0)) throw ModelFormatError(source, std::string("\"") + key + "\" must be a number > 0");
   return v;
 }
@@ -110,7 +111,7 @@ double positive_field(const json& j, const char* key, double fallback, const std
 // A number > 0 that `params` (rope_scaling / rope_parameters) must give; v5 may keep it at the top.
 double required_rope_number(const json& params, const json& top, const char* key, const char* params_key,
                             const std::string& source) {
-  const double v = number_field(params, key, number_field(top, key, NAN, 0.0, DBL_MAX, source), 0.0, DBL_MAX, source);
+  const double v = number_field(params, key, number_field(top, key, NAN, 0.0, FLT_MAX, source), 0.0, FLT_MAX, source);
   if (!(v > 0))
     throw ModelFormatError(source, std::string("\"") + params_key + "\" needs \"" + key + "\", a number > 0");
   return v;
@@ -160,8 +161,12 @@ void read_rotary(const json& j, const DecoderType& t, ModelConfig& c, const std:
     if (!(c.rotary.high_freq_factor > c.rotary.low_freq_factor))
       throw ModelFormatError(source, std::string("\"") + params_key +
                                          "\": llama3 needs high_freq_factor > low_freq_factor");
-    c.rotary.original_max_position_embeddings = static_cast<int>(required_rope_number(
-        params, j, "original_max_position_embeddings", params_key, source));
+    const double original = required_rope_number(params, j, "original_max_position_embeddings", params_key, source);
+    if (original != std::floor(original) || original > (1 << 24))
+      throw ModelFormatError(source, std::string("\"") + params_key +
+                                         "\": original_max_position_embeddings must be a whole number of positions "
+                                         "up to 16777216");
+    c.rotary.original_max_position_embeddings = static_cast<int>(original);
   } else {
     throw ModelFormatError(source, "rope type " + quote_text(type) + " (\"" + params_key +
                                        "\") is not supported: glassbox runs \"default\", \"linear\" and \"llama3\"");
