@@ -39,8 +39,8 @@ def rotate_half(x):
 
 def rope(x, positions, inv_freq, rot_dim):
     """x (T, H, hd): the first rot_dim dims of each head rotated, the rest passed through."""
-    freqs = positions.float()[:, None] * inv_freq[None, :]          # (T, rot/2)
-    emb = torch.cat((freqs, freqs), dim=-1)                          # (T, rot)
+    freqs = positions.float()[:, None] * inv_freq[None, :]  # (T, rot/2)
+    emb = torch.cat((freqs, freqs), dim=-1)  # (T, rot)
     cos, sin = emb.cos()[:, None, :], emb.sin()[:, None, :]
     rot, rest = x[..., :rot_dim], x[..., rot_dim:]
     return torch.cat((rot * cos + rotate_half(rot) * sin, rest), dim=-1)
@@ -76,28 +76,51 @@ def main():
     out = {}
 
     out["inv_freq_default"] = {"theta": 10000.0, "dim": 16, "values": flat(inv_freq_default(10000.0, 16))}
-    out["inv_freq_linear"] = {"theta": 10000.0, "dim": 16, "factor": 4.0,
-                              "values": flat(inv_freq_default(10000.0, 16) / 4.0)}
+    out["inv_freq_linear"] = {
+        "theta": 10000.0,
+        "dim": 16,
+        "factor": 4.0,
+        "values": flat(inv_freq_default(10000.0, 16) / 4.0),
+    }
     # Llama 3.2's parameters: every regime (kept, blended, divided) occurs among the 32 frequencies.
-    out["inv_freq_llama3"] = {"theta": 500000.0, "dim": 64, "factor": 32.0, "low_freq_factor": 1.0,
-                              "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
-                              "values": flat(inv_freq_llama3(500000.0, 64, 32.0, 1.0, 4.0, 8192))}
+    out["inv_freq_llama3"] = {
+        "theta": 500000.0,
+        "dim": 64,
+        "factor": 32.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+        "values": flat(inv_freq_llama3(500000.0, 64, 32.0, 1.0, 4.0, 8192)),
+    }
 
-    T, H, hd, rot, pos0 = 3, 2, 8, 4, 5   # partial rotary: half of each head turns
+    T, H, hd, rot, pos0 = 3, 2, 8, 4, 5  # partial rotary: half of each head turns
     x = torch.randn(T, H, hd, generator=g)
     inv = inv_freq_default(10000.0, rot)
-    out["rotary"] = {"T": T, "heads": H, "hd": hd, "rot_dim": rot, "pos0": pos0, "theta": 10000.0,
-                     "x": flat(x), "expected": flat(rope(x, torch.arange(pos0, pos0 + T), inv, rot))}
+    out["rotary"] = {
+        "T": T,
+        "heads": H,
+        "hd": hd,
+        "rot_dim": rot,
+        "pos0": pos0,
+        "theta": 10000.0,
+        "x": flat(x),
+        "expected": flat(rope(x, torch.arange(pos0, pos0 + T), inv, rot)),
+    }
 
     C = 6
     x = torch.randn(2, C, generator=g) * 3
     w = torch.randn(C, generator=g)
-    out["rmsnorm"] = {"T": 2, "C": C, "eps": 1e-6, "x": flat(x), "weight": flat(w),
-                      "expected": flat(rmsnorm(x, w, 1e-6))}
+    out["rmsnorm"] = {
+        "T": 2,
+        "C": C,
+        "eps": 1e-6,
+        "x": flat(x),
+        "weight": flat(w),
+        "expected": flat(rmsnorm(x, w, 1e-6)),
+    }
 
     gate, up = torch.randn(8, generator=g) * 4, torch.randn(8, generator=g)
-    out["swiglu"] = {"gate": flat(gate), "up": flat(up),
-                     "expected": flat(torch.nn.functional.silu(gate) * up)}
+    out["swiglu"] = {"gate": flat(gate), "up": flat(up), "expected": flat(torch.nn.functional.silu(gate) * up)}
 
     # Grouped-query attention, 4 query heads on 2 key/value heads, a window of 3 keys shorter than
     # the 6 positions, the last 4 of them queried (pos0 2). Large values: far from uniform.
@@ -107,9 +130,20 @@ def main():
     v = torch.randn(pos0 + T, KV, hd, generator=g)
     scale = 1 / math.sqrt(hd)
     o, p = attention(q, k, v, pos0, Hq, KV, scale, window)
-    out["attention_gqa"] = {"T": T, "pos0": pos0, "n_head": Hq, "n_kv": KV, "hd": hd, "window": window,
-                            "scale": scale, "q": flat(q), "k": flat(k), "v": flat(v),
-                            "out": flat(o), "probs": flat(p)}
+    out["attention_gqa"] = {
+        "T": T,
+        "pos0": pos0,
+        "n_head": Hq,
+        "n_kv": KV,
+        "hd": hd,
+        "window": window,
+        "scale": scale,
+        "q": flat(q),
+        "k": flat(k),
+        "v": flat(v),
+        "out": flat(o),
+        "probs": flat(p),
+    }
 
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, indent=1) + "\n")

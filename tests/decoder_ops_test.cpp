@@ -162,7 +162,7 @@ TEST(DecoderOps, FirstVisibleKey) {
   EXPECT_EQ(ref::first_visible_key(10, 0), 0);   // no window
   EXPECT_EQ(ref::first_visible_key(10, 3), 8);   // keys 8, 9, 10
   EXPECT_EQ(ref::first_visible_key(2, 3), 0);
-  EXPECT_EQ(ref::first_visible_key(2, 1), 2);    // itself only
+  EXPECT_EQ(ref::first_visible_key(2, 1), 2);   // itself only
 }
 
 TEST(DecoderOps, RepeatKv) {

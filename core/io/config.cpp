@@ -94,7 +94,6 @@ std::string supported_list() {
   return out;
 }
 
-
 // gpt2 / openai-gpt, or the decoder type config_decoders.cpp reads.
 Architecture architecture_of(const json& j, const std::string& source) {
   std::string type;
@@ -116,8 +115,8 @@ Architecture architecture_of(const json& j, const std::string& source) {
   if (type == "gpt2") return Architecture::GPT2;
   if (type == "openai-gpt") return Architecture::OpenAIGPT;
   if (auto decoder = decoder_architecture(type)) return *decoder;
-  throw ModelFormatError(source, "unknown architecture " + quote_text(type) + ": glassbox runs model_type " +
-                                     supported_list());
+  throw ModelFormatError(source,
+                         "unknown architecture " + quote_text(type) + ": glassbox runs model_type " + supported_list());
 }
 
 // The label names of a classifier ("architectures": [...ForSequenceClassification]), by id:
@@ -252,9 +251,9 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
   c.labels = labels_of(j, source);
 
   // GPT2Config defaults eos_token_id to 50256 (<|endoftext|>); a list means any of them ends the text.
-  c.eos_token_ids = eos_ids(j, gpt2 && c.vocab_size > 50256 ? std::vector<std::int32_t>{50256}
-                                                            : std::vector<std::int32_t>{},
-                            c.vocab_size, source);
+  c.eos_token_ids =
+      eos_ids(j, gpt2 && c.vocab_size > 50256 ? std::vector<std::int32_t>{50256} : std::vector<std::int32_t>{},
+              c.vocab_size, source);
   return c;
 }
 

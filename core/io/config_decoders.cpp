@@ -38,9 +38,9 @@ struct DecoderType {
   const char* eps_key;
   const char* act_key;
   int vocab, positions, width, layers, heads;
-  int kv_heads;        // num_key_value_heads when absent; 0: the type has no such key (= heads)
-  int inner;           // intermediate_size when absent or null; 0: 4 * width
-  int head_dim;        // head_dim when absent; 0: width / heads
+  int kv_heads;          // num_key_value_heads when absent; 0: the type has no such key (= heads)
+  int inner;             // intermediate_size when absent or null; 0: 4 * width
+  int head_dim;          // head_dim when absent; 0: width / heads
   bool reads_head_dim;   // the type reads a "head_dim" key
   double eps;
   const char* act;
@@ -159,8 +159,8 @@ void read_rotary(const json& j, const DecoderType& t, ModelConfig& c, const std:
     c.rotary.low_freq_factor = required_rope_number(params, json::object(), "low_freq_factor", params_key, source);
     c.rotary.high_freq_factor = required_rope_number(params, json::object(), "high_freq_factor", params_key, source);
     if (!(c.rotary.high_freq_factor > c.rotary.low_freq_factor))
-      throw ModelFormatError(source, std::string("\"") + params_key +
-                                         "\": llama3 needs high_freq_factor > low_freq_factor");
+      throw ModelFormatError(source,
+                             std::string("\"") + params_key + "\": llama3 needs high_freq_factor > low_freq_factor");
     const double original = required_rope_number(params, j, "original_max_position_embeddings", params_key, source);
     if (original != std::floor(original) || original > (1 << 24))
       throw ModelFormatError(source, std::string("\"") + params_key +
@@ -175,8 +175,8 @@ void read_rotary(const json& j, const DecoderType& t, ModelConfig& c, const std:
   const int rot = c.rotary_dim();
   if (rot < 2 || rot % 2 != 0)
     throw ModelFormatError(source, "the rotary part of each head, int(head_dim " + std::to_string(c.head_dim()) +
-                                       " x partial_rotary_factor " + json(c.rotary.fraction).dump() + ") = " +
-                                       std::to_string(rot) + ", must be even and at least 2");
+                                       " x partial_rotary_factor " + json(c.rotary.fraction).dump() +
+                                       ") = " + std::to_string(rot) + ", must be even and at least 2");
 }
 
 // A window size: an integer >= 1, or 0 for null (no window).
@@ -195,7 +195,8 @@ void read_windows(const json& j, const DecoderType& t, ModelConfig& c, const std
       break;
     case Windows::FromMaxWindowLayers: {
       // configuration_qwen2.py: sliding_window = sliding_window if use_sliding_window else None
-      const int window = bool_field(j, "use_sliding_window", false, source) ? window_field(j, "sliding_window", 4096, source) : 0;
+      const int window =
+          bool_field(j, "use_sliding_window", false, source) ? window_field(j, "sliding_window", 4096, source) : 0;
       auto types = j.find("layer_types");
       if (types != j.end() && !types->is_null()) {
         if (!types->is_array() || types->size() != std::size_t(c.n_layer))
@@ -229,7 +230,8 @@ void read_windows(const json& j, const DecoderType& t, ModelConfig& c, const std
           throw ModelFormatError(source, form);
         for (std::int64_t r = 0; r < item[1].get<std::int64_t>(); ++r)
           for (const json& kind : item[0]) {
-            if (kind != "global" && kind != "local") throw ModelFormatError(source, form + ", got " + quote_text(kind.dump()));
+            if (kind != "global" && kind != "local")
+              throw ModelFormatError(source, form + ", got " + quote_text(kind.dump()));
             if (expanded.size() > 65536) throw ModelFormatError(source, form);
             expanded.push_back(kind == "local" ? window : 0);
           }
@@ -331,8 +333,8 @@ ModelConfig parse_decoder(const json& j, Architecture arch, const std::string& s
 
   // Token ids: the type's defaults where they fit the vocabulary; an explicit null is none.
   const int V = c.vocab_size;
-  c.bos_token_id = is_null(j, "bos_token_id") ? -1
-                                               : int_field(j, "bos_token_id", t.bos < V ? t.bos : -1, 0, V - 1, source);
+  c.bos_token_id =
+      is_null(j, "bos_token_id") ? -1 : int_field(j, "bos_token_id", t.bos < V ? t.bos : -1, 0, V - 1, source);
   std::vector<std::int32_t> eos;
   if (t.eos >= 0 && t.eos < V && !is_null(j, "eos_token_id")) eos = {t.eos};
   c.eos_token_ids = eos_ids(j, eos, V, source);

@@ -159,7 +159,7 @@ void rotary(float* x, int x_stride, int T, int heads, int hd, int rot_dim, int p
         const float angle = pos * inv_freq[i];
         const float c = std::cos(angle), s = std::sin(angle);
         const float x1 = xh[i], x2 = xh[i + half];
-        xh[i] = x1 * c - x2 * s;          // q * cos + rotate_half(q) * sin, rotate_half = (-x2, x1)
+        xh[i] = x1 * c - x2 * s;   // q * cos + rotate_half(q) * sin, rotate_half = (-x2, x1)
         xh[i + half] = x2 * c + x1 * s;
       }
     }

@@ -69,7 +69,6 @@ struct Rotary {
   bool operator==(const Rotary&) const = default;
 };
 
-
 // table (P, C): row p, column 2i = sin(p / 10000^(2i/C)), column 2i+1 = cos(p / 10000^(2i/C)).
 void sinusoidal_positions(float* table, int P, int C);
 
@@ -81,7 +80,7 @@ struct ModelConfig {
   int n_embd = 0;        // hidden_size for the decoders
   int n_layer = 0;       // num_hidden_layers (gpt_neo: num_layers)
   int n_head = 0;        // query heads: num_attention_heads (gpt_neo: num_heads)
-  int n_inner = 0;   // MLP width (Hugging Face: null means 4 * n_embd; intermediate_size for the decoders)
+  int n_inner = 0;       // MLP width (Hugging Face: null means 4 * n_embd; intermediate_size for the decoders)
   PositionEncoding position_encoding = PositionEncoding::Learned;
   double layer_norm_epsilon = 1e-5;   // eps of every norm, as the config gives it (the forward pass
                                       // uses it as float): layer_norm_epsilon, layer_norm_eps or
@@ -95,23 +94,23 @@ struct ModelConfig {
 
   // The decoders' features. Their defaults are GPT-2's, so that a config built by hand (the
   // trainer's) and every gpt2 / openai-gpt config keep meaning what they meant.
-  int n_kv_head = 0;     // key/value heads (num_key_value_heads); 0: n_head. Query head h reads
-                         // key/value head h / (n_head / kv_heads()): grouped-query attention,
-                         // multi-query with 1
-  int n_head_dim = 0;    // head_dim where the config gives it (qwen3: 128 by default, so that
-                         // n_head * head_dim may differ from n_embd); 0: n_embd / n_head
+  int n_kv_head = 0;    // key/value heads (num_key_value_heads); 0: n_head. Query head h reads
+                        // key/value head h / (n_head / kv_heads()): grouped-query attention,
+                        // multi-query with 1
+  int n_head_dim = 0;   // head_dim where the config gives it (qwen3: 128 by default, so that
+                        // n_head * head_dim may differ from n_embd); 0: n_embd / n_head
   Norm norm = Norm::LayerNorm;
   Mlp mlp = Mlp::Plain;
-  Rotary rotary;                 // with PositionEncoding::Rotary
-  bool qkv_bias = true;          // q, k, v projections have biases
-  bool attn_out_bias = true;     // the attention's output projection has one
-  bool mlp_bias = true;          // the MLP's projections have them
-  bool qk_norm = false;          // qwen3: RMSNorm over each head's q and k (weight (head_dim)),
-                                 // after the projections, before the rotation
-  bool parallel_residual = false;   // gpt_neox: x + attn(norm1(x)) + mlp(norm2(x)); otherwise the
-                                    // MLP reads x + attn(norm1(x))
-  bool tie_word_embeddings = true;  // the output head is the token embedding; false: its own matrix
-                                    // (lm_head.weight, gpt_neox's embed_out.weight)
+  Rotary rotary;                     // with PositionEncoding::Rotary
+  bool qkv_bias = true;              // q, k, v projections have biases
+  bool attn_out_bias = true;         // the attention's output projection has one
+  bool mlp_bias = true;              // the MLP's projections have them
+  bool qk_norm = false;              // qwen3: RMSNorm over each head's q and k (weight (head_dim)),
+                                     // after the projections, before the rotation
+  bool parallel_residual = false;    // gpt_neox: x + attn(norm1(x)) + mlp(norm2(x)); otherwise the
+                                     // MLP reads x + attn(norm1(x))
+  bool tie_word_embeddings = true;   // the output head is the token embedding; false: its own matrix
+                                     // (lm_head.weight, gpt_neox's embed_out.weight)
   // Per layer, how many keys back a query sees: 0 all (causal), W > 0 a window: the query at
   // position p sees keys p-W+1 .. p (mistral's sliding_window; qwen2/qwen3's sliding layers;
   // gpt_neo's "local" layers with window_size). Empty: every layer 0.
