@@ -47,7 +47,7 @@ TEST(BadInput, B3_ConfigAndWeightsDisagree) {
 }
 
 TEST(BadInput, B4_UnknownArchitecture) {
-  BrokenModel m([](const auto& dir) { edit_config(dir, "model_type", "llama"); });
+  BrokenModel m([](const auto& dir) { edit_config(dir, "model_type", "mamba"); });
   expect_cli("B4", {"forward", "-m", m.path(), "--tokens", "1"});
   expect_cpp<ModelFormatError>("B4", [&] { Model::load(m.path()); });
 }

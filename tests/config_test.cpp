@@ -71,7 +71,7 @@ TEST(Config, Errors) {
   EXPECT_NE(config_error("{").find("config.json: not valid JSON"), std::string::npos);
   EXPECT_NE(config_error("[]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(config_error("{}").find("no \"model_type\""), std::string::npos);
-  EXPECT_NE(config_error(R"({"model_type":"llama"})").find("unknown architecture \"llama\""), std::string::npos);
+  EXPECT_NE(config_error(R"({"model_type":"mamba"})").find("unknown architecture \"mamba\""), std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","n_embd":30,"n_head":4})").find("not divisible by n_head"),
             std::string::npos);
   EXPECT_NE(config_error(R"({"model_type":"gpt2","n_layer":0})").find("\"n_layer\" is 0, outside [1, 4096]"),

@@ -47,13 +47,14 @@ inline val top_tokens(const TokenProbability* top, int k) {
 // A model's shape as the loader parsed config.json (ModelConfig, with its defaults for what the
 // file leaves out), in the JS API's names: {positions, layers, heads, kvHeads, width, vocabulary,
 // modelType}. The page reads this rather than config.json, so it never re-derives a default.
-// kvHeads: the heads with keys and values of their own (every head, in the architectures here).
+// kvHeads: the heads with keys and values of their own (ModelConfig::kv_heads(): fewer than heads
+// with grouped-query attention).
 inline val shape_of(const ModelConfig& c) {
   val shape = val::object();
   shape.set("positions", c.n_positions);
   shape.set("layers", c.n_layer);
   shape.set("heads", c.n_head);
-  shape.set("kvHeads", c.n_head);
+  shape.set("kvHeads", c.kv_heads());
   shape.set("width", c.n_embd);
   shape.set("vocabulary", c.vocab_size);
   shape.set("modelType", std::string(c.architecture_name()));

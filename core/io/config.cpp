@@ -6,37 +6,16 @@
 
 #include "glassbox/error.h"
 #include "glassbox/quoted.h"
+#include "io/config_decoders.h"
+#include "io/config_fields.h"
 #include "io/mapped_file.h"
 
 namespace glassbox {
-namespace {
+
+namespace config_fields {
 
 using nlohmann::json;
 
-Architecture architecture_of(const json& j, const std::string& source) {
-  std::string type;
-  if (auto it = j.find("model_type"); it != j.end() && it->is_string()) {
-    type = it->get<std::string>();
-  } else if (auto arch = j.find("architectures");
-             arch != j.end() && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
-    // Old configs name only the class: GPT2LMHeadModel, OpenAIGPTLMHeadModel, ...
-    const auto cls = (*arch)[0].get<std::string>();
-    if (cls.rfind("GPT2", 0) == 0)
-      type = "gpt2";
-    else if (cls.rfind("OpenAIGPT", 0) == 0)
-      type = "openai-gpt";
-    else
-      type = cls;
-  } else {
-    throw ModelFormatError(source, "no \"model_type\": expected \"gpt2\" or \"openai-gpt\"");
-  }
-  if (type == "gpt2") return Architecture::GPT2;
-  if (type == "openai-gpt") return Architecture::OpenAIGPT;
-  throw ModelFormatError(
-      source, "unknown architecture " + quote_text(type) + ": glassbox runs model_type \"gpt2\" and \"openai-gpt\"");
-}
-
-// An integer field in [lo, hi]; `fallback` when the key is absent or null.
 int int_field(const json& j, const char* key, int fallback, int lo, int hi, const std::string& source) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
@@ -70,6 +49,74 @@ Activation activation_of(Architecture arch, const std::string& name, const std::
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
   }
   throw ModelFormatError(source, "unsupported activation " + quote_text(name));
+}
+
+double number_field(const json& j, const char* key, double fallback, double lo, double hi, const std::string& source) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_number() || !(it->get<double>() >= lo && it->get<double>() <= hi))
+    throw ModelFormatError(source, std::string("\"") + key + "\" must be a number from " + json(lo).dump() + " to " +
+                                       json(hi).dump() + ", got " + quote_text(it->dump()));
+  return it->get<double>();
+}
+
+std::string string_field(const json& j, const char* key, const std::string& fallback, const std::string& source) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_string()) throw ModelFormatError(source, std::string("\"") + key + "\" must be a string");
+  return it->get<std::string>();
+}
+
+std::vector<std::int32_t> eos_ids(const json& j, std::vector<std::int32_t> fallback, int vocab_size,
+                                  const std::string& source) {
+  auto eos = j.find("eos_token_id");
+  if (eos == j.end() || eos->is_null()) return fallback;
+  std::vector<std::int32_t> out;
+  const json ids = eos->is_array() ? *eos : json::array({*eos});
+  for (const auto& id : ids)
+    out.push_back(int_field(json{{"eos_token_id", id}}, "eos_token_id", 0, 0, vocab_size - 1, source));
+  return out;
+}
+
+}   // namespace config_fields
+
+namespace {
+
+using nlohmann::json;
+using namespace config_fields;
+
+// "gpt2", "openai-gpt", "llama", ... quoted, for messages.
+std::string supported_list() {
+  std::string out;
+  const auto& types = supported_model_types();
+  for (std::size_t i = 0; i < types.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == types.size() ? " and " : ", ") + quote_text(types[i]);
+  return out;
+}
+
+// gpt2 / openai-gpt, or the decoder type config_decoders.cpp reads.
+Architecture architecture_of(const json& j, const std::string& source) {
+  std::string type;
+  if (auto it = j.find("model_type"); it != j.end() && it->is_string()) {
+    type = it->get<std::string>();
+  } else if (auto arch = j.find("architectures");
+             arch != j.end() && arch->is_array() && !arch->empty() && (*arch)[0].is_string()) {
+    // Old configs name only the class: GPT2LMHeadModel, OpenAIGPTLMHeadModel, ...
+    const auto cls = (*arch)[0].get<std::string>();
+    if (cls.rfind("GPT2", 0) == 0)
+      type = "gpt2";
+    else if (cls.rfind("OpenAIGPT", 0) == 0)
+      type = "openai-gpt";
+    else
+      type = cls;
+  } else {
+    throw ModelFormatError(source, "no \"model_type\": expected one of " + supported_list());
+  }
+  if (type == "gpt2") return Architecture::GPT2;
+  if (type == "openai-gpt") return Architecture::OpenAIGPT;
+  if (auto decoder = decoder_architecture(type)) return *decoder;
+  throw ModelFormatError(source,
+                         "unknown architecture " + quote_text(type) + ": glassbox runs model_type " + supported_list());
 }
 
 // The label names of a classifier ("architectures": [...ForSequenceClassification]), by id:
@@ -114,8 +161,14 @@ std::vector<std::string> labels_of(const json& j, const std::string& source) {
 
 }   // namespace
 
+const std::vector<std::string_view>& supported_model_types() {
+  static const std::vector<std::string_view> types = {"gpt2",  "openai-gpt", "llama",    "mistral",
+                                                      "qwen2", "qwen3",      "gpt_neox", "gpt_neo"};
+  return types;
+}
+
 std::string_view ModelConfig::architecture_name() const {
-  return architecture == Architecture::GPT2 ? "gpt2" : "openai-gpt";
+  return supported_model_types()[static_cast<std::size_t>(architecture)];   // the enum's order
 }
 
 std::string_view activation_name(Activation activation) {
@@ -145,6 +198,8 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
 
   ModelConfig c;
   c.architecture = architecture_of(j, source);
+  if (c.architecture != Architecture::GPT2 && c.architecture != Architecture::OpenAIGPT)
+    return parse_decoder(j, c.architecture, source);
   const bool gpt2 = c.architecture == Architecture::GPT2;
   // Limits keep every tensor size below 2^31 elements per dimension product we index with int64.
   c.vocab_size = int_field(j, "vocab_size", gpt2 ? 50257 : 40478, 1, 4'000'000, source);
@@ -196,18 +251,14 @@ ModelConfig ModelConfig::parse(std::string_view json_text, const std::string& so
   c.labels = labels_of(j, source);
 
   // GPT2Config defaults eos_token_id to 50256 (<|endoftext|>); a list means any of them ends the text.
-  auto eos = j.find("eos_token_id");
-  if (eos == j.end() || eos->is_null()) {
-    if (gpt2 && c.vocab_size > 50256) c.eos_token_ids = {50256};
-  } else {
-    const json ids = eos->is_array() ? *eos : json::array({*eos});
-    for (const auto& id : ids)
-      c.eos_token_ids.push_back(int_field(json{{"eos_token_id", id}}, "eos_token_id", 0, 0, c.vocab_size - 1, source));
-  }
+  c.eos_token_ids =
+      eos_ids(j, gpt2 && c.vocab_size > 50256 ? std::vector<std::int32_t>{50256} : std::vector<std::int32_t>{},
+              c.vocab_size, source);
   return c;
 }
 
 std::string ModelConfig::to_json() const {
+  if (architecture != Architecture::GPT2 && architecture != Architecture::OpenAIGPT) return decoder_to_json(*this);
   const bool gpt2 = architecture == Architecture::GPT2;
   json j;
   j["model_type"] = gpt2 ? "gpt2" : "openai-gpt";

@@ -2,6 +2,7 @@
 // They define what the fast kernels (kernels.cpp) must compute; tests compare the two.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/quantized.h"
@@ -132,6 +133,73 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
       for (int d = 0; d < hd; ++d) oi[d] += scratch[j] * v[j * kv_stride + d];
     if (probs) {
       for (int j = 0; j < n_keys; ++j) probs[i * n_keys + j] = j < visible ? scratch[j] : 0.0f;
+    }
+  }
+}
+
+void rmsnorm(float* out, const float* x, const float* weight, int T, int C, float eps) {
+  for (int t = 0; t < T; ++t) {
+    const float* row = x + std::size_t(t) * C;
+    float ms = 0.0f;   // variance = hidden_states.pow(2).mean(-1)
+    for (int c = 0; c < C; ++c) ms += row[c] * row[c];
+    ms /= C;
+    const float rstd = 1.0f / std::sqrt(ms + eps);   // torch.rsqrt(variance + eps)
+    for (int c = 0; c < C; ++c) out[std::size_t(t) * C + c] = weight[c] * (row[c] * rstd);
+  }
+}
+
+void rotary(float* x, int x_stride, int T, int heads, int hd, int rot_dim, int pos0, const float* inv_freq) {
+  const int half = rot_dim / 2;
+  for (int t = 0; t < T; ++t) {
+    // freqs = inv_freq @ position_ids, in float: the angle is one float product
+    const float pos = static_cast<float>(pos0 + t);
+    for (int h = 0; h < heads; ++h) {
+      float* xh = x + std::size_t(t) * x_stride + std::size_t(h) * hd;
+      for (int i = 0; i < half; ++i) {
+        const float angle = pos * inv_freq[i];
+        const float c = std::cos(angle), s = std::sin(angle);
+        const float x1 = xh[i], x2 = xh[i + half];
+        xh[i] = x1 * c - x2 * s;   // q * cos + rotate_half(q) * sin, rotate_half = (-x2, x1)
+        xh[i + half] = x2 * c + x1 * s;
+      }
+    }
+  }
+}
+
+void swiglu(float* out, const float* gate, const float* up, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void repeat_kv(float* out, const float* kv, int S, int n_kv, int n_head, int hd) {
+  const int group = n_head / n_kv;
+  for (int s = 0; s < S; ++s)
+    for (int h = 0; h < n_head; ++h)
+      for (int d = 0; d < hd; ++d)
+        out[(std::size_t(s) * n_head + h) * hd + d] = kv[(std::size_t(s) * n_kv + h / group) * hd + d];
+}
+
+void attention_gqa(float* out, const float* q, const float* k, const float* v, int T, int pos0, int n_head, int n_kv,
+                   int hd, float scale, int window, float* probs) {
+  const int n_keys = pos0 + T, group = n_head / n_kv;
+  std::vector<float> p(n_keys);
+  for (int h = 0; h < n_head; ++h) {
+    const int kvh = h / group;   // the key/value head this query head shares
+    for (int t = 0; t < T; ++t) {
+      const int pos = pos0 + t, first = first_visible_key(pos, window);
+      const float* qt = q + (std::size_t(t) * n_head + h) * hd;
+      for (int j = first; j <= pos; ++j) {
+        float dot = 0.0f;
+        for (int d = 0; d < hd; ++d) dot += qt[d] * k[(std::size_t(j) * n_kv + kvh) * hd + d];
+        p[j] = dot * scale;
+      }
+      softmax(p.data() + first, pos - first + 1);
+      float* ot = out + (std::size_t(t) * n_head + h) * hd;
+      for (int d = 0; d < hd; ++d) ot[d] = 0.0f;
+      for (int j = first; j <= pos; ++j)
+        for (int d = 0; d < hd; ++d) ot[d] += p[j] * v[(std::size_t(j) * n_kv + kvh) * hd + d];
+      if (probs)
+        for (int j = 0; j < n_keys; ++j)
+          probs[(std::size_t(h) * T + t) * n_keys + j] = j >= first && j <= pos ? p[j] : 0.0f;
     }
   }
 }

@@ -6,6 +6,7 @@
 #include "kernels/kernels.h"
 #include "kernels/quantized.h"
 #include "glassbox/error.h"
+#include "glassbox/quoted.h"
 
 namespace glassbox {
 namespace {
@@ -153,6 +154,12 @@ class Loader {
 
 // Every parameter of the model, through `load`, into its place in `w`.
 void load_all(const ModelConfig& c, Loader& load, Quantization quantize, ModelWeights& w) {
+  // The decoders' configs are read (config.h), but the forward pass runs gpt2 and openai-gpt
+  // only: refused here, before any weight is read, on every way of loading.
+  if (c.architecture != Architecture::GPT2 && c.architecture != Architecture::OpenAIGPT)
+    throw ModelFormatError("config.json", "model_type " + quote_text(c.architecture_name()) +
+                                              " is recognised but cannot run yet: the engine runs \"gpt2\" and "
+                                              "\"openai-gpt\"");
   const std::int64_t C = c.n_embd, F = c.n_inner, V = c.vocab_size, P = c.n_positions;
   const bool gpt2 = c.architecture == Architecture::GPT2;
   // The LM head is the embedding, tied, in a second copy: packed or int8 for the products, while

@@ -89,6 +89,72 @@ def tiny_model(model_type, dtype="F32", V=16, P=8, C=8, L=1, H=2, prefix=""):
     return json.dumps(config, indent=2).encode(), safetensors(tensors, {"format": "pt"})
 
 
+# config.json of the decoders read as features (core/io/config_decoders.cpp): GQA and llama3
+# rope scaling, v5's rope_parameters with partial rotary, gpt_neo's local layers, qwen2's windows.
+DECODER_CONFIGS = {
+    "llama-gqa-llama3": {
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "max_position_embeddings": 128,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 500000.0,
+        "rope_scaling": {
+            "factor": 32.0,
+            "high_freq_factor": 4.0,
+            "low_freq_factor": 1.0,
+            "original_max_position_embeddings": 64,
+            "rope_type": "llama3",
+        },
+        "tie_word_embeddings": True,
+        "vocab_size": 96,
+        "bos_token_id": 0,
+        "eos_token_id": [1, 2],
+    },
+    "gpt-neox-v5": {
+        "model_type": "gpt_neox",
+        "hidden_size": 32,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "max_position_embeddings": 64,
+        "layer_norm_eps": 1e-05,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000, "partial_rotary_factor": 0.25},
+        "use_parallel_residual": False,
+        "vocab_size": 96,
+        "eos_token_id": 0,
+    },
+    "gpt-neo-local": {
+        "model_type": "gpt_neo",
+        "hidden_size": 32,
+        "num_layers": 4,
+        "num_heads": 4,
+        "max_position_embeddings": 64,
+        "window_size": 8,
+        "attention_types": [[["global", "local"], 2]],
+        "activation_function": "gelu_new",
+        "vocab_size": 96,
+        "bos_token_id": 95,
+        "eos_token_id": 95,
+    },
+    "qwen2-windows": {
+        "model_type": "qwen2",
+        "hidden_size": 32,
+        "num_hidden_layers": 3,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 1,
+        "use_sliding_window": True,
+        "sliding_window": 4,
+        "max_window_layers": 1,
+        "vocab_size": 96,
+    },
+}
+
+
 def write(target, name, data):
     d = CORPUS / target
     d.mkdir(parents=True, exist_ok=True)
@@ -111,6 +177,8 @@ def main():
     for fixture in ["gpt2-f32", "openai-gpt", "openai-gpt-relu-f16", "gpt2-single-head"]:
         write("config", fixture, (FIXTURES / fixture / "config.json").read_bytes())
     write("config", "shipped", (HERE.parent.parent / "web/models/brown-small/config.json").read_bytes())
+    for name, config in DECODER_CONFIGS.items():
+        write("config", name, json.dumps(config, indent=1).encode())
 
     # vocab.json \0 merges.txt: a byte-level BPE over a few letters
     byte_vocab = {chr(c): i for i, c in enumerate(range(ord("a"), ord("z") + 1))}

@@ -386,11 +386,11 @@ for (const worker of [false, true]) {
     );
     await rejects(
       loadModel(
-        { config: '{"model_type":"llama"}', weights: readFileSync(new URL('model.safetensors', fixture('gpt2-f32'))) },
+        { config: '{"model_type":"mamba"}', weights: readFileSync(new URL('model.safetensors', fixture('gpt2-f32'))) },
         { worker },
       ),
       'ModelFormatError',
-      /unknown architecture "llama"/,
+      /unknown architecture "mamba"/,
     );
     await rejects(loadModel(null, { worker }), 'InvalidArgumentError', /loadModel needs a model directory/);
     const model = await loadModel(fixture('gpt2-bytes'), { worker });

@@ -48,7 +48,7 @@ for (const worker of [false, true]) {
     hostile.set(new TextEncoder().encode('notjson!'), 8);
     await expectReject('B2', loadModel({ ...f32, weights: hostile }, { worker }));
     await expectReject('B3', loadModel(withConfig({ n_embd: 64 }), { worker }));
-    await expectReject('B4', loadModel(withConfig({ model_type: 'llama' }), { worker }));
+    await expectReject('B4', loadModel(withConfig({ model_type: 'mamba' }), { worker }));
     const encoder = await loadModel(withConfig({ bidirectional: true }), { worker });
     await expectReject(
       'B23',

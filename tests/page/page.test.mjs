@@ -1420,7 +1420,7 @@ test('the bad-input table, on the page', async () => {
   await open('B1', config, weights.subarray(0, 5000));
   await open('B2', config, Buffer.concat([Buffer.from([8, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('notjson!')]));
   await open('B3', { ...config, n_embd: 64 }, weights);
-  await open('B4', { ...config, model_type: 'llama' }, weights);
+  await open('B4', { ...config, model_type: 'mamba' }, weights);
   const huge = hugeModel(); // tests/js/made-up-models.mjs
   await open('B12', JSON.parse(huge.config), Buffer.from(huge.weights));
 
