@@ -30,14 +30,22 @@ std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes
 
 class LoadMemoryTest : public ::testing::TestWithParam<std::string> {};
 
-// A GPT Conv1D weight: a matrix stored (in, out), transposed on load (not an embedding table).
-bool conv1d(const TensorInfo& t) {
+// What the loader makes of a tensor: rows it keeps (embeddings, norms, biases, the classifier's
+// score), a GPT Conv1D matrix (stored (in, out), transposed on load), an nn.Linear matrix (the
+// decoders'; their untied output head), or a buffer it skips.
+enum class Kind { Rows, Conv1D, Linear, Skipped };
+Kind kind_of(const TensorInfo& t, const ModelConfig& c) {
   auto ends_with = [&](std::string_view s) {
     return t.name.size() >= s.size() && t.name.compare(t.name.size() - s.size(), s.size(), s) == 0;
   };
-  return t.shape.size() == 2 && !ends_with("wte.weight") && !ends_with("wpe.weight") &&
-         !ends_with("tokens_embed.weight") && !ends_with("positions_embed.weight") && !ends_with("score.weight") &&
-         !ends_with("lm_head.weight");
+  if (t.dtype == DType::BOOL || ends_with("masked_bias") || ends_with("inv_freq")) return Kind::Skipped;
+  if (ends_with("lm_head.weight") && c.tie_word_embeddings) return Kind::Skipped;   // the tied copy
+  if (t.shape.size() != 2) return Kind::Rows;
+  for (const char* rows : {"wte.weight", "wpe.weight", "tokens_embed.weight", "positions_embed.weight", "score.weight",
+                           "embed_tokens.weight", "embed_in.weight"})
+    if (ends_with(rows)) return Kind::Rows;
+  const bool gpt = c.architecture == Architecture::GPT2 || c.architecture == Architecture::OpenAIGPT;
+  return gpt ? Kind::Conv1D : Kind::Linear;
 }
 
 TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
@@ -52,17 +60,20 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   ASSERT_EQ(layout.tensors().size(), whole.tensors().size());
   // A header alone has no weights to load.
   EXPECT_THROW(Model::from_parts(config_json, layout), ModelFormatError);
-  std::uint64_t largest_conv1d = 0, largest_conv1d_not_f32 = 0, largest_not_f32 = 0;
+  // Staged whole when streamed: every Conv1D matrix (transposed on load), every nn.Linear one
+  // (packed or quantized from the whole tensor) and every F16/BF16 tensor; F32 rows are written
+  // where they stay. An F32 copy on the way (per quantization): a Conv1D matrix to quantize, or an
+  // F16/BF16 matrix.
+  std::uint64_t staged = 0, copy_none = 0, copy_int8 = 0;
   for (const auto& t : whole.tensors()) {
-    const std::uint64_t bytes = t.bytes.size();
-    if (conv1d(t)) largest_conv1d = std::max(largest_conv1d, bytes);
-    if (conv1d(t) && t.dtype != DType::F32)
-      largest_conv1d_not_f32 = std::max(largest_conv1d_not_f32, std::uint64_t(t.numel));
-    if (t.dtype != DType::F32 && t.dtype != DType::U8) largest_not_f32 = std::max(largest_not_f32, bytes);
+    const Kind kind = kind_of(t, config);
+    if (kind == Kind::Skipped) continue;
+    const std::uint64_t bytes = t.bytes.size(), f32_bytes = 4 * std::uint64_t(t.numel);
+    if (kind != Kind::Rows || t.dtype != DType::F32) staged = std::max(staged, bytes);
+    if (kind != Kind::Rows && t.dtype != DType::F32) copy_none = std::max(copy_none, f32_bytes);
+    if (kind == Kind::Conv1D || (kind == Kind::Linear && t.dtype != DType::F32))
+      copy_int8 = std::max(copy_int8, f32_bytes);
   }
-  std::uint64_t largest_conv1d_numel = 0;
-  for (const auto& t : whole.tensors())
-    if (conv1d(t)) largest_conv1d_numel = std::max(largest_conv1d_numel, std::uint64_t(t.numel));
   for (const Quantization q : {Quantization::None, Quantization::Int8}) {
     const char* what = quantization_name(q);
     // Every array counted with at most its 64-byte alignment on top; at most three arrays per
@@ -80,16 +91,13 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
     EXPECT_GE(counted.owned, streamed.weights.owned.allocated()) << what;
     EXPECT_LE(counted.owned, streamed.weights.owned.allocated() + 3 * 64 * whole.tensors().size()) << what;
     EXPECT_GE(counted.owned, counted_kept.owned) << what;   // nothing is read in place
-    // Staged whole: every Conv1D matrix (transposed on load) and every F16/BF16 tensor; F32 rows
-    // (embeddings, biases, norms) are written where they stay.
-    EXPECT_EQ(counted.staging, std::max(largest_conv1d, largest_not_f32)) << what;
-    // One F32 copy on the way: a Conv1D matrix to quantize, or an F16/BF16 one to pack.
-    EXPECT_EQ(counted.transient, 4 * (q == Quantization::Int8 ? largest_conv1d_numel : largest_conv1d_not_f32)) << what;
+    EXPECT_EQ(counted.staging, staged) << what;
+    EXPECT_EQ(counted.transient, q == Quantization::Int8 ? copy_int8 : copy_none) << what;
     EXPECT_EQ(Model::load_memory(config_json, bytes_of(header), {q}), counted.peak()) << what;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, LoadMemoryTest, ::testing::ValuesIn(test::model_fixtures()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, LoadMemoryTest, ::testing::ValuesIn(test::single_file_fixtures()),
                          test::fixture_test_name);
 
 // A header promising far more than a WebAssembly heap holds is measured without its data; broken

@@ -83,7 +83,7 @@ TEST_P(ModelLoaderTest, AnySplitOfTheBytesGivesTheWholeFilesModel) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, ModelLoaderTest, ::testing::ValuesIn(test::model_fixtures()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, ModelLoaderTest, ::testing::ValuesIn(test::single_file_fixtures()),
                          test::fixture_test_name);
 
 // Shapes the fixtures do not have: a vocabulary and widths that are not multiples of the kernels'

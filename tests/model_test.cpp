@@ -88,7 +88,8 @@ TEST_P(ReferenceTest, AttentionMatchesPyTorchAndIsCausal) {
 
 // The same weights with bidirectional attention (ForwardOptions::causal = false, an encoder's
 // view) against PyTorch's forward(causal=False): every query sees every key, later ones too.
-TEST_P(ReferenceTest, BidirectionalMatchesPyTorch) {
+using BidirectionalTest = ReferenceTest;
+TEST_P(BidirectionalTest, MatchesPyTorch) {
   const Model model = Model::load(fixture_dir(GetParam()));
   const auto& c = model.config();
   const auto& want = expected_["bidirectional"];
@@ -165,11 +166,11 @@ TEST_P(ReferenceTest, GreedyGenerationMatchesPyTorch) {
   EXPECT_EQ(stop_reason_name(reason), g["stop"].get<std::string>());
 }
 
-// Int8 weights (Quantization::Int8) against PyTorch's F32 logits: within 3% of the spread of the
-// logits (measured: 0.9% to 2.05% on these random-weight fixtures). Greedy agreement is tested on
-// the shipped model (Int8.ShippedModelGreedyAgreesWithF32): the fixtures' greedy runs pass through
-// near-ties (expected.json's min_margin, down to 0.003) far below any int8 error, so agreement there
-// would test luck.
+// Int8 weights (Quantization::Int8) against PyTorch's F32 logits: within 4% of the spread of the
+// logits (measured: 0.9% to 2.05% on the GPT-2 fixtures; 1.1% to 3.4% on the decoders', whose
+// weights are scaled up so that attention is far from uniform, which sharpens every error). Greedy agreement is tested
+// on the shipped model (Int8.ShippedModelGreedyAgreesWithF32): the fixtures' greedy runs pass through near-ties
+// (expected.json's min_margin, down to 0.003) far below any int8 error, so agreement there would test luck.
 TEST_P(ReferenceTest, Int8LogitsStayNearPyTorch) {
   const Model model = Model::load(fixture_dir(GetParam()), LoadOptions{Quantization::Int8});
   EXPECT_EQ(model.quantization(), Quantization::Int8);
@@ -185,11 +186,13 @@ TEST_P(ReferenceTest, Int8LogitsStayNearPyTorch) {
     }
   std::cout << "[ fixture  ] " << GetParam() << " int8: max |logit - PyTorch| = " << max_diff << " ("
             << 100 * max_diff / (hi - lo) << "% of the logits' span)\n";
-  EXPECT_LT(max_diff, 0.03 * (hi - lo));
+  EXPECT_LT(max_diff, 0.04 * (hi - lo));
   EXPECT_GT(max_diff, 1e-4);   // the weights really were quantized (F32 is within 1e-4)
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceTest, ::testing::ValuesIn(test::model_fixtures()), test::fixture_test_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, BidirectionalTest, ::testing::ValuesIn(test::gpt2_fixtures()),
+                         test::fixture_test_name);
 
 // GPT2Config.add_cross_attention with the fixture's encoder states: every block's cross-attention
 // (queries from the decoder, keys and values from the encoder, no mask) against PyTorch's. (The
@@ -392,13 +395,17 @@ TEST_F(BrokenModel, UnknownArchitecture) {
   EXPECT_NE(load_error(dir_.path()).find("unknown architecture \"mamba\""), std::string::npos);
 }
 
-// The decoders' configs are read, but the forward pass does not run them yet: loading says so.
-TEST_F(BrokenModel, RecognisedArchitectureThatCannotRunYet) {
-  for (const char* type : {"llama", "mistral", "qwen2", "qwen3", "gpt_neox", "gpt_neo"}) {
+// GPT-2's weights under another model type's config: the loader looks for that type's tensors by
+// their hub names (an untied output head first) and names the first it cannot find; gpt_neo's
+// config reads hidden_size, which GPT-2's config.json does not have (its default is 2048).
+TEST_F(BrokenModel, WeightsOfAnotherModelType) {
+  const std::pair<const char*, const char*> errors[] = {
+      {"llama", "missing tensor 'lm_head.weight'"},      {"mistral", "missing tensor 'lm_head.weight'"},
+      {"qwen2", "missing tensor 'lm_head.weight'"},      {"qwen3", "missing tensor 'lm_head.weight'"},
+      {"gpt_neox", "missing tensor 'embed_out.weight'"}, {"gpt_neo", "the config implies [96, 2048]"}};
+  for (const auto& [type, error] : errors) {
     edit_config("model_type", type);
-    EXPECT_NE(load_error(dir_.path()).find("model_type \"" + std::string(type) + "\" is recognised but cannot run yet"),
-              std::string::npos)
-        << type;
+    EXPECT_NE(load_error(dir_.path()).find(error), std::string::npos) << type;
   }
 }
 

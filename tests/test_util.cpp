@@ -40,12 +40,35 @@ std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& info)
   return name;
 }
 
-const std::vector<std::string>& model_fixtures() {
+const std::vector<std::string>& gpt2_fixtures() {
   static const std::vector<std::string> names = {
       "gpt2-f32",         "gpt2-f16",          "gpt2-bf16",       "gpt2-prefixed",
       "gpt2-single-head", "gpt2-full-context", "openai-gpt",      "openai-gpt-relu-f16",
       "gpt2-bytes",       "gpt2-attn-scaling", "gpt2-sinusoidal", "gpt2-cross-attention",
       "gpt2-classifier"};
+  return names;
+}
+
+const std::vector<std::string>& model_fixtures() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = gpt2_fixtures();
+    for (const char* name :
+         {"llama-gqa", "llama-mqa-bias-v5", "llama-llama3-bf16", "llama-llama3-v5", "llama-linear-sharded",
+          "mistral-sliding", "qwen2-bf16", "qwen2-sliding-v5", "qwen3-qk-norm", "qwen3-sliding-bias-v5",
+          "gpt-neox-parallel", "gpt-neox-sequential-f16-v5", "gpt-neo-local"})
+      all.push_back(name);
+    return all;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& single_file_fixtures() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> some;
+    for (const std::string& name : model_fixtures())
+      if (std::filesystem::exists(fixture_dir(name) / "model.safetensors")) some.push_back(name);
+    return some;
+  }();
   return names;
 }
 

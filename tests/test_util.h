@@ -16,8 +16,13 @@ namespace glassbox::test {
 
 // tests/fixtures/<name>, written by scripts/make_fixtures.py (PyTorch reference).
 std::filesystem::path fixture_dir(const std::string& name);
-// The fixtures every model test runs on.
+// The fixtures every model test runs on: GPT-2's and openai-gpt's (scripts/make_fixtures.py),
+// then the decoders' (llama, mistral, qwen2, qwen3, gpt_neox, gpt_neo: make_decoder_fixtures.py).
 const std::vector<std::string>& model_fixtures();
+// The GPT-2-shaped ones alone (their expected.json also has the bidirectional pass).
+const std::vector<std::string>& gpt2_fixtures();
+// Those whose weights are one model.safetensors (not a sharded checkpoint).
+const std::vector<std::string>& single_file_fixtures();
 // A fixture's name as a GoogleTest parameter name ("gpt2-f32" -> "gpt2_f32").
 std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& info);
 

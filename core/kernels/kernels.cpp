@@ -401,16 +401,18 @@ GLASSBOX_CLONES void attention(float* out, int out_stride, const float* q, int q
                                AttentionMask mask, float factor) {
   const int n_keys = pos0 + T;
   for (int i = 0; i < T; ++i) {
-    const int visible = visible_keys(mask, i, T, pos0);
+    const int first = first_visible_key(mask, i, pos0), visible = visible_keys(mask, i, T, pos0);
+    const int n = std::max(0, visible - first);   // keys first .. visible-1
     const float* qi = q + static_cast<std::size_t>(i) * q_stride;
-    scores(scratch, qi, k, kv_stride, visible, hd, scale);
-    softmax_row(scratch, visible);
-    apply_factor(scratch, visible, factor);
-    weighted_sum(out + static_cast<std::size_t>(i) * out_stride, scratch, v, kv_stride, visible, hd);
-    if (probs) {   // capture: copy the row out, zeros where the mask hides the future
+    const std::size_t skip = static_cast<std::size_t>(first) * kv_stride;
+    scores(scratch, qi, k + skip, kv_stride, n, hd, scale);
+    softmax_row(scratch, n);
+    apply_factor(scratch, n, factor);
+    weighted_sum(out + static_cast<std::size_t>(i) * out_stride, scratch, v + skip, kv_stride, n, hd);
+    if (probs) {   // capture: copy the row out, zeros where the mask hides a key
       float* row = probs + static_cast<std::size_t>(i) * n_keys;
-      std::memcpy(row, scratch, sizeof(float) * visible);
-      std::memset(row + visible, 0, sizeof(float) * (n_keys - visible));
+      std::memset(row, 0, sizeof(float) * n_keys);
+      std::memcpy(row + first, scratch, sizeof(float) * n);
     }
   }
 }
@@ -431,15 +433,17 @@ GLASSBOX_INLINE void add_scaled(float* o, float p, const float* v, int n) {
 // out starts at zero, as its registers do).
 GLASSBOX_CLONES void attention_one_query(float* out, const float* q, const float* k, const float* v, int kv_stride,
                                          int n_keys, int heads, int hd, float scale, float* probs, float* scratch,
-                                         AttentionMask mask, const float* factors) {
-  const int visible = visible_keys(mask, 0, 1, n_keys - 1);
+                                         AttentionMask mask, const float* factors, bool shared_kv) {
+  const int first = first_visible_key(mask, 0, n_keys - 1), visible = visible_keys(mask, 0, 1, n_keys - 1);
+  const int n = std::max(0, visible - first);   // keys first .. visible-1; row j of scratch is key first + j
+  const std::size_t head_step = shared_kv ? 0 : static_cast<std::size_t>(hd);
   const auto at = [&](const float* m, int j, int h) {
-    return m + static_cast<std::size_t>(j) * kv_stride + static_cast<std::size_t>(h) * hd;
+    return m + static_cast<std::size_t>(first + j) * kv_stride + static_cast<std::size_t>(h) * head_step;
   };
   const auto s = [&](int h) { return scratch + static_cast<std::size_t>(h) * n_keys; };
   const auto qh = [&](int h) { return q + static_cast<std::size_t>(h) * hd; };
   const int h4 = heads - heads % 4;
-  for (int j = 0; j < visible; ++j) {   // row j: 4 heads at a time, then the rest one by one
+  for (int j = 0; j < n; ++j) {   // row j: 4 heads at a time, then the rest one by one
     int h = 0;
     for (; h < h4; h += 4)
       scores4({s(h) + j, s(h + 1) + j, s(h + 2) + j, s(h + 3) + j}, {qh(h), qh(h + 1), qh(h + 2), qh(h + 3)},
@@ -447,18 +451,18 @@ GLASSBOX_CLONES void attention_one_query(float* out, const float* q, const float
     for (; h < heads; ++h) s(h)[j] = dot(qh(h), at(k, j, h), hd) * scale;
   }
   for (int h = 0; h < heads; ++h) {
-    softmax_row(s(h), visible);
-    if (factors) apply_factor(s(h), visible, factors[h]);
+    softmax_row(s(h), n);
+    if (factors) apply_factor(s(h), n, factors[h]);
   }
 
   std::memset(out, 0, sizeof(float) * static_cast<std::size_t>(heads) * hd);
-  for (int j = 0; j < visible; ++j)
+  for (int j = 0; j < n; ++j)
     for (int h = 0; h < heads; ++h) add_scaled(out + static_cast<std::size_t>(h) * hd, s(h)[j], at(v, j, h), hd);
   if (probs) {   // (heads, n_keys), zeros where the mask hides a key
     for (int h = 0; h < heads; ++h) {
       float* row = probs + static_cast<std::size_t>(h) * n_keys;
-      std::memcpy(row, s(h), sizeof(float) * visible);
-      std::memset(row + visible, 0, sizeof(float) * (n_keys - visible));
+      std::memset(row, 0, sizeof(float) * n_keys);
+      std::memcpy(row + first, s(h), sizeof(float) * n);
     }
   }
 }
@@ -491,6 +495,47 @@ GLASSBOX_CLONES void layernorm(float* out, const float* x, const float* weight, 
     for (int c = cv; c < C; ++c) o[c] = (row[c] - mean) * rstd * weight[c] + bias[c];
   }
 }
+// Per row: the mean of squares (vector lanes, a horizontal sum, the tail), then the scale.
+GLASSBOX_CLONES void rmsnorm(float* out, const float* x, const float* weight, int T, int C, float eps) {
+  const int cv = C - C % kLanes;
+  for (int t = 0; t < T; ++t) {
+    const float* row = x + static_cast<std::size_t>(t) * C;
+    float* o = out + static_cast<std::size_t>(t) * C;
+    Vec8 acc = {};
+    for (int c = 0; c < cv; c += kLanes) {
+      const Vec8 v = load(row + c);
+      acc += v * v;
+    }
+    float ms = hsum(acc);
+    for (int c = cv; c < C; ++c) ms += row[c] * row[c];
+    ms /= static_cast<float>(C);
+    const float rstd = 1.0f / std::sqrt(ms + eps);
+    for (int c = 0; c < cv; c += kLanes) store(o + c, load(weight + c) * (load(row + c) * rstd));
+    for (int c = cv; c < C; ++c) o[c] = weight[c] * (row[c] * rstd);
+  }
+}
+
+// A few multiplies per element of q and k, next to the products that made them: plain loops.
+void rotary(float* x, int x_stride, int T, int heads, int hd, int rot_dim, const float* cos, const float* sin) {
+  const int half = rot_dim / 2;
+  for (int t = 0; t < T; ++t) {
+    const float* c = cos + static_cast<std::size_t>(t) * half;
+    const float* s = sin + static_cast<std::size_t>(t) * half;
+    for (int h = 0; h < heads; ++h) {
+      float* xh = x + static_cast<std::size_t>(t) * x_stride + static_cast<std::size_t>(h) * hd;
+      for (int i = 0; i < half; ++i) {
+        const float x1 = xh[i], x2 = xh[i + half];
+        xh[i] = x1 * c[i] - x2 * s[i];
+        xh[i + half] = x2 * c[i] + x1 * s[i];
+      }
+    }
+  }
+}
+
+void multiply(float* x, const float* y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] *= y[i];
+}
+
 // The activations, 8 lanes at a time, from exp8 and arithmetic only: libm's tanhf, erff and expf
 // are scalar calls (tanhf alone was a visible share of a prompt's time), and the native libc
 // and WebAssembly's may round them differently, which would break native = WebAssembly. Each stays

@@ -31,6 +31,14 @@ void matmul(float* out, const float* x, const float* w, const float* bias, int T
 
 // out (T,C) = (x - mean) / sqrt(var + eps) * weight + bias, per row; out may alias x.
 void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C, float eps);
+// out (T,C) = x / sqrt(mean(x^2) + eps) * weight, per row (RMSNorm); out may alias x.
+void rmsnorm(float* out, const float* x, const float* weight, int T, int C, float eps);
+
+// Rotary positions, rotate-half convention, in place: x (T, heads*hd) row stride x_stride; in each
+// head, dims i and i + rot_dim/2 (i < rot_dim/2) turn by row t's angle i, whose cosine and sine
+// are cos, sin (T, rot_dim/2); dims rot_dim .. hd-1 pass unchanged. reference.h's rotary() computes
+// the angles itself; the model computes them once per pass for every layer.
+void rotary(float* x, int x_stride, int T, int heads, int hd, int rot_dim, const float* cos, const float* sin);
 
 // Activations, in place over n values.
 void gelu_tanh(float* x, std::size_t n);   // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
@@ -40,6 +48,8 @@ void silu(float* x, std::size_t n);   // x / (1 + exp(-x))
 
 // x (n) += y (n)
 void add(float* x, const float* y, std::size_t n);
+// x (n) *= y (n), elementwise (a gated MLP: act(gate) * up)
+void multiply(float* x, const float* y, std::size_t n);
 
 // x (n) = softmax(x), stable (max subtracted); all -inf gives all zeros.
 void softmax(float* x, int n);
@@ -54,13 +64,17 @@ void gelu_tanh_backward(float* d, const float* x, std::size_t n);
 // Which keys a query of attention sees. Causal (a decoder, GPT): query i, at position pos0+i,
 // sees keys 0 .. pos0+i and never a later one; not causal (an encoder, BERT): every key. Either
 // way only keys 0 .. keys-1 (keys < 0: all pos0+T): the rest are padding, which no query sees.
+// A window W > 0 (causal only: sliding-window and local attention) also hides the keys more than
+// W - 1 positions back: the query at position p sees keys p-W+1 .. p.
 struct AttentionMask {
   bool causal = true;
   int keys = -1;
+  int window = 0;
 };
 
 // Attention of one head. T queries sit at positions pos0 .. pos0+T-1; the mask says which of the
-// pos0+T keys each sees (by default causal: query i sees keys 0 .. pos0+i). Rows are strided so
+// pos0+T keys each sees (by default causal: query i sees keys 0 .. pos0+i; first_visible_key ..
+// visible_keys - 1 in general). Rows are strided so
 // that heads are read in place:
 //   q    (T, hd)        row stride q_stride
 //   k, v (pos0+T, hd)   row stride kv_stride
@@ -83,14 +97,19 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
 //   q (heads*hd)   k, v (n_keys, ..) row stride kv_stride   out (heads*hd)
 //   probs, if not null: (heads, n_keys)   scratch: heads * n_keys floats
 //   factors, if not null: (heads), each head's as attention()'s factor
+// shared_kv: every head reads columns 0 .. hd of k and v instead (query heads of one group sharing a
+// key/value head: grouped-query attention).
 void attention_one_query(float* out, const float* q, const float* k, const float* v, int kv_stride, int n_keys,
                          int heads, int hd, float scale, float* probs, float* scratch, AttentionMask mask = {},
-                         const float* factors = nullptr);
+                         const float* factors = nullptr, bool shared_kv = false);
 
-// The keys query i (0 .. T-1) of attention sees: keys 0 .. visible_keys(..) - 1.
+// The keys query i (0 .. T-1) of attention sees: keys first_visible_key(..) .. visible_keys(..) - 1.
 inline int visible_keys(const AttentionMask& mask, int i, int T, int pos0) {
   const int n = std::max(0, mask.causal ? pos0 + i + 1 : pos0 + T);
   return mask.keys >= 0 && mask.keys < n ? mask.keys : n;
+}
+inline int first_visible_key(const AttentionMask& mask, int i, int pos0) {
+  return mask.causal && mask.window > 0 ? std::max(0, pos0 + i - mask.window + 1) : 0;
 }
 
 // Runs the kernels a forward pass spends its time in (the F32 and int8 products, layernorm, GELU,

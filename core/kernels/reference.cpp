@@ -118,21 +118,23 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
                int T, int pos0, int hd, float scale, float* probs, float* scratch, AttentionMask mask, float factor) {
   const int n_keys = pos0 + T;
   for (int i = 0; i < T; ++i) {
-    const int visible = visible_keys(mask, i, T, pos0);   // keys 0 .. visible-1
+    // keys first .. visible-1 (a window hides the ones before first)
+    const int first = kernels::first_visible_key(mask, i, pos0), visible = visible_keys(mask, i, T, pos0);
     const float* qi = q + i * q_stride;
-    for (int j = 0; j < visible; ++j) {
+    for (int j = first; j < visible; ++j) {
       float dot = 0.0f;
       for (int d = 0; d < hd; ++d) dot += qi[d] * k[j * kv_stride + d];
-      scratch[j] = dot * scale;
+      scratch[j - first] = dot * scale;
     }
-    softmax(scratch, visible);
-    for (int j = 0; j < visible; ++j) scratch[j] *= factor;   // a head mask's entry (HF head_mask)
+    const int n = visible > first ? visible - first : 0;
+    softmax(scratch, n);
+    for (int j = 0; j < n; ++j) scratch[j] *= factor;   // a head mask's entry (HF head_mask)
     float* oi = out + i * out_stride;
     for (int d = 0; d < hd; ++d) oi[d] = 0.0f;
-    for (int j = 0; j < visible; ++j)
-      for (int d = 0; d < hd; ++d) oi[d] += scratch[j] * v[j * kv_stride + d];
+    for (int j = 0; j < n; ++j)
+      for (int d = 0; d < hd; ++d) oi[d] += scratch[j] * v[(first + j) * kv_stride + d];
     if (probs) {
-      for (int j = 0; j < n_keys; ++j) probs[i * n_keys + j] = j < visible ? scratch[j] : 0.0f;
+      for (int j = 0; j < n_keys; ++j) probs[i * n_keys + j] = j >= first && j < visible ? scratch[j - first] : 0.0f;
     }
   }
 }

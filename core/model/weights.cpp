@@ -1,6 +1,8 @@
 #include "model/weights.h"
 
+#include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "io/dtype.h"
 #include "kernels/kernels.h"
@@ -9,6 +11,19 @@
 #include "glassbox/quoted.h"
 
 namespace glassbox {
+
+QkvLayout qkv_layout(const ModelConfig& c) {
+  switch (c.architecture) {
+    case Architecture::GPT2:
+    case Architecture::OpenAIGPT:
+      return QkvLayout::Fused;
+    case Architecture::GPTNeoX:
+      return QkvLayout::FusedPerHead;
+    default:
+      return QkvLayout::Separate;
+  }
+}
+
 namespace {
 
 // Each array the loader allocates is aligned to 64 bytes (model/arena.h): at most that much more
@@ -27,9 +42,11 @@ class Loader {
  public:
   Loader(const SafeTensors& file, ModelWeights& out, WeightSource source, LoadFootprint* count = nullptr)
       : file_(file), out_(out), source_(source), count_(count), jobs_(file.tensors().size()) {
-    // Hub checkpoints saved from *LMHeadModel carry a "transformer." prefix; base models do not.
-    const bool prefixed = file.find("transformer.wte.weight") || file.find("transformer.tokens_embed.weight");
-    prefix_ = prefixed ? "transformer." : "";
+    // Hub checkpoints saved from *ForCausalLM / *LMHeadModel carry their base model's prefix
+    // ("transformer.", "model.", "gpt_neox."); base models saved alone do not.
+    for (const char* prefix : {"transformer.", "model.", "gpt_neox."})
+      for (const char* first : {"wte.weight", "tokens_embed.weight", "embed_tokens.weight", "embed_in.weight"})
+        if (file.find(std::string(prefix) + first)) prefix_ = prefix;
     for (std::size_t i = 0; i < jobs_.size(); ++i) jobs_[i].tensor = &file.tensors()[i];
   }
 
@@ -51,8 +68,9 @@ class Loader {
 
   // The matrix `name` as (N,K) in nn.Linear layout (GPT's Conv1D weights, stored (K,N), are
   // transposed), packed for the kernels or quantized to int8 blocks.
-  Matrix matrix(const std::string& name, std::int64_t N, std::int64_t K, bool transpose, Quantization quantize) {
-    TensorJob& job = find(name, transpose ? std::vector{K, N} : std::vector{N, K});
+  Matrix matrix(const std::string& name, std::int64_t N, std::int64_t K, bool transpose, Quantization quantize,
+                bool top_level = false) {
+    TensorJob& job = find(name, transpose ? std::vector{K, N} : std::vector{N, K}, top_level);
     MatrixJob m{.N = static_cast<int>(N),
                 .K = static_cast<int>(K),
                 .transpose = transpose,
@@ -88,8 +106,15 @@ class Loader {
       auto ends_with = [&](std::string_view s) {
         return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
       };
-      if (ends_with(".attn.bias") || ends_with(".attn.masked_bias")) continue;   // causal mask buffers
-      if (n == "lm_head.weight" && t.shape == std::vector<std::int64_t>{c.vocab_size, c.n_embd}) continue;   // tied
+      // causal-mask buffers (gpt2's, gpt_neo's, gpt_neox's) and rotary frequencies, as older
+      // checkpoints stored them
+      const auto buffers = {".attn.bias", ".attn.masked_bias", ".attention.bias", ".attention.masked_bias",
+                            ".rotary_emb.inv_freq"};
+      if (std::any_of(buffers.begin(), buffers.end(), ends_with)) continue;
+      if (n == "lm_head.weight" && c.tie_word_embeddings &&
+          t.shape == std::vector<std::int64_t>{c.vocab_size, c.n_embd})
+        continue;   // the tied head, stored anyway
+
       throw ModelFormatError(file_.source(), "unexpected tensor '" + n + "' " + shape_str(t.shape) +
                                                  " (does the config match the weights? it has n_layer " +
                                                  std::to_string(c.n_layer) + ")");
@@ -97,6 +122,16 @@ class Loader {
   }
 
   bool has(const std::string& name) const { return file_.find(prefix_ + name) != nullptr; }
+
+  // A norm's weight and, for LayerNorm, its bias (C): "<name>.weight", "<name>.bias".
+  std::pair<const float*, const float*> norm(const ModelConfig& c, const std::string& name, std::int64_t C) {
+    const float* weight = take(name + ".weight", {C});
+    return {weight, c.norm == Norm::LayerNorm ? take(name + ".bias", {C}) : nullptr};
+  }
+  // A bias (N) when the model has one there, else null.
+  const float* bias(bool present, const std::string& name, std::int64_t N) {
+    return present ? take(name, {N}) : nullptr;
+  }
 
   // The sinusoidal position table (P, C), computed (counting: nothing to compute).
   float* sinusoidal_table(std::int64_t P, std::int64_t C) {
@@ -152,14 +187,70 @@ class Loader {
   std::vector<TensorJob> jobs_;   // one per tensor, in file.tensors()'s (name) order
 };
 
+// The parameters of llama, mistral, qwen2, qwen3, gpt_neox and gpt_neo, by their hub names
+// (without the base model's prefix, which the Loader adds): every one pre-norm with a final norm.
+void load_decoder(const ModelConfig& c, Loader& load, Quantization quantize, ModelWeights& w) {
+  const std::int64_t C = c.n_embd, F = c.n_inner, V = c.vocab_size, P = c.n_positions, hd = c.head_dim();
+  const std::int64_t Dq = std::int64_t(c.n_head) * hd, Dkv = std::int64_t(c.kv_heads()) * hd;
+  const bool neox = c.architecture == Architecture::GPTNeoX, neo = c.architecture == Architecture::GPTNeo;
+  const std::string embed = neox ? "embed_in.weight" : neo ? "wte.weight" : "embed_tokens.weight";
+  // The output head: the embedding's second copy when tied (as gpt2's), else its own matrix beside
+  // the base model (top level: lm_head.weight, gpt_neox's embed_out.weight).
+  if (c.tie_word_embeddings)
+    w.lm_head = load.matrix(embed, V, C, /*transpose=*/false, quantize);
+  else
+    w.lm_head = load.matrix(neox ? "embed_out.weight" : "lm_head.weight", V, C, false, quantize, /*top_level=*/true);
+  w.wte = load.take(embed, {V, C});
+  if (c.position_encoding == PositionEncoding::Learned) w.wpe = load.take("wpe.weight", {P, C});
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string h = (neo ? "h." : "layers.") + std::to_string(l) + ".";
+    LayerWeights L;
+    std::tie(L.ln_1_w, L.ln_1_b) = load.norm(c, h + (neo ? "ln_1" : "input_layernorm"), C);
+    std::tie(L.ln_2_w, L.ln_2_b) = load.norm(c, h + (neo ? "ln_2" : "post_attention_layernorm"), C);
+    if (neox) {
+      L.qkv_w = load.matrix(h + "attention.query_key_value.weight", Dq + 2 * Dkv, C, false, quantize);
+      L.qkv_b = load.bias(c.qkv_bias, h + "attention.query_key_value.bias", Dq + 2 * Dkv);
+      L.proj_w = load.matrix(h + "attention.dense.weight", C, Dq, false, quantize);
+      L.proj_b = load.bias(c.attn_out_bias, h + "attention.dense.bias", C);
+      L.fc_w = load.matrix(h + "mlp.dense_h_to_4h.weight", F, C, false, quantize);
+      L.fc_b = load.bias(c.mlp_bias, h + "mlp.dense_h_to_4h.bias", F);
+      L.fc_proj_w = load.matrix(h + "mlp.dense_4h_to_h.weight", C, F, false, quantize);
+      L.fc_proj_b = load.bias(c.mlp_bias, h + "mlp.dense_4h_to_h.bias", C);
+    } else {
+      const std::string a = h + (neo ? "attn.attention." : "self_attn.");
+      L.q_w = load.matrix(a + "q_proj.weight", Dq, C, false, quantize);
+      L.k_w = load.matrix(a + "k_proj.weight", Dkv, C, false, quantize);
+      L.v_w = load.matrix(a + "v_proj.weight", Dkv, C, false, quantize);
+      L.q_b = load.bias(c.qkv_bias, a + "q_proj.bias", Dq);
+      L.k_b = load.bias(c.qkv_bias, a + "k_proj.bias", Dkv);
+      L.v_b = load.bias(c.qkv_bias, a + "v_proj.bias", Dkv);
+      const std::string out = a + (neo ? "out_proj" : "o_proj");
+      L.proj_w = load.matrix(out + ".weight", C, Dq, false, quantize);
+      L.proj_b = load.bias(c.attn_out_bias, out + ".bias", C);
+      if (c.qk_norm) {
+        L.q_norm_w = load.take(a + "q_norm.weight", {hd});
+        L.k_norm_w = load.take(a + "k_norm.weight", {hd});
+      }
+      const std::string up = h + (neo ? "mlp.c_fc" : "mlp.up_proj"), down = h + (neo ? "mlp.c_proj" : "mlp.down_proj");
+      L.fc_w = load.matrix(up + ".weight", F, C, false, quantize);
+      L.fc_b = load.bias(c.mlp_bias, up + ".bias", F);
+      if (c.mlp == Mlp::Gated) {
+        L.gate_w = load.matrix(h + "mlp.gate_proj.weight", F, C, false, quantize);
+        L.gate_b = load.bias(c.mlp_bias, h + "mlp.gate_proj.bias", F);
+      }
+      L.fc_proj_w = load.matrix(down + ".weight", C, F, false, quantize);
+      L.fc_proj_b = load.bias(c.mlp_bias, down + ".bias", C);
+    }
+    w.layers.push_back(L);
+  }
+  std::tie(w.ln_f_w, w.ln_f_b) = load.norm(c, neox ? "final_layer_norm" : neo ? "ln_f" : "norm", C);
+  load.check_all_used(c);
+}
+
 // Every parameter of the model, through `load`, into its place in `w`.
 void load_all(const ModelConfig& c, Loader& load, Quantization quantize, ModelWeights& w) {
-  // The decoders' configs are read (config.h), but the forward pass runs gpt2 and openai-gpt
-  // only: refused here, before any weight is read, on every way of loading.
   if (c.architecture != Architecture::GPT2 && c.architecture != Architecture::OpenAIGPT)
-    throw ModelFormatError("config.json", "model_type " + quote_text(c.architecture_name()) +
-                                              " is recognised but cannot run yet: the engine runs \"gpt2\" and "
-                                              "\"openai-gpt\"");
+    return load_decoder(c, load, quantize, w);
   const std::int64_t C = c.n_embd, F = c.n_inner, V = c.vocab_size, P = c.n_positions;
   const bool gpt2 = c.architecture == Architecture::GPT2;
   // The LM head is the embedding, tied, in a second copy: packed or int8 for the products, while

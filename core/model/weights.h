@@ -26,20 +26,30 @@ struct Matrix {
 };
 
 // Matrices are (out, in), as nn.Linear: GPT's Conv1D weights, stored (in, out), are transposed
-// on load so that every product is kernels::matmul.
+// on load so that every product is kernels::matmul. Shapes: C the width (n_embd), F the MLP's,
+// Dq = n_head * head_dim and Dkv = kv_heads * head_dim the widths of q and of k and v. A weight a
+// model does not have is null (biases, LayerNorm's bias under RMSNorm) or an empty Matrix.
 struct LayerWeights {
-  const float* ln_1_w;      // (C)
-  const float* ln_1_b;      // (C)
-  Matrix qkv_w;             // (3C, C)   attn.c_attn
-  const float* qkv_b;       // (3C)
-  Matrix proj_w;            // (C, C)    attn.c_proj
-  const float* proj_b;      // (C)
-  const float* ln_2_w;      // (C)
-  const float* ln_2_b;      // (C)
-  Matrix fc_w;              // (F, C)    mlp.c_fc
-  const float* fc_b;        // (F)
-  Matrix fc_proj_w;         // (C, F)  mlp.c_proj
-  const float* fc_proj_b;   // (C)
+  const float* ln_1_w = nullptr;   // (C)  the attention's norm
+  const float* ln_1_b = nullptr;   // (C)  LayerNorm only
+  // q, k and v: one fused matrix (gpt2's attn.c_attn, [q | k | v]; gpt_neox's query_key_value,
+  // [q_h | k_h | v_h] head after head), or three (q_proj, k_proj, v_proj): QkvLayout says which.
+  Matrix qkv_w;                   // (Dq + 2 Dkv, C)
+  const float* qkv_b = nullptr;   // (Dq + 2 Dkv)
+  Matrix q_w, k_w, v_w;           // (Dq, C), (Dkv, C), (Dkv, C)
+  const float *q_b = nullptr, *k_b = nullptr, *v_b = nullptr;
+  const float* q_norm_w = nullptr;    // (head_dim) qwen3's per-head RMSNorm of q
+  const float* k_norm_w = nullptr;    // (head_dim) and of k
+  Matrix proj_w;                      // (C, Dq)   the attention's output projection
+  const float* proj_b = nullptr;      // (C)
+  const float* ln_2_w = nullptr;      // (C)  the MLP's norm
+  const float* ln_2_b = nullptr;      // (C)
+  Matrix fc_w;                        // (F, C)    mlp.c_fc; a gated MLP's up_proj
+  const float* fc_b = nullptr;        // (F)
+  Matrix gate_w;                      // (F, C)    a gated MLP's gate_proj
+  const float* gate_b = nullptr;      // (F)
+  Matrix fc_proj_w;                   // (C, F)  mlp.c_proj; down_proj
+  const float* fc_proj_b = nullptr;   // (C)
   // Cross-attention (config add_cross_attention; otherwise null/empty): queries from this block's
   // stream, keys and values from an encoder's outputs.
   const float* ln_cross_w = nullptr;   // (C)       ln_cross_attn
@@ -52,14 +62,22 @@ struct LayerWeights {
   const float* cross_proj_b = nullptr;
 };
 
+// How a checkpoint holds q, k and v (LayerWeights): by its architecture.
+enum class QkvLayout {
+  Fused,          // qkv_w, rows [q | k | v]                     gpt2, openai-gpt
+  FusedPerHead,   // qkv_w, rows [q_0 k_0 v_0 | q_1 k_1 v_1 ..]   gpt_neox (one head's three together)
+  Separate,       // q_w, k_w, v_w                               llama, mistral, qwen2, qwen3, gpt_neo
+};
+QkvLayout qkv_layout(const ModelConfig& c);
+
 struct ModelWeights {
-  const float* wte;   // (V, C) token embedding, F32 rows for looking tokens up
-  Matrix lm_head;     // (V, C) the same weights (tied), packed or int8, as the LM head's matrix
-  const float* wpe;   // (P, C) position embedding
+  const float* wte;             // (V, C) token embedding, F32 rows for looking tokens up
+  Matrix lm_head;               // (V, C) the output head: the same weights (tied) packed or int8, or its own
+  const float* wpe = nullptr;   // (P, C) position embedding (null with rotary positions)
   std::vector<LayerWeights> layers;
-  const float* ln_f_w = nullptr;   // (C) gpt2 only
-  const float* ln_f_b = nullptr;
-  const float* score = nullptr;   // (n_labels, C) classifiers only: score.weight, F32 rows
+  const float* ln_f_w = nullptr;   // (C) the final norm (openai-gpt has none)
+  const float* ln_f_b = nullptr;   // LayerNorm only
+  const float* score = nullptr;    // (n_labels, C) classifiers only: score.weight, F32 rows
 
   SafeTensors file;   // keeps mapped F32 tensors alive (used in place)
   // Converted, packed or quantized tensors, on huge pages where there are (arena.h says why).
