@@ -222,7 +222,7 @@ TEST(CliTrain, EvaluateAgreesWithTheTrainersFinalValidation) {
   EXPECT_NEAR(e["bits_per_byte"].get<double>(), final["val_bits_per_byte"].get<double>(), 1e-4);
   const auto bad = run_cli({"evaluate", "-m", out.string(), (dir.path() / "valid.txt").string(), "--context", "33"});
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.err.find("--context"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("the context must be 1..32 positions"), std::string::npos) << bad.err;
 }
 
 // Labelled lines of a task that needs attention: the label is the colour word hidden at a

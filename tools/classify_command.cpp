@@ -44,7 +44,7 @@ int run_classify(const std::string& model_dir, const LoadOptions& load, const st
                           " is not a classifier (its config.json names no *ForSequenceClassification "
                           "architecture); train one with `glassbox train --task classify`");
   const std::vector<float> head_mask = parse_head_mask(head_mask_text, model.config());
-  const int context = model.config().n_positions;
+  const int context = model.context();
   if (ids) {
     write_text(classification(model, *ids, head_mask).dump() + "\n");
     return 0;

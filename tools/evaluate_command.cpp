@@ -11,8 +11,7 @@
 
 namespace glassbox {
 
-int run_evaluate(const std::string& model_dir, const LoadOptions& load, const std::vector<std::string>& files,
-                 int context) {
+int run_evaluate(const std::string& model_dir, const LoadOptions& load, const std::vector<std::string>& files) {
   const auto paths = list_files(files);
   const Tokenizer tokenizer = Tokenizer::load(model_dir);
   const Model model = Model::load(model_dir, load);
@@ -21,10 +20,7 @@ int run_evaluate(const std::string& model_dir, const LoadOptions& load, const st
         "this model is bidirectional (a masked-LM encoder): evaluate measures next-token prediction, "
         "which such a model sees the answer to");
   const int V = model.config().vocab_size;
-  if (context < 0 || context > model.config().n_positions)
-    throw InvalidArgument("--context must be 1.." + std::to_string(model.config().n_positions) +
-                          " (0: the whole context)");
-  const int T = context ? context : model.config().n_positions;
+  const int T = model.context();   // windows of the context's length (--context)
   const std::vector<std::int32_t> ids = encode_files(tokenizer, paths);
   if (ids.size() < 2) throw InvalidArgument("the text has fewer than 2 tokens: nothing to predict");
   const auto eot = tokenizer.special_token("<|endoftext|>");

@@ -8,9 +8,8 @@
 
 namespace glassbox {
 
-// Every token of the text after the first is predicted once, in windows of `context` tokens
-// (0: the model's n_positions) that start afresh; prints one JSON object on stdout.
-int run_evaluate(const std::string& model_dir, const LoadOptions& load, const std::vector<std::string>& files,
-                 int context);
+// Every token of the text after the first is predicted once, in windows of the model's context
+// (load.context: --context) that start afresh; prints one JSON object on stdout.
+int run_evaluate(const std::string& model_dir, const LoadOptions& load, const std::vector<std::string>& files);
 
 }   // namespace glassbox

@@ -12,7 +12,9 @@
 //   glassbox detokenize [-m DIR]                       JSON ids on stdin -> text on stdout
 //   glassbox train-tokenizer --vocab-size N -o DIR FILE...
 //   glassbox train -o DIR [options] FILE_OR_FOLDER...    (see train_command.cpp)
-//   glassbox evaluate [-m DIR] [--context T] FILE_OR_FOLDER...   -> JSON: loss, bits per byte
+//   glassbox evaluate [-m DIR] FILE_OR_FOLDER...           -> JSON: loss, bits per byte
+//   (generate, forward, classify, fill-mask, evaluate: [--quantize none|int8] [--threads N]
+//    [--max-memory MB] [--context N])
 //
 // Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
 #include <CLI/CLI.hpp>
@@ -204,13 +206,18 @@ int main(int argc, char** argv) {
   std::string quantize = "none";
   int threads = 0;
   std::uint64_t max_memory_mb = 0;
-  auto add_quantize = [&](CLI::App* cmd) {   // and threads, memory: the options of commands that run the model
+  int context = 0;
+  auto add_quantize = [&](CLI::App* cmd) {   // and threads, memory, context: the options of commands that run the model
     cmd->add_option("--quantize", quantize, "weights in memory: none (F32) or int8 (blocks of 32, ~3.6x fewer bytes)")
         ->capture_default_str();
     cmd->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
     cmd->add_option("--max-memory", max_memory_mb,
                     "the most memory the model may take, in MB (0: what the system has available); a model that "
                     "needs more is refused before it is loaded")
+        ->capture_default_str();
+    cmd->add_option("--context", context,
+                    "the most positions a sequence holds, its KV cache sized for them (0: the model's n_positions, at "
+                    "most 4096)")
         ->capture_default_str();
   };
   auto add_prompt = [&](CLI::App* cmd) {
@@ -312,10 +319,7 @@ int main(int argc, char** argv) {
   add_model(eval);
   add_quantize(eval);
   std::vector<std::string> eval_files;
-  int eval_context = 0;
   eval->add_option("text", eval_files, "UTF-8 text files, or folders of them")->required();
-  eval->add_option("--context", eval_context, "window length in tokens (0: the model's context)")
-      ->capture_default_str();
 
   make_numbers_decimal(app);
 
@@ -356,7 +360,7 @@ int main(int argc, char** argv) {
       throw InvalidArgument(*fwd   ? "give a prompt: -p TEXT, --tokens IDS or --batch FILE"
                             : *cls ? "give a text: -p TEXT, --tokens IDS or --input FILE"
                                    : "give a prompt: -p TEXT or --tokens IDS");
-    const LoadOptions load{parse_quantization(quantize), megabytes_to_bytes(max_memory_mb)};
+    const LoadOptions load{parse_quantization(quantize), megabytes_to_bytes(max_memory_mb), context};
     set_num_threads(threads);
     if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, when_context_full, head_mask);
     if (*fwd) {
@@ -376,7 +380,7 @@ int main(int argc, char** argv) {
     if (*tok) return run_tokenize(model_dir, prompt.allow_special);
     if (*detok) return run_detokenize(model_dir);
     if (app.got_subcommand("train")) return run_train(train);
-    if (*eval) return run_evaluate(model_dir, load, eval_files, eval_context);
+    if (*eval) return run_evaluate(model_dir, load, eval_files);
     return run_train_tokenizer(files, vocab_size, mask_token, out_dir, force);
   } catch (const glassbox::Error& e) {
     std::fprintf(stderr, "glassbox: error: %s\n", e.what());

@@ -40,12 +40,13 @@ using namespace glassbox::js;
 class Loading {
  public:
   // header: a Uint8Array of the file's first bytes through the end of its header; options:
-  // {quantize: "none" | "int8", sha256: boolean}.
+  // {quantize: "none" | "int8", sha256: boolean, context: number (0: the default)}.
   static Loading* create(const std::string& config_json, const val& header, const val& options) {
     return guarded([&] {
       const auto bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(header);
       return new Loading(ModelLoader(config_json, std::as_bytes(std::span(bytes)),
-                                     {parse_quantization(options["quantize"].as<std::string>())},
+                                     {.quantize = parse_quantization(options["quantize"].as<std::string>()),
+                                      .context = options["context"].as<int>()},
                                      options["sha256"].as<bool>()));
     });
   }

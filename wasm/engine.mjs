@@ -153,7 +153,7 @@ async function createCore({ threads, wasmPaths }) {
 // for one, and then moves into the model.
 export async function loadHere(
   source,
-  { onProgress, onTokenizer, signal, cache, quantize, sha256, threads, wasmPaths },
+  { onProgress, onTokenizer, signal, cache, quantize, sha256, contextLength = 0, threads, wasmPaths },
 ) {
   const core = loadCore({ threads, wasmPaths }); // starts it
   core.catch(() => {}); // (reported where it is awaited: openWeights)
@@ -194,8 +194,8 @@ export async function loadHere(
     // stream into the engine.
     const openWeights = async (header) => {
       await core; // this load's engine: a failure to make it is this load's error
-      await checkFits({ ...header, quantize });
-      return (loading = await WeightsLoading.open(header, { quantize }));
+      await checkFits({ ...header, quantize, contextLength });
+      return (loading = await WeightsLoading.open(header, { quantize, contextLength }));
     };
     try {
       files = await readModelFiles(source, {
@@ -253,14 +253,19 @@ const headerOf = (bytes) => bytes.subarray(0, headerLength(bytes));
 // What a model takes in this thread's heap, from config.json and the first bytes of its
 // model.safetensors through the end of its header (prefix): {loadBytes: what the engine converts,
 // packs or quantizes the file into, with the loader's staging (Model::load_memory; the file itself
-// is never held), cacheBytes: a generation's KV cache at the full context (KVCache::peak_bytes),
+// is never held), cacheBytes: a generation's KV cache at the full context (contextLength, 0: the
+// engine's default; glassbox/model.h kv_cache_bytes),
 // leftBytes: what the heap can still give this thread}.
 // core: the module whose heap is meant (default: this thread's, or one for counting only).
-export async function memoryNeeded({ config, prefix, quantize = 'none' }, core = null, wasmPaths = null) {
+export async function memoryNeeded(
+  { config, prefix, quantize = 'none', contextLength = 0 },
+  core = null,
+  wasmPaths = null,
+) {
   core ??= await coreForCounting(wasmPaths);
   return {
     loadBytes: core.Engine.loadMemory(config, headerOf(prefix), quantize),
-    cacheBytes: core.Engine.cacheMemory(config),
+    cacheBytes: core.Engine.cacheMemory(config, contextLength),
     leftBytes: HEAP_LIMIT - core.HEAPU8.length,
     limitBytes: HEAP_LIMIT - core.startHeapBytes,
   };
@@ -270,12 +275,13 @@ export async function memoryNeeded({ config, prefix, quantize = 'none' }, core =
 // (readModelHeader): {fileBytes, loadBytes, cacheBytes, totalBytes, limitBytes, fits}.
 /**
  * @param {string | URL | import('./glassbox.js').ModelFiles} source
- * @param {{ quantize?: 'none' | 'int8', signal?: AbortSignal, wasmPaths?: string | URL | null }} [options]
+ * @param {{ quantize?: 'none' | 'int8', contextLength?: number, signal?: AbortSignal,
+ *   wasmPaths?: string | URL | null }} [options]
  */
-export async function estimate(source, { quantize = 'none', signal, wasmPaths } = {}) {
+export async function estimate(source, { quantize = 'none', contextLength = 0, signal, wasmPaths } = {}) {
   const header = await readModelHeader(source, { signal });
   const { loadBytes, cacheBytes, limitBytes } = await memoryNeeded(
-    { ...header, quantize },
+    { ...header, quantize, contextLength },
     null,
     engineSettings({ wasmPaths }).wasmPaths,
   );
@@ -285,12 +291,12 @@ export async function estimate(source, { quantize = 'none', signal, wasmPaths } 
 
 // Throws OutOfMemoryError when a model cannot be loaded and run in this thread's heap
 // (memoryNeeded). Called before the weights are read.
-export async function checkFits({ config, prefix, quantize = 'none' }) {
+export async function checkFits({ config, prefix, quantize = 'none', contextLength = 0 }) {
   const {
     loadBytes: loading,
     cacheBytes: cache,
     leftBytes: left,
-  } = await memoryNeeded({ config, prefix, quantize }, await loadCore());
+  } = await memoryNeeded({ config, prefix, quantize, contextLength }, await loadCore());
   const MB = (n) => Math.ceil(n / 2 ** 20);
   if (loading + cache > left) {
     throw new OutOfMemoryError(
@@ -312,12 +318,12 @@ export class WeightsLoading {
   #quantize;
 
   // After checkFits (readModelFiles' openWeights): {config, prefix, sha256: boolean}.
-  static async open({ config, prefix, sha256 = false }, { quantize = 'none' } = {}) {
+  static async open({ config, prefix, sha256 = false }, { quantize = 'none', contextLength = 0 } = {}) {
     const core = await loadCore();
     const w = new WeightsLoading();
     w.#core = core;
     w.#quantize = quantize;
-    w.#loading = core.Loading.create(config, headerOf(prefix), { quantize, sha256 });
+    w.#loading = core.Loading.create(config, headerOf(prefix), { quantize, sha256, context: contextLength });
     w.config = config;
     return w;
   }
@@ -386,8 +392,9 @@ export class LocalModel {
     this.config = parseConfig(config);
     configTexts.set(this, config);
     this.quantize = quantize;
-    const { shape, labels, bidirectional, maskTokenId } = engine.info();
+    const { shape, contextLength, labels, bidirectional, maskTokenId } = engine.info();
     this.shape = Object.freeze(shape);
+    this.contextLength = contextLength;
     this.labels = Object.freeze(labels);
     this.bidirectional = bidirectional;
     this.maskTokenId = maskTokenId;

@@ -77,12 +77,12 @@ class Engine {
     });
   }
 
-  // The most heap one generation's KV cache takes on this model (KVCache::peak_bytes: a full
-  // context, and the block it grows from), from config.json.
-  static double cache_memory(const std::string& config_json) {
+  // The most heap one generation's KV cache takes on this model (kv_cache_bytes: a full context,
+  // and the block it grows from), from config.json and the context asked for (0: the default).
+  static double cache_memory(const std::string& config_json, int context) {
     return guarded([&] {
       const ModelConfig c = ModelConfig::parse(config_json, "config.json");
-      return static_cast<double>(KVCache::peak_bytes(c.n_layer, c.n_positions, c.n_embd));
+      return static_cast<double>(kv_cache_bytes(c, context_length(c, context)));
     });
   }
 
@@ -186,7 +186,7 @@ class Engine {
   // cut to the context.
   val classifier_ids(const std::string& text) const {
     return guarded([&] {
-      const auto ids = tokenizer().encode_for_classifier(text, model_.config().n_positions);
+      const auto ids = tokenizer().encode_for_classifier(text, model_.context());
       return typed_array_copy("Int32Array", ids.data(), ids.size());
     });
   }
@@ -200,6 +200,7 @@ class Engine {
     for (const auto& name : c.labels) labels.call<void>("push", js_text(name));
     val out = val::object();
     out.set("shape", shape_of(c));
+    out.set("contextLength", model_.context());
     out.set("labels", labels);
     out.set("bidirectional", c.bidirectional);
     out.set("maskTokenId", c.mask_token_id);

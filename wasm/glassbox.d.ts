@@ -245,6 +245,8 @@ export interface Model {
   readonly shape: ModelShape;
   /** The weights' form in memory, as loaded: 'none' (F32) or 'int8'. */
   readonly quantize: 'none' | 'int8';
+  /** The most positions a sequence holds (LoadOptions.contextLength, or its default). */
+  readonly contextLength: number;
   /** Threads the engine computes with: one per core (up to 8) where the page is cross-origin isolated
    *  (the threaded WebAssembly module, on Web Workers), else 1. */
   readonly threads: number;
@@ -455,6 +457,9 @@ export function estimateModel(source: string | URL | ModelFiles, options?: Estim
 export interface EstimateOptions {
   /** The weights' form the count is for (LoadOptions.quantize). */
   quantize?: 'none' | 'int8';
+  /** The context the KV cache is counted for (LoadOptions.contextLength; default: the model's
+   *  positions, at most 4,096). */
+  contextLength?: number;
   /** Cancels the count; the promise rejects with the signal's reason. */
   signal?: AbortSignal;
   /** true counts in a worker of its own, or in the GlassboxWorker given; either is ended once it

@@ -15,7 +15,7 @@ import { errorFromWire, InvalidArgumentError, NetworkError, StateError } from '.
 import { asyncDispose, Generation } from './generation.mjs';
 import { hubDirectoryUrl } from './hub.mjs';
 import { removeCachedModels } from './model-cache.mjs';
-import { checkLoadOptions, checkQuantize, checkSource, parseConfig } from './model-source.mjs';
+import { checkContextLength, checkLoadOptions, checkQuantize, checkSource, parseConfig } from './model-source.mjs';
 import {
   checkClassifyOptions,
   checkForwardOptions,
@@ -64,6 +64,7 @@ export async function loadModel(source, options = {}) {
       cache,
       quantize: checked.quantize,
       sha256: checked.sha256,
+      contextLength: checked.contextLength,
       given,
       threads,
       wasmPaths,
@@ -78,6 +79,7 @@ export async function loadModel(source, options = {}) {
     cache,
     quantize: checked.quantize,
     sha256: checked.sha256,
+    contextLength: checked.contextLength,
     threads,
     wasmPaths,
   });
@@ -119,9 +121,10 @@ export async function estimateModel(source, options = undefined) {
   checkSource(source);
   source = hubDirectoryUrl(source) ?? source;
   const quantize = checkQuantize(checked.quantize);
+  const contextLength = checkContextLength(checked.contextLength);
   signal?.throwIfAborted();
   const given = ownWorker(worker);
-  if (!worker) return (await import('./engine.mjs')).estimate(source, { quantize, signal, wasmPaths });
+  if (!worker) return (await import('./engine.mjs')).estimate(source, { quantize, contextLength, signal, wasmPaths });
   // One call in a worker of its own, ended once it has answered (or at once, by signal).
   let settle;
   const answer = new Promise((resolve, reject) => {
@@ -137,7 +140,7 @@ export async function estimateModel(source, options = undefined) {
     thread.postMessage({
       id: 1,
       method: 'estimate',
-      args: { source: forWorker(source), quantize, wasmPaths: forWorker(wasmPaths) },
+      args: { source: forWorker(source), quantize, contextLength, wasmPaths: forWorker(wasmPaths) },
     });
     return await answer;
   } finally {
@@ -289,7 +292,10 @@ class WorkerModel {
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
-  static async load(source, { onProgress, onTokenizer, signal, cache, quantize, sha256, given, threads, wasmPaths }) {
+  static async load(
+    source,
+    { onProgress, onTokenizer, signal, cache, quantize, sha256, contextLength, given, threads, wasmPaths },
+  ) {
     const model = new WorkerModel();
     model.#channel = await WorkerChannel.start(given);
     model.#worker = model.#channel.worker;
@@ -317,7 +323,7 @@ class WorkerModel {
         }));
     const loaded = model.#channel.call(
       'load',
-      { source, cache, quantize, sha256, threads, wasmPaths: forWorker(wasmPaths) },
+      { source, cache, quantize, sha256, contextLength, threads, wasmPaths: forWorker(wasmPaths) },
       [],
       onProgress,
       tokenizerReady,
@@ -362,6 +368,7 @@ class WorkerModel {
   #loaded(result, quantize) {
     this.config = parseConfig(result.config);
     this.shape = Object.freeze(result.shape);
+    this.contextLength = result.contextLength;
     this.quantize = quantize;
     this.threads = result.threads;
     this.labels = Object.freeze(result.labels);

@@ -60,11 +60,11 @@ export function checkSource(source) {
 }
 
 // loadModel's source and options, checked before anything starts (every entry checks the same):
-// {source (a hub id made its directory), quantize, sha256} normalised; throws InvalidArgumentError
+// {source (a hub id made its directory), quantize, sha256, contextLength} normalised; throws InvalidArgumentError
 // for an unknown option or one of the wrong type (options.mjs).
 export function checkLoadOptions(source, options) {
   checkSource(source);
-  const { cache, quantize, sha256, onProgress, onTokenizer, signal, worker, threads } = checkOptionNames(
+  const { cache, quantize, sha256, contextLength, onProgress, onTokenizer, signal, worker, threads } = checkOptionNames(
     options,
     LOAD_OPTIONS,
     'loadModel',
@@ -74,6 +74,7 @@ export function checkLoadOptions(source, options) {
     source: hubDirectoryUrl(source) ?? source,
     quantize: checkQuantize(quantize),
     sha256: checkSha256(sha256),
+    contextLength: checkContextLength(contextLength),
   };
   checkFunction('onProgress', onProgress);
   checkFunction('onTokenizer', onTokenizer);
@@ -84,6 +85,13 @@ export function checkLoadOptions(source, options) {
       `worker must be true, false or a Worker running glassbox's worker.mjs, got ${formatValue(worker)}`,
     );
   return checked;
+}
+
+// contextLength: the most positions a sequence holds (1 .. the model's n_positions, which the
+// engine checks); 0 for undefined: the engine's default, min(n_positions, 4096).
+export function checkContextLength(contextLength) {
+  checkInteger('contextLength', contextLength, 1, Number.MAX_SAFE_INTEGER, 'an integer >= 1');
+  return contextLength ?? 0;
 }
 
 export function checkQuantize(quantize) {

@@ -194,8 +194,9 @@ export const LOAD_OPTIONS = [
   'cache',
   'quantize',
   'sha256',
+  'contextLength',
 ];
-export const ESTIMATE_OPTIONS = ['quantize', 'signal', 'worker', 'wasmPaths'];
+export const ESTIMATE_OPTIONS = ['quantize', 'contextLength', 'signal', 'worker', 'wasmPaths'];
 export const TOKENIZE_OPTIONS = ['allowSpecial'];
 export const FORWARD_OPTIONS = ['attention', 'logits', 'mask', 'hiddenStates', 'lens', 'headMask'];
 export const CLASSIFY_OPTIONS = ['headMask', 'attention'];

@@ -10,7 +10,7 @@ import createGlassboxCore from './glassbox-core.mjs';
 import { estimate, loadHere, useCoreFactory } from './engine.mjs';
 import { NotSupportedError } from './errors.mjs';
 import { hubDirectoryUrl } from './hub.mjs';
-import { checkLoadOptions, checkQuantize, checkSource } from './model-source.mjs';
+import { checkContextLength, checkLoadOptions, checkQuantize, checkSource } from './model-source.mjs';
 import { checkOptionNames, checkSignal, ESTIMATE_OPTIONS } from './options.mjs';
 
 export { hubDirectoryUrl } from './hub.mjs';
@@ -37,15 +37,31 @@ export async function loadModel(source, options = {}) {
   options ??= {};
   if (options.worker) throw noWorker();
   options.signal?.throwIfAborted();
-  return loadHere(checked.source, { ...options, quantize: checked.quantize, sha256: checked.sha256 });
+  return loadHere(checked.source, {
+    ...options,
+    quantize: checked.quantize,
+    sha256: checked.sha256,
+    contextLength: checked.contextLength,
+  });
 }
 
 // As glassbox.mjs's estimateModel, in this thread only.
 export async function estimateModel(source, options = undefined) {
-  const { quantize, signal, worker = false, wasmPaths } = checkOptionNames(options, ESTIMATE_OPTIONS, 'estimateModel');
+  const {
+    quantize,
+    contextLength,
+    signal,
+    worker = false,
+    wasmPaths,
+  } = checkOptionNames(options, ESTIMATE_OPTIONS, 'estimateModel');
   checkSignal(signal);
   if (worker) throw noWorker();
   checkSource(source);
   signal?.throwIfAborted();
-  return estimate(hubDirectoryUrl(source) ?? source, { quantize: checkQuantize(quantize), signal, wasmPaths });
+  return estimate(hubDirectoryUrl(source) ?? source, {
+    quantize: checkQuantize(quantize),
+    contextLength: checkContextLength(contextLength),
+    signal,
+    wasmPaths,
+  });
 }

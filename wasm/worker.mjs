@@ -81,6 +81,7 @@ const calls = {
         cache: args.cache,
         quantize: args.quantize,
         sha256: args.sha256,
+        contextLength: args.contextLength,
         threads: args.threads,
         wasmPaths: args.wasmPaths,
       });
@@ -91,6 +92,7 @@ const calls = {
     return {
       config: configText(model), // (its text: the page parses it)
       shape: model.shape,
+      contextLength: model.contextLength,
       threads: model.threads,
       fromCache: model.fromCache,
       cacheError: model.cacheError,
@@ -157,7 +159,8 @@ const calls = {
   trainFiles: () => (training ?? noTraining()).run.files(),
   trainSettings: () => (training ?? noTraining()).run.settings(),
   // estimateModel in a worker: what a model needs, from its config.json and weights' header.
-  estimate: (args) => estimate(args.source, { quantize: args.quantize, wasmPaths: args.wasmPaths }),
+  estimate: (args) =>
+    estimate(args.source, { quantize: args.quantize, contextLength: args.contextLength, wasmPaths: args.wasmPaths }),
   async dispose() {
     await model?.dispose();
     model = null;

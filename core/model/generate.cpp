@@ -39,9 +39,9 @@ Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, c
         "this model is bidirectional (a masked-LM encoder): it predicts masked tokens "
         "(forward), it does not generate text");
   if (prompt.empty()) throw InvalidArgument("the prompt is empty: give at least one token");
-  if (prompt.size() > static_cast<std::size_t>(c.n_positions))
+  if (prompt.size() > static_cast<std::size_t>(model.context()))
     throw InvalidArgument("the prompt is " + std::to_string(prompt.size()) + " tokens, longer than the context of " +
-                          std::to_string(c.n_positions));
+                          std::to_string(model.context()));
   // With attention on, keep the last query row of every layer's probabilities: (L, H, S).
   keep_last_row_ = [this, L = c.n_layer](const NamedTensor& t) {
     if (std::string_view(t.name) != "attn_probs") return;
@@ -55,7 +55,7 @@ Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, c
   // Every position this generation can fill, reserved before the prompt: the cache then never
   // grows (and copies itself) between two tokens. Sliding past the context reuses the same block.
   const std::int64_t positions = std::int64_t(prompt.size()) + std::max(0, options.max_tokens - 1);
-  cache_.reserve(static_cast<int>(std::min<std::int64_t>(positions, c.n_positions)));
+  cache_.reserve(static_cast<int>(std::min<std::int64_t>(positions, model.context())));
   run(prompt);
 }
 
@@ -80,7 +80,7 @@ std::optional<GeneratedToken> Generator::next() {
   const ModelConfig& c = model_.config();
   if (pending_) {
     // The previous token has a position only if the context has room for it.
-    const bool full = cache_.size() == c.n_positions;
+    const bool full = cache_.size() == model_.context();
     if (full && options_.when_context_full == WhenContextFull::Stop) return stop(StopReason::ContextFull);
     if (produced_ == options_.max_tokens) return stop(StopReason::MaxTokens);
     const std::int32_t id[1] = {*pending_};
@@ -89,7 +89,7 @@ std::optional<GeneratedToken> Generator::next() {
       run(id);
     } else {
       // Slide: the most recent half of the context, the new token included, from position 0.
-      const std::size_t keep = std::max(1, c.n_positions / 2);
+      const std::size_t keep = std::max(1, model_.context() / 2);
       std::vector<std::int32_t> kept(window_.end() - static_cast<std::ptrdiff_t>(keep - 1), window_.end());
       kept.push_back(id[0]);
       window_start_ += static_cast<int>(window_.size() + 1 - keep);

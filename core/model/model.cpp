@@ -19,6 +19,7 @@ struct Model::Impl {
   Quantization quantization = Quantization::None;
   ModelWeights w;
   std::vector<float> inv_freq;   // (rotary_dim / 2) rotary positions' frequencies, else empty
+  int context = 0;               // the most positions a sequence holds
 };
 
 Quantization parse_quantization(std::string_view name) {
@@ -300,11 +301,12 @@ void norm(const ModelConfig& c, float* out, const float* in, const float* weight
 
 // Throws InvalidArgument unless `tokens` can run at positions pos0 ..: not empty, within the
 // context, every id in the vocabulary. `what` names the sequence in a batch ("" otherwise).
-void check_tokens(const ModelConfig& c, std::span<const std::int32_t> tokens, int pos0, const std::string& what) {
+void check_tokens(const ModelConfig& c, int context, std::span<const std::int32_t> tokens, int pos0,
+                  const std::string& what) {
   if (tokens.empty()) throw InvalidArgument(what + "no tokens to run");
-  if (tokens.size() > static_cast<std::size_t>(c.n_positions - pos0))
+  if (tokens.size() > static_cast<std::size_t>(context - pos0))
     throw InvalidArgument(what + std::to_string(pos0 + tokens.size()) + " tokens do not fit in the context of " +
-                          std::to_string(c.n_positions) + " positions");
+                          std::to_string(context) + " positions");
   for (std::int32_t id : tokens)
     if (id < 0 || id >= c.vocab_size)
       throw InvalidArgument(what + "token id " + std::to_string(id) + " is out of range: the vocabulary has ids 0.." +
@@ -508,12 +510,25 @@ Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
-Model Model::from_weights(const std::string& config_json, ModelConfig config, Quantization quantization,
+int context_length(const ModelConfig& c, int asked) {
+  if (asked < 0 || asked > c.n_positions)
+    throw InvalidArgument("the context must be 1.." + std::to_string(c.n_positions) +
+                          " positions (the model's n_positions; 0: at most " + std::to_string(kDefaultContext) +
+                          "), got " + std::to_string(asked));
+  return asked ? asked : std::min(c.n_positions, kDefaultContext);
+}
+
+std::uint64_t kv_cache_bytes(const ModelConfig& c, int context) {
+  return KVCache::peak_bytes(c.n_layer, context, c.kv_heads() * c.head_dim());
+}
+
+Model Model::from_weights(const std::string& config_json, ModelConfig config, const LoadOptions& options,
                           ModelWeights&& weights) {
   auto impl = std::make_unique<Impl>();
+  impl->context = context_length(config, options.context);
   impl->config = std::move(config);
   impl->config_json = config_json;
-  impl->quantization = quantization;
+  impl->quantization = options.quantize;
   impl->w = std::move(weights);
   if (impl->config.position_encoding == PositionEncoding::Rotary)
     impl->inv_freq = rotary_inv_freq(impl->config.rotary, impl->config.rotary_dim());
@@ -523,6 +538,7 @@ Model Model::from_weights(const std::string& config_json, ModelConfig config, Qu
 const ModelConfig& Model::config() const { return impl_->config; }
 const std::string& Model::config_json() const { return impl_->config_json; }
 Quantization Model::quantization() const { return impl_->quantization; }
+int Model::context() const { return impl_->context; }
 
 std::vector<float> silencing_head_mask(const ModelConfig& c, std::span<const std::array<int, 2>> heads) {
   std::vector<float> mask(std::size_t(c.n_layer) * c.n_head, 1.0f);
@@ -540,15 +556,15 @@ std::vector<float> silencing_head_mask(const ModelConfig& c, std::span<const std
 
 KVCache Model::new_cache() const {
   const auto& c = impl_->config;
-  return KVCache(c.n_layer, c.n_positions, c.kv_heads() * c.head_dim());
+  return KVCache(c.n_layer, impl_->context, c.kv_heads() * c.head_dim());
 }
 
 std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache& cache, const ForwardOptions& o) const {
   const ModelConfig& c = impl_->config;
-  if (cache.capacity() != c.n_positions || cache.n_embd() != c.kv_heads() * c.head_dim() ||
+  if (cache.capacity() != impl_->context || cache.n_embd() != c.kv_heads() * c.head_dim() ||
       cache.n_layer() != c.n_layer)
     throw InvalidArgument("the KV cache was made for another model (use this model's new_cache())");
-  check_tokens(c, tokens, cache.size(), "");
+  check_tokens(c, impl_->context, tokens, cache.size(), "");
   if (!is_causal(c, o) && cache.size() > 0)   // the cached positions never saw these tokens
     throw InvalidArgument(std::string(c.bidirectional ? "this model is bidirectional (an encoder): its attention needs"
                                                       : "bidirectional attention needs") +
@@ -602,7 +618,7 @@ std::vector<float> Model::forward(std::span<const std::int32_t> tokens, KVCache&
 }
 
 void Model::check_sequence(std::span<const std::int32_t> tokens, std::size_t index) const {
-  check_tokens(impl_->config, tokens, 0, "sequence " + std::to_string(index) + ": ");
+  check_tokens(impl_->config, impl_->context, tokens, 0, "sequence " + std::to_string(index) + ": ");
 }
 
 std::vector<std::vector<float>> Model::forward_batch(std::span<const std::vector<std::int32_t>> batch,
@@ -665,7 +681,7 @@ std::vector<float> Model::classify(std::span<const std::int32_t> tokens, std::sp
     throw InvalidArgument(
         "this model has no classification head (a classifier's config.json names "
         "GPT2ForSequenceClassification in \"architectures\")");
-  check_tokens(c, tokens, 0, "");
+  check_tokens(c, impl_->context, tokens, 0, "");
   ForwardOptions options;
   options.head_mask = head_mask;
   options.hook = hook;

@@ -40,7 +40,7 @@ constexpr std::size_t kScratchBytes = 64 << 10;   // for skipped tensors: any si
 struct ModelLoader::Impl {
   std::string config_json;
   ModelConfig config;
-  Quantization quantization;
+  LoadOptions options;
   // One file, or each shard of a sharded checkpoint, in the order its bytes come.
   std::vector<std::string> sources;    // its name in errors
   std::vector<std::string> headers;    // its first data_start bytes, as given to the constructor
@@ -175,7 +175,8 @@ ModelLoader::ModelLoader(const std::string& config_json, const SafeTensors& layo
   Impl& m = *impl_;
   m.config_json = config_json;
   m.config = ModelConfig::parse(config_json, names.config);
-  m.quantization = options.quantize;
+  m.options = options;
+  context_length(m.config, options.context);   // refused before anything is read
   m.plan = plan_weights(m.config, layout, options.quantize, WeightSource::Streamed);
   const std::vector<SafeTensors>& shards = layout.shards();
   for (std::size_t f = 0; f < headers.size(); ++f) {
@@ -251,7 +252,7 @@ Model ModelLoader::finish() {
     throw ModelFormatError(source, "the file ends after " + std::to_string(got) + " of its " + std::to_string(size) +
                                        " bytes, " + where + " (file truncated?)");
   }
-  Model model = Model::from_weights(m.config_json, m.config, m.quantization, std::move(m.plan.weights));
+  Model model = Model::from_weights(m.config_json, m.config, m.options, std::move(m.plan.weights));
   m.fail("this loader has already handed its model over (finish)");
   return model;
 }
@@ -265,10 +266,12 @@ namespace {
 // and a full context's KV cache need more than options.max_memory or what the system has left.
 void check_load_memory(const std::string& config_json, std::uint64_t loading, const LoadOptions& options) {
   const ModelConfig c = ModelConfig::parse(config_json, "config.json");
-  const std::uint64_t cache = KVCache::peak_bytes(c.n_layer, c.n_positions, c.n_embd);
+  const int context = context_length(c, options.context);
+  const std::uint64_t cache = kv_cache_bytes(c, context);
   check_memory(loading + cache, options.max_memory, "the model",
                megabytes(loading) + " MB for its weights as the engine holds them and for loading them, " +
-                   megabytes(cache) + " MB for the keys and values of a full context",
+                   megabytes(cache) + " MB for the keys and values of a full context (" + std::to_string(context) +
+                   " positions)",
                "use a smaller model or int8 weights (--quantize int8)");
 }
 
@@ -374,7 +377,7 @@ Model Model::from_parts(const std::string& config_json, const SafeTensors& weigh
 #endif
   ModelConfig config = ModelConfig::parse(config_json, config_source);
   ModelWeights w = load_weights(config, weights, options.quantize);
-  return from_weights(config_json, std::move(config), options.quantize, std::move(w));
+  return from_weights(config_json, std::move(config), options, std::move(w));
 }
 
 std::uint64_t Model::load_memory(const std::string& config_json, std::span<const std::byte> weights_prefix,

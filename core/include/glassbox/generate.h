@@ -21,11 +21,11 @@ enum class StopReason {
 };
 std::string_view stop_reason_name(StopReason reason);   // "max_tokens", "end_of_text", ...
 
-// What generation does when the context (n_positions) is full.
+// What generation does when the context (Model::context(): n_positions, or less) is full.
 enum class WhenContextFull {
-  // Keep going: keep the most recent half of the context (n_positions / 2 tokens), run them again
+  // Keep going: keep the most recent half of the context (context / 2 tokens), run them again
   // from position 0 into a fresh cache, and continue from there. Each slide costs one prompt pass
-  // over n_positions / 2 tokens, i.e. at most one prefill token per token generated; memory stays
+  // over context / 2 tokens, i.e. at most one prefill token per token generated; memory stays
   // that of one context's cache however long the generation.
   Slide,
   Stop,   // stop with StopReason::ContextFull

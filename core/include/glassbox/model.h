@@ -100,9 +100,23 @@ struct LoadOptions {
   Quantization quantize = Quantization::None;
   // The most memory, in bytes, the model may take: Model::load refuses (InvalidArgument, before it
   // allocates anything) a model whose load_memory() plus a full context's KV cache
-  // (KVCache::peak_bytes) is more. 0: the memory the system has available (available_memory()).
+  // (kv_cache_bytes) is more. 0: the memory the system has available (available_memory()).
   std::uint64_t max_memory = 0;
+  // The context: the most positions a sequence (its KV cache) holds, 1 .. n_positions. 0:
+  // min(n_positions, kDefaultContext). Models with a long position range (Llama 3.2: 131,072)
+  // would otherwise reserve a KV cache, and count it in the memory check, far beyond what most
+  // uses need; GPT-2's 1,024 are all kept.
+  int context = 0;
 };
+inline constexpr int kDefaultContext = 4096;
+
+// The context a model loaded with `asked` (LoadOptions::context) runs with. Throws InvalidArgument
+// for a negative one or one beyond the model's n_positions.
+int context_length(const ModelConfig& c, int asked);
+// The most memory one sequence's KV cache takes at this context (KVCache::peak_bytes for the
+// model's key/value width: kv_heads x head_dim per layer, less than n_embd with grouped-query
+// attention).
+std::uint64_t kv_cache_bytes(const ModelConfig& c, int context);
 
 class Model {
  public:
@@ -135,6 +149,8 @@ class Model {
   const ModelConfig& config() const;
   const std::string& config_json() const;   // config.json as given
   Quantization quantization() const;
+  // The most positions a sequence holds: LoadOptions::context, or its default (context_length).
+  int context() const;
 
   // A cache for one sequence (allocates; see KVCache).
   KVCache new_cache() const;
@@ -187,7 +203,7 @@ class Model {
                               const std::vector<std::filesystem::path>& paths, const std::string& index_json,
                               const std::string& index_source, const LoadOptions& options);
   // A model of weights loaded elsewhere (ModelLoader's).
-  static Model from_weights(const std::string& config_json, ModelConfig config, Quantization quantization,
+  static Model from_weights(const std::string& config_json, ModelConfig config, const LoadOptions& options,
                             ModelWeights&& weights);
   std::unique_ptr<Impl> impl_;
 };
