@@ -82,8 +82,9 @@ TEST(Context, OutsideOneToThePositionsIsRefused) {
       Model::load(fixture_dir("llama-llama3-v5"), {.context = context});
       ADD_FAILURE() << context;
     } catch (const InvalidArgument& e) {
-      EXPECT_EQ(std::string(e.what()), "the context must be 1..512 positions (the model's n_positions; 0: at most 4096), got " +
-                                           std::to_string(context));
+      EXPECT_EQ(std::string(e.what()),
+                "the context must be 1..512 positions (the model's n_positions; 0: at most 4096), got " +
+                    std::to_string(context));
     }
   }
 }

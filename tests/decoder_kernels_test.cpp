@@ -69,7 +69,8 @@ TEST(DecoderKernels, RotaryMatchesReference) {
           const std::size_t at = std::size_t(t) * stride + std::size_t(h) * hd + d;
           ASSERT_EQ(fast[at], x[at]);
         }
-      for (int d = heads * hd; d < stride; ++d) ASSERT_EQ(fast[std::size_t(t) * stride + d], x[std::size_t(t) * stride + d]);
+      for (int d = heads * hd; d < stride; ++d)
+        ASSERT_EQ(fast[std::size_t(t) * stride + d], x[std::size_t(t) * stride + d]);
     }
   }
 }
@@ -155,7 +156,7 @@ TEST(DecoderKernels, GroupedQueryAttentionMatchesReference) {
     const auto q = random_vector(std::size_t(T) * Dq, rng), k = random_vector(std::size_t(S) * Dkv, rng),
                v = random_vector(std::size_t(S) * Dkv, rng);
     std::vector<float> out(std::size_t(T) * Dq), ref = out, probs(std::size_t(H) * T * S), ref_probs = probs,
-                                                   scratch(S);
+                                                 scratch(S);
     for (int h = 0; h < H; ++h)
       attention(out.data() + h * hd, Dq, q.data() + h * hd, Dq, k.data() + (h / group) * hd,
                 v.data() + (h / group) * hd, Dkv, T, pos0, hd, 0.25f, probs.data() + std::size_t(h) * T * S,

@@ -710,9 +710,10 @@ test('progress reports bytes; a model too large for the WebAssembly heap is refu
   assert.equal(core.heapBytesInUse(), inUse);
   assert.equal(core.HEAPU8.length, heap, 'the heap did not grow');
 
-  // Weights that fit, but not a generation's KV cache at the full context: refused too, saying so.
+  // Weights that fit, but not a generation's KV cache at the full context (its 1,000,000
+  // positions, asked for: the default context, 4,096, fits): refused too, saying so.
   for (const worker of [false, true]) {
-    await assert.rejects(loadModel(kvHeavyModel(), { worker }), {
+    await assert.rejects(loadModel(kvHeavyModel(), { worker, contextLength: 1_000_000 }), {
       name: 'OutOfMemoryError',
       message:
         /^the model needs about \d+ MB of WebAssembly memory; at most \d+ MB are left in this thread's 4 GB heap \(\d+ MB for its weights as the engine holds them and for loading them, 5860 MB for the keys and values of a full context\)$/,
