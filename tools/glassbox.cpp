@@ -1,4 +1,5 @@
-// The glassbox command line: run GPT-2-family models from a Hugging Face model directory.
+// The glassbox command line: run decoder-only transformers (GPT-2, Llama, Mistral, Qwen, GPT-NeoX,
+// GPT-Neo) from a Hugging Face model directory.
 //
 //   glassbox generate   [-m DIR] (-p PROMPT | --tokens 1,2,3) [-n N] [--temperature T] [--top-k K]
 //                       [--top-p P] [--seed S] [--allow-special] [--context-full slide|stop]
@@ -195,7 +196,7 @@ int run_train_tokenizer(const std::vector<std::string>& inputs, int vocab_size, 
 }   // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"glassbox: run GPT-2-family transformers and look inside them"};
+  CLI::App app{"glassbox: run decoder-only transformers (GPT-2, Llama, Mistral, Qwen, GPT-NeoX, GPT-Neo) and look inside them"};
   app.require_subcommand(1);
   std::string model_dir = GLASSBOX_DEFAULT_MODEL_DIR;
   Prompt prompt;

@@ -1,4 +1,5 @@
-// A GPT-2-family decoder-only transformer: weights, and the forward pass with a KV cache.
+// A decoder-only transformer (GPT-2, openai-gpt, Llama, Mistral, Qwen2/3, GPT-NeoX, GPT-Neo): weights,
+// and the forward pass with a KV cache.
 //
 //   tokens (T) -> embeddings (T,C) -> n_layer blocks (T,C) -> [final LayerNorm] -> logits (T,V)
 //
