@@ -97,6 +97,7 @@ const calls = {
       labels: model.labels,
       bidirectional: model.bidirectional,
       maskTokenId: model.maskTokenId,
+      hasTokenizer: model.hasTokenizer,
     };
   },
   tokenize: (args) => (model ?? tokenizer ?? noModel()).tokenize(args.text, args.options),
