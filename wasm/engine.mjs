@@ -361,6 +361,7 @@ export class WeightsLoading {
         this.#loading.finish({ vocab: files.vocab ?? null, merges: files.merges ?? null, tokenizer }),
         this.config,
         this.#quantize,
+        files.vocab != null || tokenizer != null,
       );
     } finally {
       tokenizer?.delete();
@@ -385,13 +386,14 @@ export class LocalModel {
   #engine;
   #generating = false;
 
-  // (WeightsLoading.finish makes them.)
-  constructor(core, engine, config, quantize) {
+  // (WeightsLoading.finish makes them.) hasTokenizer: whether vocab.json and merges.txt came with it.
+  constructor(core, engine, config, quantize, hasTokenizer) {
     this.#core = core;
     this.#engine = engine;
     this.config = parseConfig(config);
     configTexts.set(this, config);
     this.quantize = quantize;
+    this.hasTokenizer = hasTokenizer;
     const { shape, contextLength, labels, bidirectional, maskTokenId } = engine.info();
     this.shape = Object.freeze(shape);
     this.contextLength = contextLength;

@@ -1,9 +1,12 @@
 // Types of the glassbox JS API (glassbox.mjs). tests/types checks the .mjs sources against them.
 
-/** The architectures the engine runs (config.json's model_type). */
-export type ModelType = 'gpt2' | 'openai-gpt';
+/** The architectures the engine runs (config.json's model_type): GPT-2 and the original GPT;
+ *  Llama, Mistral, Qwen2 and Qwen3 (RMSNorm, rotary positions, gated MLP, grouped-query attention);
+ *  GPT-NeoX (Pythia) and GPT-Neo (TinyStories). */
+export type ModelType = 'gpt2' | 'openai-gpt' | 'llama' | 'mistral' | 'qwen2' | 'qwen3' | 'gpt_neox' | 'gpt_neo';
 
-/** config.json of the model, as parsed JSON (Hugging Face names: n_embd, n_layer, n_head, ...),
+/** config.json of the model, as parsed JSON (Hugging Face names: n_embd, n_layer, n_head, ... for
+ *  GPT-2; hidden_size, num_hidden_layers, num_attention_heads, ... for the other types),
  *  exactly as the file gives it: a field it leaves out is absent here. What the engine made of
  *  it, defaults included, is ModelShape. */
 export interface ModelConfig {
@@ -19,15 +22,19 @@ export interface ModelConfig {
 
 /** A model's shape as the engine's config loader parsed config.json, with the defaults of the
  *  model type for what the file leaves out (openai-gpt: 512 positions; gpt2: 1,024; n_ctx is not
- *  read). Read this, not config.json, for a model's sizes. */
+ *  read), whatever names the model type gives its fields (n_layer, num_hidden_layers, num_layers).
+ *  Read this, not config.json, for a model's sizes. */
 export interface ModelShape {
   /** The context: positions the model has embeddings for (n_positions). */
   readonly positions: number;
   /** Transformer blocks (n_layer). */
   readonly layers: number;
-  /** Attention heads per layer (n_head). */
+  /** Attention heads per layer (n_head, num_attention_heads): query heads. Every head-level result
+   *  counts these: attention [layer][head], headMask's [layer, head] pairs, the page's heatmaps. */
   readonly heads: number;
-  /** Heads with keys and values of their own; equal to heads in the architectures the engine runs. */
+  /** Key/value heads per layer (num_key_value_heads): equal to heads, except with grouped-query
+   *  attention (fewer: query head h reads KV head floor(h / (heads / kvHeads))) and multi-query
+   *  attention (1). gpt2, openai-gpt, gpt_neox and gpt_neo always have heads. */
   readonly kvHeads: number;
   /** The residual stream's width (n_embd). */
   readonly width: number;
@@ -258,6 +265,11 @@ export interface Model {
   readonly bidirectional: boolean;
   /** The [MASK] token id of a masked-LM model (config.json "mask_token_id"), or -1. */
   readonly maskTokenId: number;
+  /** Whether the model came with a tokenizer (vocab.json and merges.txt). Without one it runs on
+   *  token ids: tokenize, detokenize, and generate or classify from a string reject with an
+   *  InvalidArgumentError ("... no tokenizer"); forward and generate from ids work, and each step's
+   *  text is ''. */
+  readonly hasTokenizer: boolean;
   /** With { cache }: true when the files came from the cache instead of the network. */
   readonly fromCache?: boolean;
   /** With { cache }: why the downloaded files could not be stored (e.g. the quota); the model works. */

@@ -374,6 +374,7 @@ class WorkerModel {
     this.labels = Object.freeze(result.labels);
     this.bidirectional = result.bidirectional;
     this.maskTokenId = result.maskTokenId;
+    this.hasTokenizer = result.hasTokenizer;
     if (result.fromCache) this.fromCache = true;
     if (result.cacheError) this.cacheError = result.cacheError;
   }

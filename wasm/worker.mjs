@@ -99,6 +99,7 @@ const calls = {
       labels: model.labels,
       bidirectional: model.bidirectional,
       maskTokenId: model.maskTokenId,
+      hasTokenizer: model.hasTokenizer,
     };
   },
   tokenize: (args) => (model ?? tokenizer ?? noModel()).tokenize(args.text, args.options),

@@ -26,7 +26,7 @@ import { OutputView, promptSegments } from './app/output-view.mjs';
 import { SamplingInputs } from './app/sampling.mjs';
 import { Sequence } from './app/sequence.mjs';
 import { StatusLine } from './app/status.mjs';
-import { TokenTexts } from './app/token-text.mjs';
+import { parseIds, TokenTexts } from './app/token-text.mjs';
 import { TokensView } from './app/tokens-view.mjs';
 import { SHIPPED, SHIPPED_MODELS } from './start.mjs';
 
@@ -49,6 +49,8 @@ const state = {
   maskedExample: null, // a masked LM's own example prompt, if it came with one
   tokenizer: null, // the first model's tokenizer, while its weights are still on their way
   shape: null, // the model's sizes as the engine parsed them (model.shape; the tokenizer's before)
+  idsOnly: false, // the model has no tokenizer: the prompt is token ids, tokens show as #id
+  promptProblem: null, // why the prompt cannot be read as token ids (idsOnly), or null
   texts: null, // TokenTexts of the model
   seq: null, // Sequence of the current prompt (+ generated tokens)
   generation: null, // the running Generation
@@ -116,10 +118,24 @@ function showKind(kind) {
   } else if (kind !== 'mlm' && was === 'mlm') {
     allowSpecial.checked = allowSpecialWas;
   }
-  allowSpecial.disabled = kind === 'mlm';
+  allowSpecial.disabled = kind === 'mlm' || state.idsOnly;
   $('tokens-help').textContent =
     'Select a token (click, or Enter/Space; arrow keys move) to see how much it attends to each ' +
     `${kind === 'mlm' ? 'other token (before and after it)' : 'earlier token'} in the chosen layer and head.`;
+}
+
+// A model without a tokenizer (no vocab.json and merges.txt) runs on token ids: the prompt box takes
+// them (accessible name "Prompt" still; the hint under it says so), and tokens show as #id.
+const IDS_EXAMPLE = '1, 2, 3, 4, 5';
+function showIdsOnly(on, vocabulary) {
+  state.idsOnly = on;
+  state.promptProblem = null;
+  $('prompt-ids').hidden = !on;
+  $('prompt-ids').textContent = on
+    ? `This model has no tokenizer: type token ids (0 to ${formatInt(vocabulary - 1)}) separated by commas; its tokens show as #id.`
+    : '';
+  promptInput.placeholder = on ? 'Token ids, e.g. 1, 2, 3' : '';
+  allowSpecial.disabled = on || state.kind === 'mlm';
 }
 
 const status = new StatusLine($('status'));
@@ -372,12 +388,22 @@ function flushPrompt() {
   return chain;
 }
 
+// The prompt of a model without a tokenizer, read as token ids: [] (and state.promptProblem, shown
+// under the prompt) when it is not ids.
+function promptIds() {
+  const read = parseIds(promptInput.value, state.shape.vocabulary);
+  state.promptProblem = read.error ?? null;
+  return read.ids ?? [];
+}
+
 async function analyzePrompt(v) {
   // This model's, even if another loads meanwhile. Before the first model is ready, its tokenizer
   // alone (onTokenizer): the tokens show, the attention comes with the model.
   const { model, tokenizer, texts: tokenTexts, kind } = state;
   if (v !== wanted || !(model ?? tokenizer)) return;
-  const ids = await (model ?? tokenizer).tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
+  const ids = state.idsOnly
+    ? promptIds()
+    : await (model ?? tokenizer).tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
   if (kind === 'classifier' && state.endOfText !== null) ids.push(state.endOfText); // the token it reads
   const texts = await tokenTexts.many(ids);
   if (!stillWanted(v, model)) return;
@@ -394,7 +420,7 @@ async function analyzePrompt(v) {
   showPromptError(
     tooLong
       ? `The prompt has ${formatInt(ids.length)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`
-      : '',
+      : (state.promptProblem ?? ''),
   );
   if (!model) return; // the tokenizer alone: the rest comes with the model (onLoaded reads the prompt again)
   next.reset();
@@ -496,7 +522,7 @@ function setGenerating(on) {
   generateButton.disabled = on || !state.model || state.loading !== null || state.kind !== 'lm';
   stopButton.disabled = !on;
   promptInput.readOnly = on;
-  allowSpecial.disabled = on || state.kind === 'mlm';
+  allowSpecial.disabled = on || state.kind === 'mlm' || state.idsOnly;
   sampling.setDisabled(on);
   attention.setLive(on);
   masks.setStale(on);
@@ -622,7 +648,13 @@ async function promptToContinue(model) {
     return null;
   };
   if (model !== state.model) return null; // another model was loaded meanwhile
-  if (!seq?.promptLength) return refuse('Type a prompt first: the model continues your text.');
+  if (!seq?.promptLength)
+    return refuse(
+      state.promptProblem ??
+        (state.idsOnly
+          ? 'Type token ids first (e.g. 1, 2, 3): the model continues them.'
+          : 'Type a prompt first: the model continues your text.'),
+    );
   if (seq.promptLength > limit) {
     return refuse(
       `The prompt has ${formatInt(seq.promptLength)} tokens; this model reads at most ${formatInt(limit)}. Shorten it.`,
@@ -637,7 +669,11 @@ async function showPromptOnly(model, seq) {
   tokens.truncate(seq.promptLength);
   next.reset();
   layers.truncateToPrompt();
-  output.start(await promptSegments(seq.ids, seq.texts, (ids) => model.detokenize(ids)));
+  output.start(
+    state.idsOnly
+      ? seq.texts.slice(0, seq.promptLength).map((text, i) => ({ text: i ? ` ${text}` : text, positions: [i] }))
+      : await promptSegments(seq.ids, seq.texts, (ids) => model.detokenize(ids)),
+  );
   attention.update({ thumbs: true, force: true });
   refreshHighlight();
 }
@@ -655,7 +691,8 @@ async function drawSteps(batch, { seq, texts, generation, drawn, begin, live }) 
     if (s.lens) layers.addStep(s.position, s.id, s.lens);
   }
   tokens.appendMany(batch.map((s, i) => ({ id: s.id, text: batchTexts[i], generated: true })));
-  output.appendMany(batch.map((s) => [s.text, s.position]));
+  // (a model without a tokenizer gives no text: its tokens are written as ids)
+  output.appendMany(batch.map((s, i) => [state.idsOnly ? ` ${batchTexts[i]}` : s.text, s.position]));
   attention.update({ thumbs: true });
   attention.drawLive();
   const selected = tokens.selected;
@@ -719,13 +756,19 @@ const picker = new ModelPicker({
     state.tokenizer = null;
     state.seq = null;
     old?.dispose();
+    showIdsOnly(!model.hasTokenizer, model.shape.vocabulary);
     const kind = modelKind(model.config, model);
     // What the page adds to a classifier's prompt, and how a masked LM's mask is written.
-    const eot = kind === 'classifier' ? await model.tokenize('<|endoftext|>', { allowSpecial: true }) : [];
+    const text = model.hasTokenizer; // (without one, the prompt is ids: the page adds none)
+    const eot = kind === 'classifier' && text ? await model.tokenize('<|endoftext|>', { allowSpecial: true }) : [];
     state.endOfText = eot.length === 1 ? eot[0] : null;
-    state.maskText = kind === 'mlm' && model.maskTokenId >= 0 ? await model.detokenize([model.maskTokenId]) : null;
+    state.maskText =
+      kind === 'mlm' && text && model.maskTokenId >= 0 ? await model.detokenize([model.maskTokenId]) : null;
     state.maskedExample = kind === 'mlm' ? example : null;
     if (kind === 'mlm') example ??= maskedExample(); // a masked LM's example has a mask, whatever its source
+    if (state.idsOnly)
+      example = IDS_EXAMPLE; // (a model without a tokenizer reads ids)
+    else if (state.example === IDS_EXAMPLE) example ??= SHIPPED.example;
     if (example && promptInput.value === state.example) promptInput.value = example; // not edited: this model's
     if (example) state.example = example;
     showKind(kind);
@@ -738,12 +781,14 @@ const picker = new ModelPicker({
         : kind === 'mlm'
           ? 'a masked language model'
           : s.modelType;
+    const kv = s.kvHeads < s.heads ? ` (${s.kvHeads} KV head${s.kvHeads === 1 ? '' : 's'})` : '';
     modelInfo.textContent =
-      `${name}: ${what}, ${s.layers} layers × ${s.heads} heads, ${s.width} wide, ` +
-      `${formatInt(s.positions)} positions, ${formatInt(s.vocabulary)}-token vocabulary; ` +
+      `${name}: ${what}, ${s.layers} layers × ${s.heads} heads${kv}, ${s.width} wide, ` +
+      `${formatInt(s.positions)} positions, ${formatInt(s.vocabulary)}-token vocabulary` +
+      `${state.idsOnly ? ', no tokenizer (it reads token ids)' : ''}; ` +
       `${model.quantize === 'int8' ? 'int8' : 'F32'} weights, ` +
       `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
-    attention.configure(s.layers, s.heads);
+    attention.configure(s.layers, s.heads, s.kvHeads);
     layers.reset(s.layers);
     state.silenced.clear(); // another model's heads
     attention.setSilenced(state.silenced);

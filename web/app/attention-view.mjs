@@ -27,6 +27,7 @@ export class AttentionView {
   #selected = -1;
   #offset = 0; // sequence index of the first token drawn
   #buttons = []; // [layer][head] -> {button, canvas, off}
+  #kvGroup = 0; // query heads per key/value head when they share them (grouped-query attention), else 0
   #onToggleHead;
   #silenced = new Set(); // heads switched off, "layer:head"
   #frame = 0;
@@ -74,19 +75,33 @@ export class AttentionView {
     return Number(this.#head.value) || 0;
   }
 
-  // A new model: n_layer × n_head.
-  configure(layers, heads) {
-    const fill = (select, n) => {
+  // Query head h in words: "head 5", or with grouped-query attention "head 5 · KV head 2" (the
+  // key/value head it reads: h / (heads / kvHeads), as the model computes it).
+  headName(h) {
+    return this.#kvGroup ? `head ${h} · KV head ${Math.floor(h / this.#kvGroup)}` : `head ${h}`;
+  }
+
+  // A new model: n_layer × n_head query heads, kvHeads of keys and values (fewer: grouped-query
+  // or multi-query attention; each head-level view is of a query head, naming its KV head).
+  configure(layers, heads, kvHeads = heads) {
+    this.#kvGroup = kvHeads > 0 && kvHeads < heads ? heads / kvHeads : 0;
+    const fill = (select, n, text) => {
       clear(select);
-      for (let i = 0; i < n; ++i) select.append(el('option', { value: String(i) }, String(i)));
+      for (let i = 0; i < n; ++i) select.append(el('option', { value: String(i) }, text(i)));
     };
-    fill(this.#layer, layers);
-    fill(this.#head, heads);
+    fill(this.#layer, layers, String);
+    fill(this.#head, heads, (h) => (this.#kvGroup ? `${h} · KV ${Math.floor(h / this.#kvGroup)}` : String(h)));
     clear(this.#thumbs);
     this.#thumbs.style.setProperty('--heads', String(heads));
     this.#thumbs.append(el('span', { className: 'thumb-corner', attrs: { 'aria-hidden': 'true' } }, 'L \\ H'));
     for (let h = 0; h < heads; ++h)
-      this.#thumbs.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(h)));
+      this.#thumbs.append(
+        el(
+          'span',
+          { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } },
+          this.#kvGroup ? `${h} · KV ${Math.floor(h / this.#kvGroup)}` : String(h),
+        ),
+      );
     this.#buttons = [];
     for (let l = 0; l < layers; ++l) {
       this.#thumbs.append(el('span', { className: 'thumb-axis', attrs: { 'aria-hidden': 'true' } }, String(l)));
@@ -98,10 +113,10 @@ export class AttentionView {
           {
             type: 'button',
             className: 'thumb',
-            title: `Layer ${l}, head ${h} (X switches it off and on)`,
+            title: `Layer ${l}, ${this.headName(h)} (X switches it off and on)`,
             dataset: { layer: l, head: h },
             attrs: {
-              'aria-label': `Layer ${l}, head ${h}`,
+              'aria-label': `Layer ${l}, ${this.headName(h)}`,
               'aria-pressed': String(l === 0 && h === 0),
               'aria-keyshortcuts': 'X',
             },
@@ -200,7 +215,7 @@ export class AttentionView {
         off.setAttribute('aria-pressed', String(isOff));
         off.title = `Switch layer ${l}, head ${h} ${isOff ? 'on' : 'off'}`;
         button.classList.toggle('silenced', isOff);
-        button.setAttribute('aria-label', `Layer ${l}, head ${h}${isOff ? ' (off)' : ''}`);
+        button.setAttribute('aria-label', `Layer ${l}, ${this.headName(h)}${isOff ? ' (off)' : ''}`);
       }),
     );
   }
@@ -280,6 +295,7 @@ export class AttentionView {
     this.#heatmap.draw(seq, this.layer, this.head, selected, {
       live: this.#live,
       off: this.#silenced.has(`${this.layer}:${this.head}`),
+      headName: this.headName(this.head),
     });
     if (!this.#thumbsDirty || (this.#live && !this.#thumbsInView)) return;
     const now = performance.now();

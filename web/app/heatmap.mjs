@@ -160,6 +160,7 @@ export class Heatmap {
   #defaultReadout;
   #described = null; // the cell the readout describes {q, k}, or null
   #off = false; // the head shown is switched off
+  #headName = 'head 0'; // how the head shown is named ("head 5", or "head 5 · KV head 2")
   #follow = true; // keep the latest token's row and column in view (until the person scrolls the map)
   #scrolledTo = null; // {left, top}: where the map last scrolled itself
 
@@ -223,11 +224,13 @@ export class Heatmap {
   }
 
   // Draws the matrix and the labels. live: tokens are streaming in (grow canvases in steps); off:
-  // this head is switched off (its probabilities are multiplied by 0).
-  draw(seq, layer, head, selected, { live = false, off = false } = {}) {
+  // this head is switched off (its probabilities are multiplied by 0); headName: the head in words
+  // (a query head names the key/value head it shares, see AttentionView).
+  draw(seq, layer, head, selected, { live = false, off = false, headName = `head ${head}` } = {}) {
     const changed = layer !== this.#layer || head !== this.#head || off !== this.#off;
     this.#noticeScroll(); // (with the sizes of the map as the person saw it)
     this.#off = off;
+    this.#headName = headName;
     this.#seq = seq;
     this.#layer = layer;
     this.#head = head;
@@ -257,7 +260,7 @@ export class Heatmap {
     });
     this.#canvas.setAttribute(
       'aria-label',
-      `Attention of layer ${layer}, head ${head}${off ? ' (switched off)' : ''} over ${T} tokens. ` +
+      `Attention of layer ${layer}, ${headName}${off ? ' (switched off)' : ''} over ${T} tokens. ` +
         'Rows: the token that looks; columns: the tokens it looks at.',
     );
     this.#drawOverlay();
@@ -435,7 +438,7 @@ export class Heatmap {
       this.#described = null;
       this.#say(
         this.#off && seq?.length
-          ? `Layer ${this.#layer}, head ${this.#head} is switched off: its attention is multiplied by 0, so this map is empty and the head adds nothing.`
+          ? `Layer ${this.#layer}, ${this.#headName} is switched off: its attention is multiplied by 0, so this map is empty and the head adds nothing.`
           : this.#defaultReadout,
       );
       return;
@@ -454,7 +457,7 @@ export class Heatmap {
       value = `${v.toFixed(4)} (${(100 * v).toFixed(1)}%)`;
     }
     const off = this.#off ? ' (switched off: its attention is multiplied by 0)' : '';
-    this.#say(`Layer ${this.#layer}, head ${this.#head}${off}: ${who(q)} → ${who(k)}: ${value}`);
+    this.#say(`Layer ${this.#layer}, ${this.#headName}${off}: ${who(q)} → ${who(k)}: ${value}`);
   }
 
   // The readout is a live region: written only when its text changes.

@@ -1,37 +1,66 @@
-// A model from local files: the four files of a Hugging Face-layout directory, picked with a file
-// input (the files, or their folder) or dropped on the page (the files, or their folder).
+// A model from local files: the files of a Hugging Face-layout directory, picked with a file input
+// (the files, or their folder) or dropped on the page (the files, or their folder).
 
-import { MODEL_FILES } from '../dist/glassbox.mjs';
+// A sharded checkpoint's index, which names the files its weights are in.
+const INDEX = 'model.safetensors.index.json';
 
-// files: File[] (any extra files are ignored) -> {files: {config, weights, vocab, merges}, name}.
-// Throws an Error naming what is missing.
-export function pickModelFiles(files, folder = null) {
+// files: File[] (any extra files are ignored: a hub folder's tokenizer.json, README.md, ...) ->
+// {files, name}: {config, weights, vocab?, merges?}, or for a sharded checkpoint {config, index,
+// weights: [the shards the index names, in its order], vocab?, merges?}. vocab.json and merges.txt
+// come together (the tokenizer) or not at all (the model then runs on token ids). Throws an Error
+// naming what is missing.
+export async function pickModelFiles(files, folder = null) {
   const byName = new Map();
   for (const f of files) byName.set(f.name, f);
-  let weights = byName.get('model.safetensors');
-  if (!weights) {
-    const any = files.filter((f) => f.name.endsWith('.safetensors'));
-    if (any.length === 1) [weights] = any;
-  }
-  const picked = {
-    config: byName.get('config.json'),
-    weights,
-    vocab: byName.get('vocab.json'),
-    merges: byName.get('merges.txt'),
-  };
-  const missing = MODEL_FILES.filter((_, i) => !Object.values(picked)[i]);
-  if (missing.length) {
-    const got = files.length
+  const got = () =>
+    files.length
       ? files
           .map((f) => f.name)
           .slice(0, 6)
           .join(', ') + (files.length > 6 ? ', …' : '')
       : 'nothing';
-    throw new Error(
-      `A model needs config.json, model.safetensors, vocab.json and merges.txt; ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing (got: ${got}).`,
-    );
+  const picked = { config: byName.get('config.json') };
+  let weights = byName.get('model.safetensors');
+  if (!weights && byName.has(INDEX)) {
+    picked.index = byName.get(INDEX);
+    weights = await shardsOf(picked.index, byName);
+  } else if (!weights) {
+    const any = files.filter((f) => f.name.endsWith('.safetensors'));
+    if (any.length === 1) [weights] = any;
   }
+  picked.weights = weights;
+  const missing = [];
+  if (!picked.config) missing.push('config.json');
+  if (!weights) missing.push(`model.safetensors (or ${INDEX} and its shards)`);
+  if (missing.length)
+    throw new Error(
+      `A model needs config.json and model.safetensors (or ${INDEX} and the shards it names); ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} missing (got: ${got()}).`,
+    );
+  const [vocab, merges] = [byName.get('vocab.json'), byName.get('merges.txt')];
+  if (Boolean(vocab) !== Boolean(merges))
+    throw new Error(
+      `The tokenizer needs vocab.json and merges.txt together; ${vocab ? 'merges.txt' : 'vocab.json'} is missing (got: ${got()}). Leave both out to run the model on token ids.`,
+    );
+  if (vocab) Object.assign(picked, { vocab, merges });
   return { files: picked, name: folder || files[0]?.webkitRelativePath?.split('/')[0] || 'local files' };
+}
+
+// The shards a sharded checkpoint's index (a File) names, from the files picked, in the order
+// loadModel takes them (their names sorted); throws naming the shards that were not picked. (The
+// index itself is checked again, as every source's, by loadModel.)
+async function shardsOf(index, byName) {
+  let names;
+  try {
+    names = [...new Set(Object.values(JSON.parse(await index.text()).weight_map ?? {}))].sort();
+  } catch (e) {
+    throw new Error(`${INDEX} is not a sharded checkpoint's index (${e.message}).`);
+  }
+  const absent = names.filter((n) => !byName.has(n));
+  if (absent.length)
+    throw new Error(
+      `${INDEX} names ${names.length} shards; ${absent.join(', ')} ${absent.length === 1 ? 'is' : 'are'} missing.`,
+    );
+  return names.map((n) => byName.get(n));
 }
 
 // The files of a drop: plain files, or the files at the top of a dropped folder.

@@ -11,6 +11,16 @@ import { filesFromDataTransfer, pickModelFiles } from './model-files.mjs';
 
 const $ = (id) => document.getElementById(id);
 
+// Real models to try, by hub id: each ships config.json and model.safetensors. Their tokenizer is
+// tokenizer.json, which glassbox does not read yet: SmolLM2 and Qwen2.5 also ship vocab.json and
+// merges.txt (read as GPT-2's byte-level BPE), pythia does not and runs on token ids. Choosing one
+// fills the URL form, which shows what it needs in memory before anything large is downloaded.
+export const HUB_MODELS = [
+  { id: 'HuggingFaceTB/SmolLM2-135M', what: 'llama, 135M parameters' },
+  { id: 'EleutherAI/pythia-160m', what: 'gpt_neox, 160M parameters' },
+  { id: 'Qwen/Qwen2.5-0.5B', what: 'qwen2, 0.5B parameters' },
+];
+
 export class ModelPicker {
   #select = $('model-select');
   #filesPanel = $('files-panel');
@@ -141,7 +151,7 @@ export class ModelPicker {
   async openFiles(files, folder = null) {
     let picked;
     try {
-      picked = pickModelFiles(files, folder);
+      picked = await pickModelFiles(files, folder);
     } catch (e) {
       this.#showError(e.message);
       return;
@@ -242,16 +252,26 @@ export class ModelPicker {
       options.push(el('option', { value: this.#current }, `${this.#currentName} (loaded, not cached)`));
     options.push(el('option', { value: 'action:files' }, 'Open files on this device…'));
     options.push(el('option', { value: 'action:url' }, 'Download from a URL…'));
-    this.#select.replaceChildren(...options);
+    const hub = el('optgroup', { attrs: { label: 'From the Hugging Face hub' } });
+    for (const m of HUB_MODELS) hub.append(el('option', { value: `hub:${m.id}` }, `${m.id} (${m.what})…`));
+    this.#select.replaceChildren(...options, hub);
     this.#select.value = this.#current;
     if (this.#select.value !== this.#current) this.#select.value = 'shipped';
   }
 
   #picked() {
     const value = this.#select.value;
+    const hub = value.startsWith('hub:') ? value.slice(4) : null;
     this.#filesPanel.hidden = value !== 'action:files';
-    this.#urlPanel.hidden = value !== 'action:url';
+    this.#urlPanel.hidden = value !== 'action:url' && !hub;
     if (value === 'action:files') return;
+    if (hub) {
+      // The hub's model in the URL form, its memory estimate under it: Download fetches it.
+      this.#urlInput.value = hub;
+      this.#estimateSoon(0);
+      this.#urlLoad.focus();
+      return;
+    }
     if (value === 'action:url') {
       this.#urlInput.focus();
       return;

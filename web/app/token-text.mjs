@@ -56,7 +56,11 @@ export function spokenText(text) {
   return `“${text.replace(/\n/g, '↵').replace(/\t/g, '→')}”`;
 }
 
-// id -> text for one model; requests for the same id share one call.
+// How a token of a model without a tokenizer is shown: its id, as the CLI names a token by id.
+export const idText = (id) => `#${id}`;
+
+// id -> text for one model (or its tokenizer before the model is in); requests for the same id
+// share one call. A model without a tokenizer (it runs on ids) shows each token as its id.
 export class TokenTexts {
   #model;
   #texts = new Map();
@@ -66,6 +70,7 @@ export class TokenTexts {
   }
 
   get(id) {
+    if (this.#model.hasTokenizer === false) return Promise.resolve(idText(id));
     let text = this.#texts.get(id);
     if (text === undefined) {
       text = this.#model.detokenize([id]);
@@ -78,4 +83,22 @@ export class TokenTexts {
   many(ids) {
     return Promise.all(Array.from(ids, (id) => this.get(id)));
   }
+}
+
+// The prompt of a model without a tokenizer: token ids separated by commas or spaces, each written
+// as a number or as idText writes it ("#12": ids copied from the page) -> {ids} or {error} (why the
+// text is not ids of a vocabulary of `vocabulary` tokens).
+export function parseIds(text, vocabulary) {
+  const words = text.split(/[\s,]+/).filter(Boolean);
+  const ids = [];
+  for (const word of words) {
+    if (!/^#?\d+$/.test(word))
+      return {
+        error: `“${word.length > 20 ? `${word.slice(0, 20)}…` : word}” is not a token id. This model has no tokenizer: type token ids separated by commas, e.g. 1, 2, 3.`,
+      };
+    const id = Number(word.replace('#', ''));
+    if (id >= vocabulary) return { error: `There is no token ${id}: this model's ids go from 0 to ${vocabulary - 1}.` };
+    ids.push(id);
+  }
+  return { ids };
 }
