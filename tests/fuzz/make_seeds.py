@@ -155,6 +155,62 @@ DECODER_CONFIGS = {
 }
 
 
+def tiny_decoder(model_type, extra, dtype="F32"):
+    """A config.json and a safetensors file of a one-layer decoder of this type with the hub's
+    tensor names: 16 tokens, 8 positions, width 8, 2 query heads of 4 (llama-likes: 1 key/value
+    head), MLP 16."""
+    V, P, C, F = 16, 8, 8, 16
+    config = {
+        "model_type": model_type,
+        "vocab_size": V,
+        "max_position_embeddings": P,
+        "hidden_size": C,
+        "intermediate_size": F,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        **extra,
+    }
+    norm = lambda n: [(n + ".weight", [C])] + ([(n + ".bias", [C])] if model_type in ("gpt_neox", "gpt_neo") else [])
+    if model_type == "gpt_neox":
+        h = "gpt_neox.layers.0."
+        shapes = [("gpt_neox.embed_in.weight", [V, C]), ("embed_out.weight", [V, C])]
+        shapes += norm(h + "input_layernorm") + norm(h + "post_attention_layernorm") + norm("gpt_neox.final_layer_norm")
+        shapes += [(h + "attention.query_key_value.weight", [3 * C, C]), (h + "attention.query_key_value.bias", [3 * C])]
+        shapes += [(h + "attention.dense.weight", [C, C]), (h + "attention.dense.bias", [C])]
+        shapes += [(h + "mlp.dense_h_to_4h.weight", [F, C]), (h + "mlp.dense_h_to_4h.bias", [F])]
+        shapes += [(h + "mlp.dense_4h_to_h.weight", [C, F]), (h + "mlp.dense_4h_to_h.bias", [C])]
+    elif model_type == "gpt_neo":
+        h = "transformer.h.0."
+        shapes = [("transformer.wte.weight", [V, C]), ("transformer.wpe.weight", [P, C])]
+        shapes += norm(h + "ln_1") + norm(h + "ln_2") + norm("transformer.ln_f")
+        shapes += [(h + f"attn.attention.{x}_proj.weight", [C, C]) for x in "qkv"]
+        shapes += [(h + "attn.attention.out_proj.weight", [C, C]), (h + "attn.attention.out_proj.bias", [C])]
+        shapes += [(h + "mlp.c_fc.weight", [F, C]), (h + "mlp.c_fc.bias", [F])]
+        shapes += [(h + "mlp.c_proj.weight", [C, F]), (h + "mlp.c_proj.bias", [C])]
+    else:  # llama, mistral, qwen2, qwen3: 1 key/value head, head_dim 4
+        h = "model.layers.0."
+        shapes = [("model.embed_tokens.weight", [V, C])]
+        shapes += norm(h + "input_layernorm") + norm(h + "post_attention_layernorm") + norm("model.norm")
+        shapes += [(h + "self_attn.q_proj.weight", [C, C]), (h + "self_attn.o_proj.weight", [C, C])]
+        shapes += [(h + "self_attn.k_proj.weight", [4, C]), (h + "self_attn.v_proj.weight", [4, C])]
+        if model_type == "qwen2":
+            shapes += [(h + "self_attn.q_proj.bias", [C]), (h + "self_attn.k_proj.bias", [4])]
+            shapes += [(h + "self_attn.v_proj.bias", [4])]
+        if model_type == "qwen3":
+            shapes += [(h + "self_attn.q_norm.weight", [4]), (h + "self_attn.k_norm.weight", [4])]
+        shapes += [(h + "mlp.gate_proj.weight", [F, C]), (h + "mlp.up_proj.weight", [F, C])]
+        shapes += [(h + "mlp.down_proj.weight", [C, F])]
+        if not config.get("tie_word_embeddings", False):
+            shapes.append(("lm_head.weight", [V, C]))
+    tensors = []
+    for name, shape in sorted(shapes):
+        n = 1
+        for d in shape:
+            n *= d
+        tensors.append((name, dtype, shape, floats(n, dtype)))
+    return json.dumps(config, indent=2).encode(), safetensors(tensors, {"format": "pt"})
+
+
 def write(target, name, data):
     d = CORPUS / target
     d.mkdir(parents=True, exist_ok=True)
@@ -211,6 +267,19 @@ def main():
         ("gpt2-two-layers", ("gpt2", "F32", 12, 4, 4, 2, 1)),
     ]:
         config, weights = tiny_model(*args)
+        write("model", name, config + b"\0" + weights)
+    # and the decoders: GQA with llama3 rope, sliding windows, biases, q/k norm, partial rotary,
+    # gpt_neo's local layers, BF16
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    for name, (model_type, extra, dtype) in {
+        "llama": ("llama", {"num_key_value_heads": 1, "rope_scaling": {**llama3, "original_max_position_embeddings": 4}}, "F32"),
+        "mistral-bf16": ("mistral", {"num_key_value_heads": 1, "sliding_window": 3}, "BF16"),
+        "qwen2": ("qwen2", {"num_key_value_heads": 1, "tie_word_embeddings": True}, "F32"),
+        "qwen3": ("qwen3", {"num_key_value_heads": 1, "head_dim": 4, "use_sliding_window": True, "sliding_window": 2, "max_window_layers": 0}, "F16"),
+        "gpt-neox": ("gpt_neox", {"rotary_pct": 0.5, "use_parallel_residual": True}, "F32"),
+        "gpt-neo": ("gpt_neo", {"num_layers": 1, "num_heads": 2, "attention_types": [[["local"], 1]], "window_size": 3}, "F32"),
+    }.items():
+        config, weights = tiny_decoder(model_type, extra, dtype)
         write("model", name, config + b"\0" + weights)
 
 

@@ -23,9 +23,9 @@ std::vector<float> run(const glassbox::Model& model) {
   int captured = 0;
   const TensorHook hook = [&](const NamedTensor&) { ++captured; };
   std::vector<float> logits =
-      model.forward(std::span(prompt).first(std::min<std::size_t>(prompt.size(), c.n_positions)), cache,
+      model.forward(std::span(prompt).first(std::min<std::size_t>(prompt.size(), model.context())), cache,
                     {.all_logits = true, .hook = &hook});
-  if (cache.size() < c.n_positions) model.forward(std::span(prompt).first(1), cache);
+  if (cache.size() < model.context()) model.forward(std::span(prompt).first(1), cache);
   return logits;
 }
 
