@@ -196,7 +196,8 @@ int run_train_tokenizer(const std::vector<std::string>& inputs, int vocab_size, 
 }   // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"glassbox: run decoder-only transformers (GPT-2, Llama, Mistral, Qwen, GPT-NeoX, GPT-Neo) and look inside them"};
+  CLI::App app{
+      "glassbox: run decoder-only transformers (GPT-2, Llama, Mistral, Qwen, GPT-NeoX, GPT-Neo) and look inside them"};
   app.require_subcommand(1);
   std::string model_dir = GLASSBOX_DEFAULT_MODEL_DIR;
   Prompt prompt;

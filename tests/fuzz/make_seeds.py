@@ -175,7 +175,10 @@ def tiny_decoder(model_type, extra, dtype="F32"):
         h = "gpt_neox.layers.0."
         shapes = [("gpt_neox.embed_in.weight", [V, C]), ("embed_out.weight", [V, C])]
         shapes += norm(h + "input_layernorm") + norm(h + "post_attention_layernorm") + norm("gpt_neox.final_layer_norm")
-        shapes += [(h + "attention.query_key_value.weight", [3 * C, C]), (h + "attention.query_key_value.bias", [3 * C])]
+        shapes += [
+            (h + "attention.query_key_value.weight", [3 * C, C]),
+            (h + "attention.query_key_value.bias", [3 * C]),
+        ]
         shapes += [(h + "attention.dense.weight", [C, C]), (h + "attention.dense.bias", [C])]
         shapes += [(h + "mlp.dense_h_to_4h.weight", [F, C]), (h + "mlp.dense_h_to_4h.bias", [F])]
         shapes += [(h + "mlp.dense_4h_to_h.weight", [C, F]), (h + "mlp.dense_4h_to_h.bias", [C])]
@@ -272,12 +275,30 @@ def main():
     # gpt_neo's local layers, BF16
     llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
     for name, (model_type, extra, dtype) in {
-        "llama": ("llama", {"num_key_value_heads": 1, "rope_scaling": {**llama3, "original_max_position_embeddings": 4}}, "F32"),
+        "llama": (
+            "llama",
+            {"num_key_value_heads": 1, "rope_scaling": {**llama3, "original_max_position_embeddings": 4}},
+            "F32",
+        ),
         "mistral-bf16": ("mistral", {"num_key_value_heads": 1, "sliding_window": 3}, "BF16"),
         "qwen2": ("qwen2", {"num_key_value_heads": 1, "tie_word_embeddings": True}, "F32"),
-        "qwen3": ("qwen3", {"num_key_value_heads": 1, "head_dim": 4, "use_sliding_window": True, "sliding_window": 2, "max_window_layers": 0}, "F16"),
+        "qwen3": (
+            "qwen3",
+            {
+                "num_key_value_heads": 1,
+                "head_dim": 4,
+                "use_sliding_window": True,
+                "sliding_window": 2,
+                "max_window_layers": 0,
+            },
+            "F16",
+        ),
         "gpt-neox": ("gpt_neox", {"rotary_pct": 0.5, "use_parallel_residual": True}, "F32"),
-        "gpt-neo": ("gpt_neo", {"num_layers": 1, "num_heads": 2, "attention_types": [[["local"], 1]], "window_size": 3}, "F32"),
+        "gpt-neo": (
+            "gpt_neo",
+            {"num_layers": 1, "num_heads": 2, "attention_types": [[["local"], 1]], "window_size": 3},
+            "F32",
+        ),
     }.items():
         config, weights = tiny_decoder(model_type, extra, dtype)
         write("model", name, config + b"\0" + weights)

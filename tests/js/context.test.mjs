@@ -41,7 +41,10 @@ for (const worker of [false, true]) {
       message: /17 tokens do not fit in the context of 16 positions/,
     });
     const full = await loadModel(fixture('llama-llama3-v5'), { worker });
-    assert.deepEqual((await model.forward(ids.subarray(0, 16))).logits, (await full.forward(ids.subarray(0, 16))).logits);
+    assert.deepEqual(
+      (await model.forward(ids.subarray(0, 16))).logits,
+      (await full.forward(ids.subarray(0, 16))).logits,
+    );
     await full.dispose();
     const generation = model.generate([1, 2, 3, 4], { maxTokens: 40, temperature: 0, contextFull: 'stop' });
     let tokens = 0;

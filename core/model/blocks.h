@@ -1,0 +1,110 @@
+// The transformer's blocks over the rows of one forward pass: the working arrays (Activations),
+// the matrix products, and embeddings -> blocks -> the residual stream before the final norm, for
+// every model type through the features of its config (glassbox/config.h). model.cpp builds the
+// public passes (forward, forward_batch, classify) on these.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <span>
+#include <vector>
+
+#include "glassbox/config.h"
+#include "glassbox/kv_cache.h"
+#include "glassbox/model.h"
+#include "kernels/quantized.h"
+#include "model/weights.h"
+
+namespace glassbox {
+
+// Calls the hook, if any, with a named intermediate tensor.
+inline void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 3> shape, int rank, const float* data) {
+  if (o.hook) (*o.hook)(NamedTensor{name, layer, rank, shape, data});
+}
+
+// The working state of one forward call over T rows (a batch's sequences one after another).
+// Allocated per call: O(T*C + T*F) floats, small beside the weights every call streams (GPT-2
+// small decoding: ~30 KB against 500 MB). n_keys: the most keys any sequence's query sees.
+// Dq = n_head * head_dim, Dkv = kv_heads * head_dim (both C for gpt2).
+struct Activations {
+  Activations(const ModelConfig& c, int T, int n_keys)
+      : x(std::size_t(T) * c.n_embd),
+        h(x.size()),
+        qkv(std::size_t(T) * (q_width(c) + 2 * kv_width(c))),
+        q(std::size_t(T) * q_width(c)),
+        heads(q.size()),
+        branch(x.size()),
+        fc(std::size_t(T) * c.n_inner),
+        up(c.mlp == Mlp::Gated ? fc.size() : 0),
+        attn(c.parallel_residual ? x.size() : 0),
+        scratch(std::size_t(c.n_head) * n_keys),
+        T(T) {}
+  static int q_width(const ModelConfig& c) { return c.n_head * c.head_dim(); }
+  static int kv_width(const ModelConfig& c) { return c.kv_heads() * c.head_dim(); }
+  int rows() const { return T; }
+  std::vector<float> x;          // (T, C)  residual stream
+  std::vector<float> h;          // (T, C)  normalised input of a sub-layer
+  std::vector<float> qkv;        // (T, Dq + 2 Dkv)  the projections, as the weights lay them out
+  std::vector<float> q;          // (T, Dq) the queries, head after head (normed, rotated)
+  std::vector<float> heads;      // (T, Dq) attention output before the projection
+  std::vector<float> branch;     // (T, C)  output of a sub-layer (attention or MLP)
+  std::vector<float> fc;         // (T, F)  MLP hidden layer (a gated MLP's gate)
+  std::vector<float> up;         // (T, F)  a gated MLP's up projection
+  std::vector<float> attn;       // (T, C)  a parallel block's attention output, beside its MLP's
+  std::vector<float> cos, sin;   // (T, rotary_dim / 2) each row's rotary angles
+  std::vector<float> scratch;    // (H, S)  one row of attention scores per head
+  std::vector<float> probs;      // (H, T, S) only when a hook listens
+  kernels::Q8Activations xq;     // the input of an int8 product, quantized
+  int T;
+};
+
+// One matrix product of a group that reads the same input (q, k and v; a gated MLP's gate and up):
+// out (T,N) with rows out_stride apart = in (T,K) @ w^T + bias.
+struct Product {
+  float* out;
+  int out_stride;
+  const Matrix& w;
+  const float* bias;
+};
+
+// Runs products that share their input as one: the input quantized once (int8), and the rows of
+// every matrix split across the threads (glassbox/threads.h) in slices of 16 rows of one matrix
+// each, in one parallel_for (one wake-up of the threads, where three products would take three).
+// Every output is computed the same way whatever the slice, so the result does not depend on the
+// thread count.
+void linear(std::initializer_list<Product> products, const float* in, int T, Activations& a);
+
+// out (T,N) = in (T,K) @ w^T + bias: F32, or int8 after quantizing `in` block by block.
+void linear(float* out, const float* in, const Matrix& w, const float* bias, int T, Activations& a);
+
+// One sequence of a forward pass, and its rows of the activations. A batch holds several, one
+// after another, right-padded to one length T: the first `valid` tokens are real, the rest
+// padding, which the attention mask hides from every query (so no real row depends on it).
+struct Sequence {
+  std::span<const std::int32_t> tokens;   // T ids, padding included
+  int valid;                              // real tokens: tokens[0 .. valid-1]
+  KVCache* cache;                         // the tokens go to positions cache->size() .. +T-1
+  int T() const { return static_cast<int>(tokens.size()); }
+};
+
+// Whether self-attention hides later positions: unless asked not to, or the model is an encoder.
+bool is_causal(const ModelConfig& c, const ForwardOptions& o);
+
+// A reader of the residual stream between blocks: tap(layer, x (rows,C)), layer -1 for the
+// embeddings, then each block's output. a.h is free to use while it runs.
+using ResidualTap = std::function<void(int layer, const float* x)>;
+
+// The blocks over every sequence's rows: embeddings -> n_layer blocks -> a.x (rows,C), the
+// residual stream before the final norm. Each sequence's keys and values are written to its cache
+// at positions cache->size() .. (reserved by the caller, who advances the cache after).
+void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const float> inv_freq,
+                std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o,
+                const ResidualTap* tap = nullptr);
+
+// rows (R,C) of the residual stream -> the final hidden states (R,C) the heads read: the final
+// norm into a.h, or the rows themselves (openai-gpt has none).
+const float* final_norm(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, Activations& a);
+
+}   // namespace glassbox
