@@ -60,12 +60,26 @@ inline void expect_cli(const std::string& id, const std::vector<std::string>& ar
   EXPECT_NE(r.err.find(cell(id, kCli)), std::string::npos) << id << ": " << r.err;
 }
 
-// A copy of the gpt2-f32 fixture with `change` applied to its directory.
+// A fixture's config.json and weights (model.safetensors, or the index and the shards it names)
+// copied into `dir`.
+inline void copy_model(const std::string& fixture, const std::filesystem::path& dir) {
+  const std::filesystem::path from = fixture_dir(fixture);
+  if (std::filesystem::exists(from / "model.safetensors")) return copy_fixture(fixture, dir);
+  std::filesystem::copy_file(from / "config.json", dir / "config.json");
+  const std::string index = "model.safetensors.index.json";
+  std::filesystem::copy_file(from / index, dir / index);
+  const nlohmann::json map = read_json(from / index)["weight_map"];
+  for (const auto& [name, shard] : map.items())
+    if (!std::filesystem::exists(dir / shard.get<std::string>()))
+      std::filesystem::copy_file(from / shard.get<std::string>(), dir / shard.get<std::string>());
+}
+
+// A copy of a fixture (gpt2-f32 unless named) with `change` applied to its directory.
 class BrokenModel {
  public:
   template <typename F>
-  explicit BrokenModel(F change) {
-    copy_fixture("gpt2-f32", dir_.path());
+  explicit BrokenModel(F change, const std::string& fixture = "gpt2-f32") {
+    copy_model(fixture, dir_.path());
     change(dir_.path());
   }
   std::string path() const { return dir_.path().string(); }

@@ -140,14 +140,21 @@ TEST(Shards, ASingleFileBesideAnIndexIsTheOneLoaded) {
 
 // ---------------------------------------------------------------------------------------------
 // Bad input: rows B74-B83, on the CLI and the C++ API (mapped, and the streaming loader given the
-// same files, which must refuse them before any data is read).
+// same files, which must refuse them before any data is read); B74 and B75 on a sharded llama too.
 
-// gpt2-f32 in three shards, changed by `change(dir, shard names)`.
+// gpt2-f32 in three shards, or with `llama` the sharded llama fixture, changed by
+// `change(dir, shard names)`.
 template <typename F>
-void expect_row(const std::string& id, F change, bool streamed = true) {
-  SCOPED_TRACE(id);
+void expect_row(const std::string& id, F change, bool streamed = true, bool llama = false) {
+  SCOPED_TRACE(id + (llama ? " llama-linear-sharded" : " gpt2-f32"));
   test::TempDir dir;
-  const std::vector<std::string> names = test::write_sharded_fixture("gpt2-f32", dir.path(), 3);
+  std::vector<std::string> names;
+  if (llama) {
+    test::copy_model("llama-linear-sharded", dir.path());
+    names = {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
+  } else {
+    names = test::write_sharded_fixture("gpt2-f32", dir.path(), 3);
+  }
   change(dir.path(), names);
   test::expect_cli(id, {"forward", "-m", dir.path().string(), "--tokens", "1"});
   test::expect_cpp<ModelFormatError>(id, [&] { Model::load(dir.path()); });
@@ -173,17 +180,26 @@ void drop_tensor(const fs::path& dir, const std::string& file, const std::string
 }
 
 TEST(BadInputShards, B74_ShardMissing) {
-  expect_row(
-      "B74", [](const fs::path& dir, const auto& names) { fs::remove(dir / names[1]); }, false);
+  for (const bool llama : {false, true})
+    expect_row(
+        "B74", [](const fs::path& dir, const auto& names) { fs::remove(dir / names[1]); }, false, llama);
 }
 
 TEST(BadInputShards, B75_IndexNamesATensorNoShardHas) {
-  expect_row("B75", [](const fs::path& dir, const auto& names) {
-    edit_index(dir, [&](auto& map) { map["h.0.extra.weight"] = names[0]; });
-  });
-  expect_row("B75", [](const fs::path& dir, const auto& names) {   // or one the shard lost
-    drop_tensor(dir, names[2], test::read_tensors(dir / names[2]).front().name);
-  });
+  for (const bool llama : {false, true}) {
+    expect_row(
+        "B75",
+        [](const fs::path& dir, const auto& names) {
+          edit_index(dir, [&](auto& map) { map["h.0.extra.weight"] = names[0]; });
+        },
+        true, llama);
+    expect_row(
+        "B75",
+        [](const fs::path& dir, const auto& names) {   // or one the shard lost
+          drop_tensor(dir, names.back(), test::read_tensors(dir / names.back()).front().name);
+        },
+        true, llama);
+  }
 }
 
 TEST(BadInputShards, B76_ShardHoldsATensorTheIndexDoesNotName) {

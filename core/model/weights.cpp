@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
 #include <tuple>
 
@@ -36,6 +37,24 @@ std::string shape_str(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
+// One dimension of a tensor's expected shape, and where the config says so ("hidden_size 64",
+// "num_key_value_heads 2 x head_dim 16 = 32"): a shape that disagrees names its cause. The text
+// is made once per load (it must outlive the Dim) and read only for that message.
+struct Dim {
+  Dim(std::int64_t n) : n(n) {}   // implicit: a plain size, unexplained (gpt2, openai-gpt)
+  Dim(std::int64_t n, const std::string& why) : n(n), why(&why) {}
+  std::int64_t n;
+  const std::string* why = nullptr;
+};
+using Shape = std::initializer_list<Dim>;
+
+// "key 4", or with a head_dim "key 4 x head_dim 16 = 64", or `times` that: what the config says of a size.
+std::string said(const char* key, std::int64_t v, std::int64_t head_dim = 0, int times = 1) {
+  std::string s = (times > 1 ? std::to_string(times) + " x " : "") + key + " " + std::to_string(v);
+  if (head_dim) s += " x head_dim " + std::to_string(head_dim) + " = " + std::to_string(times * v * head_dim);
+  return s;
+}
+
 // Finds and checks every tensor, allocates the arrays it becomes and records how (a TensorJob);
 // given a footprint, only counts what it would allocate (the arrays are then null).
 class Loader {
@@ -44,9 +63,16 @@ class Loader {
       : file_(file), out_(out), source_(source), count_(count), jobs_(file.tensors().size()) {
     // Hub checkpoints saved from *ForCausalLM / *LMHeadModel carry their base model's prefix
     // ("transformer.", "model.", "gpt_neox."); base models saved alone do not.
-    for (const char* prefix : {"transformer.", "model.", "gpt_neox."})
+    bool embedding = false;
+    for (const char* prefix : {"", "transformer.", "model.", "gpt_neox."})
       for (const char* first : {"wte.weight", "tokens_embed.weight", "embed_tokens.weight", "embed_in.weight"})
-        if (file.find(std::string(prefix) + first)) prefix_ = prefix;
+        if (file.find(std::string(prefix) + first)) prefix_ = prefix, embedding = true;
+    // Without an embedding, the prefix the layers carry, so that the message names the embedding
+    // the checkpoint lacks as its base model would.
+    if (!embedding)
+      for (const TensorInfo& t : file.tensors())
+        for (const char* prefix : {"transformer.", "model.", "gpt_neox."})
+          if (t.name.starts_with(prefix)) prefix_ = prefix;
     for (std::size_t i = 0; i < jobs_.size(); ++i) jobs_[i].tensor = &file.tensors()[i];
   }
 
@@ -54,7 +80,7 @@ class Loader {
   // kept and already F32 (and aligned), else rows of the model's own.
   // top_level: a tensor of the task head beside the transformer ("score.weight"), which has no
   // prefix even when the transformer's tensors have one.
-  const float* take(const std::string& name, const std::vector<std::int64_t>& shape, bool top_level = false) {
+  const float* take(const std::string& name, Shape shape, bool top_level = false) {
     TensorJob& job = find(name, shape, top_level);
     const TensorInfo& t = *job.tensor;
     if (source_ == WeightSource::Kept && in_place(t)) return reinterpret_cast<const float*>(t.bytes.data());
@@ -64,20 +90,20 @@ class Loader {
   }
 
   // A tensor whose shape is checked and whose values are not used.
-  void check(const std::string& name, const std::vector<std::int64_t>& shape) { find(name, shape); }
+  void check(const std::string& name, Shape shape) { find(name, shape); }
 
   // The matrix `name` as (N,K) in nn.Linear layout (GPT's Conv1D weights, stored (K,N), are
   // transposed), packed for the kernels or quantized to int8 blocks.
-  Matrix matrix(const std::string& name, std::int64_t N, std::int64_t K, bool transpose, Quantization quantize,
+  Matrix matrix(const std::string& name, const Dim& N, const Dim& K, bool transpose, Quantization quantize,
                 bool top_level = false) {
-    TensorJob& job = find(name, transpose ? std::vector{K, N} : std::vector{N, K}, top_level);
-    MatrixJob m{.N = static_cast<int>(N),
-                .K = static_cast<int>(K),
+    TensorJob& job = transpose ? find(name, {K, N}, top_level) : find(name, {N, K}, top_level);
+    MatrixJob m{.N = static_cast<int>(N.n),
+                .K = static_cast<int>(K.n),
                 .transpose = transpose,
                 .int8 = quantize == Quantization::Int8};
     const kernels::Q8Shape s(m.N, m.K);
     if (quantize == Quantization::None) {
-      m.packed = own<float>(N * K);
+      m.packed = own<float>(N.n * K.n);
     } else {
       m.q = own<std::int8_t>(static_cast<std::int64_t>(s.q_size()));
       m.d = own<float>(static_cast<std::int64_t>(s.d_size()));
@@ -122,16 +148,16 @@ class Loader {
   }
 
   bool has(const std::string& name) const { return file_.find(prefix_ + name) != nullptr; }
+  bool has_top_level(const std::string& name) const { return file_.find(name) != nullptr; }
+  const std::string& source() const { return file_.source(); }
 
   // A norm's weight and, for LayerNorm, its bias (C): "<name>.weight", "<name>.bias".
-  std::pair<const float*, const float*> norm(const ModelConfig& c, const std::string& name, std::int64_t C) {
+  std::pair<const float*, const float*> norm(const ModelConfig& c, const std::string& name, const Dim& C) {
     const float* weight = take(name + ".weight", {C});
     return {weight, c.norm == Norm::LayerNorm ? take(name + ".bias", {C}) : nullptr};
   }
   // A bias (N) when the model has one there, else null.
-  const float* bias(bool present, const std::string& name, std::int64_t N) {
-    return present ? take(name, {N}) : nullptr;
-  }
+  const float* bias(bool present, const std::string& name, const Dim& N) { return present ? take(name, {N}) : nullptr; }
 
   // The sinusoidal position table (P, C), computed (counting: nothing to compute).
   float* sinusoidal_table(std::int64_t P, std::int64_t C) {
@@ -152,16 +178,23 @@ class Loader {
   }
 
   // The tensor `name`'s job, checked: present, with this shape and a float dtype. Marks it used.
-  TensorJob& find(const std::string& name, const std::vector<std::int64_t>& shape, bool top_level = false) {
+  TensorJob& find(const std::string& name, Shape dims, bool top_level = false) {
+    std::vector<std::int64_t> shape;
+    for (const Dim& d : dims) shape.push_back(d.n);
     const std::string full = (top_level ? "" : prefix_) + name;
     const TensorInfo* t = file_.find(full);
     if (!t) throw ModelFormatError(file_.source(), "missing tensor '" + full + "'");
     if (source_ == WeightSource::Kept && !count_ && t->numel > 0 && t->bytes.empty())
       throw ModelFormatError(file_.source(), "tensor '" + full + "' has no data here (only the header was read)");
     used_.insert(t->name);
-    if (t->shape != shape)
+    if (t->shape != shape) {
+      std::string why;
+      for (const Dim& d : dims)
+        if (d.why) why += (why.empty() ? " (" : ", ") + *d.why;
       throw ModelFormatError(file_.source(), "tensor '" + t->name + "' has shape " + shape_str(t->shape) +
-                                                 ", the config implies " + shape_str(shape));
+                                                 ", the config implies " + shape_str(shape) +
+                                                 (why.empty() ? "" : why + ")"));
+    }
     if (t->dtype != DType::F32 && t->dtype != DType::F16 && t->dtype != DType::BF16)
       throw ModelFormatError(file_.source(), "tensor '" + t->name + "' has dtype " + std::string(dtype_name(t->dtype)) +
                                                  "; weights must be F32, F16 or BF16");
@@ -190,16 +223,33 @@ class Loader {
 // The parameters of llama, mistral, qwen2, qwen3, gpt_neox and gpt_neo, by their hub names
 // (without the base model's prefix, which the Loader adds): every one pre-norm with a final norm.
 void load_decoder(const ModelConfig& c, Loader& load, Quantization quantize, ModelWeights& w) {
-  const std::int64_t C = c.n_embd, F = c.n_inner, V = c.vocab_size, P = c.n_positions, hd = c.head_dim();
-  const std::int64_t Dq = std::int64_t(c.n_head) * hd, Dkv = std::int64_t(c.kv_heads()) * hd;
+  const std::int64_t hd = c.head_dim(), Dq = std::int64_t(c.n_head) * hd, Dkv = std::int64_t(c.kv_heads()) * hd;
   const bool neox = c.architecture == Architecture::GPTNeoX, neo = c.architecture == Architecture::GPTNeo;
+  // Each size with the config's keys that make it, for the message of a shape that disagrees.
+  const char* heads = neo ? "num_heads" : "num_attention_heads";
+  const std::string why[] = {said("hidden_size", c.n_embd),
+                             said("intermediate_size", c.n_inner),
+                             said("vocab_size", c.vocab_size),
+                             said("max_position_embeddings", c.n_positions),
+                             said("head_dim", hd),
+                             said(heads, c.n_head, hd),
+                             said("num_key_value_heads", c.kv_heads(), hd),
+                             said(heads, c.n_head, hd, 3)};   // gpt_neox's fused q, k, v: as many kv heads
+  const Dim C(c.n_embd, why[0]), F(c.n_inner, why[1]), V(c.vocab_size, why[2]), P(c.n_positions, why[3]),
+      HD(hd, why[4]), Q(Dq, why[5]), KV(Dkv, why[6]), QKV(Dq + 2 * Dkv, why[7]);
   const std::string embed = neox ? "embed_in.weight" : neo ? "wte.weight" : "embed_tokens.weight";
   // The output head: the embedding's second copy when tied (as gpt2's), else its own matrix beside
-  // the base model (top level: lm_head.weight, gpt_neox's embed_out.weight).
+  // the base model (top level: lm_head.weight, gpt_neox's embed_out.weight), which a checkpoint
+  // saved tied lacks: the config must say tie_word_embeddings then.
+  const std::string head = neox ? "embed_out.weight" : "lm_head.weight";
   if (c.tie_word_embeddings)
     w.lm_head = load.matrix(embed, V, C, /*transpose=*/false, quantize);
+  else if (!load.has_top_level(head))
+    throw ModelFormatError(load.source(), "missing tensor '" + head +
+                                              "': the config's tie_word_embeddings is false, so the output head is "
+                                              "its own matrix, not the token embedding");
   else
-    w.lm_head = load.matrix(neox ? "embed_out.weight" : "lm_head.weight", V, C, false, quantize, /*top_level=*/true);
+    w.lm_head = load.matrix(head, V, C, false, quantize, /*top_level=*/true);
   w.wte = load.take(embed, {V, C});
   if (c.position_encoding == PositionEncoding::Learned) w.wpe = load.take("wpe.weight", {P, C});
   for (int l = 0; l < c.n_layer; ++l) {
@@ -208,9 +258,9 @@ void load_decoder(const ModelConfig& c, Loader& load, Quantization quantize, Mod
     std::tie(L.ln_1_w, L.ln_1_b) = load.norm(c, h + (neo ? "ln_1" : "input_layernorm"), C);
     std::tie(L.ln_2_w, L.ln_2_b) = load.norm(c, h + (neo ? "ln_2" : "post_attention_layernorm"), C);
     if (neox) {
-      L.qkv_w = load.matrix(h + "attention.query_key_value.weight", Dq + 2 * Dkv, C, false, quantize);
-      L.qkv_b = load.bias(c.qkv_bias, h + "attention.query_key_value.bias", Dq + 2 * Dkv);
-      L.proj_w = load.matrix(h + "attention.dense.weight", C, Dq, false, quantize);
+      L.qkv_w = load.matrix(h + "attention.query_key_value.weight", QKV, C, false, quantize);
+      L.qkv_b = load.bias(c.qkv_bias, h + "attention.query_key_value.bias", QKV);
+      L.proj_w = load.matrix(h + "attention.dense.weight", C, Q, false, quantize);
       L.proj_b = load.bias(c.attn_out_bias, h + "attention.dense.bias", C);
       L.fc_w = load.matrix(h + "mlp.dense_h_to_4h.weight", F, C, false, quantize);
       L.fc_b = load.bias(c.mlp_bias, h + "mlp.dense_h_to_4h.bias", F);
@@ -218,18 +268,18 @@ void load_decoder(const ModelConfig& c, Loader& load, Quantization quantize, Mod
       L.fc_proj_b = load.bias(c.mlp_bias, h + "mlp.dense_4h_to_h.bias", C);
     } else {
       const std::string a = h + (neo ? "attn.attention." : "self_attn.");
-      L.q_w = load.matrix(a + "q_proj.weight", Dq, C, false, quantize);
-      L.k_w = load.matrix(a + "k_proj.weight", Dkv, C, false, quantize);
-      L.v_w = load.matrix(a + "v_proj.weight", Dkv, C, false, quantize);
-      L.q_b = load.bias(c.qkv_bias, a + "q_proj.bias", Dq);
-      L.k_b = load.bias(c.qkv_bias, a + "k_proj.bias", Dkv);
-      L.v_b = load.bias(c.qkv_bias, a + "v_proj.bias", Dkv);
+      L.q_w = load.matrix(a + "q_proj.weight", Q, C, false, quantize);
+      L.k_w = load.matrix(a + "k_proj.weight", KV, C, false, quantize);
+      L.v_w = load.matrix(a + "v_proj.weight", KV, C, false, quantize);
+      L.q_b = load.bias(c.qkv_bias, a + "q_proj.bias", Q);
+      L.k_b = load.bias(c.qkv_bias, a + "k_proj.bias", KV);
+      L.v_b = load.bias(c.qkv_bias, a + "v_proj.bias", KV);
       const std::string out = a + (neo ? "out_proj" : "o_proj");
-      L.proj_w = load.matrix(out + ".weight", C, Dq, false, quantize);
+      L.proj_w = load.matrix(out + ".weight", C, Q, false, quantize);
       L.proj_b = load.bias(c.attn_out_bias, out + ".bias", C);
       if (c.qk_norm) {
-        L.q_norm_w = load.take(a + "q_norm.weight", {hd});
-        L.k_norm_w = load.take(a + "k_norm.weight", {hd});
+        L.q_norm_w = load.take(a + "q_norm.weight", {HD});
+        L.k_norm_w = load.take(a + "k_norm.weight", {HD});
       }
       const std::string up = h + (neo ? "mlp.c_fc" : "mlp.up_proj"), down = h + (neo ? "mlp.c_proj" : "mlp.down_proj");
       L.fc_w = load.matrix(up + ".weight", F, C, false, quantize);

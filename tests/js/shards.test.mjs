@@ -5,7 +5,7 @@
 // The bad-input table's rows B74-B85, JS API column (C++ API and CLI: tests/shards_test.cpp).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,42 +14,11 @@ import { after, before, test } from 'node:test';
 
 import { estimateModel, hubDirectoryUrl, loadModel } from '../../web/dist/glassbox.mjs';
 import { expectReject } from './bad-input-table.mjs';
+import { readTensors, safetensors } from './safetensors-files.mjs';
 
 const fixture = fileURLToPath(new URL('../fixtures/gpt2-f32/', import.meta.url));
+const shardedLlama = fileURLToPath(new URL('../fixtures/llama-linear-sharded/', import.meta.url));
 const INDEX = 'model.safetensors.index.json';
-
-// A safetensors file's tensors: [{name, dtype, shape, bytes}] in name order.
-function readTensors(path) {
-  const file = readFileSync(path);
-  const n = Number(file.readBigUInt64LE(0));
-  const header = JSON.parse(file.subarray(8, 8 + n).toString('utf8'));
-  delete header.__metadata__;
-  return Object.keys(header)
-    .sort()
-    .map((name) => {
-      const {
-        dtype,
-        shape,
-        data_offsets: [a, b],
-      } = header[name];
-      return { name, dtype, shape, bytes: file.subarray(8 + n + a, 8 + n + b) };
-    });
-}
-
-// A safetensors file holding `tensors` back to back.
-function safetensors(tensors) {
-  const header = {};
-  let at = 0;
-  for (const t of tensors) {
-    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, at + t.bytes.length] };
-    at += t.bytes.length;
-  }
-  let text = JSON.stringify(header);
-  text += ' '.repeat((8 - (text.length % 8)) % 8);
-  const length = Buffer.alloc(8);
-  length.writeBigUInt64LE(BigInt(text.length));
-  return Buffer.concat([length, Buffer.from(text), ...tensors.map((t) => t.bytes)]);
-}
 
 // The fixture's config.json and its tensors dealt into `n` shards with their index, in `dir`, as
 // transformers' save_pretrained writes them. -> the shards' names.
@@ -180,10 +149,18 @@ test("progress of a sharded load counts every shard's bytes", async () => {
 // Bad input, B74-B85: each way of loading a sharded directory (path and URL, thread and worker,
 // estimateModel) refuses it, and the next load works.
 
-// A sharded copy changed by change(dir, names), as each reader sees it.
-async function expectRow(id, change, { url = true, estimate = true } = {}) {
+// A copy of the sharded llama fixture in `dir`. -> its shards' names.
+function copyShardedLlama(dir) {
+  cpSync(shardedLlama, dir, { recursive: true });
+  rmSync(join(dir, 'expected.json'));
+  return [...new Set(Object.values(JSON.parse(readFileSync(join(dir, INDEX), 'utf8')).weight_map))].sort();
+}
+
+// A sharded copy (gpt2-f32 in three shards, or with `llama` the sharded llama fixture) changed by
+// change(dir, names), as each reader sees it.
+async function expectRow(id, change, { url = true, estimate = true, llama = false } = {}) {
   const dir = fresh();
-  const names = writeSharded(dir, 3);
+  const names = llama ? copyShardedLlama(dir) : writeSharded(dir, 3);
   change(dir, names);
   const sources = [dir];
   if (url) sources.push(`${base}${dir.slice(root.length + 1)}/`);
@@ -201,14 +178,19 @@ const editIndex = (dir, edit) => {
 const firstTensor = (dir, name) => readTensors(join(dir, name))[0];
 
 test('B74: a shard the index names is missing', async () => {
-  await expectRow('B74', (dir, names) => rmSync(join(dir, names[1])));
+  for (const llama of [false, true]) await expectRow('B74', (dir, names) => rmSync(join(dir, names[1])), { llama });
 });
 
 test('B75: the index names a tensor no shard has', async () => {
-  await expectRow('B75', (dir, names) => editIndex(dir, (map) => (map['h.0.extra.weight'] = names[0])));
-  await expectRow('B75', (dir, names) =>
-    writeFileSync(join(dir, names[2]), safetensors(readTensors(join(dir, names[2])).slice(1))),
-  );
+  for (const llama of [false, true]) {
+    await expectRow('B75', (dir, names) => editIndex(dir, (map) => (map['h.0.extra.weight'] = names[0])), { llama });
+    await expectRow(
+      'B75',
+      (dir, names) =>
+        writeFileSync(join(dir, names.at(-1)), safetensors(readTensors(join(dir, names.at(-1))).slice(1))),
+      { llama },
+    );
+  }
 });
 
 test('B76: a shard holds a tensor the index does not name', async () => {
