@@ -223,8 +223,7 @@ void norm(const ModelConfig& c, float* out, const float* in, const float* weight
 // residual stream before the final norm. Each sequence's keys and values are written to its cache
 // at positions cache->size() .. (reserved by the caller, who advances the cache after).
 void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const float> inv_freq,
-                std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o,
-                const ResidualTap* tap) {
+                std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o, const ResidualTap* tap) {
   const int C = c.n_embd, T = a.rows(), half = static_cast<int>(inv_freq.size());
   // x (T,C) = wte[token] (+ wpe[position]); with rotary positions, each row's angles instead
   a.cos.resize(std::size_t(T) * half);

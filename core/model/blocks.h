@@ -20,7 +20,8 @@
 namespace glassbox {
 
 // Calls the hook, if any, with a named intermediate tensor.
-inline void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 3> shape, int rank, const float* data) {
+inline void emit(const ForwardOptions& o, const char* name, int layer, std::array<int, 3> shape, int rank,
+                 const float* data) {
   if (o.hook) (*o.hook)(NamedTensor{name, layer, rank, shape, data});
 }
 
