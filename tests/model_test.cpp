@@ -166,6 +166,26 @@ TEST_P(ReferenceTest, GreedyGenerationMatchesPyTorch) {
   EXPECT_EQ(stop_reason_name(reason), g["stop"].get<std::string>());
 }
 
+// A config whose eos_token_id is a list (Llama 3's): generation stops at any of them. The fixture
+// that has one (expected.json's greedy_eos) reaches one of its ids after a few tokens.
+TEST(EosList, GreedyGenerationStopsAtAnyEosId) {
+  const auto expected = test::read_json(fixture_dir("llama-llama3-bf16") / "expected.json");
+  const auto& g = expected["greedy_eos"];
+  const Model model = Model::load(fixture_dir("llama-llama3-bf16"));
+  ASSERT_GT(model.config().eos_token_ids.size(), 1u);
+  EXPECT_EQ(model.config().eos_token_ids.back(), g["eos_id"].get<std::int32_t>());
+  GenerateOptions o;
+  o.max_tokens = g["max_tokens"].get<int>();
+  o.sampling.temperature = 0;
+  std::vector<std::int32_t> got;
+  const StopReason reason = generate(model, ids_of(g["prompt"]), o, [&](const GeneratedToken& t) {
+    got.push_back(t.id);
+    return true;
+  });
+  EXPECT_EQ(got, ids_of(g["tokens"]));
+  EXPECT_EQ(stop_reason_name(reason), g["stop"].get<std::string>());
+}
+
 // Int8 weights (Quantization::Int8) against PyTorch's F32 logits: within 4% of the spread of the
 // logits (measured: 0.9% to 2.05% on the GPT-2 fixtures; 1.1% to 3.4% on the decoders', whose
 // weights are scaled up so that attention is far from uniform, which sharpens every error). Greedy agreement is tested
