@@ -436,7 +436,29 @@ GLASSBOX_CLONES void attention_one_query(float* out, const float* q, const float
                                          AttentionMask mask, const float* factors, bool shared_kv) {
   const int first = first_visible_key(mask, 0, n_keys - 1), visible = visible_keys(mask, 0, 1, n_keys - 1);
   const int n = std::max(0, visible - first);   // keys first .. visible-1; row j of scratch is key first + j
-  const std::size_t head_step = shared_kv ? 0 : static_cast<std::size_t>(hd);
+  if (shared_kv) {
+    // One key/value head for every head here: each head in turn as attention() runs it, 4 keys at
+    // a time and its weighted sum in registers. The rows the first head read are in cache for the
+    // others; taken row by row across heads (below), a group of fewer than 4 heads would score one
+    // dot product at a time and add into `out` in memory, which made attention a fifth of a
+    // small grouped-query model's decoding.
+    for (int h = 0; h < heads; ++h) {
+      const float* kf = k + static_cast<std::size_t>(first) * kv_stride;
+      float* sh = scratch + static_cast<std::size_t>(h) * n_keys;
+      scores(sh, q + static_cast<std::size_t>(h) * hd, kf, kv_stride, n, hd, scale);
+      softmax_row(sh, n);
+      if (factors) apply_factor(sh, n, factors[h]);
+      weighted_sum(out + static_cast<std::size_t>(h) * hd, sh, v + static_cast<std::size_t>(first) * kv_stride,
+                   kv_stride, n, hd);
+      if (probs) {
+        float* row = probs + static_cast<std::size_t>(h) * n_keys;
+        std::memset(row, 0, sizeof(float) * n_keys);
+        std::memcpy(row + first, sh, sizeof(float) * n);
+      }
+    }
+    return;
+  }
+  const std::size_t head_step = static_cast<std::size_t>(hd);
   const auto at = [&](const float* m, int j, int h) {
     return m + static_cast<std::size_t>(first + j) * kv_stride + static_cast<std::size_t>(h) * head_step;
   };

@@ -98,7 +98,7 @@ void attention(float* out, int out_stride, const float* q, int q_stride, const f
 //   probs, if not null: (heads, n_keys)   scratch: heads * n_keys floats
 //   factors, if not null: (heads), each head's as attention()'s factor
 // shared_kv: every head reads columns 0 .. hd of k and v instead (query heads of one group sharing a
-// key/value head: grouped-query attention).
+// key/value head: grouped-query attention), one head after another (the rows stay in cache).
 void attention_one_query(float* out, const float* q, const float* k, const float* v, int kv_stride, int n_keys,
                          int heads, int hd, float scale, float* probs, float* scratch, AttentionMask mask = {},
                          const float* factors = nullptr, bool shared_kv = false);
