@@ -11,6 +11,7 @@
 #include "glassbox/error.h"
 #include "glassbox/kv_cache.h"
 #include "glassbox/model.h"
+#include "io/dtype.h"
 #include "model/weights.h"
 #include "test_util.h"
 
@@ -139,3 +140,54 @@ TEST(LoadMemory, KVCachePeakIsAFullContextAndTheHalfItGrowsFrom) {
   EXPECT_EQ(glassbox::KVCache::peak_bytes(12, 1024, 768), 75497472u + 75497472u / 2);
   EXPECT_EQ(glassbox::KVCache::peak_bytes(1, 17, 4), (17u + 8u) * 2 * 4 * sizeof(float));
 }
+
+namespace glassbox {
+namespace {
+
+// An nn.Linear matrix in F16/BF16 is converted a block of rows at a time (weights.cpp,
+// chunk_rows), never whole into F32: here an untied output head of 9,000 x 32, more rows than one
+// block (8,192 at 32 columns). Its BF16 file loads, in F32 and int8, into the same bits as the
+// same values in an F32 file (converted in place, in one piece), and the footprint counts one
+// block's F32 copy, not the matrix's.
+TEST(LoadMemory, LargeHalfPrecisionMatricesConvertInBlocksOfRows) {
+  const test::TempDir bf16_dir, f32_dir;
+  nlohmann::json config = test::read_json(fixture_dir("llama-gqa") / "config.json");
+  const int V = 9000, C = config["hidden_size"].get<int>();
+  config["vocab_size"] = V;
+  std::vector<test::RawTensor> bf16, f32;
+  std::uint64_t seed = 7;
+  for (test::RawTensor t : test::read_tensors(fixture_dir("llama-gqa") / "model.safetensors")) {
+    if (t.name == "model.embed_tokens.weight" || t.name == "lm_head.weight") t.shape = {V, C};
+    const std::size_t n = std::size_t(t.shape.size() == 2 ? t.shape[0] * t.shape[1] : t.shape[0]);
+    std::vector<float> values(n);
+    for (float& v : values) {   // values a BF16 holds exactly, so both files mean the same numbers
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      v = bf16_to_f32(f32_to_bf16(static_cast<float>(static_cast<std::int64_t>(seed >> 40) % 2001 - 1000) / 1000.0f));
+    }
+    f32.push_back(test::f32_tensor(t.name, t.shape, values));
+    std::string bytes(n * 2, '\0');
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint16_t h = f32_to_bf16(values[i]);
+      std::memcpy(bytes.data() + 2 * i, &h, 2);
+    }
+    bf16.push_back({t.name, "BF16", t.shape, bytes});
+  }
+  for (const auto* d : {&bf16_dir, &f32_dir}) test::write_file(d->path() / "config.json", config.dump());
+  test::write_file(bf16_dir.path() / "model.safetensors", test::make_safetensors(bf16));
+  test::write_file(f32_dir.path() / "model.safetensors", test::make_safetensors(f32));
+  const std::vector<std::int32_t> ids = {1, 8999, 4500, 3};
+  for (const Quantization q : {Quantization::None, Quantization::Int8}) {
+    const Model from_bf16 = Model::load(bf16_dir.path(), {q}), from_f32 = Model::load(f32_dir.path(), {q});
+    KVCache a = from_bf16.new_cache(), b = from_f32.new_cache();
+    EXPECT_EQ(from_bf16.forward(ids, a, {.all_logits = true}), from_f32.forward(ids, b, {.all_logits = true}))
+        << quantization_name(q);
+    const std::string file = test::read_file(bf16_dir.path() / "model.safetensors");
+    const SafeTensors layout = SafeTensors::parse_header(bytes_of(header_of(file)), "model.safetensors");
+    EXPECT_EQ(load_footprint(ModelConfig::parse(config.dump()), layout, q, WeightSource::Streamed).transient,
+              4u * 8192 * C)
+        << quantization_name(q);
+  }
+}
+
+}   // namespace
+}   // namespace glassbox

@@ -357,33 +357,57 @@ void load_all(const ModelConfig& c, Loader& load, Quantization quantize, ModelWe
 // copy: F32 and aligned for floats.
 bool f32_in_place(DType dtype, std::uintptr_t address) { return dtype == DType::F32 && address % alignof(float) == 0; }
 
-// Packs or quantizes a matrix from `src` (the whole tensor): F32 Conv1D weights are packed
-// straight from (K,N); F16/BF16, and Conv1D weights to quantize, go through one F32 copy in (N,K)
-// rows, freed once the final form exists.
+// Rows of a (N,K) matrix converted to F32 at a time when its source is not F32 where it is: a
+// multiple of 8 (the packed groups) and of 4 (int8's row tiles), about 1 MB of floats. Converting
+// the whole matrix first would hold a second, F32 copy of it (an untied output head of a large
+// vocabulary: hundreds of MB), which in WebAssembly stays as heap once freed.
+int chunk_rows(int N, int K) {
+  const int rows = std::max(8, (std::max(1, (1 << 18) / std::max(K, 1)) / 8) * 8);
+  return std::min(N, rows);
+}
+
+// Packs or quantizes a matrix from `src` (the whole tensor). F32 in place: straight from it.
+// Conv1D weights, stored (K,N): F32 ones are packed straight from (K,N); F16/BF16 ones, and F32
+// ones to quantize, go through one F32 copy in (N,K) rows, freed once the final form exists.
+// nn.Linear weights (N,K) in F16/BF16: chunk_rows rows at a time through a small F32 buffer
+// (a slice of rows starting at a multiple of 8 packs, or quantizes, as the whole matrix's rows).
 void convert_matrix(const MatrixJob& m, const TensorInfo& src) {
   const bool in_place = f32_in_place(src.dtype, reinterpret_cast<std::uintptr_t>(src.bytes.data()));
-  const bool straight = !m.int8 && in_place && m.transpose;   // packed from (K,N)
-  const float* f32 = in_place ? reinterpret_cast<const float*>(src.bytes.data()) : nullptr;
-  std::unique_ptr<float[]> copy;
-  if (!straight && (!in_place || m.transpose)) {   // via (N,K) F32 rows
-    copy.reset(new float[static_cast<std::size_t>(src.numel)]);
-    m.transpose ? to_f32_transposed(src, m.K, m.N, copy.get()) : to_f32(src, copy.get());
-    f32 = copy.get();
+  const auto finish = [&](const float* f32, int n0, int rows) {   // rows n0 .. n0+rows-1, F32 (rows,K)
+    const kernels::Q8Shape s(m.N, m.K);
+    if (!m.int8)
+      kernels::pack_matrix(m.packed + std::size_t(n0) * m.K, f32, rows, m.K);
+    else
+      kernels::quantize_weights_q8(m.q + std::size_t(n0) * s.Kp, m.d + std::size_t(n0) * s.blocks, f32, rows, m.K);
+  };
+  if (m.transpose) {
+    if (!m.int8 && in_place)
+      return kernels::pack_matrix_transposed(m.packed, reinterpret_cast<const float*>(src.bytes.data()), m.N, m.K);
+    std::unique_ptr<float[]> copy(new float[static_cast<std::size_t>(src.numel)]);
+    to_f32_transposed(src, m.K, m.N, copy.get());
+    return finish(copy.get(), 0, m.N);
   }
-  if (straight)
-    kernels::pack_matrix_transposed(m.packed, f32, m.N, m.K);
-  else if (!m.int8)
-    kernels::pack_matrix(m.packed, f32, m.N, m.K);
-  else
-    kernels::quantize_weights_q8(m.q, m.d, f32, m.N, m.K);
+  if (in_place) return finish(reinterpret_cast<const float*>(src.bytes.data()), 0, m.N);
+  const int chunk = chunk_rows(m.N, m.K);
+  std::unique_ptr<float[]> buffer(new float[std::size_t(chunk) * m.K]);
+  const std::size_t row_bytes = std::size_t(m.K) * dtype_size(src.dtype);
+  for (int n0 = 0; n0 < m.N; n0 += chunk) {
+    const int rows = std::min(chunk, m.N - n0);
+    TensorInfo part = src;
+    part.numel = std::int64_t(rows) * m.K;
+    part.bytes = src.bytes.subspan(std::size_t(n0) * row_bytes, std::size_t(rows) * row_bytes);
+    to_f32(part, buffer.get());
+    finish(buffer.get(), n0, rows);
+  }
 }
 
 // Bytes of the F32 copy convert_matrix makes for this job, given where its source will be.
 std::uint64_t matrix_copy_bytes(const TensorJob& job, bool source_in_place) {
   if (!job.matrix) return 0;
+  const MatrixJob& m = *job.matrix;
   const bool in_place = job.to_rows || source_in_place;   // rows: F32, 64-aligned
-  const bool straight = !job.matrix->int8 && in_place && job.matrix->transpose;
-  return !straight && (!in_place || job.matrix->transpose) ? 4 * std::uint64_t(job.tensor->numel) : 0;
+  if (m.transpose) return !m.int8 && in_place ? 0 : 4 * std::uint64_t(job.tensor->numel);
+  return in_place ? 0 : 4 * std::uint64_t(chunk_rows(m.N, m.K)) * std::uint64_t(m.K);
 }
 
 WeightPlan plan(const ModelConfig& config, const SafeTensors& file, Quantization quantize, WeightSource source,
