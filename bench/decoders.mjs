@@ -16,8 +16,9 @@
 // keys and values it reads, at the decode's middle position), the decode's GB/s (tokens/s x those
 // bytes) and its ratio to GPT-2 small's in the same build and form; the peak resident memory over
 // the resident weights + the KV cache the run allocates. Llama-3.2-1B's config asks for 131,072
-// positions; "llama-3.2-1b-ctx4096" is the same weights with max_position_embeddings 4096, for a
-// context the WebAssembly heap's estimate can hold.
+// positions and Qwen2.5-0.5B's 32,768, whose full-context KV caches the memory checks refuse
+// (Llama's natively too); variants with the same weights and a shorter max_position_embeddings are
+// measured beside them (CONTEXTS).
 import { execFileSync } from 'node:child_process';
 import { existsSync, linkSync, mkdirSync, openSync, readFileSync, readSync, closeSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -28,6 +29,15 @@ import { parseArgs } from 'node:util';
 import { SHAPES, writeModel } from './make_decoders.mjs';
 import { stats } from './merge.mjs';
 
+// Variants with a shorter context, [model, positions, builds]: 4,096 positions, the context the
+// page is to hold; and for Llama-3.2-1B in WebAssembly 1,024, since the checks count a KV cache
+// at the model's full width (2,048) where it holds its 8 key/value heads' (512): 1,024 positions
+// counted so are the bytes of 4,096 held.
+const CONTEXTS = {
+  'qwen2.5-0.5b-ctx4096': ['qwen2.5-0.5b', 4096, ['native', 'wasm']],
+  'llama-3.2-1b-ctx4096': ['llama-3.2-1b', 4096, ['native', 'wasm']],
+  'llama-3.2-1b-ctx1024': ['llama-3.2-1b', 1024, ['wasm']],
+};
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'build/bench');
 const PROMPT = 32;
@@ -95,13 +105,18 @@ for (const [name, config] of Object.entries(SHAPES)) {
   }
   dirs[name] = dir;
 }
-const ctx = join(out, 'llama-3.2-1b-ctx4096');
-if (!existsSync(join(ctx, 'model.safetensors'))) {
-  mkdirSync(ctx, { recursive: true });
-  writeFileSync(join(ctx, 'config.json'), JSON.stringify({ ...SHAPES['llama-3.2-1b'], max_position_embeddings: 4096 }, null, 2) + '\n');
-  linkSync(join(dirs['llama-3.2-1b'], 'model.safetensors'), join(ctx, 'model.safetensors')); // the same weights
+// The same weights (a hard link) with a shorter max_position_embeddings: the context whose KV
+// cache the memory checks count.
+for (const [variant, [of, positions]] of Object.entries(CONTEXTS)) {
+  const dir = join(out, variant);
+  if (!existsSync(join(dir, 'model.safetensors'))) {
+    mkdirSync(dir, { recursive: true });
+    const config = { ...SHAPES[of], max_position_embeddings: positions };
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
+    linkSync(join(dirs[of], 'model.safetensors'), join(dir, 'model.safetensors'));
+  }
+  dirs[variant] = dir;
 }
-dirs['llama-3.2-1b-ctx4096'] = ctx;
 const names = values.model ?? Object.keys(dirs);
 for (const n of names) if (!dirs[n]) throw new Error(`no model ${n}; the models: ${Object.keys(dirs).join(', ')}`);
 
@@ -152,14 +167,23 @@ for (const b of builds) if (b !== 'native' && b !== 'wasm') throw new Error(`--b
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
 
-const native = (dir, quantize) =>
-  JSON.parse(
-    execFileSync(
-      join(root, 'build/native/glassbox_perf'),
-      ['model', dir, '--ids', idsFile, '--decode', String(decode), '--quantize', quantize],
-      { maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] },
-    ).toString(),
-  );
+// A load refused for memory (natively: more than the memory available) is a figure too.
+function native(dir, quantize) {
+  try {
+    return JSON.parse(
+      execFileSync(
+        join(root, 'build/native/glassbox_perf'),
+        ['model', dir, '--ids', idsFile, '--decode', String(decode), '--quantize', quantize],
+        { maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'pipe'] },
+      ).toString(),
+    );
+  } catch (e) {
+    const message = e.stderr?.toString().trim() ?? '';
+    if (/memory/.test(message)) return { refused: message.replace(/^glassbox_perf: /, '') };
+    process.stderr.write(message + '\n');
+    throw e;
+  }
+}
 const wasm = (dir, quantize) =>
   JSON.parse(
     execFileSync(
@@ -178,9 +202,9 @@ for (let r = 1; r <= runs; ++r)
         ['native', native],
         ['wasm', wasm],
       ].filter(([b]) => builds.includes(b))) {
-        // A load the JS API refuses (its estimate does not fit the heap) says so once.
+        // A refused load (its estimate does not fit) says so once.
         const list = (((raw[name] ??= {})[build] ??= {})[quantize] ??= []);
-        if (list.length && list[0].refused) continue;
+        if ((list.length && list[0].refused) || (CONTEXTS[name] && !CONTEXTS[name][2].includes(build))) continue;
         process.stderr.write(`bench: round ${r}/${runs}: ${name} ${quantize} (${build})\n`);
         list.push(run(dirs[name], quantize));
       }
@@ -201,11 +225,15 @@ for (const name of names) {
   const entry = (report.models[name] = { dir: dirs[name], streamed_weights: weights, kv_bytes_per_position: kvPosition });
   for (const build of builds)
     for (const quantize of ['none', 'int8']) {
-      const results = raw[name][build][quantize];
+      const results = raw[name][build]?.[quantize];
+      if (!results?.length) continue;
       const figure = (key) => stats(results.map((x) => x[key]));
       const form = quantize === 'none' ? 'f32' : 'int8';
       if (results[0].refused) {
-        entry[`${build}_${form}`] = { refused: results[0].refused, load_bytes: results[0].load_bytes, cache_bytes: results[0].cache_bytes };
+        entry[`${build}_${form}`] = {
+          refused: results[0].refused,
+          ...(build === 'wasm' && { load_bytes: results[0].load_bytes, cache_bytes: results[0].cache_bytes }),
+        };
         continue;
       }
       // The keys and values a decoded token reads, at the decode's middle position.
