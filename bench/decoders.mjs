@@ -257,16 +257,23 @@ for (const name of names) {
       entry[`${build}_${form}`] = e;
     }
 }
+// Against GPT-2 small: each round's GB/s over GPT-2's in the same round (the runs nearest in
+// time, so in the same phase of a shared machine), the median of those.
 const base = report.models['gpt2-small'];
 if (base)
   for (const entry of Object.values(report.models))
-    for (const key of ['native_f32', 'native_int8', 'wasm_f32', 'wasm_int8'])
-      if (entry[key]?.decode_gb_s && base[key]?.decode_gb_s) entry[key].speed_per_byte_vs_gpt2 = entry[key].decode_gb_s / base[key].decode_gb_s;
+    for (const key of ['native_f32', 'native_int8', 'wasm_f32', 'wasm_int8']) {
+      const e = entry[key],
+        b = base[key];
+      if (!e?.decode_gb_s || !b?.decode_gb_s) continue;
+      const gbs = (x, i) => x.decode_tok_s.values[i] * x.streamed_mb_per_token;
+      e.speed_per_byte_vs_gpt2 = stats(e.decode_tok_s.values.map((_, i) => gbs(e, i) / gbs(b, i)));
+    }
 console.log(JSON.stringify(report, null, 2));
 
 // The figures as a table, on stderr: medians.
 const cell = (e, key, digits = 1) => (e?.[key] ? (typeof e[key] === 'object' ? e[key].median : e[key]).toFixed(digits) : '-');
-process.stderr.write('| model | run | load s | peak MiB | resident + KV MiB | peak / that | decode tok/s | GB/s | vs GPT-2 |\n');
+process.stderr.write('| model | run | load s | peak MiB | resident + KV MiB | peak / that | decode tok/s | GB/s | per byte vs GPT-2 |\n');
 process.stderr.write('|---|---|---|---|---|---|---|---|---|\n');
 for (const [name, entry] of Object.entries(report.models))
   for (const key of ['native_f32', 'native_int8', 'wasm_f32', 'wasm_int8']) {
