@@ -188,7 +188,18 @@ const wasm = (dir, quantize) =>
   JSON.parse(
     execFileSync(
       process.execPath,
-      ['--no-experimental-fetch', fileURLToPath(import.meta.url), '--child', dir, '--quantize', quantize, '--ids', idsFile, '--decode', String(decode)],
+      [
+        '--no-experimental-fetch',
+        fileURLToPath(import.meta.url),
+        '--child',
+        dir,
+        '--quantize',
+        quantize,
+        '--ids',
+        idsFile,
+        '--decode',
+        String(decode),
+      ],
       { maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] },
     ).toString(),
   );
@@ -210,7 +221,13 @@ for (let r = 1; r <= runs; ++r)
       }
 
 const report = {
-  machine: { cpu: cpus()[0].model, cpus: cpus().length, node: process.version },
+  machine: {
+    cpu: cpus()[0].model,
+    // "AMD EPYC" names no generation: the family does (26: Zen 5)
+    cpu_family: readFileSync('/proc/cpuinfo', 'utf8').match(/^cpu family\s*:\s*(\d+)/m)?.[1] ?? null,
+    cpus: cpus().length,
+    node: process.version,
+  },
   runs,
   prompt: PROMPT,
   decode,
@@ -222,7 +239,11 @@ for (const name of names) {
   const weights = streamedWeights(dirs[name]);
   const kvPosition = kvBytesPerPosition(config);
   const positions = Math.min(config.n_positions ?? config.max_position_embeddings, PROMPT + decode);
-  const entry = (report.models[name] = { dir: dirs[name], streamed_weights: weights, kv_bytes_per_position: kvPosition });
+  const entry = (report.models[name] = {
+    dir: dirs[name],
+    streamed_weights: weights,
+    kv_bytes_per_position: kvPosition,
+  });
   for (const build of builds)
     for (const quantize of ['none', 'int8']) {
       const results = raw[name][build]?.[quantize];
@@ -272,8 +293,11 @@ if (base)
 console.log(JSON.stringify(report, null, 2));
 
 // The figures as a table, on stderr: medians.
-const cell = (e, key, digits = 1) => (e?.[key] ? (typeof e[key] === 'object' ? e[key].median : e[key]).toFixed(digits) : '-');
-process.stderr.write('| model | run | load s | peak MiB | resident + KV MiB | peak / that | decode tok/s | GB/s | per byte vs GPT-2 |\n');
+const cell = (e, key, digits = 1) =>
+  e?.[key] ? (typeof e[key] === 'object' ? e[key].median : e[key]).toFixed(digits) : '-';
+process.stderr.write(
+  '| model | run | load s | peak MiB | resident + KV MiB | peak / that | decode tok/s | GB/s | per byte vs GPT-2 |\n',
+);
 process.stderr.write('|---|---|---|---|---|---|---|---|---|\n');
 for (const [name, entry] of Object.entries(report.models))
   for (const key of ['native_f32', 'native_int8', 'wasm_f32', 'wasm_int8']) {

@@ -203,7 +203,7 @@ function f16(x) {
   if (a < 2 ** -14) return sign | Math.round(a / 2 ** -24); // subnormal
   let e = Math.floor(Math.log2(a));
   let m = Math.round((a / 2 ** e - 1) * 1024);
-  if (m === 1024) (m = 0), ++e;
+  if (m === 1024) ((m = 0), ++e);
   if (e > 15) throw new Error(`${x} does not fit in a half`);
   return sign | ((e + 15) << 10) | m;
 }
@@ -289,6 +289,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     if (existsSync(join(dir, 'config.json')) && existsSync(join(dir, 'model.safetensors'))) continue;
     const t0 = performance.now();
     const bytes = writeModel(dir, config);
-    process.stderr.write(`make_decoders: ${dir}: ${(bytes / 2 ** 20).toFixed(0)} MiB in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    process.stderr.write(
+      `make_decoders: ${dir}: ${(bytes / 2 ** 20).toFixed(0)} MiB in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+    );
   }
 }
