@@ -15,8 +15,10 @@
 //                                                      all 12 layers, quantizing activations
 //
 // Prints one JSON object. Times are wall-clock (steady_clock); peak memory is the process's
-// resident high-water mark (getrusage natively; Node's process.resourceUsage() in WebAssembly).
+// resident high-water mark (getrusage natively; Node's process.resourceUsage() in WebAssembly), and
+// the resident memory right after the load (/proc/self/statm; Node's process.memoryUsage()).
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -62,6 +64,18 @@ double peak_rss_mb() {
 #endif
 }
 
+// The process's resident memory now: after a load, the model's arrays (and the program itself).
+double rss_mb() {
+#ifdef __EMSCRIPTEN__
+  return EM_ASM_DOUBLE({ return process.memoryUsage().rss; }) / double(1 << 20);
+#else
+  std::ifstream statm("/proc/self/statm");
+  double pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<double>(sysconf(_SC_PAGESIZE)) / double(1 << 20);
+#endif
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path);
@@ -80,6 +94,7 @@ json run_model(const std::string& dir, const std::string& ids_file, int decode, 
   auto t0 = Clock::now();
   const glassbox::Model model = glassbox::Model::load(dir, glassbox::LoadOptions{quantize});
   const double load_ms = ms_since(t0);
+  const double rss_after_load_mb = rss_mb();
 
   std::vector<glassbox::TokenProbability> lens;
   const glassbox::ForwardOptions options{.lens_k = lens_k, .lens = lens_k > 0 ? &lens : nullptr};
@@ -104,6 +119,7 @@ json run_model(const std::string& dir, const std::string& ids_file, int decode, 
   return {{"quantize", glassbox::quantization_name(quantize)},
           {"lens", lens_k},
           {"load_ms", load_ms},
+          {"rss_after_load_mb", rss_after_load_mb},
           {"prompt_tokens", prompt.size()},
           {"ttft_ms", ttft_ms},
           {"prefill_tok_s", 1000.0 * static_cast<double>(prompt.size()) / ttft_ms},
