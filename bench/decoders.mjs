@@ -16,11 +16,10 @@
 // keys and values it reads, at the decode's middle position), the decode's GB/s (tokens/s x those
 // bytes) and its ratio to GPT-2 small's in the same build and form; the peak resident memory over
 // the resident weights + the KV cache the run allocates. Llama-3.2-1B's config asks for 131,072
-// positions and Qwen2.5-0.5B's 32,768, whose full-context KV caches the memory checks refuse
-// (Llama's natively too); variants with the same weights and a shorter max_position_embeddings are
-// measured beside them (CONTEXTS).
+// positions and Qwen2.5-0.5B's 32,768: they run with the default context, 4,096 positions, which
+// is what the memory checks count.
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, openSync, readFileSync, readSync, closeSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,15 +28,6 @@ import { parseArgs } from 'node:util';
 import { SHAPES, writeModel } from './make_decoders.mjs';
 import { stats } from './merge.mjs';
 
-// Variants with a shorter context, [model, positions, builds]: 4,096 positions, the context the
-// page is to hold; and for Llama-3.2-1B in WebAssembly 1,024, since the checks count a KV cache
-// at the model's full width (2,048) where it holds its 8 key/value heads' (512): 1,024 positions
-// counted so are the bytes of 4,096 held.
-const CONTEXTS = {
-  'qwen2.5-0.5b-ctx4096': ['qwen2.5-0.5b', 4096, ['native', 'wasm']],
-  'llama-3.2-1b-ctx4096': ['llama-3.2-1b', 4096, ['native', 'wasm']],
-  'llama-3.2-1b-ctx1024': ['llama-3.2-1b', 1024, ['wasm']],
-};
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'build/bench');
 const PROMPT = 32;
@@ -104,18 +94,6 @@ for (const [name, config] of Object.entries(SHAPES)) {
     writeModel(dir, config);
   }
   dirs[name] = dir;
-}
-// The same weights (a hard link) with a shorter max_position_embeddings: the context whose KV
-// cache the memory checks count.
-for (const [variant, [of, positions]] of Object.entries(CONTEXTS)) {
-  const dir = join(out, variant);
-  if (!existsSync(join(dir, 'model.safetensors'))) {
-    mkdirSync(dir, { recursive: true });
-    const config = { ...SHAPES[of], max_position_embeddings: positions };
-    writeFileSync(join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
-    linkSync(join(dirs[of], 'model.safetensors'), join(dir, 'model.safetensors'));
-  }
-  dirs[variant] = dir;
 }
 const names = values.model ?? Object.keys(dirs);
 for (const n of names) if (!dirs[n]) throw new Error(`no model ${n}; the models: ${Object.keys(dirs).join(', ')}`);
@@ -215,7 +193,7 @@ for (let r = 1; r <= runs; ++r)
       ].filter(([b]) => builds.includes(b))) {
         // A refused load (its estimate does not fit) says so once.
         const list = (((raw[name] ??= {})[build] ??= {})[quantize] ??= []);
-        if ((list.length && list[0].refused) || (CONTEXTS[name] && !CONTEXTS[name][2].includes(build))) continue;
+        if (list.length && list[0].refused) continue;
         process.stderr.write(`bench: round ${r}/${runs}: ${name} ${quantize} (${build})\n`);
         list.push(run(dirs[name], quantize));
       }

@@ -100,6 +100,7 @@ using ResidualTap = std::function<void(int layer, const float* x)>;
 // The blocks over every sequence's rows: embeddings -> n_layer blocks -> a.x (rows,C), the
 // residual stream before the final norm. Each sequence's keys and values are written to its cache
 // at positions cache->size() .. (reserved by the caller, who advances the cache after).
+// inv_freq: rotary positions' frequencies (rotary_dim / 2; model/rotary.h), empty without them.
 void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const float> inv_freq,
                 std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o,
                 const ResidualTap* tap = nullptr);
