@@ -10,23 +10,13 @@
 #include "kernels/kernels.h"
 #include "kernels/reference.h"
 #include "model/rotary.h"
+#include "test_util.h"
 
 namespace glassbox::kernels {
 namespace {
 
-std::vector<float> random_vector(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  float m = 0.0f;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
-}
+using test::max_abs_diff;
+using test::random_vector;
 
 TEST(DecoderKernels, RmsNormMatchesReference) {
   std::mt19937 rng(11);

@@ -11,22 +11,13 @@
 #include "kernels/kernels.h"
 #include "kernels/quantized.h"
 #include "kernels/reference.h"
+#include "test_util.h"
 
 namespace glassbox::kernels {
 namespace {
 
-std::vector<float> random_vector(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
-
-float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  float m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
-}
+using test::max_abs_diff;
+using test::random_vector;
 
 // w (N,K) in the kernels' packed layout.
 std::vector<float> packed(const std::vector<float>& w, int N, int K) {

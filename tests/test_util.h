@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +28,21 @@ const std::vector<std::string>& gpt2_fixtures();
 const std::vector<std::string>& single_file_fixtures();
 // A fixture's name as a GoogleTest parameter name ("gpt2-f32" -> "gpt2_f32").
 std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& info);
+
+// n floats from a normal distribution of this standard deviation (kernel tests' inputs).
+inline std::vector<float> random_vector(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+// The largest |a[i] - b[i]| of two arrays of one length.
+inline float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  float m = 0;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
 
 // Bytes the allocator has handed out and not taken back (under AddressSanitizer, its allocator's
 // count): what a leak makes grow.
