@@ -21,7 +21,8 @@
 //
 // Every run checks the oracle against tiktoken on GPT-2 (every case of
 // tests/fixtures/tokenizer/cases.json, ids as the existing GPT-2 fixtures have them), the round
-// trip of the lossless byte-level tokenizers, and that ordinary encodings hold no special token;
+// trip of the lossless byte-level tokenizers, that ordinary encodings hold no special token and
+// that every piece is the tokenizer.json's own token for its id;
 // a failed check exits non-zero. Files: scripts/tokenizer_json_{cases,pipelines,train,oracle}.mjs.
 
 import crypto from 'node:crypto';
@@ -249,6 +250,15 @@ function run(t) {
     const withSpecial = encode(tok, c.text, true, `${what} add_special`);
     return { name: c.name, text: c.text, ids, pieces, ids_add_special: withSpecial.ids, decode: decode(tok, ids) };
   });
+  // Each piece is the file's own spelling of its id (model vocabulary or added token).
+  const idOf = new Map(Object.entries(json.model.vocab));
+  for (const a of json.added_tokens) idOf.set(a.content, a.id);
+  for (const c of [...ordinary, ...addSpecial, ...allowSpecial]) {
+    check(
+      c.ids.length === c.pieces.length && c.pieces.every((p, i) => idOf.get(p) === c.ids[i]),
+      `${t.name} ${c.name}: a piece is not the file's token for its id`,
+    );
+  }
   check(
     allowSpecial.some((c) => c.ids.some((id) => specialIds.includes(id))),
     `${t.name}: no allow_special case produced a special token`,
