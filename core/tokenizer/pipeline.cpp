@@ -19,8 +19,8 @@ struct Span {
 
 // The library's NormalizedString::split: the text as alternating gaps and matches, then grouped
 // by the behavior, empty pieces dropped.
-void split_by(std::string_view text, std::vector<Span> spans, SplitBehavior behavior, bool invert,
-              std::vector<std::string>& out) {
+template <typename Emit>
+void split_by(std::string_view text, std::vector<Span> spans, SplitBehavior behavior, bool invert, Emit&& emit) {
   if (invert)
     for (Span& s : spans) s.is_match = !s.is_match;
   std::vector<Span> pieces;   // is_match here: to be removed
@@ -62,7 +62,7 @@ void split_by(std::string_view text, std::vector<Span> spans, SplitBehavior beha
       break;
   }
   for (const Span& p : pieces)
-    if (!p.is_match && p.end > p.start) out.emplace_back(text.substr(p.start, p.end - p.start));
+    if (!p.is_match && p.end > p.start) emit(text.substr(p.start, p.end - p.start));
 }
 
 // Matches as the alternating gaps and matches that cover the text (the library's find_matches).
@@ -78,7 +78,10 @@ std::vector<Span> cover(std::string_view text, const std::vector<Regex::Match>& 
   return spans;
 }
 
-void apply_step(const PreTokenizerStep& step, std::string_view piece, std::vector<std::string>& out) {
+// Calls emit(piece) for each piece the step cuts `piece` into: views of `piece`, or of a string
+// that lives until the last emit returns (a prefix space added).
+template <typename Emit>
+void apply_step(const PreTokenizerStep& step, std::string_view piece, Emit&& emit) {
   switch (step.kind) {
     case PreTokenizerStep::Kind::ByteLevel: {
       std::string with_space;
@@ -88,10 +91,10 @@ void apply_step(const PreTokenizerStep& step, std::string_view piece, std::vecto
         piece = with_space;
       }
       if (!step.use_regex) {
-        out.emplace_back(piece);
+        emit(piece);
         return;
       }
-      pretokenize(piece, [&](std::string_view p) { out.emplace_back(p); });
+      pretokenize(piece, emit);
       return;
     }
     case PreTokenizerStep::Kind::Split: {
@@ -103,7 +106,7 @@ void apply_step(const PreTokenizerStep& step, std::string_view piece, std::vecto
         });
       else
         matches = step.regex->find_all(piece);
-      split_by(piece, cover(piece, matches), step.behavior, step.invert, out);
+      split_by(piece, cover(piece, matches), step.behavior, step.invert, emit);
       return;
     }
     case PreTokenizerStep::Kind::Digits: {
@@ -116,7 +119,7 @@ void apply_step(const PreTokenizerStep& step, std::string_view piece, std::vecto
         pos = next;
       }
       split_by(piece, cover(piece, matches),
-               step.individual_digits ? SplitBehavior::Isolated : SplitBehavior::Contiguous, false, out);
+               step.individual_digits ? SplitBehavior::Isolated : SplitBehavior::Contiguous, false, emit);
       return;
     }
   }
@@ -185,26 +188,32 @@ void split_added(const std::vector<AddedToken>& tokens, bool normalized, bool al
 
 }   // namespace
 
+namespace {
+
+// The steps in order, depth first: each piece goes through all of them before the next, so no
+// step's pieces are ever collected.
+void run_steps(const PreTokenizerStep* step, const PreTokenizerStep* end, std::string_view piece,
+               const PieceSink& sink) {
+  if (step == end) return sink(piece);
+  apply_step(*step, piece, [&](std::string_view p) { run_steps(step + 1, end, p, sink); });
+}
+
+}   // namespace
+
+void Pipeline::pre_tokenize(std::string_view text, const PieceSink& sink) const {
+  run_steps(pre_tokenizers.data(), pre_tokenizers.data() + pre_tokenizers.size(), text, sink);
+}
+
 void Pipeline::pre_tokenize(std::string_view text, std::vector<std::string>& pieces) const {
-  std::vector<std::string> current{std::string(text)}, next;
-  for (const PreTokenizerStep& step : pre_tokenizers) {
-    next.clear();
-    for (const std::string& piece : current) apply_step(step, piece, next);
-    current.swap(next);
-  }
-  for (std::string& p : current) pieces.push_back(std::move(p));
+  pre_tokenize(text, [&](std::string_view p) { pieces.emplace_back(p); });
 }
 
 void Tokenizer::Impl::encode_pipeline(std::string_view text, bool allow_special, bool add_special,
                                       std::vector<std::int32_t>& out) const {
   const Pipeline& p = *pipeline;
   if (add_special) out.insert(out.end(), p.prefix_ids.begin(), p.prefix_ids.end());
-  std::vector<std::string> pieces;
-  const auto encode_text = [&](std::string_view segment) {
-    pieces.clear();
-    p.pre_tokenize(segment, pieces);
-    for (const std::string& piece : pieces) encode_piece(piece, out);
-  };
+  const PieceSink encode = [&](std::string_view piece) { encode_piece(piece, out); };
+  const auto encode_text = [&](std::string_view segment) { p.pre_tokenize(segment, encode); };
   const auto push_token = [&](std::int32_t id) { out.push_back(id); };
   split_added(
       p.added_tokens, false, allow_special, text,

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,6 +43,8 @@ struct PreTokenizerStep {
 
 enum class NormalizerStep { Nfc };
 
+using PieceSink = std::function<void(std::string_view)>;
+
 struct AddedToken {
   std::string content;
   std::int32_t id;
@@ -55,7 +58,9 @@ struct Pipeline {
   std::vector<std::int32_t> prefix_ids, suffix_ids;   // the post-processor's tokens around a text
   bool ignore_merges = false;   // a piece that is a whole vocabulary token is that token, unmerged
 
-  // Cuts a normalized text into the pieces BPE encodes (appended to `pieces`).
+  // Cuts a normalized text into the pieces BPE encodes: sink(piece) for each, in order.
+  void pre_tokenize(std::string_view text, const PieceSink& sink) const;
+  // The same, collected.
   void pre_tokenize(std::string_view text, std::vector<std::string>& pieces) const;
 };
 

@@ -102,10 +102,14 @@ struct Regex::Program {
   std::vector<Inst> code;
   std::vector<CharSet> sets;
 
-  // Runs from pc at cps[pos]; on reaching Match, its position in `end`.
-  bool run(int pc0, std::size_t pos0, const std::vector<char32_t>& cps, std::size_t& end) const {
-    std::vector<std::pair<int, std::size_t>> stack{{pc0, pos0}};
-    while (!stack.empty()) {
+  // Runs from pc at cps[pos]; on reaching Match, its position in `end`. `stack` holds the
+  // alternatives still to try, above what callers (an enclosing look-ahead) left on it; it is
+  // reused across calls so that a match allocates nothing.
+  using Stack = std::vector<std::pair<int, std::size_t>>;
+  bool run(int pc0, std::size_t pos0, const std::vector<char32_t>& cps, std::size_t& end, Stack& stack) const {
+    const std::size_t base = stack.size();
+    stack.emplace_back(pc0, pos0);
+    while (stack.size() > base) {
       auto [pc, pos] = stack.back();
       stack.pop_back();
       for (bool alive = true; alive;) {
@@ -128,7 +132,7 @@ struct Regex::Program {
             break;
           case Op::Look: {
             std::size_t ignored;
-            if (run(in.a, pos, cps, ignored) != in.negative)
+            if (run(in.a, pos, cps, ignored, stack) != in.negative)
               pc = in.b;
             else
               alive = false;
@@ -505,9 +509,10 @@ std::vector<Regex::Match> Regex::find_all(std::string_view text) const {
   offsets.push_back(text.size());
 
   std::vector<Match> matches;
+  Program::Stack stack;
   for (std::size_t at = 0; at < cps.size();) {
     std::size_t end;
-    if (program_->run(0, at, cps, end) && end > at) {
+    if (program_->run(0, at, cps, end, stack) && end > at) {
       matches.push_back({offsets[at], offsets[end]});
       at = end;
     } else {
