@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <random>
 
 #include "glassbox/error.h"
 #include "glassbox/tokenizer.h"
 #include "test_util.h"
+#include "tokenizer/pattern_llama3.h"
 #include "tokenizer/pipeline.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/regex.h"
@@ -197,6 +199,39 @@ TEST(TokenizerJsonRegex, Gpt2PatternAgreesWithTheHandWrittenMatcher) {
     ++checked;
   }
   EXPECT_GT(checked, 300);
+}
+
+TEST(TokenizerJsonRegex, Llama3AndQwen2MatchersAgreeWithTheEngine) {
+  std::vector<std::string> texts;
+  for (const auto& c : gpt2_cases()["ordinary"]) texts.push_back(c["text"].get<std::string>());
+  for (const auto& [name, entry] :
+       test::read_json(test::fixture_dir("tokenizer_json/cases.json"))["tokenizers"].items())
+    for (const auto& c : entry["cases"]) texts.push_back(c["text"].get<std::string>());
+  // Random strings over the characters where the alternatives meet.
+  const std::vector<std::string> alphabet = {"a", "Z",      "\u00e9",     "\u4f60", "1",  "\u00bd", "\u0663",
+                                             " ", "  ",     "\t",         "\r",     "\n", "\u00a0", "\u3000",
+                                             "'", "s",      "S",          "ll",     "RE", "\u017f", ".",
+                                             "!", "\u0301", "\U0001F600", "-",      "\"", "\u200d"};
+  std::mt19937 rng(40);
+  for (int i = 0; i < 3000; ++i) {
+    std::string t;
+    const int n = 1 + static_cast<int>(rng() % 12);
+    for (int k = 0; k < n; ++k) t += alphabet[rng() % alphabet.size()];
+    texts.push_back(t);
+  }
+  for (const auto& [pattern, digits] : {std::pair{kLlama3Pattern, 3}, std::pair{kQwen2Pattern, 1}}) {
+    const Regex re(pattern);
+    for (const std::string& text : texts) {
+      std::vector<std::string> hand;
+      for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t n = llama3_piece_length(text, pos, digits);
+        hand.push_back(text.substr(pos, n));
+        pos += n;
+      }
+      ASSERT_EQ(hand, regex_pieces(re, text)) << "digits " << digits << ": \"" << text << "\"";
+    }
+  }
+  EXPECT_GT(texts.size(), 3000u);
 }
 
 TEST(TokenizerJsonRegex, Llama3Constructs) {

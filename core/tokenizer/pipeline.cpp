@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "glassbox/error.h"
+#include "tokenizer/pattern_llama3.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer_impl.h"
 #include "tokenizer/unicode.h"
@@ -99,7 +100,13 @@ void apply_step(const PreTokenizerStep& step, std::string_view piece, Emit&& emi
     }
     case PreTokenizerStep::Kind::Split: {
       std::vector<Regex::Match> matches;
-      if (step.gpt2_pattern)
+      if (step.llama3_digits)
+        for (std::size_t pos = 0; pos < piece.size();) {
+          const std::size_t n = llama3_piece_length(piece, pos, step.llama3_digits);
+          matches.push_back({pos, pos + n});
+          pos += n;
+        }
+      else if (step.gpt2_pattern)
         pretokenize(piece, [&](std::string_view p) {
           const auto start = static_cast<std::size_t>(p.data() - piece.data());
           matches.push_back({start, start + p.size()});

@@ -32,9 +32,11 @@ struct PreTokenizerStep {
   Kind kind;
   bool add_prefix_space = false;   // ByteLevel
   bool use_regex = false;          // ByteLevel
-  // Split: GPT-2's own pattern runs through its hand-written matcher (pretokenizer.h), any other
-  // through the regex engine.
+  // Split: GPT-2's own pattern runs through its hand-written matcher (pretokenizer.h), Llama 3's
+  // and Qwen2's through theirs (pattern_llama3.h: llama3_digits 3 or 1), any other through the
+  // regex engine.
   bool gpt2_pattern = false;
+  int llama3_digits = 0;
   std::shared_ptr<const Regex> regex;
   SplitBehavior behavior = SplitBehavior::Isolated;
   bool invert = false;

@@ -9,6 +9,7 @@
 #include "glassbox/tokenizer.h"
 #include "io/mapped_file.h"
 #include "tokenizer/byte_unicode.h"
+#include "tokenizer/pattern_llama3.h"
 #include "tokenizer/tokenizer_impl.h"
 
 namespace glassbox {
@@ -107,6 +108,8 @@ class Reader {
       }
       if (regex == kGpt2Pattern) {
         step.gpt2_pattern = true;
+      } else if (regex == kLlama3Pattern || regex == kQwen2Pattern) {
+        step.llama3_digits = regex == kLlama3Pattern ? 3 : 1;
       } else {
         try {
           step.regex = std::make_shared<const Regex>(regex);
