@@ -3,6 +3,7 @@
 #include "tokenizer/pipeline.h"
 
 #include <algorithm>
+#include <array>
 
 #include "glassbox/error.h"
 #include "tokenizer/pattern_llama3.h"
@@ -147,18 +148,28 @@ char32_t last_char(std::string_view text, std::size_t pos) {
 template <typename OnText, typename OnToken>
 void split_added(const std::vector<AddedToken>& tokens, bool normalized, bool allow_special, std::string_view text,
                  OnText&& on_text, OnToken&& on_token) {
+  // One pass over the text: at each byte that starts some token, the longest token there.
+  std::vector<const AddedToken*> candidates;
+  std::array<bool, 256> starts{};
+  for (const AddedToken& t : tokens)
+    if (t.normalized == normalized) {
+      candidates.push_back(&t);
+      starts[static_cast<unsigned char>(t.content[0])] = true;
+    }
+  if (candidates.empty()) {
+    if (!text.empty()) on_text(text);
+    return;
+  }
   std::size_t start_offset = 0, search = 0;
   while (search < text.size()) {
     const AddedToken* best = nullptr;
-    std::size_t best_at = std::string_view::npos;
-    for (const AddedToken& t : tokens) {
-      if (t.normalized != normalized) continue;
-      const std::size_t at = text.find(t.content, search);
-      if (at == std::string_view::npos) continue;
-      if (at < best_at || (at == best_at && t.content.size() > best->content.size())) {
-        best = &t;
-        best_at = at;
-      }
+    std::size_t best_at = search;
+    for (; best_at < text.size(); ++best_at) {
+      if (!starts[static_cast<unsigned char>(text[best_at])]) continue;
+      const std::string_view rest = text.substr(best_at);
+      for (const AddedToken* t : candidates)
+        if (rest.starts_with(t->content) && (!best || t->content.size() > best->content.size())) best = t;
+      if (best) break;
     }
     if (!best) break;
     std::size_t start = best_at, stop = best_at + best->content.size();

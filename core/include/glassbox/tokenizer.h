@@ -5,7 +5,8 @@
 //
 // Loaded from the Hugging Face files vocab.json (token string -> id, where each byte is written
 // as a printable character through GPT-2's bytes_to_unicode table) and merges.txt (one merge per
-// line, best first).
+// line, best first), or from tokenizer.json, which also names its own pre-tokenizer pattern,
+// normalizer, added tokens and post-processor (Llama 3, Qwen2/Qwen3 and the like).
 #pragma once
 
 #include <cstdint>
