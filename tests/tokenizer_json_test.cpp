@@ -74,6 +74,8 @@ std::string gpt2_tokenizer_json(const std::function<void(json&)>& edit = {}) {
   return doc.dump();
 }
 
+std::string load_error(const std::string& text);
+
 const Tokenizer& gpt2_json() {
   static const Tokenizer t = Tokenizer::from_tokenizer_json(gpt2_tokenizer_json());
   return t;
@@ -160,6 +162,25 @@ TEST(TokenizerJson, AddedTokensMatchAsTheLibraryDoes) {
   EXPECT_EQ(t.encode("a<|endoftext|>"), (std::vector<std::int32_t>{64, 27, 91, 437, 1659, 5239, 91, 29}));
   EXPECT_EQ(t.encode("a<|endoftext|>", true), (std::vector<std::int32_t>{64, 50256}));
   EXPECT_EQ(t.decode(std::vector<std::int32_t>{64, 50257, 50256}), "a<sep><|endoftext|>");
+}
+
+TEST(TokenizerJson, AddedTokensInTheVocabularyAsText) {
+  // GPT-NeoX lists its runs of spaces in model.vocab as plain text, not byte-level characters.
+  const auto t = Tokenizer::from_tokenizer_json(gpt2_tokenizer_json([](json& doc) {
+    doc["model"]["vocab"]["  "] = 50257;
+    doc["added_tokens"].push_back({{"id", 50257},
+                                   {"content", "  "},
+                                   {"single_word", false},
+                                   {"lstrip", false},
+                                   {"rstrip", false},
+                                   {"normalized", true},
+                                   {"special", false}});
+  }));
+  EXPECT_EQ(t.encode("a  b"), (std::vector<std::int32_t>{64, 50257, 65}));
+  EXPECT_NE(load_error(gpt2_tokenizer_json([](json& doc) {
+              doc["model"]["vocab"]["  "] = 50257;
+            })).find(R"(model.vocab token "  " is not made of byte-level characters)"),
+            std::string::npos);
 }
 
 // The real files: ids from the JavaScript port of the tokenizers library.

@@ -274,12 +274,18 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
   impl->bytes_of.resize(n);
   std::vector<bool> assigned(n, false);
   std::string bytes;
+  // Added tokens may also be in model.vocab, written as their text rather than in byte-level
+  // characters (GPT-NeoX's runs of spaces): BPE never makes those; they are the added token.
+  std::unordered_map<std::int64_t, std::string> added_content;
+  for (const json& t : added) added_content.emplace(t["id"].get<std::int64_t>(), t["content"].get<std::string>());
   for (const auto& [token, id_json] : vocab.items()) {
     const auto id = id_json.get<std::int32_t>();
     bytes.clear();
-    if (!unicode_to_bytes(token, bytes))
+    if (!unicode_to_bytes(token, bytes)) {
+      if (auto it = added_content.find(id); it != added_content.end() && it->second == token) continue;
       reader.fail("model.vocab token " + quote_text(token) +
                   " is not made of byte-level characters (only byte-level BPE is supported so far)");
+    }
     if (assigned[id]) reader.fail("model.vocab gives id " + std::to_string(id) + " to two tokens");
     if (!impl->ordinary.emplace(bytes, id).second)
       reader.fail("model.vocab has the token " + quote_text(token) + " twice");
