@@ -271,6 +271,17 @@ TEST(TokenizerJsonRegex, UnsupportedSyntaxIsAnError) {
   for (const char* pattern : {R"(\p{Lu})", "^a", "a*?", "(?<name>a)", "(a", "a)", "[a", "x{2,1}", "(?:)*", R"(\d)"}) {
     EXPECT_THROW(Regex{pattern}, RegexError) << pattern;
   }
+  EXPECT_THROW(Regex(std::string(1000, '(') + "a" + std::string(1000, ')')), RegexError);   // deep nesting
+  EXPECT_THROW(Regex("((a{1000}){1000}){1000}"), RegexError);
+  std::string stacked = "a";
+  for (int i = 0; i < 50000; ++i) stacked += "{1}";
+  try {
+    Regex{stacked};
+    ADD_FAILURE() << "50,000 stacked quantifiers compiled";
+  } catch (const RegexError& e) {
+    EXPECT_NE(std::string(e.what()).find("stacks more than"), std::string::npos) << e.what();
+  }   // huge program
+  EXPECT_NO_THROW(Regex(std::string(50, '(') + "a" + std::string(50, ')')));
   try {
     Regex re(R"(\p{Lu}+)");
   } catch (const RegexError& e) {
@@ -353,6 +364,9 @@ TEST(TokenizerJson, BadFilesAreClearErrors) {
               doc["model"]["type"] = "Unigram";
             })).find(R"(model type "Unigram" is not supported)"),
             std::string::npos);
+  json nested = {{"type", "ByteLevel"}};
+  for (int i = 0; i < 10000; ++i) nested = {{"type", "Sequence"}, {"pretokenizers", json::array({nested})}};
+  EXPECT_EQ(with("pre_tokenizer", nested), "tokenizer.json: nests Sequence components more than 16 deep");
   const std::string unknown = load_error(gpt2_tokenizer_json([](json& doc) { doc["model"]["merges"][5] = "Ġt zzz"; }));
   EXPECT_EQ(unknown, R"(tokenizer.json: model.merges[5] ("Ġt", "zzz") names "zzz", which is not in model.vocab)");
   EXPECT_NE(

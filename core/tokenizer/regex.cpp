@@ -198,7 +198,8 @@ class Parser {
 
   Node quantified() {
     Node atom_node = atom();
-    for (;;) {
+    for (int stacked = 0;; ++stacked) {
+      if (stacked > kMaxDepth) fail("stacks more than " + std::to_string(kMaxDepth) + " quantifiers");
       int min, max;
       if (eat(U'*')) {
         min = 0, max = kUnbounded;
@@ -271,6 +272,9 @@ class Parser {
   }
 
   Node group() {
+    // The parser and the compiler recurse once per level: a hostile file's deep nesting must be
+    // an error, not a stack overflow.
+    if (++depth_ > kMaxDepth) fail("nests groups more than " + std::to_string(kMaxDepth) + " deep");
     const bool saved = ignore_case_;
     Node inner;
     if (eat(U'?')) {
@@ -292,6 +296,7 @@ class Parser {
     }
     ignore_case_ = saved;
     if (!eat(U')')) fail("has an unclosed '('");
+    --depth_;
     return inner;
   }
 
@@ -411,6 +416,8 @@ class Parser {
   std::vector<char32_t> cps_;
   std::size_t at_ = 0;
   bool ignore_case_ = false;
+  int depth_ = 0;
+  static constexpr int kMaxDepth = 100;
   std::vector<CharSet>& sets_;
 };
 
@@ -419,9 +426,15 @@ class Parser {
 namespace {
 
 // Emits the instructions of `n` at the end of `code`.
+// Counted repetition copies its body, so nested counts multiply: a bound on the program keeps a
+// pattern such as ((a{1000}){1000}){1000} from exhausting memory.
+constexpr std::size_t kMaxInstructions = 1 << 20;
+
 void emit(const Node& n, std::vector<Regex::Program::Inst>& code) {
   using P = Regex::Program;
   const auto here = [&] { return static_cast<int>(code.size()); };
+  if (code.size() > kMaxInstructions)
+    throw RegexError("compiles to more than 2^20 instructions (repetition counts multiply)");
   switch (n.kind) {
     case Node::Kind::Empty:
       return;

@@ -56,7 +56,10 @@ class Reader {
     } else if (type == "Sequence") {
       const json& list = member(n, "normalizers", "normalizer Sequence");
       if (!list.is_array()) fail("normalizer Sequence's \"normalizers\" must be an array");
-      for (const json& item : list) normalizer(item, steps);
+      for (const json& item : list) {
+        const Nested nested(*this);
+        normalizer(item, steps);
+      }
     } else {
       unsupported("normalizer", type);
     }
@@ -82,7 +85,10 @@ class Reader {
     if (type == "Sequence") {
       const json& list = member(p, "pretokenizers", "pre_tokenizer Sequence");
       if (!list.is_array()) fail("pre_tokenizer Sequence's \"pretokenizers\" must be an array");
-      for (const json& item : list) pre_tokenizer(item, steps, byte_level);
+      for (const json& item : list) {
+        const Nested nested(*this);
+        pre_tokenizer(item, steps, byte_level);
+      }
       return;
     }
     if (type == "ByteLevel") {
@@ -136,7 +142,10 @@ class Reader {
     if (type == "Sequence") {
       const json& list = member(p, "processors", "post_processor Sequence");
       if (!list.is_array()) fail("post_processor Sequence's \"processors\" must be an array");
-      for (const json& item : list) post_processor(item, ids_by_content, pipeline);
+      for (const json& item : list) {
+        const Nested nested(*this);
+        post_processor(item, ids_by_content, pipeline);
+      }
       return;
     }
     if (type != "TemplateProcessing") unsupported("post_processor", type);
@@ -178,14 +187,27 @@ class Reader {
     if (type == "Sequence") {
       const json& list = member(d, "decoders", "decoder Sequence");
       if (!list.is_array()) fail("decoder Sequence's \"decoders\" must be an array");
-      for (const json& item : list) decoder(item);
+      for (const json& item : list) {
+        const Nested nested(*this);
+        decoder(item);
+      }
       return;
     }
     unsupported("decoder", type);
   }
 
  private:
+  // Sequences inside Sequences: each level is a call, so a hostile file's nesting is bounded.
+  struct Nested {
+    explicit Nested(const Reader& r) : reader(r) {
+      if (++reader.depth_ > 16) reader.fail("nests Sequence components more than 16 deep");
+    }
+    ~Nested() { --reader.depth_; }
+    const Reader& reader;
+  };
+
   std::string source_;
+  mutable int depth_ = 0;
 };
 
 // "a b" (older files) or ["a", "b"] (newer ones).
