@@ -225,8 +225,8 @@ TEST(TokenizerJsonRegex, Gpt2PatternAgreesWithTheHandWrittenMatcher) {
 TEST(TokenizerJsonRegex, Llama3AndQwen2MatchersAgreeWithTheEngine) {
   std::vector<std::string> texts;
   for (const auto& c : gpt2_cases()["ordinary"]) texts.push_back(c["text"].get<std::string>());
-  for (const auto& [name, entry] :
-       test::read_json(test::fixture_dir("tokenizer-json/hard-cases.json"))["tokenizers"].items())
+  const json hard = test::read_json(test::fixture_dir("tokenizer-json/hard-cases.json"));
+  for (const auto& [name, entry] : hard["tokenizers"].items())
     for (const auto& c : entry["cases"]) texts.push_back(c["text"].get<std::string>());
   // Random strings over the characters where the alternatives meet.
   const std::vector<std::string> alphabet = {"a", "Z",      "\u00e9",     "\u4f60", "1",  "\u00bd", "\u0663",
@@ -364,9 +364,14 @@ TEST(TokenizerJson, BadFilesAreClearErrors) {
               doc["model"]["type"] = "Unigram";
             })).find(R"(model type "Unigram" is not supported)"),
             std::string::npos);
-  json nested = {{"type", "ByteLevel"}};
-  for (int i = 0; i < 10000; ++i) nested = {{"type", "Sequence"}, {"pretokenizers", json::array({nested})}};
-  EXPECT_EQ(with("pre_tokenizer", nested), "tokenizer.json: nests Sequence components more than 16 deep");
+  // Deep nesting, written as text: a json value that deep would recurse in the test itself.
+  std::string deep = gpt2_tokenizer_json([](json& doc) { doc["pre_tokenizer"] = "HERE"; });
+  std::string nested;
+  for (int i = 0; i < 100000; ++i) nested += R"({"type": "Sequence", "pretokenizers": [)";
+  nested += R"({"type": "ByteLevel"})";
+  for (int i = 0; i < 100000; ++i) nested += "]}";
+  deep.replace(deep.find(R"("HERE")"), 6, nested);
+  EXPECT_EQ(load_error(deep), "tokenizer.json: nests Sequence components more than 16 deep");
   const std::string unknown = load_error(gpt2_tokenizer_json([](json& doc) { doc["model"]["merges"][5] = "Ġt zzz"; }));
   EXPECT_EQ(unknown, R"(tokenizer.json: model.merges[5] ("Ġt", "zzz") names "zzz", which is not in model.vocab)");
   EXPECT_NE(

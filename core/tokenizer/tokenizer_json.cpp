@@ -17,6 +17,14 @@ namespace {
 
 using nlohmann::json;
 
+// object[key], or null where it has none, without copying it (a copy of a deeply nested value
+// recurses once per level).
+const json& field(const json& object, const char* key) {
+  static const json kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
 // GPT-2's pattern as tokenizer.json files write it: the hand-written matcher runs it.
 constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
@@ -152,7 +160,7 @@ class Reader {
     if (!pipeline.prefix_ids.empty() || !pipeline.suffix_ids.empty())
       fail("post_processor has two TemplateProcessing steps");
     const json& single = member(p, "single", "post_processor TemplateProcessing");
-    const json& specials = p.contains("special_tokens") ? p["special_tokens"] : json::object();
+    const json& specials = field(p, "special_tokens");
     if (!single.is_array()) fail("post_processor TemplateProcessing's \"single\" must be an array");
     bool seen_text = false;
     for (const json& item : single) {
@@ -167,7 +175,8 @@ class Reader {
         fail("post_processor TemplateProcessing's \"single\" has an item that is neither Sequence nor SpecialToken");
       const std::string name = item["SpecialToken"]["id"].get<std::string>();
       std::vector<std::int32_t>& into = seen_text ? pipeline.suffix_ids : pipeline.prefix_ids;
-      if (specials.contains(name) && specials[name].contains("ids") && specials[name]["ids"].is_array()) {
+      if (specials.is_object() && specials.contains(name) && specials[name].is_object() &&
+          specials[name].contains("ids") && specials[name]["ids"].is_array()) {
         for (const json& id : specials[name]["ids"]) {
           if (!id.is_number_integer()) fail("post_processor special token " + quote_text(name) + " has a bad id");
           into.push_back(id.get<std::int32_t>());
@@ -273,7 +282,8 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
 
   const json& vocab = reader.member(model, "vocab", "model");
   if (!vocab.is_object() || vocab.empty()) reader.fail("model.vocab must be a non-empty object of token -> id");
-  const json& added = doc.contains("added_tokens") ? doc["added_tokens"] : json::array();
+  static const json kNoTokens = json::array();
+  const json& added = doc.contains("added_tokens") ? doc["added_tokens"] : kNoTokens;
   if (!added.is_array()) reader.fail("\"added_tokens\" must be an array");
 
   // Ids: the model's vocabulary and the added tokens together make 0..n-1.
@@ -364,12 +374,12 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
   }
 
   // The pipeline.
-  reader.normalizer(doc.value("normalizer", json()), pipeline.normalizers);
+  reader.normalizer(field(doc, "normalizer"), pipeline.normalizers);
   bool byte_level = false;
-  reader.pre_tokenizer(doc.value("pre_tokenizer", json()), pipeline.pre_tokenizers, byte_level);
+  reader.pre_tokenizer(field(doc, "pre_tokenizer"), pipeline.pre_tokenizers, byte_level);
   if (!byte_level) reader.fail("has no ByteLevel pre-tokenizer: only byte-level BPE pipelines are supported so far");
-  reader.post_processor(doc.value("post_processor", json()), ids_by_content, pipeline);
-  reader.decoder(doc.value("decoder", json()));
+  reader.post_processor(field(doc, "post_processor"), ids_by_content, pipeline);
+  reader.decoder(field(doc, "decoder"));
 
   if (!pipeline.ignore_merges)
     impl->merges_to_itself = tokens_merging_to_themselves(n, impl->ordinary, impl->byte_id, impl->merges);
