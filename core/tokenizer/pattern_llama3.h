@@ -2,9 +2,9 @@
 //
 //   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
-// Most text of these models goes through this pattern, and the generic regex engine (regex.h),
-// which tries every alternative at every position, encodes at about half the speed of GPT-2's
-// hand-written matcher. The tokenizer.json reader uses this matcher when a Split carries exactly
+// Most text of these models goes through this pattern, and the generic regex engine (regex.h)
+// tries every alternative at every position, where a hand-written matcher decides from one or
+// two characters which alternative applies. The tokenizer.json reader uses this matcher when a Split carries exactly
 // one of these two patterns, and tests check it against the generic engine on every fixture text.
 #pragma once
 
