@@ -5,7 +5,8 @@
 //
 //   tokenizer/encode   text -> ids over the whole file, reported as MB/s of UTF-8 input
 //   tokenizer/decode   ids -> text of the same, reported as MB/s of UTF-8 output
-//   tokenizer/load     vocab.json and merges.txt (already read) -> a tokenizer
+//   tokenizer/load     tokenizer.json, or vocab.json and merges.txt where DIR has no
+//                      tokenizer.json (already read) -> a tokenizer, as Tokenizer::load chooses
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -54,6 +55,11 @@ void BM_TokenizerDecode(benchmark::State& state) {
 }
 
 void BM_TokenizerLoad(benchmark::State& state) {
+  if (std::ifstream(g_tokenizer_dir + "/tokenizer.json")) {
+    const std::string json = read_file(g_tokenizer_dir + "/tokenizer.json");
+    for (auto _ : state) benchmark::DoNotOptimize(glassbox::Tokenizer::from_tokenizer_json(json));
+    return;
+  }
   const std::string vocab = read_file(g_tokenizer_dir + "/vocab.json"),
                     merges = read_file(g_tokenizer_dir + "/merges.txt");
   for (auto _ : state) benchmark::DoNotOptimize(glassbox::Tokenizer::from_strings(vocab, merges));

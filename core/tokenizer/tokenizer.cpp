@@ -18,22 +18,25 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
+void Tokenizer::Impl::encode_piece(std::string_view piece, std::vector<std::int32_t>& out) const {
+  // Most pieces are whole tokens (common words): one lookup, no merging.
+  if (auto it = ordinary.find(piece);
+      it != ordinary.end() && (merges_to_itself.empty() || merges_to_itself[it->second])) {
+    out.push_back(it->second);
+    return;
+  }
+  thread_local std::vector<std::int32_t> symbols;
+  symbols.clear();
+  for (unsigned char b : piece) symbols.push_back(byte_id[b]);
+  if (piece.size() < kLongPiece)
+    bpe_merge_scan(symbols, merges);
+  else
+    bpe_merge_heap(symbols, merges);
+  out.insert(out.end(), symbols.begin(), symbols.end());
+}
+
 void Tokenizer::Impl::encode_ordinary(std::string_view text, std::vector<std::int32_t>& out) const {
-  std::vector<std::int32_t> symbols;
-  pretokenize(text, [&](std::string_view piece) {
-    // Most pieces are whole tokens (common words): one lookup, no merging.
-    if (auto it = ordinary.find(piece); it != ordinary.end()) {
-      out.push_back(it->second);
-      return;
-    }
-    symbols.clear();
-    for (unsigned char b : piece) symbols.push_back(byte_id[b]);
-    if (piece.size() < kLongPiece)
-      bpe_merge_scan(symbols, merges);
-    else
-      bpe_merge_heap(symbols, merges);
-    out.insert(out.end(), symbols.begin(), symbols.end());
-  });
+  pretokenize(text, [&](std::string_view piece) { encode_piece(piece, out); });
 }
 
 std::vector<std::int32_t> Tokenizer::encode_for_classifier(std::string_view text, int max_tokens) const {
@@ -46,10 +49,14 @@ std::vector<std::int32_t> Tokenizer::encode_for_classifier(std::string_view text
   return ids;
 }
 
-std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool allow_special) const {
+std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool allow_special, bool add_special) const {
   if (const std::size_t bad = unicode::valid_utf8_prefix(text); bad != text.size())
     throw InvalidArgument("text is not valid UTF-8 at byte " + std::to_string(bad));
   std::vector<std::int32_t> ids;
+  if (impl_->pipeline) {
+    impl_->encode_pipeline(text, allow_special, add_special, ids);
+    return ids;
+  }
   if (!allow_special || impl_->specials.empty()) {
     impl_->encode_ordinary(text, ids);
     return ids;

@@ -112,6 +112,8 @@ void check_every_token_made(const std::vector<std::string>& bytes_of, const Toke
 }   // namespace
 
 Tokenizer Tokenizer::load(const std::filesystem::path& dir) {
+  if (const auto json_path = dir / "tokenizer.json"; std::filesystem::exists(json_path))
+    return from_tokenizer_json(read_file(json_path), json_path.string());
   const auto vocab_path = dir / "vocab.json", merges_path = dir / "merges.txt";
   const std::string vocab = read_file(vocab_path);   // first, so a missing pair names vocab.json
   const std::string merges = read_file(merges_path);

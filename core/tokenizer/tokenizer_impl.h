@@ -13,6 +13,7 @@
 
 #include "glassbox/tokenizer.h"
 #include "tokenizer/bpe.h"
+#include "tokenizer/pipeline.h"
 
 namespace glassbox {
 
@@ -34,8 +35,22 @@ struct Tokenizer::Impl {
   std::vector<std::pair<std::string, std::int32_t>> specials;   // "<|endoftext|>" -> id
   std::array<std::int32_t, 256> byte_id{};                      // the single-byte token of each byte
   MergeTable merges;
+  // Made from tokenizer.json: its pipeline (absent for vocab.json + merges.txt, whose steps are
+  // GPT-2's, fixed). Special tokens are then pipeline->added_tokens; `specials` lists them too.
+  std::unique_ptr<Pipeline> pipeline;
+  // Where BPE runs its merges even on a piece that is a whole token (tokenizer.json without
+  // ignore_merges): whether merging a token's own bytes gives that token, per id. The merges of
+  // most vocabularies make every token from its bytes, so a piece that is a token can still skip
+  // merging when its flag says so; empty: always skip (vocab.json, and ignore_merges).
+  std::vector<bool> merges_to_itself;
 
+  // GPT-2's steps (vocab.json + merges.txt).
   void encode_ordinary(std::string_view text, std::vector<std::int32_t>& out) const;
+  // tokenizer.json's steps (pipeline.cpp).
+  void encode_pipeline(std::string_view text, bool allow_special, bool add_special,
+                       std::vector<std::int32_t>& out) const;
+  // BPE of one piece's bytes.
+  void encode_piece(std::string_view piece, std::vector<std::int32_t>& out) const;
 };
 
 }   // namespace glassbox

@@ -5,7 +5,8 @@
 //
 // Loaded from the Hugging Face files vocab.json (token string -> id, where each byte is written
 // as a printable character through GPT-2's bytes_to_unicode table) and merges.txt (one merge per
-// line, best first).
+// line, best first), or from tokenizer.json, which also names its own pre-tokenizer pattern,
+// normalizer, added tokens and post-processor (Llama 3, Qwen2/Qwen3 and the like).
 #pragma once
 
 #include <cstdint>
@@ -28,10 +29,20 @@ class Tokenizer {
   // ids that are not 0..n-1 each once, a missing byte token, a merge line that does not merge two
   // tokens into a third, or a token that two tokens of the vocabulary make but no merge does (an
   // empty or cut-short merges.txt; a vocabulary of only the bytes needs no merges).
+  //
+  // Where dir has tokenizer.json, that is read instead (from_tokenizer_json), as the Hugging Face
+  // libraries do; both give the same ids for GPT-2's files.
   static Tokenizer load(const std::filesystem::path& dir);
   static Tokenizer from_strings(std::string_view vocab_json, std::string_view merges_txt,
                                 const std::string& vocab_source = "vocab.json",
                                 const std::string& merges_source = "merges.txt");
+  // A tokenizer.json (the Hugging Face tokenizers library's format), encoding exactly as that
+  // library does. So far byte-level BPE pipelines (GPT-2, Llama 3, Qwen2/Qwen3 style): model BPE;
+  // normalizers NFC and Sequence; pre-tokenizers ByteLevel, Split, Digits, Sequence;
+  // post-processors TemplateProcessing, ByteLevel, Sequence; decoders ByteLevel, Sequence.
+  // Anything else, malformed JSON, or a merge naming a token the vocabulary lacks: ModelFormatError
+  // naming `source` and the problem.
+  static Tokenizer from_tokenizer_json(std::string_view json, const std::string& source = "tokenizer.json");
 
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
@@ -43,8 +54,11 @@ class Tokenizer {
   // tiktoken's encode_ordinary; ordinary text never produces a special token's id. With
   // allow_special, the spaces right before kMaskToken belong to it, as they do to RoBERTa's <mask>
   // (a masked LM replaces a whole token, its leading space included: "The <|mask|> said" reads as
-  // "The", mask, " said").
-  std::vector<std::int32_t> encode(std::string_view text, bool allow_special = false) const;
+  // "The", mask, " said"). A tokenizer.json's added tokens that are not special are always
+  // matched, as the tokenizers library does, each with its lstrip/rstrip/single_word.
+  // add_special adds the post-processor's tokens (a tokenizer.json's TemplateProcessing, e.g.
+  // BOS): encode(text, true, true) is what transformers' tokenizer(text) gives.
+  std::vector<std::int32_t> encode(std::string_view text, bool allow_special = false, bool add_special = false) const;
 
   // The ids a classifier reads for a text: its tokens (special tokens as text), then <|endoftext|>
   // if the vocabulary has it: the token whose final hidden state `glassbox train --task classify`

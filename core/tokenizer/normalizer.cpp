@@ -1,0 +1,142 @@
+// The normalizers of a tokenizer.json pipeline (pipeline.h). NFC is Unicode's canonical
+// decomposition, canonical ordering and canonical composition (UAX #15), over the tables
+// scripts/gen_normalization_tables.py generates, with Hangul syllables by their algorithm.
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+
+#include "tokenizer/pipeline.h"
+#include "tokenizer/unicode.h"
+
+namespace glassbox {
+namespace {
+
+struct CombiningClassRange {
+  char32_t first, last;
+  std::uint8_t ccc;
+};
+struct Decomposition {
+  char32_t cp, first, second;
+  bool composes;
+};
+
+#include "tokenizer/normalization_tables.inc"
+
+// Hangul (Unicode 15.0, section 3.12).
+constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
+constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount, kSCount = kLCount * kNCount;
+
+std::uint8_t combining_class(char32_t cp) {
+  if (cp < 0x300) return 0;
+  const auto it = std::upper_bound(std::begin(kCombiningClasses), std::end(kCombiningClasses), cp,
+                                   [](char32_t c, const CombiningClassRange& r) { return c < r.first; });
+  if (it == std::begin(kCombiningClasses)) return 0;
+  const auto& r = *(it - 1);
+  return cp <= r.last ? r.ccc : 0;
+}
+
+const Decomposition* decomposition(char32_t cp) {
+  const auto it = std::lower_bound(std::begin(kDecompositions), std::end(kDecompositions), cp,
+                                   [](const Decomposition& d, char32_t c) { return d.cp < c; });
+  return it != std::end(kDecompositions) && it->cp == cp ? it : nullptr;
+}
+
+void decompose(char32_t cp, std::u32string& out) {
+  if (cp >= kSBase && cp < kSBase + kSCount) {
+    const char32_t s = cp - kSBase;
+    out += kLBase + s / kNCount;
+    out += kVBase + (s % kNCount) / kTCount;
+    if (s % kTCount) out += kTBase + s % kTCount;
+    return;
+  }
+  if (const Decomposition* d = decomposition(cp)) {
+    decompose(d->first, out);
+    if (d->second) decompose(d->second, out);
+    return;
+  }
+  out += cp;
+}
+
+// Primary composites by their pair, built once.
+char32_t compose(char32_t a, char32_t b) {
+  if (a >= kLBase && a < kLBase + kLCount && b >= kVBase && b < kVBase + kVCount)
+    return kSBase + ((a - kLBase) * kVCount + (b - kVBase)) * kTCount;
+  if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 && b > kTBase && b < kTBase + kTCount)
+    return a + (b - kTBase);
+  static const std::unordered_map<std::uint64_t, char32_t> kPairs = [] {
+    std::unordered_map<std::uint64_t, char32_t> pairs;
+    for (const Decomposition& d : kDecompositions)
+      if (d.composes) pairs.emplace((std::uint64_t{d.first} << 32) | d.second, d.cp);
+    return pairs;
+  }();
+  const auto it = kPairs.find((std::uint64_t{a} << 32) | b);
+  return it == kPairs.end() ? 0 : it->second;
+}
+
+std::string nfc(std::string_view text) {
+  // Below U+0300 nothing decomposes into a different sequence that would compose differently,
+  // and nothing combines: such text is its own NFC (all of ASCII and Latin-1 prose).
+  bool simple = true;
+  for (std::size_t pos = 0; pos < text.size() && simple;) {
+    const auto [cp, length] = unicode::decode_utf8(text, pos);
+    simple = cp < 0x300;
+    pos += static_cast<std::size_t>(length > 0 ? length : 1);
+  }
+  if (simple) return std::string(text);
+
+  std::u32string d;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const auto [cp, length] = unicode::decode_utf8(text, pos);
+    decompose(cp, d);
+    pos += static_cast<std::size_t>(length > 0 ? length : 1);
+  }
+  // Canonical ordering: each run of non-starters sorted by class, stably.
+  for (std::size_t i = 0; i < d.size();) {
+    if (combining_class(d[i]) == 0) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < d.size() && combining_class(d[j]) != 0) ++j;
+    std::stable_sort(d.begin() + static_cast<std::ptrdiff_t>(i), d.begin() + static_cast<std::ptrdiff_t>(j),
+                     [](char32_t a, char32_t b) { return combining_class(a) < combining_class(b); });
+    i = j;
+  }
+  // Canonical composition: each character joins the last starter unless blocked.
+  std::u32string c;
+  std::ptrdiff_t starter = -1;
+  int last_class = -1;
+  for (char32_t cp : d) {
+    const int cls = combining_class(cp);
+    if (starter >= 0 && (last_class < cls || last_class == 0)) {
+      if (const char32_t composite = compose(c[static_cast<std::size_t>(starter)], cp)) {
+        c[static_cast<std::size_t>(starter)] = composite;
+        continue;
+      }
+    }
+    if (cls == 0) starter = static_cast<std::ptrdiff_t>(c.size());
+    last_class = cls;
+    c += cp;
+  }
+  std::string out;
+  out.reserve(text.size());
+  for (char32_t cp : c) unicode::append_utf8(out, cp);
+  return out;
+}
+
+}   // namespace
+
+std::string normalize(const std::vector<NormalizerStep>& steps, std::string_view text) {
+  std::string out(text);
+  for (NormalizerStep step : steps) {
+    switch (step) {
+      case NormalizerStep::Nfc:
+        out = nfc(out);
+        break;
+    }
+  }
+  return out;
+}
+
+}   // namespace glassbox

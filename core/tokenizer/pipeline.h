@@ -1,0 +1,72 @@
+// The steps a tokenizer.json describes around its BPE model, in the order the Hugging Face
+// tokenizers library runs them on a text:
+//
+//   added tokens (those not normalized, on the raw text) -> normalizer -> added tokens (normalized)
+//   -> pre-tokenizer steps -> BPE per piece -> post-processor (BOS and friends, when asked for)
+//
+// Built by tokenizer_json.cpp, run by pipeline.cpp. Only byte-level pipelines so far: pieces are
+// raw UTF-8 bytes, and the vocabulary is stored as raw bytes (its byte-level characters decoded
+// once at load), so ByteLevel's byte mapping costs nothing per token.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/regex.h"
+
+namespace glassbox {
+
+// How a Split keeps what its pattern matched (the library's SplitDelimiterBehavior).
+enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
+
+struct PreTokenizerStep {
+  enum class Kind {
+    ByteLevel,   // optional prefix space, then (use_regex) GPT-2's pattern, isolated
+    Split,       // a pattern and a behavior
+    Digits,      // \p{N} characters, each alone or in runs
+  };
+  Kind kind;
+  bool add_prefix_space = false;   // ByteLevel
+  bool use_regex = false;          // ByteLevel
+  // Split: GPT-2's own pattern runs through its hand-written matcher (pretokenizer.h), Llama 3's
+  // and Qwen2's through theirs (pattern_llama3.h: llama3_digits 3 or 1), any other through the
+  // regex engine.
+  bool gpt2_pattern = false;
+  int llama3_digits = 0;
+  std::shared_ptr<const Regex> regex;
+  SplitBehavior behavior = SplitBehavior::Isolated;
+  bool invert = false;
+  bool individual_digits = false;   // Digits
+};
+
+enum class NormalizerStep { Nfc };
+
+using PieceSink = std::function<void(std::string_view)>;
+
+struct AddedToken {
+  std::string content;
+  std::int32_t id;
+  bool special, lstrip, rstrip, single_word, normalized;
+};
+
+struct Pipeline {
+  std::vector<NormalizerStep> normalizers;
+  std::vector<PreTokenizerStep> pre_tokenizers;
+  std::vector<AddedToken> added_tokens;
+  std::vector<std::int32_t> prefix_ids, suffix_ids;   // the post-processor's tokens around a text
+  bool ignore_merges = false;   // a piece that is a whole vocabulary token is that token, unmerged
+
+  // Cuts a normalized text into the pieces BPE encodes: sink(piece) for each, in order.
+  void pre_tokenize(std::string_view text, const PieceSink& sink) const;
+  // The same, collected.
+  void pre_tokenize(std::string_view text, std::vector<std::string>& pieces) const;
+};
+
+// Applies the normalizers in order.
+std::string normalize(const std::vector<NormalizerStep>& steps, std::string_view text);
+
+}   // namespace glassbox
