@@ -145,6 +145,41 @@ TEST(ChatTemplate, UndefinedBehavesAsJinja2Undefined) {
   EXPECT_EQ(error_of("{{ nothing() }}").problem(), "'nothing' is undefined");
 }
 
+TEST(ChatTemplate, HostileTemplatesEndWithAnErrorNotACrash) {
+  // Nesting the evaluator would recurse through, in brackets and in operator chains.
+  EXPECT_NE(
+      error_of("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}").problem().find("nests deeper"),
+      std::string::npos);
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 5000; ++i) chain += " + 1";
+  EXPECT_NE(error_of(chain + " }}").problem().find("nests deeper"), std::string::npos);
+  std::string blocks;
+  for (int i = 0; i < 5000; ++i) blocks += "{% if true %}";
+  EXPECT_NE(error_of(blocks).problem().find("nests deeper"), std::string::npos);
+  // Numbers past 64 bits, strings past the size bound, loops past the step bound.
+  EXPECT_NE(error_of("{{ 2 ** 64 }}").problem().find("integer overflow"), std::string::npos);
+  EXPECT_NE(error_of("{{ 9223372036854775807 + 1 }}").problem().find("integer overflow"), std::string::npos);
+  EXPECT_EQ(render_chat_template("{{ 2 ** 62 }} {{ -2 ** 63 }}", nlohmann::ordered_json::array(), {}),
+            "4611686018427387904 -9223372036854775808");
+  EXPECT_NE(error_of("{{ 'ab' * 9000000000000000000 }}").problem().find("longer than"), std::string::npos);
+  EXPECT_NE(error_of("{% set ns = namespace(s='ab') %}{% for i in '0123456789012345678901234567890123456789' %}"
+                     "{% set ns.s = ns.s ~ ns.s %}{% endfor %}")
+                .problem()
+                .find("longer than"),
+            std::string::npos);
+  const std::string loops =
+      "{% set s = 'x' * 1000 %}{% for a in s %}{% for b in s %}{% for c in s %}{% endfor %}"
+      "{% endfor %}{% endfor %}";
+  ChatTemplateOptions options;
+  options.max_steps = 100000;
+  try {
+    render_chat_template(loops, nlohmann::ordered_json::array(), options);
+    ADD_FAILURE() << "a billion loop rounds ran to the end";
+  } catch (const TemplateError& e) {
+    EXPECT_EQ(e.problem(), "the template runs too long (more than 100000 steps)");
+  }
+}
+
 TEST(ChatTemplate, BadMessagesAndOptionsAreInvalidArguments) {
   const ChatTemplate t("{{ messages | length }}");
   EXPECT_THROW(t.render(nlohmann::ordered_json::object(), {}), InvalidArgument);

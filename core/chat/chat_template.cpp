@@ -88,7 +88,7 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
   if (options.bos_token) set(vars, "bos_token", jinja::Value::string(*options.bos_token));
   if (options.eos_token) set(vars, "eos_token", jinja::Value::string(*options.eos_token));
   for (const auto& [key, value] : options.variables.items()) set(vars, key, jinja::Value::from_json(value));
-  return jinja::render(body_, vars);
+  return jinja::render(body_, vars, options.max_steps);
 }
 
 std::string render_chat_template(const std::string& source, const nlohmann::ordered_json& messages,

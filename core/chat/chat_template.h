@@ -6,6 +6,7 @@
 // jinja_builtins.h list what is there); anything else is a TemplateError naming its place.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,9 @@ struct ChatTemplateOptions {
   nlohmann::ordered_json variables = nlohmann::ordered_json::object();
   // The day strftime_now formats, "YYYY-MM-DD" (at midnight); empty: the local time now.
   std::string date;
+  // Statements, expressions and loop rounds one render may evaluate before it fails: a bound for
+  // hostile templates, far above what real templates over long conversations need.
+  uint64_t max_steps = 10'000'000;
 };
 
 class ChatTemplate {

@@ -34,6 +34,7 @@ struct Expr {
   Kind kind;
   int line = 0;
   int column = 0;
+  int depth = 1;   // of the tree below; the parser bounds it, since evaluating recurses that deep
   std::string name;
   Value value;
   bool negated = false;

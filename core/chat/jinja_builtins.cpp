@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -139,7 +140,10 @@ Value f_float(const Value& v, const CallArgs&) {
 }
 Value f_abs(const Value& v, const CallArgs&) {
   if (v.kind() == Value::Kind::Float) return Value::number(std::fabs(v.as_double()));
-  if (v.is_number()) return Value::integer(v.as_int() < 0 ? -v.as_int() : v.as_int());
+  if (v.is_number()) {
+    if (v.as_int() == INT64_MIN) throw std::invalid_argument("integer overflow: the result does not fit in 64 bits");
+    return Value::integer(v.as_int() < 0 ? -v.as_int() : v.as_int());
+  }
   throw std::invalid_argument("bad operand type for abs(): '" + v.type_name() + "'");
 }
 Value f_reverse(const Value& v, const CallArgs&) {

@@ -2,6 +2,7 @@
 #include "chat/jinja_eval.h"
 
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -14,11 +15,21 @@ namespace {
 
 enum class Flow { Normal, Break, Continue };
 
+// Bounds on what one render may do, so that a hostile template ends with an error instead of
+// running for hours or taking all memory: no real chat template comes near.
+constexpr uint64_t kMaxText = uint64_t{1} << 26;   // bytes of one string and of the output (64 MiB)
+
 [[noreturn]] void type_error(const std::string& op, const Value& a, const Value& b) {
   if (a.is_undefined()) throw std::invalid_argument(a.undefined_reason());
   if (b.is_undefined()) throw std::invalid_argument(b.undefined_reason());
   throw std::invalid_argument("unsupported operand type(s) for " + op + ": '" + a.type_name() + "' and '" +
                               b.type_name() + "'");
+}
+
+std::string join_text(const std::string& a, const std::string& b) {
+  if (a.size() + b.size() > kMaxText)
+    throw std::invalid_argument("the string would be longer than " + std::to_string(kMaxText) + " bytes");
+  return a + b;
 }
 
 int64_t to_index(const Value& v, const char* what) {
@@ -29,8 +40,10 @@ int64_t to_index(const Value& v, const char* what) {
 
 Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "+") {
-    if (a.is_string() && b.is_string()) return Value::string(a.as_string() + b.as_string());
+    if (a.is_string() && b.is_string()) return Value::string(join_text(a.as_string(), b.as_string()));
     if (a.kind() == Value::Kind::List && b.kind() == Value::Kind::List) {
+      if (a.as_list().size() + b.as_list().size() > kMaxText / 16)
+        throw std::invalid_argument("the list would be too long");
       List items = a.as_list();
       items.insert(items.end(), b.as_list().begin(), b.as_list().end());
       return Value::list(std::move(items));
@@ -39,8 +52,11 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "*" &&
       ((a.is_string() && b.kind() == Value::Kind::Int) || (b.is_string() && a.kind() == Value::Kind::Int))) {
     const std::string& s = a.is_string() ? a.as_string() : b.as_string();
+    const int64_t n = a.is_string() ? b.as_int() : a.as_int();
+    if (n > 0 && s.size() > 0 && static_cast<uint64_t>(n) > kMaxText / s.size())
+      throw std::invalid_argument("the repeated string would be longer than " + std::to_string(kMaxText) + " bytes");
     std::string out;
-    for (int64_t i = 0, n = a.is_string() ? b.as_int() : a.as_int(); i < n; ++i) out += s;
+    for (int64_t i = 0; i < n; ++i) out += s;
     return Value::string(out);
   }
   if (!a.is_number() || !b.is_number()) type_error(op, a, b);
@@ -59,20 +75,30 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     if (op == "%") return Value::number(x - std::floor(x / y) * y);
     return Value::number(std::pow(x, y));
   }
+  // Python's ints never overflow; 64-bit ones are refused where they would.
   const int64_t x = a.as_int(), y = b.as_int();
+  int64_t r = 0;
+  const auto overflow = [] { return std::invalid_argument("integer overflow: the result does not fit in 64 bits"); };
   if ((op == "//" || op == "%") && y == 0) throw std::invalid_argument("integer division or modulo by zero");
-  if (op == "+") return Value::integer(x + y);
-  if (op == "-") return Value::integer(x - y);
-  if (op == "*") return Value::integer(x * y);
+  if (op == "+" && !__builtin_add_overflow(x, y, &r)) return Value::integer(r);
+  if (op == "-" && !__builtin_sub_overflow(x, y, &r)) return Value::integer(r);
+  if (op == "*" && !__builtin_mul_overflow(x, y, &r)) return Value::integer(r);
   if (op == "//" || op == "%") {
+    if (x == INT64_MIN && y == -1) throw overflow();
     int64_t q = x / y;
     if ((x % y != 0) && ((x < 0) != (y < 0))) --q;   // Python floors
     return op == "//" ? Value::integer(q) : Value::integer(x - q * y);
   }
-  if (y < 0) return Value::number(std::pow(static_cast<double>(x), static_cast<double>(y)));
-  int64_t r = 1;
-  for (int64_t i = 0; i < y; ++i) r *= x;
-  return Value::integer(r);
+  if (op == "**") {
+    if (y < 0) return Value::number(std::pow(static_cast<double>(x), static_cast<double>(y)));
+    int64_t base = x, result = 1;
+    for (int64_t e = y; e > 0; e >>= 1) {   // by squaring: 63 rounds at most before it overflows
+      if ((e & 1) && __builtin_mul_overflow(result, base, &result)) throw overflow();
+      if (e > 1 && __builtin_mul_overflow(base, base, &base)) throw overflow();
+    }
+    return Value::integer(result);
+  }
+  throw overflow();
 }
 
 bool less(const Value& a, const Value& b) {
@@ -96,7 +122,7 @@ bool contains(const Value& container, const Value& item) {
 
 class Evaluator {
  public:
-  explicit Evaluator(const Dict& variables) {
+  Evaluator(const Dict& variables, uint64_t max_steps) : max_steps_(max_steps) {
     scopes_.emplace_back();
     for (const auto& [k, v] : variables) scopes_.back()[k] = v;
   }
@@ -115,7 +141,16 @@ class Evaluator {
     return Flow::Normal;
   }
 
+  void step(int line, int column) {
+    if (++steps_ > max_steps_)
+      throw TemplateError(line, column,
+                          "the template runs too long (more than " + std::to_string(max_steps_) + " steps)");
+    if (out_.size() > kMaxText)
+      throw TemplateError(line, column, "the output is longer than " + std::to_string(kMaxText) + " bytes");
+  }
+
   Flow exec(const Stmt& s) {
+    step(s.line, s.column);
     switch (s.kind) {
       case Stmt::Kind::Text:
         out_ += s.text;
@@ -201,6 +236,7 @@ class Evaluator {
     if (items.empty()) return exec(s.else_body);
     const int64_t n = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < n; ++i) {
+      step(s.line, s.column);   // an empty body still costs a step per round
       scopes_.emplace_back();
       assign(s, s.targets, items[static_cast<size_t>(i)]);
       scopes_.back()["loop"] = Value::dict({
@@ -237,6 +273,7 @@ class Evaluator {
   }
 
   Value eval(const Expr& e) {
+    step(e.line, e.column);
     try {
       return evaluate(e);
     } catch (const std::invalid_argument& problem) {
@@ -271,7 +308,10 @@ class Evaluator {
         if (e.name == "not") return Value::boolean(!v.truthy());
         if (!v.is_number()) type_error(e.name, Value::integer(0), v);
         if (e.name == "+") return v;
-        return v.kind() == Value::Kind::Float ? Value::number(-v.as_double()) : Value::integer(-v.as_int());
+        if (v.kind() == Value::Kind::Float) return Value::number(-v.as_double());
+        if (v.as_int() == INT64_MIN)
+          throw std::invalid_argument("integer overflow: the result does not fit in 64 bits");
+        return Value::integer(-v.as_int());
       }
       case Expr::Kind::Binary:
         return binary(e);
@@ -362,7 +402,7 @@ class Evaluator {
     if (op == "and") return a.truthy() ? eval(*e.args[1]) : a;
     if (op == "or") return a.truthy() ? a : eval(*e.args[1]);
     const Value b = eval(*e.args[1]);
-    if (op == "~") return Value::string(a.str() + b.str());
+    if (op == "~") return Value::string(join_text(a.str(), b.str()));
     if (op == "==") return Value::boolean(a.equals(b));
     if (op == "!=") return Value::boolean(!a.equals(b));
     if (op == "<") return Value::boolean(less(a, b));
@@ -376,10 +416,14 @@ class Evaluator {
 
   std::vector<std::unordered_map<std::string, Value>> scopes_;
   std::string out_;
+  uint64_t steps_ = 0;
+  uint64_t max_steps_;
 };
 
 }   // namespace
 
-std::string render(const Body& body, const Dict& variables) { return Evaluator(variables).run(body); }
+std::string render(const Body& body, const Dict& variables, uint64_t max_steps) {
+  return Evaluator(variables, max_steps).run(body);
+}
 
 }   // namespace glassbox::jinja

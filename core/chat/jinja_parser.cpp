@@ -5,6 +5,7 @@
 // `not x is defined` negates the test.
 #include "chat/jinja_parser.h"
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "chat/chat_error.h"
@@ -15,6 +16,10 @@ namespace glassbox::jinja {
 namespace {
 
 using T = Token::Type;
+
+// Deeper expressions or nested blocks are refused: evaluating them recurses that deep, and no real
+// template comes near.
+constexpr int kMaxDepth = 200;
 
 class Parser {
  public:
@@ -131,6 +136,7 @@ class Parser {
 
   StmtPtr statement() {
     const Token& t = peek();
+    const Nesting nesting(*this, t);
     if (t.type != T::Name) fail(t, "expected a tag name, found " + describe(t));
     const std::string tag = next().text;
     if (tag == "if") return if_statement(t);
@@ -230,11 +236,12 @@ class Parser {
       if (peek().type == T::BlockEnd || peek().type == T::VariableEnd || is_op(")")) break;
       t->args.push_back(expression(with_conditional));
     }
-    return t;
+    return checked(std::move(t));
   }
 
   ExprPtr expression(bool with_conditional) {
     const Token& at = peek();
+    const Nesting nesting(*this, at);
     ExprPtr e = or_expr();
     if (!with_conditional) return e;
     while (skip_name("if")) {
@@ -242,7 +249,7 @@ class Parser {
       c->args.push_back(std::move(e));
       c->args.push_back(or_expr());
       c->args.push_back(skip_name("else") ? expression(true) : nullptr);
-      e = std::move(c);
+      e = checked(std::move(c));
     }
     return e;
   }
@@ -252,7 +259,7 @@ class Parser {
     b->name = std::move(op);
     b->args.push_back(std::move(left));
     b->args.push_back(std::move(right));
-    return b;
+    return checked(std::move(b));
   }
 
   ExprPtr or_expr() {
@@ -273,10 +280,11 @@ class Parser {
   }
   ExprPtr not_expr() {
     if (is_name("not")) {
+      const Nesting nesting(*this, peek());
       auto u = node(Expr::Kind::Unary, next());
       u->name = "not";
       u->args.push_back(not_expr());
-      return u;
+      return checked(std::move(u));
     }
     return compare();
   }
@@ -337,12 +345,14 @@ class Parser {
     return e;
   }
   ExprPtr unary(bool with_filter) {
+    const Nesting nesting(*this, peek());
     ExprPtr e;
     if (is_op("-") || is_op("+")) {
       const Token& t = next();
       e = node(Expr::Kind::Unary, t);
       e->name = t.text;
       e->args.push_back(unary(false));
+      e = checked(std::move(e));
     } else {
       e = primary();
     }
@@ -398,7 +408,7 @@ class Parser {
         if (!skip_op(",")) break;
       }
       expect_op("]");
-      return e;
+      return checked(std::move(e));
     }
     if (skip_op("{")) {
       auto e = node(Expr::Kind::Dict, t);
@@ -409,7 +419,7 @@ class Parser {
         if (!skip_op(",")) break;
       }
       expect_op("}");
-      return e;
+      return checked(std::move(e));
     }
     fail(t, "expected an expression, found " + describe(t));
   }
@@ -424,15 +434,15 @@ class Parser {
           index->value = Value::integer(std::stoll(next().text));
           item->args.push_back(std::move(e));
           item->args.push_back(std::move(index));
-          e = std::move(item);
+          e = checked(std::move(item));
         } else {
           auto attr = node(Expr::Kind::Attribute, t);
           attr->name = expect_name();
           attr->args.push_back(std::move(e));
-          e = std::move(attr);
+          e = checked(std::move(attr));
         }
       } else if (skip_op("[")) {
-        e = subscript(t, std::move(e));
+        e = checked(subscript(t, std::move(e)));
       } else if (is_op("(")) {
         next();
         auto call = node(Expr::Kind::Call, t);
@@ -440,7 +450,7 @@ class Parser {
         call->column = e->column;
         call->args.push_back(std::move(e));
         arguments(*call);
-        e = std::move(call);
+        e = checked(std::move(call));
       } else {
         return e;
       }
@@ -496,7 +506,7 @@ class Parser {
         f->name = name;
         f->args.push_back(std::move(e));
         if (skip_op("(")) arguments(*f);
-        e = std::move(f);
+        e = checked(std::move(f));
       } else if (skip_name("is")) {
         auto test = node(Expr::Kind::Test, t);
         test->negated = skip_name("not");
@@ -515,15 +525,38 @@ class Parser {
           if (is_name("is")) fail(a, "tests cannot be chained with 'is'");
           test->args.push_back(postfix(primary()));
         }
-        e = std::move(test);
+        e = checked(std::move(test));
       } else {
         return e;
       }
     }
   }
 
+  // The depth of e from its children's; fails past kMaxDepth.
+  ExprPtr checked(ExprPtr e) {
+    for (const ExprPtr& a : e->args)
+      if (a) e->depth = std::max(e->depth, a->depth + 1);
+    for (const auto& kv : e->keyword) e->depth = std::max(e->depth, kv.second->depth + 1);
+    if (e->depth > kMaxDepth) fail_at(*e, "the expression nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    return e;
+  }
+  [[noreturn]] void fail_at(const Expr& e, const std::string& problem) const {
+    throw TemplateError(e.line, e.column, problem);
+  }
+
+  // Counts nesting for the length of a recursive call.
+  struct Nesting {
+    Nesting(Parser& p, const Token& at) : parser(p) {
+      if (++parser.nesting_ > kMaxDepth)
+        parser.fail(at, "the template nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+    ~Nesting() { --parser.nesting_; }
+    Parser& parser;
+  };
+
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int nesting_ = 0;
 };
 
 }   // namespace
