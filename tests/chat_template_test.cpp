@@ -189,6 +189,11 @@ TEST(ChatTemplate, BadMessagesAndOptionsAreInvalidArguments) {
   options.date = "";
   options.variables = nlohmann::ordered_json::array();
   EXPECT_THROW(t.render(nlohmann::ordered_json::array(), options), InvalidArgument);
+  options.variables = nlohmann::ordered_json::object();
+  nlohmann::ordered_json deep = "x";
+  for (int i = 0; i < 100; ++i) deep = nlohmann::ordered_json::array({deep});
+  EXPECT_THROW(t.render(nlohmann::ordered_json::array({{{"role", "user"}, {"content", deep}}}), options),
+               InvalidArgument);
 }
 
 }   // namespace

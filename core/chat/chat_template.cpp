@@ -81,13 +81,20 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
   if (!messages.is_array()) throw InvalidArgument("the messages must be a JSON array");
   if (!options.variables.is_object()) throw InvalidArgument("the template variables must be a JSON object");
   jinja::Dict vars = globals(options);
-  set(vars, "messages", jinja::Value::from_json(messages));
+  const auto value = [](const nlohmann::ordered_json& j, const std::string& what) {
+    try {
+      return jinja::Value::from_json(j);
+    } catch (const std::invalid_argument& e) {
+      throw InvalidArgument(what + ": " + e.what());
+    }
+  };
+  set(vars, "messages", value(messages, "the messages"));
   set(vars, "tools", jinja::Value::none());
   set(vars, "documents", jinja::Value::none());
   set(vars, "add_generation_prompt", jinja::Value::boolean(options.add_generation_prompt));
   if (options.bos_token) set(vars, "bos_token", jinja::Value::string(*options.bos_token));
   if (options.eos_token) set(vars, "eos_token", jinja::Value::string(*options.eos_token));
-  for (const auto& [key, value] : options.variables.items()) set(vars, key, jinja::Value::from_json(value));
+  for (const auto& [key, v] : options.variables.items()) set(vars, key, value(v, "the template variable " + key));
   return jinja::render(body_, vars, options.max_steps);
 }
 

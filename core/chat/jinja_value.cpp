@@ -9,7 +9,8 @@
 
 namespace glassbox::jinja {
 
-Value Value::from_json(const nlohmann::ordered_json& j) {
+Value Value::from_json(const nlohmann::ordered_json& j, int depth) {
+  if (depth > 64) throw std::invalid_argument("the JSON nests deeper than 64 levels");
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null:
       return none();
@@ -25,12 +26,12 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
       return string(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       List items;
-      for (const auto& item : j) items.push_back(from_json(item));
+      for (const auto& item : j) items.push_back(from_json(item, depth + 1));
       return list(std::move(items));
     }
     case nlohmann::ordered_json::value_t::object: {
       Dict items;
-      for (const auto& [key, item] : j.items()) items.emplace_back(key, from_json(item));
+      for (const auto& [key, item] : j.items()) items.emplace_back(key, from_json(item, depth + 1));
       return dict(std::move(items));
     }
     default:

@@ -86,8 +86,9 @@ class Value {
     v.function_ = std::make_shared<const Function>(std::move(f));
     return v;
   }
-  // From JSON (messages, extra variables): objects keep their key order.
-  static Value from_json(const nlohmann::ordered_json& j);
+  // From JSON (messages, extra variables): objects keep their key order. Throws
+  // std::invalid_argument past 64 levels of nesting (printing a value recurses through it).
+  static Value from_json(const nlohmann::ordered_json& j, int depth = 0);
 
   Kind kind() const { return kind_; }
   bool is_undefined() const { return kind_ == Kind::Undefined; }
