@@ -351,6 +351,8 @@ FEATURES = [
         "{%- for m in ms -%}\n  {{- m.content | trim -}}\n  {%- if not loop.last %} / {% endif -%}\n{%- endfor %}",
         {"ms": [{"content": " a "}, {"content": "b\n"}]},
     ),
+    ("{% for i in range(3) %}{{ i }}{% endfor %} {{ range(2, 9, 3) | list }} {{ range(5, 0, -2) | list }}", {}),
+    ("{{ range(200000) | length }}", {}),
     ("{{ raise_exception('boom') }}", {}),
     ("{{ undefined_name.attribute }}", {}),
     ("{{ 'a' + 1 }}", {}),

@@ -1,6 +1,6 @@
 // The variables transformers hands a chat template (transformers/utils/chat_template_utils.py):
 // messages, tools=None, documents=None, add_generation_prompt, the special tokens, the caller's
-// extra variables, and the globals raise_exception, strftime_now and namespace.
+// extra variables, and the globals raise_exception, strftime_now, and Jinja2's namespace and range.
 #include "chat/chat_template.h"
 
 #include <cstdio>
@@ -50,6 +50,26 @@ jinja::Dict globals(const ChatTemplateOptions& options) {
                       char buf[256];
                       const size_t n = std::strftime(buf, sizeof buf, a.positional[0].as_string().c_str(), &tm);
                       return Value::string(std::string(buf, n));
+                    }));
+  vars.emplace_back("range", Value::function("range", [](const CallArgs& a) -> Value {
+                      // Jinja2's sandbox refuses ranges over 100,000 items (MAX_RANGE); so does this.
+                      std::vector<int64_t> n;
+                      for (const Value& p : a.positional) {
+                        if (p.kind() != Value::Kind::Int) throw std::invalid_argument("range() takes integers");
+                        n.push_back(p.as_int());
+                      }
+                      if (n.empty() || n.size() > 3 || !a.keyword.empty())
+                        throw std::invalid_argument("range() takes 1 to 3 integers");
+                      const int64_t start = n.size() > 1 ? n[0] : 0, stop = n.size() > 1 ? n[1] : n[0];
+                      const int64_t step = n.size() > 2 ? n[2] : 1;
+                      if (step == 0) throw std::invalid_argument("range() arg 3 must not be zero");
+                      jinja::List items;
+                      for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+                        if (items.size() >= 100000)
+                          throw std::invalid_argument("range too big, maximum size is 100000");
+                        items.push_back(Value::integer(i));
+                      }
+                      return Value::list(std::move(items));
                     }));
   vars.emplace_back("namespace", Value::function("namespace", [](const CallArgs& a) -> Value {
                       jinja::Dict attributes;
