@@ -6,6 +6,7 @@
 #include "chat/jinja_parser.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <initializer_list>
 
 #include "chat/chat_error.h"
@@ -389,7 +390,9 @@ class Parser {
       next();
       auto e = node(Expr::Kind::Literal, t);
       try {
-        e->value = t.type == T::Integer ? Value::integer(std::stoll(t.text)) : Value::number(std::stod(t.text));
+        // Floats read as Python's float() does: subnormals kept, too large -> inf.
+        e->value = t.type == T::Integer ? Value::integer(std::stoll(t.text))
+                                        : Value::number(std::strtod(t.text.c_str(), nullptr));
       } catch (const std::exception&) {
         fail(t, "the number " + t.text + " is out of range");
       }

@@ -2,9 +2,9 @@
 // transformers' tojson.
 #include "chat/jinja_value.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace glassbox::jinja {
@@ -74,9 +74,14 @@ std::string python_float(double d) {
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
   // Shortest round-trip digits and exponent, then Python's layout: positional for exponents in
   // [-4, 16), scientific (with at least two exponent digits) otherwise.
+  // The fewest significant digits that read back as d, each count correctly rounded by printf
+  // (std::to_chars for doubles is missing from Emscripten's libc++).
   char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-  std::string sci(buf, res.ptr);
+  for (int precision = 0; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*e", precision, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  std::string sci(buf);
   const size_t e = sci.find('e');
   std::string mantissa = sci.substr(0, e);
   const int exponent = std::stoi(sci.substr(e + 1));
