@@ -240,6 +240,7 @@ TEMPLATES = {
 FEATURES = [
     ("  {% if true %}\n    yes\n  {% endif %}\n  after", {}),
     ("a  {%- if true -%}  b  {%- endif -%}  c", {}),
+    ("a\u3000\u00a0 {%- if true -%} \u2003b\u3000 {%- endif %}\n\u3000{% if true %}c{% endif %}\u00a0", {}),
     ("a\n  {%+ if true %}b{% endif %}\n", {}),
     ("x {% if true %}y{% endif %}\n  {% if true %}\nz{% endif %}", {}),
     ("{{ 'a' }}\n{{ 'b' }}\n  {{ 'c' }}\n", {}),

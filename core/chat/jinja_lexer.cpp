@@ -6,11 +6,30 @@
 #include <cstring>
 
 #include "chat/chat_error.h"
+#include "chat/jinja_strings.h"
 
 namespace glassbox::jinja {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+// Whitespace control strips what Python's str.rstrip() and the regex \s strip: Unicode spaces too.
+std::string rstrip_spaces(const std::string& text) {
+  std::u32string t = utf8_decode(text);
+  while (!t.empty() && python_space(t.back())) t.pop_back();
+  return utf8_encode(t);
+}
+size_t skip_spaces(const std::string& text, size_t pos) {
+  const std::u32string t = utf8_decode(text.substr(pos));
+  size_t n = 0;
+  while (n < t.size() && python_space(t[n])) ++n;
+  return pos + utf8_encode(t.substr(0, n)).size();
+}
+bool all_spaces(const std::string& text) {
+  for (char32_t c : utf8_decode(text))
+    if (!python_space(c)) return false;
+  return true;
+}
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -63,12 +82,11 @@ class Lexer {
       const char kind = src_[tag + 1];   // '{', '%' or '#'
       const char sign = tag + 2 < src_.size() ? src_[tag + 2] : '\0';
       if (sign == '-') {
-        text.erase(std::find_if_not(text.rbegin(), text.rend(), is_space).base(), text.end());
+        text = rstrip_spaces(text);
       } else if (sign != '+' && kind != '{') {
         // lstrip_blocks: only spaces before the tag on its line.
         const size_t line_start = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
-        if ((line_start > 0 || line_starting) && line_start < text.size() &&
-            std::all_of(text.begin() + static_cast<long>(line_start), text.end(), is_space))
+        if ((line_start > 0 || line_starting) && line_start < text.size() && all_spaces(text.substr(line_start)))
           text.erase(line_start);
       }
       emit_text(text, pos);
@@ -88,7 +106,7 @@ class Lexer {
       // After the tag: `-` strips all whitespace; trim_blocks drops one newline after a block or
       // comment unless `+` keeps it.
       if (end_sign == '-') {
-        while (pos < src_.size() && is_space(src_[pos])) ++pos;
+        pos = skip_spaces(src_, pos);
       } else if (end_sign != '+' && kind != '{' && pos < src_.size() && src_[pos] == '\n') {
         ++pos;
       }
