@@ -113,6 +113,8 @@ TEST(ChatTemplate, SyntaxErrorNamesLineAndColumn) {
   EXPECT_NE(error_of("{% frobnicate %}").problem().find("unknown tag 'frobnicate'"), std::string::npos);
   EXPECT_NE(error_of("{% macro m() %}{% endmacro %}").problem().find("not supported"), std::string::npos);
   EXPECT_EQ(error_of("{{ x }").line(), 1);
+  EXPECT_EQ(error_of("{{ 99999999999999999999 }}").problem(), "the number 99999999999999999999 is out of range");
+  EXPECT_EQ(error_of("{{ d.99999999999999999999 }}").problem(), "the number 99999999999999999999 is out of range");
 }
 
 TEST(ChatTemplate, UnknownFilterOrTestIsAnErrorBeforeRendering) {

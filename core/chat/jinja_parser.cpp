@@ -391,8 +391,8 @@ class Parser {
       auto e = node(Expr::Kind::Literal, t);
       try {
         // Floats read as Python's float() does: subnormals kept, too large -> inf.
-        e->value = t.type == T::Integer ? Value::integer(std::stoll(t.text))
-                                        : Value::number(std::strtod(t.text.c_str(), nullptr));
+        e->value =
+            t.type == T::Integer ? Value::integer(integer(t)) : Value::number(std::strtod(t.text.c_str(), nullptr));
       } catch (const std::exception&) {
         fail(t, "the number " + t.text + " is out of range");
       }
@@ -427,6 +427,15 @@ class Parser {
     fail(t, "expected an expression, found " + describe(t));
   }
 
+  // An integer literal; Python's are unbounded, these are 64-bit.
+  int64_t integer(const Token& t) const {
+    try {
+      return std::stoll(t.text);
+    } catch (const std::exception&) {
+      fail(t, "the number " + t.text + " is out of range");
+    }
+  }
+
   ExprPtr postfix(ExprPtr e) {
     while (true) {
       const Token& t = peek();
@@ -434,7 +443,7 @@ class Parser {
         if (peek().type == T::Integer) {
           auto item = node(Expr::Kind::Item, t);
           auto index = node(Expr::Kind::Literal, peek());
-          index->value = Value::integer(std::stoll(next().text));
+          index->value = Value::integer(integer(next()));
           item->args.push_back(std::move(e));
           item->args.push_back(std::move(index));
           e = checked(std::move(item));
