@@ -182,6 +182,18 @@ TEST(ChatTemplate, HostileTemplatesEndWithAnErrorNotACrash) {
   }
 }
 
+TEST(ChatTemplate, InvalidUtf8BytesPassThroughUnchanged) {
+  // Python would never hold such bytes in a str; here they are kept as they are, never widened.
+  const std::string bytes = "\xa0\xff\xc0\x80\xed\xb2\x80 x \xe2\x82";
+  EXPECT_EQ(render_chat_template("{%- if true -%}" + bytes + "{%- endif -%}", nlohmann::ordered_json::array(), {}),
+            bytes);
+  ChatTemplateOptions options;
+  options.variables = {{"s", " " + bytes + " "}};
+  EXPECT_EQ(render_chat_template("{{ s | trim }}|{{ s[::-1][::-1] }}|{{ s | length }}", nlohmann::ordered_json::array(),
+                                 options),
+            bytes + "| " + bytes + " |14");   // each invalid byte counts as one character
+}
+
 TEST(ChatTemplate, BadMessagesAndOptionsAreInvalidArguments) {
   const ChatTemplate t("{{ messages | length }}");
   EXPECT_THROW(t.render(nlohmann::ordered_json::object(), {}), InvalidArgument);

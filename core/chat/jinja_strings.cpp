@@ -19,8 +19,12 @@ std::u32string utf8_decode(const std::string& s) {
       if ((d >> 6) != 2) valid = false;
       cp = (cp << 6) | (d & 0x3F);
     }
+    // Overlong forms, surrogates and values past U+10FFFF are invalid too, so that every byte
+    // string decodes and encodes back to itself.
+    static const char32_t smallest[] = {0, 0x80, 0x800, 0x10000};
+    if (valid && extra > 0 && (cp < smallest[extra] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)) valid = false;
     if (!valid) {
-      out += static_cast<char32_t>(c);
+      out += kEscapedByte + c;
       ++i;
     } else {
       out += cp;
@@ -33,7 +37,9 @@ std::u32string utf8_decode(const std::string& s) {
 std::string utf8_encode(const std::u32string& s) {
   std::string out;
   for (char32_t cp : s) {
-    if (cp < 0x80) {
+    if (cp >= kEscapedByte + 0x80 && cp <= kEscapedByte + 0xFF) {
+      out += static_cast<char>(cp - kEscapedByte);
+    } else if (cp < 0x80) {
       out += static_cast<char>(cp);
     } else if (cp < 0x800) {
       out += static_cast<char>(0xC0 | (cp >> 6));

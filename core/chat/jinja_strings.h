@@ -8,7 +8,10 @@
 
 namespace glassbox::jinja {
 
-// UTF-8 <-> code points. Invalid bytes decode as themselves (U+0080..U+00FF), so nothing is lost.
+// UTF-8 <-> code points. A byte that is not part of valid UTF-8 decodes as the lone surrogate
+// kEscapedByte + byte (Python's "surrogateescape") and encodes back to that byte, so any bytes
+// survive a round trip; such a code point is neither a space nor a letter.
+constexpr char32_t kEscapedByte = 0xDC00;
 std::u32string utf8_decode(const std::string& s);
 std::string utf8_encode(const std::u32string& s);
 
