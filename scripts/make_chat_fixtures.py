@@ -283,6 +283,10 @@ FEATURES = [
     ("{{ 'yes' if flag else 'no' }} [{{ 'x' if false }}]", {"flag": True}),
     ("{{ s[0] }} {{ s[-1] }} {{ s[1:] }} {{ s[:2] }} {{ s[::-1] }} {{ s[1:-1:2] }} {{ s[10:] }}", {"s": "héllo👋"}),
     ("{{ xs[::-1] }} {{ xs[1:] }} {{ xs[-2:] }} {{ xs[5] is defined }}", {"xs": [1, 2, 3]}),
+    (
+        "{{ xs[1::9223372036854775807] }} {{ xs[::-9223372036854775807] }} {{ xs[-100:100:2] }} {{ 'abc'[5:1:-1] }}",
+        {"xs": [1, 2, 3]},
+    ),
     ("{{ '  pad \t\n' | trim }}|{{ 'xxhixx' | trim('x') }}|{{ '\u3000wide\u3000' | trim }}|", {}),
     ("{{ xs | length }} {{ 'héllo' | length }} {{ d | length }} {{ xs | count }}", {"xs": [1, 2], "d": {"a": 1}}),
     ("{{ 'MiXed' | upper }} {{ 'MiXed' | lower }} {{ 'hello world' | title }} {{ 'hELLO' | capitalize }}", {}),
@@ -311,7 +315,8 @@ FEATURES = [
         },
     ),
     (
-        "{{ d | tojson }}|{{ d | tojson(indent=2) }}|{{ [] | tojson }}|{{ {} | tojson(indent=2) }}|{{ 'x' | tojson }}",
+        "{{ d | tojson }}|{{ d | tojson(indent=2) }}|{{ [] | tojson }}|{{ {} | tojson(indent=2) }}|{{ 'x' | tojson }}"
+        "|{{ [1, [2]] | tojson(indent=0) }}|{{ [1] | tojson(indent=-3) }}|{{ [1] | tojson(indent=none) }}",
         {"d": {"name": 'Zürich "q" <b>&', "n": [1, 2.5, True, None], "e": {}, "ctl": "\u0001\t\n\u007f"}},
     ),
     (

@@ -169,6 +169,11 @@ TEST(ChatTemplate, HostileTemplatesEndWithAnErrorNotACrash) {
                 .problem()
                 .find("longer than"),
             std::string::npos);
+  EXPECT_NE(
+      error_of("{{ ('x' * 1000000) | replace('x', '" + std::string(80, 'y') + "') }}").problem().find("longer than"),
+      std::string::npos);
+  EXPECT_NE(error_of("{{ 1e300 | int }}").problem().find("does not fit"), std::string::npos);
+  EXPECT_NE(error_of("{{ [1] | tojson(indent=100000) }}").problem().find("at most 64"), std::string::npos);
   const std::string loops =
       "{% set s = 'x' * 1000 %}{% for a in s %}{% for b in s %}{% for c in s %}{% endfor %}"
       "{% endfor %}{% endfor %}";

@@ -66,7 +66,10 @@ Value f_tojson(const Value& v, const CallArgs& a) {
   const auto sort = arg(a, 3, "sort_keys");
   if (sort && sort->truthy()) throw std::invalid_argument("tojson(sort_keys=true) is not supported");
   require_defined(v);
-  return Value::string(to_json(v, static_cast<int>(int_arg(a, 1, "indent", -1))));
+  // indent: None is one line; a negative one indents by nothing, as json.dumps does.
+  const int64_t indent = int_arg(a, 1, "indent", INT64_MIN);
+  if (indent > 64) throw std::invalid_argument("tojson's indent is at most 64 here");
+  return Value::string(to_json(v, indent == INT64_MIN ? -1 : static_cast<int>(std::max<int64_t>(indent, 0))));
 }
 Value f_length(const Value& v, const CallArgs&) {
   const int64_t n = python_len(v);
@@ -91,6 +94,7 @@ Value f_join(const Value& v, const CallArgs& a) {
     if (!first) out += sep;
     first = false;
     out += (attribute ? get_attribute(item, *attribute) : item).str();
+    if (out.size() > kMaxStringBytes) throw std::invalid_argument("the joined string would be too long");
   }
   return Value::string(out);
 }
@@ -113,7 +117,12 @@ Value f_string(const Value& v, const CallArgs&) { return Value::string(v.str());
 Value f_int(const Value& v, const CallArgs& a) {
   const int64_t fallback = int_arg(a, 0, "default", 0);
   if (v.kind() == Value::Kind::Int || v.kind() == Value::Kind::Bool) return Value::integer(v.as_int());
-  if (v.kind() == Value::Kind::Float) return Value::integer(static_cast<int64_t>(v.as_double()));
+  if (v.kind() == Value::Kind::Float) {
+    const double d = v.as_double();
+    if (!(d > -9.2e18 && d < 9.2e18))
+      throw std::invalid_argument("the float " + v.repr() + " does not fit in a 64-bit int");
+    return Value::integer(static_cast<int64_t>(d));
+  }
   if (v.is_string()) {
     try {
       size_t used = 0;
@@ -387,6 +396,7 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
         throw std::invalid_argument("sequence item: expected str instance, " + item.type_name() + " found");
       out += (first ? "" : s) + item.as_string();
       first = false;
+      if (out.size() > kMaxStringBytes) throw std::invalid_argument("the joined string would be too long");
     }
     return Value::string(out);
   }

@@ -17,7 +17,8 @@ enum class Flow { Normal, Break, Continue };
 
 // Bounds on what one render may do, so that a hostile template ends with an error instead of
 // running for hours or taking all memory: no real chat template comes near.
-constexpr uint64_t kMaxText = uint64_t{1} << 26;   // bytes of one string and of the output (64 MiB)
+constexpr uint64_t kMaxText = kMaxStringBytes;   // bytes of one string and of the output
+constexpr uint64_t kBytesPerStep = 64;           // a made string costs a step per 64 bytes
 
 [[noreturn]] void type_error(const std::string& op, const Value& a, const Value& b) {
   if (a.is_undefined()) throw std::invalid_argument(a.undefined_reason());
@@ -275,7 +276,12 @@ class Evaluator {
   Value eval(const Expr& e) {
     step(e.line, e.column);
     try {
-      return evaluate(e);
+      Value v = evaluate(e);
+      // Strings a template makes (not those it reads) cost steps by their size, so that many
+      // bounded strings cannot add up to all memory either.
+      if (v.is_string() && (e.kind == Expr::Kind::Binary || e.kind == Expr::Kind::Filter || e.kind == Expr::Kind::Call))
+        steps_ += v.as_string().size() / kBytesPerStep;
+      return v;
     } catch (const std::invalid_argument& problem) {
       throw TemplateError(e.line, e.column, problem.what());
     }

@@ -113,6 +113,9 @@ std::string python_replace(const std::string& s, const std::string& from, const 
     // Python inserts `to` before every code point and at the end.
     const std::u32string text = utf8_decode(s);
     int64_t done = 0;
+    if (to.size() * (text.size() + 1) > kMaxStringBytes)
+      throw std::invalid_argument("the replaced string would be longer than " + std::to_string(kMaxStringBytes) +
+                                  " bytes");
     for (char32_t c : text) {
       if (count < 0 || done < count) {
         out += to;
@@ -128,6 +131,9 @@ std::string python_replace(const std::string& s, const std::string& from, const 
   while (count < 0 || done < count) {
     const size_t at = s.find(from, start);
     if (at == std::string::npos) break;
+    if (out.size() + (at - start) + to.size() > kMaxStringBytes)
+      throw std::invalid_argument("the replaced string would be longer than " + std::to_string(kMaxStringBytes) +
+                                  " bytes");
     out += s.substr(start, at - start) + to;
     start = at + from.size();
     ++done;
@@ -180,7 +186,11 @@ std::vector<int64_t> slice_indices(int64_t n, std::optional<int64_t> start, std:
   const int64_t b = clamp(start, st > 0 ? 0 : n - 1);
   const int64_t e = clamp(stop, st > 0 ? n : -1);
   std::vector<int64_t> out;
-  for (int64_t i = b; st > 0 ? i < e : i > e; i += st) out.push_back(i);
+  for (int64_t i = b; st > 0 ? i < e : i > e;) {
+    out.push_back(i);
+    if (st > 0 ? e - i <= st : i - e <= -st) break;   // the next index would pass the end (or overflow)
+    i += st;
+  }
   return out;
 }
 

@@ -12,6 +12,10 @@ namespace glassbox::jinja {
 // kEscapedByte + byte (Python's "surrogateescape") and encodes back to that byte, so any bytes
 // survive a round trip; such a code point is neither a space nor a letter.
 constexpr char32_t kEscapedByte = 0xDC00;
+
+// The longest string a template may make (64 MiB), and so the longest output: a bound for hostile
+// templates that no real one comes near.
+constexpr size_t kMaxStringBytes = size_t{1} << 26;
 std::u32string utf8_decode(const std::string& s);
 std::string utf8_encode(const std::u32string& s);
 
