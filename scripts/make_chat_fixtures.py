@@ -28,6 +28,7 @@ The templates (tests/fixtures/chat/templates/*.jinja) and where each text comes 
 import datetime
 import json
 import os
+import random
 import sys
 
 import jinja2
@@ -100,6 +101,53 @@ def chat_cases(with_system=True):
     for name, messages in conversations:
         for prompt in (False, True):
             cases.append({"name": name, "messages": messages, "add_generation_prompt": prompt, "vars": {}})
+    return cases
+
+
+# Random conversations (seeded): any order of roles, so that templates that check the order raise,
+# texts built from pieces with every kind of whitespace at the ends and Unicode inside.
+PIECES = [
+    "Hi",
+    "  ",
+    "\n",
+    "\t",
+    "über",
+    "日本",
+    "🙂",
+    "👩‍💻",
+    "\u00a0",
+    "\u3000",
+    "'",
+    '"',
+    "\\",
+    "{{ x }}",
+    "{% if %}",
+    "<think>",
+    "</think>",
+    "\r\n",
+    "a b",
+    "42",
+    "<|im_end|>",
+    "[INST]",
+]
+
+
+def random_cases(seed, count=8):
+    rng = random.Random(seed)
+    cases = []
+    for i in range(count):
+        messages = []
+        if rng.random() < 0.5:
+            messages.append(
+                {"role": "system", "content": "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 5)))}
+            )
+        roles = ["user", "assistant"]
+        for turn in range(rng.randint(1, 5)):
+            role = roles[turn % 2] if rng.random() < 0.8 else rng.choice(roles)
+            messages.append({"role": role, "content": "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 6)))})
+        cases.append(
+            {"name": f"random {i}", "messages": messages, "add_generation_prompt": rng.random() < 0.5, "vars": {}}
+        )
     return cases
 
 
@@ -380,7 +428,7 @@ def main():
         template = env.from_string(source)
         tokens = {k: spec[k] for k in ("bos_token", "eos_token") if spec[k] is not None}
         cases = []
-        for case in spec["cases"]:
+        for case in spec["cases"] + random_cases(name):
             case = dict(case)
             try:
                 case["expected"] = render(
