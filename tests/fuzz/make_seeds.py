@@ -260,6 +260,22 @@ def main():
     for i, t in enumerate(texts):
         write("tokenizer", f"text-{i}", t)
 
+    # chat_template: template \0 messages, the real templates of tests/fixtures/chat over a
+    # conversation of theirs
+    for fixture in sorted((FIXTURES / "chat").glob("*.json")):
+        if fixture.stem == "features":
+            continue
+        chat = json.loads(fixture.read_text(encoding="utf-8"))
+        messages = json.dumps(chat["cases"][0]["messages"], ensure_ascii=False)
+        write("chat_template", fixture.stem, chat["template"].encode() + b"\0" + messages.encode())
+    write(
+        "chat_template",
+        "features",
+        "\n".join(
+            c["template"] for c in json.loads((FIXTURES / "chat/features.json").read_text(encoding="utf-8"))["cases"]
+        ).encode(),
+    )
+
     # model: config.json \0 model.safetensors, tiny models of both architectures and each dtype
     for name, args in [
         ("gpt2", ("gpt2",)),
