@@ -14,6 +14,7 @@
 // model produces is put in the page as text (textContent / text nodes), never as HTML.
 import { AttentionView } from './app/attention-view.mjs';
 import { ClassifyView } from './app/classify-view.mjs';
+import { Conversation } from './app/conversation.mjs';
 import { formatInt } from './app/dom.mjs';
 import { FillMaskView, maskPositions } from './app/fill-mask-view.mjs';
 import { FramePacer } from './app/frame-pacer.mjs';
@@ -50,6 +51,7 @@ const state = {
   tokenizer: null, // the first model's tokenizer, while its weights are still on their way
   shape: null, // the model's sizes as the engine parsed them (model.shape; the tokenizer's before)
   idsOnly: false, // the model has no tokenizer: the prompt is token ids, tokens show as #id
+  chat: false, // the model has a chat template: the prompt is the next message of a conversation
   promptProblem: null, // why the prompt cannot be read as token ids (idsOnly), or null
   texts: null, // TokenTexts of the model
   seq: null, // Sequence of the current prompt (+ generated tokens)
@@ -107,7 +109,9 @@ function showKind(kind) {
   $('mask-switch').hidden = kind === 'mlm'; // its attention is the bidirectional one already
   if (kind === 'mlm' && masks.on) $('mask-switch').click();
   $('prompt-keys').textContent = lm
-    ? 'Ctrl+Enter generates, Escape stops.'
+    ? state.chat
+      ? 'Ctrl+Enter sends the message, Escape stops.'
+      : 'Ctrl+Enter generates, Escape stops.'
     : kind === 'classifier'
       ? 'The label follows as you type.'
       : 'The guesses follow as you type.';
@@ -118,7 +122,7 @@ function showKind(kind) {
   } else if (kind !== 'mlm' && was === 'mlm') {
     allowSpecial.checked = allowSpecialWas;
   }
-  allowSpecial.disabled = kind === 'mlm' || state.idsOnly;
+  allowSpecial.disabled = kind === 'mlm' || state.idsOnly || state.chat;
   $('tokens-help').textContent =
     'Select a token (click, or Enter/Space; arrow keys move) to see how much it attends to each ' +
     `${kind === 'mlm' ? 'other token (before and after it)' : 'earlier token'} in the chosen layer and head.`;
@@ -135,7 +139,17 @@ function showIdsOnly(on, vocabulary) {
     ? `This model has no tokenizer: type token ids (0 to ${formatInt(vocabulary - 1)}) separated by commas; its tokens show as #id.`
     : '';
   promptInput.placeholder = on ? 'Token ids, e.g. 1, 2, 3' : '';
-  allowSpecial.disabled = on || state.kind === 'mlm';
+  allowSpecial.disabled = on || state.kind === 'mlm' || state.chat;
+}
+
+// A model with a chat template talks: the Prompt box holds the next message of a conversation
+// (conversation.mjs), which the template renders with its special tokens, always read as tokens.
+const CHAT_EXAMPLE = 'Write a short poem about attention.';
+function showChat(on) {
+  state.chat = on;
+  conversation.show(on);
+  if (on) promptInput.placeholder = 'Your message';
+  allowSpecial.disabled = on || state.kind === 'mlm' || state.idsOnly;
 }
 
 const status = new StatusLine($('status'));
@@ -166,6 +180,13 @@ const attention = new AttentionView({
   onToggleHead: toggleHead,
 });
 const resetHeads = $('reset-heads');
+const conversation = new Conversation({
+  root: $('conversation'),
+  system: $('system-prompt'),
+  list: $('turns'),
+  newButton: $('new-conversation'),
+  onChange: () => promptChanged(),
+});
 const classifyView = new ClassifyView({ verdict: $('classify-verdict'), list: $('classify-bars') });
 const fillMask = new FillMaskView({ caption: $('fill-mask-caption'), list: $('fill-mask-list') });
 const layers = new LayersView({
@@ -396,6 +417,20 @@ function promptIds() {
   return read.ids ?? [];
 }
 
+// The conversation, with the Prompt box's message as the user's next turn, as the model reads it:
+// rendered by its chat template, every special token in the rendered text read as one (as
+// transformers' apply_chat_template(tokenize=True) does). [] (and state.promptProblem, shown under
+// the prompt) when the template refuses the conversation.
+async function conversationIds(model) {
+  state.promptProblem = null;
+  try {
+    return await model.tokenize(await conversation.render(model, promptInput.value), { allowSpecial: true });
+  } catch (e) {
+    state.promptProblem = `The chat template cannot render this conversation: ${e.message}`;
+    return [];
+  }
+}
+
 async function analyzePrompt(v) {
   // This model's, even if another loads meanwhile. Before the first model is ready, its tokenizer
   // alone (onTokenizer): the tokens show, the attention comes with the model.
@@ -403,7 +438,9 @@ async function analyzePrompt(v) {
   if (v !== wanted || !(model ?? tokenizer)) return;
   const ids = state.idsOnly
     ? promptIds()
-    : await (model ?? tokenizer).tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
+    : state.chat && model
+      ? await conversationIds(model)
+      : await (model ?? tokenizer).tokenize(promptInput.value, { allowSpecial: allowSpecial.checked });
   if (kind === 'classifier' && state.endOfText !== null) ids.push(state.endOfText); // the token it reads
   const texts = await tokenTexts.many(ids);
   if (!stillWanted(v, model)) return;
@@ -522,7 +559,8 @@ function setGenerating(on) {
   generateButton.disabled = on || !state.model || state.loading !== null || state.kind !== 'lm';
   stopButton.disabled = !on;
   promptInput.readOnly = on;
-  allowSpecial.disabled = on || state.kind === 'mlm' || state.idsOnly;
+  allowSpecial.disabled = on || state.kind === 'mlm' || state.idsOnly || state.chat;
+  conversation.setDisabled(on);
   sampling.setDisabled(on);
   attention.setLive(on);
   masks.setStale(on);
@@ -552,6 +590,7 @@ async function generate({ seed } = {}) {
   let generation = null,
     pacer = null;
   const { model, texts } = state;
+  const message = state.chat ? promptInput.value : null; // (read-only until the run ends)
   try {
     const seq = await promptToContinue(model);
     if (!seq) return;
@@ -615,6 +654,7 @@ async function generate({ seed } = {}) {
     await next.flush();
     // The status line counts what the page showed, timed from the first token to the last shown.
     output.finish(generation.stopped ? '' : result.text);
+    if (message !== null && model === state.model) await replied(model, seq, message);
     if (state.loading === null) status.done({ ...stats, tokens: drawn.tokens, last: drawn.last }, result.stopReason);
   } catch (e) {
     pacer?.cancel();
@@ -625,6 +665,23 @@ async function generate({ seed } = {}) {
     generationEnded();
     finished();
   }
+}
+
+// The message and the reply (the tokens generated, all of them or up to Stop) become turns of the
+// conversation, and the Prompt box is ready for the next message. The views keep showing the
+// generation until the next message (or the system prompt) is written.
+async function replied(model, seq, message) {
+  const reply = await model.detokenize(seq.ids.slice(seq.promptLength));
+  conversation.add(message, reply);
+  promptInput.value = '';
+}
+
+// "Generate again" in a conversation replies to the last message again: that turn is taken back.
+function retakeLastTurn() {
+  const message = conversation.takeLast();
+  if (message === null) return;
+  promptInput.value = message;
+  promptChanged();
 }
 
 // On a narrow screen the Output is below the settings: it is scrolled into view as a generation
@@ -648,6 +705,7 @@ async function promptToContinue(model) {
     return null;
   };
   if (model !== state.model) return null; // another model was loaded meanwhile
+  if (state.chat && !promptInput.value.trim()) return refuse('Write a message first: the model replies to it.');
   if (!seq?.promptLength)
     return refuse(
       state.promptProblem ??
@@ -757,6 +815,7 @@ const picker = new ModelPicker({
     state.seq = null;
     old?.dispose();
     showIdsOnly(!model.hasTokenizer, model.shape.vocabulary);
+    showChat(model.hasChatTemplate);
     const kind = modelKind(model.config, model);
     // What the page adds to a classifier's prompt, and how a masked LM's mask is written.
     const text = model.hasTokenizer; // (without one, the prompt is ids: the page adds none)
@@ -768,7 +827,8 @@ const picker = new ModelPicker({
     if (kind === 'mlm') example ??= maskedExample(); // a masked LM's example has a mask, whatever its source
     if (state.idsOnly)
       example = IDS_EXAMPLE; // (a model without a tokenizer reads ids)
-    else if (state.example === IDS_EXAMPLE) example ??= SHIPPED.example;
+    else if (state.chat) example = CHAT_EXAMPLE;
+    else if (state.example === IDS_EXAMPLE || state.example === CHAT_EXAMPLE) example ??= SHIPPED.example;
     if (example && promptInput.value === state.example) promptInput.value = example; // not edited: this model's
     if (example) state.example = example;
     showKind(kind);
@@ -785,7 +845,8 @@ const picker = new ModelPicker({
     modelInfo.textContent =
       `${name}: ${what}, ${s.layers} layers × ${s.heads} heads${kv}, ${s.width} wide, ` +
       `${formatInt(s.positions)} positions, ${formatInt(s.vocabulary)}-token vocabulary` +
-      `${state.idsOnly ? ', no tokenizer (it reads token ids)' : ''}; ` +
+      `${state.idsOnly ? ', no tokenizer (it reads token ids)' : ''}` +
+      `${state.chat ? ', a chat template (it talks)' : ''}; ` +
       `${model.quantize === 'int8' ? 'int8' : 'F32'} weights, ` +
       `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
     attention.configure(s.layers, s.heads, s.kvHeads);
@@ -845,7 +906,10 @@ resetHeads.addEventListener('click', () => {
   headsChanged();
   next.reset();
 });
-regenerateButton.addEventListener('click', () => generate({ seed: state.made?.seed }));
+regenerateButton.addEventListener('click', () => {
+  if (state.chat && !state.generating) retakeLastTurn();
+  generate({ seed: state.made?.seed });
+});
 promptInput.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
     e.preventDefault();
