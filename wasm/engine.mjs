@@ -149,7 +149,7 @@ async function createCore({ threads, wasmPaths }) {
 
 // loadModel with the engine in this thread (glassbox.mjs, service-worker.mjs, worker.mjs), its options checked
 // (model-source.mjs, checkLoadOptions; threads and wasmPaths by loadCore). The files stream into
-// the engine; a tokenizer is made as soon as vocab.json and merges.txt are in when onTokenizer asks
+// the engine; a tokenizer is made as soon as its files are in when onTokenizer asks
 // for one, and then moves into the model.
 export async function loadHere(
   source,
@@ -349,8 +349,9 @@ export class WeightsLoading {
     return this.#loading.sha256();
   }
 
-  // The model, once every byte is in; files: {vocab?, merges?} (strings) for its tokenizer (both
-  // absent: a model run on ids alone; an empty string is a file, which the engine parses). early:
+  // The model, once every byte is in; files: {tokenizerJson?, vocab?, merges?} (strings) for its
+  // tokenizer, tokenizer.json's when given (all absent: a model run on ids alone; an empty string
+  // is a file, which the engine parses). early:
   // a LocalTokenizer made of the same files, whose tokenizer the model takes over (it is not made
   // a second time); it then answers through the model (its handOver).
   finish(files, early = null) {
@@ -358,10 +359,15 @@ export class WeightsLoading {
     try {
       return new LocalModel(
         this.#core,
-        this.#loading.finish({ vocab: files.vocab ?? null, merges: files.merges ?? null, tokenizer }),
+        this.#loading.finish({
+          tokenizerJson: files.tokenizerJson ?? null,
+          vocab: files.vocab ?? null,
+          merges: files.merges ?? null,
+          tokenizer,
+        }),
         this.config,
         this.#quantize,
-        files.vocab != null || tokenizer != null,
+        files.tokenizerJson != null || files.vocab != null || tokenizer != null,
       );
     } finally {
       tokenizer?.delete();
@@ -386,7 +392,8 @@ export class LocalModel {
   #engine;
   #generating = false;
 
-  // (WeightsLoading.finish makes them.) hasTokenizer: whether vocab.json and merges.txt came with it.
+  // (WeightsLoading.finish makes them.) hasTokenizer: whether tokenizer.json, or vocab.json and
+  // merges.txt, came with it.
   constructor(core, engine, config, quantize, hasTokenizer) {
     this.#core = core;
     this.#engine = engine;
@@ -409,9 +416,9 @@ export class LocalModel {
   }
 
   async tokenize(text, options = undefined) {
-    const { allowSpecial = false } = checkTokenizeOptions(options);
+    const { allowSpecial = false, addSpecial = false } = checkTokenizeOptions(options);
     checkText(text, 'text');
-    return Array.from(this.#live().tokenize(text, allowSpecial));
+    return Array.from(this.#live().tokenize(text, allowSpecial, addSpecial));
   }
 
   async detokenize(ids) {
@@ -557,18 +564,19 @@ export class LocalTokenizer {
   #tokenizer;
   #model = null;
 
-  // files: {config, vocab, merges} (strings); config is parsed here, and its shape read by the
-  // engine, as the model's will be.
+  // files: {config, tokenizerJson} or {config, vocab, merges} (strings); config is parsed here, and
+  // its shape read by the engine, as the model's will be.
   // Making it takes tens of milliseconds of this thread in one piece, so it waits for a moment
   // when nothing else is ready to run: the weights, if they are arriving, keep streaming into the
   // engine (their bytes are buffered meanwhile) instead of waiting behind it.
   // core: the engine's promise (default: this thread's, loadCore()).
-  static async load({ config, vocab, merges }, corePromise = loadCore()) {
+  static async load({ config, vocab, merges, tokenizerJson }, corePromise = loadCore()) {
     const parsed = parseConfig(config);
     const core = await corePromise;
     await new Promise((resolve) => setTimeout(resolve, 0));
     const tokenizer = new LocalTokenizer();
-    tokenizer.#tokenizer = core.Tokenizer.create(vocab, merges);
+    tokenizer.#tokenizer =
+      typeof tokenizerJson === 'string' ? core.Tokenizer.fromJson(tokenizerJson) : core.Tokenizer.create(vocab, merges);
     tokenizer.config = parsed;
     configTexts.set(tokenizer, config);
     tokenizer.shape = Object.freeze(core.Engine.shape(config));
@@ -577,9 +585,9 @@ export class LocalTokenizer {
 
   async tokenize(text, options = undefined) {
     if (this.#model) return this.#model.tokenize(text, options);
-    const { allowSpecial = false } = checkTokenizeOptions(options);
+    const { allowSpecial = false, addSpecial = false } = checkTokenizeOptions(options);
     checkText(text, 'text');
-    return Array.from(this.#live().tokenize(text, allowSpecial));
+    return Array.from(this.#live().tokenize(text, allowSpecial, addSpecial));
   }
 
   async detokenize(ids) {

@@ -92,9 +92,9 @@ class Engine {
     return guarded([&] { return shape_of(ModelConfig::parse(config_json, "config.json")); });
   }
 
-  val tokenize(const std::string& text, bool allow_special) const {
+  val tokenize(const std::string& text, bool allow_special, bool add_special) const {
     return guarded([&] {
-      const auto ids = tokenizer().encode(text, allow_special);
+      const auto ids = tokenizer().encode(text, allow_special, add_special);
       return typed_array_copy("Int32Array", ids.data(), ids.size());
     });
   }
@@ -276,7 +276,8 @@ class Engine {
 
  private:
   const Tokenizer& tokenizer() const {
-    if (!tokenizer_) throw InvalidArgument("this model was loaded without vocab.json and merges.txt: no tokenizer");
+    if (!tokenizer_)
+      throw InvalidArgument("this model was loaded without tokenizer.json or vocab.json and merges.txt: no tokenizer");
     return *tokenizer_;
   }
 

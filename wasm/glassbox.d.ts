@@ -48,9 +48,12 @@ export interface ModelShape {
  *  refused with an InvalidArgumentError). */
 export type TokenIds = readonly number[] | (ArrayBufferView & ArrayLike<number>);
 
-/** The four files of a model directory, when they are not fetched from a URL or read from a path.
- *  vocab and merges come together (the tokenizer), or are both left out (a model run on token ids
- *  alone): one without the other is a ModelFormatError naming the missing one. A sharded
+/** The files of a model directory, when they are not fetched from a URL or read from a path.
+ *  The tokenizer is tokenizerJson (tokenizer.json) when given; else vocab and merges come together,
+ *  or are both left out (a model run on token ids alone): one without the other is a
+ *  ModelFormatError naming the missing one. tokenizerConfig (tokenizer_config.json), chatTemplate
+ *  (chat_template.jinja) and generationConfig (generation_config.json): an instruct model's chat
+ *  template, its special tokens and its generation defaults. A sharded
  *  checkpoint: weights is an array of its shards, in the order of their names (as the index names
  *  them), with index, its model.safetensors.index.json. */
 export interface ModelFiles {
@@ -59,6 +62,19 @@ export interface ModelFiles {
   index?: string | ArrayBuffer | ArrayBufferView | Blob;
   vocab?: string | ArrayBuffer | ArrayBufferView | Blob;
   merges?: string | ArrayBuffer | ArrayBufferView | Blob;
+  tokenizerJson?: string | ArrayBuffer | ArrayBufferView | Blob;
+  tokenizerConfig?: string | ArrayBuffer | ArrayBufferView | Blob;
+  chatTemplate?: string | ArrayBuffer | ArrayBufferView | Blob;
+  generationConfig?: string | ArrayBuffer | ArrayBufferView | Blob;
+}
+
+/** tokenize's options. allowSpecial: special tokens written in the text (such as "<|endoftext|>"
+ *  or "<|im_start|>") are matched as those tokens, else they are ordinary characters. addSpecial:
+ *  the tokens a tokenizer.json's post-processor adds (BOS...). Both true: what transformers'
+ *  tokenizer(text) gives. */
+export interface TokenizeOptions {
+  allowSpecial?: boolean;
+  addSpecial?: boolean;
 }
 
 /** loadModel's options. As every call's options (tokenize, forward, classify, generate, train,
@@ -78,8 +94,8 @@ export interface LoadOptions {
     loaded: number;
     total: number;
   }) => void;
-  /** Called before the load ends, once vocab.json and merges.txt are read and the weights are still on
-   *  their way (from a URL, as soon as those two have downloaded): a page can show its prompt's
+  /** Called before the load ends, once the tokenizer's files are read and the weights are still on
+   *  their way (from a URL, as soon as the small files have downloaded): a page can show its prompt's
    *  tokens before the model is ready. Not called for a model without a tokenizer. */
   onTokenizer?: (tokenizer: Tokenizer) => void;
   /** Run the engine in a Web Worker (browser) or worker thread (Node); the API stays the same. The worker
@@ -119,7 +135,7 @@ export interface Tokenizer {
   readonly config: ModelConfig;
   /** The model's shape, as Model.shape will be. */
   readonly shape: ModelShape;
-  tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
+  tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
   detokenize(ids: TokenIds): Promise<string>;
 }
 
@@ -265,7 +281,7 @@ export interface Model {
   readonly bidirectional: boolean;
   /** The [MASK] token id of a masked-LM model (config.json "mask_token_id"), or -1. */
   readonly maskTokenId: number;
-  /** Whether the model came with a tokenizer (vocab.json and merges.txt). Without one it runs on
+  /** Whether the model came with a tokenizer (tokenizer.json, or vocab.json and merges.txt). Without one it runs on
    *  token ids: tokenize, detokenize, and generate or classify from a string reject with an
    *  InvalidArgumentError ("... no tokenizer"); forward and generate from ids work, and each step's
    *  text is ''. */
@@ -274,9 +290,10 @@ export interface Model {
   readonly fromCache?: boolean;
   /** With { cache }: why the downloaded files could not be stored (e.g. the quota); the model works. */
   readonly cacheError?: string;
-  /** Text -> ids. "<|endoftext|>" in the text is ordinary characters unless allowSpecial. */
-  tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
-  /** Ids -> text; bytes that are not whole UTF-8 characters become U+FFFD. */
+  /** Text -> ids. "<|endoftext|>" in the text is ordinary characters unless allowSpecial;
+   *  addSpecial adds the post-processor's tokens (BOS...). */
+  tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
+  /** Ids -> text, special tokens included; bytes that are not whole UTF-8 characters become U+FFFD. */
   detokenize(ids: TokenIds): Promise<string>;
   /** The logits of every position, and what else the options ask for (ForwardOptions). */
   forward(ids: TokenIds, options?: ForwardOptions): Promise<ForwardResult>;
@@ -435,7 +452,9 @@ export function loadModel(source: string | URL | ModelFiles, options?: LoadOptio
  *  ('https://huggingface.co/owner/name/resolve/main/'); null for any other source. */
 export function hubDirectoryUrl(source: string | URL | ModelFiles): string | null;
 
-/** The files of a model directory: config.json, model.safetensors, vocab.json, merges.txt. */
+/** The files of a model directory: config.json, model.safetensors, vocab.json, merges.txt,
+ *  tokenizer.json, tokenizer_config.json, chat_template.jinja, generation_config.json (all but the
+ *  first two optional). */
 export const MODEL_FILES: readonly string[];
 
 /** What loading and running a model would take, from config.json and the header of

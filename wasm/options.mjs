@@ -197,7 +197,7 @@ export const LOAD_OPTIONS = [
   'contextLength',
 ];
 export const ESTIMATE_OPTIONS = ['quantize', 'contextLength', 'signal', 'worker', 'wasmPaths'];
-export const TOKENIZE_OPTIONS = ['allowSpecial'];
+export const TOKENIZE_OPTIONS = ['allowSpecial', 'addSpecial'];
 export const FORWARD_OPTIONS = ['attention', 'logits', 'mask', 'hiddenStates', 'lens', 'headMask'];
 export const CLASSIFY_OPTIONS = ['headMask', 'attention'];
 export const GENERATE_OPTIONS = [
@@ -245,6 +245,7 @@ export function inspectOptions({ lens, headMask }) {
 export function checkTokenizeOptions(options) {
   const o = checkOptionNames(options, TOKENIZE_OPTIONS, 'tokenize');
   checkBoolean('allowSpecial', o.allowSpecial);
+  checkBoolean('addSpecial', o.addSpecial);
   return o;
 }
 
