@@ -11,12 +11,16 @@ import { parseConfig, readModelFiles } from './model-source.mjs';
 import { isNode } from './platform.mjs';
 import {
   checkClassifyOptions,
+  checkChatOptions,
+  checkChatTemplateOptions,
   checkForwardOptions,
   checkGenerateOptions,
   checkTokenizeOptions,
   formatValue,
   guardCallback,
   inspectOptions,
+  jsonOf,
+  messagesJson,
 } from './options.mjs';
 import { makeModule } from './wasm-module.mjs';
 
@@ -351,7 +355,8 @@ export class WeightsLoading {
 
   // The model, once every byte is in; files: {tokenizerJson?, vocab?, merges?} (strings) for its
   // tokenizer, tokenizer.json's when given (all absent: a model run on ids alone; an empty string
-  // is a file, which the engine parses). early:
+  // is a file, which the engine parses), {chatTemplate?, tokenizerConfig?, generationConfig?} for
+  // its chat template and generation defaults. early:
   // a LocalTokenizer made of the same files, whose tokenizer the model takes over (it is not made
   // a second time); it then answers through the model (its handOver).
   finish(files, early = null) {
@@ -364,6 +369,9 @@ export class WeightsLoading {
           vocab: files.vocab ?? null,
           merges: files.merges ?? null,
           tokenizer,
+          chatTemplate: files.chatTemplate ?? null,
+          tokenizerConfig: files.tokenizerConfig ?? null,
+          generationConfig: files.generationConfig ?? null,
         }),
         this.config,
         this.#quantize,
@@ -401,7 +409,8 @@ export class LocalModel {
     configTexts.set(this, config);
     this.quantize = quantize;
     this.hasTokenizer = hasTokenizer;
-    const { shape, contextLength, labels, bidirectional, maskTokenId } = engine.info();
+    const { shape, contextLength, labels, bidirectional, maskTokenId, hasChatTemplate } = engine.info();
+    this.hasChatTemplate = hasChatTemplate;
     this.shape = Object.freeze(shape);
     this.contextLength = contextLength;
     this.labels = Object.freeze(labels);
@@ -492,17 +501,45 @@ export class LocalModel {
   // Yields {id, text, position, windowStart, attention?, top?, lens?} per token (lens: the logit
   // lens where the token was predicted, [L] arrays of K {id, probability}); returns {stopReason, text}, where text holds
   // what the decoder still held back (an unfinished character, as U+FFFD) when generation stopped.
+  // Sampling settings left out (temperature, topK, topP, repetitionPenalty) are
+  // generation_config.json's where the model has one ("do_sample": false: greedy), else glassbox's
+  // (1, 0 = all, 1, 1 = none); its eos_token_id (else config.json's) stops the generation.
   generate(prompt, options = undefined) {
     return new Generation(this.#generate(prompt, options));
   }
 
-  async *#generate(prompt, options) {
-    options = checkGenerateOptions(options);
+  // The conversation rendered by the model's chat template (applyChatTemplate), its special
+  // tokens read as such and no BOS added (a template that wants one writes it, as transformers'
+  // apply_chat_template(tokenize=True) does), then generated from as generate does.
+  chat(messages, options = undefined) {
+    const prompt = async ({ addGenerationPrompt, date, templateVars }) => {
+      const text = await this.applyChatTemplate(messages, { addGenerationPrompt, date, templateVars });
+      return this.tokenize(text, { allowSpecial: true });
+    };
+    return new Generation(this.#generate(prompt, options, checkChatOptions));
+  }
+
+  // messages: [{role, content, ...}] (any JSON the template reads) -> the conversation as the
+  // template renders it (transformers' apply_chat_template(tokenize=False)). A template that fails
+  // (its raise_exception, an error in it, a syntax error) rejects with a TemplateError naming it.
+  async applyChatTemplate(messages, options = undefined) {
+    const { addGenerationPrompt = true, date = '', templateVars } = checkChatTemplateOptions(options);
+    return this.#live().applyChatTemplate(messagesJson(messages), {
+      addGenerationPrompt,
+      date,
+      templateVars: templateVars === undefined ? '' : jsonOf(templateVars, 'templateVars'),
+    });
+  }
+
+  // prompt: a string, ids, or a function of the checked options giving the ids (chat's).
+  async *#generate(prompt, options, check = checkGenerateOptions) {
+    options = check(options);
     const {
       maxTokens = 64,
-      temperature = 1,
-      topK = 0,
-      topP = 1,
+      temperature,
+      topK,
+      topP,
+      repetitionPenalty,
       seed,
       signal,
       attention = false,
@@ -518,7 +555,11 @@ export class LocalModel {
     this.#generating = true;
     try {
       const ids =
-        typeof prompt === 'string' ? await this.tokenize(prompt, { allowSpecial }) : checkIds(prompt, 'prompt');
+        typeof prompt === 'function'
+          ? await prompt(options)
+          : typeof prompt === 'string'
+            ? await this.tokenize(prompt, { allowSpecial })
+            : checkIds(prompt, 'prompt');
       const seedValue = seed ?? Math.floor(Math.random() * 2 ** 32);
       signal?.throwIfAborted();
       this.#live().start(ids, {
@@ -526,6 +567,7 @@ export class LocalModel {
         temperature,
         topK,
         topP,
+        repetitionPenalty,
         seed: seedValue,
         attention,
         top,

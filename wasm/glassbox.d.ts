@@ -198,6 +198,10 @@ export interface ClassifyResult {
 }
 
 /** How generate samples, what each step carries, and when it stops. */
+/** The sampling settings left out (temperature, topK, topP, repetitionPenalty) are the model's
+ *  generation_config.json's where it has one ("do_sample": false makes its default greedy), else
+ *  the defaults below; its eos_token_id (one or a list; else config.json's) ends the generation
+ *  (stopReason 'end_of_text'). */
 export interface GenerateOptions {
   /** Tokens to generate at most (default 64). */
   maxTokens?: number;
@@ -207,6 +211,9 @@ export interface GenerateOptions {
   topK?: number;
   /** Sample from the most probable tokens whose probabilities sum to P (default 1: all tokens). */
   topP?: number;
+  /** transformers' repetition penalty, > 0 (default 1: none): the logit of every token already in
+   *  the sequence (prompt and generated) is divided by it where positive, multiplied where negative. */
+  repetitionPenalty?: number;
   /** The random seed, an integer >= 0 (default: random). */
   seed?: number;
   /** Stops generation within one token (stopReason 'cancelled'). */
@@ -231,6 +238,27 @@ export interface GenerateOptions {
    *  what is queued. Without a worker the engine computes each step when it is asked for. */
   ahead?: number;
 }
+
+/** A message of a conversation: role ('system', 'user', 'assistant', or what the template knows)
+ *  and content, and whatever else the model's template reads (any JSON). */
+export interface ChatMessage {
+  role: string;
+  content?: unknown;
+  [key: string]: unknown;
+}
+
+/** applyChatTemplate's options (and chat's). */
+export interface ChatTemplateOptions {
+  /** End with the header of the assistant's turn, so that the model writes the reply next (default true). */
+  addGenerationPrompt?: boolean;
+  /** The day the template's strftime_now gives, 'YYYY-MM-DD' (default: today). */
+  date?: string;
+  /** More variables for the template, such as { enable_thinking: false } or { tools: [...] }. */
+  templateVars?: Record<string, unknown>;
+}
+
+/** chat's options: generate's (the rendered conversation's special tokens are always read) and the template's. */
+export type ChatOptions = Omit<GenerateOptions, 'allowSpecial'> & ChatTemplateOptions;
 
 /** One generated token, with what the options asked for. */
 export interface GenerateStep {
@@ -313,6 +341,17 @@ export interface Model {
   /** The steps, one per token, for `for await`; once it has ended, the iterator's stopReason and
    *  text say how (next()'s last result carries them too). */
   generate(prompt: string | TokenIds, options?: GenerateOptions): Generation;
+  /** Whether the model has a chat template (chat_template.jinja, or tokenizer_config.json's
+   *  chat_template): applyChatTemplate and chat work. */
+  readonly hasChatTemplate: boolean;
+  /** The conversation as the model's chat template renders it (transformers'
+   *  apply_chat_template(tokenize=False)), byte for byte. Rejects with a TemplateError when the
+   *  template fails (its raise_exception's message; a syntax error's line and column), an
+   *  InvalidArgumentError for malformed messages or options, or for a model without a template. */
+  applyChatTemplate(messages: readonly ChatMessage[], options?: ChatTemplateOptions): Promise<string>;
+  /** The model's reply to the conversation: applyChatTemplate's text tokenized with its special
+   *  tokens read and no BOS added (a template that wants one writes it), then generate's steps. */
+  chat(messages: readonly ChatMessage[], options?: ChatOptions): Generation;
   /** Frees the engine's memory (and ends the worker); later calls reject with a StateError. */
   dispose(): Promise<void>;
   /** `await using model = await loadModel(...)`: disposed at the end of the block. */
@@ -521,7 +560,8 @@ export class GlassboxError extends Error {
     | 'NetworkError'
     | 'OutOfMemoryError'
     | 'StateError'
-    | 'NotSupportedError';
+    | 'NotSupportedError'
+    | 'TemplateError';
 }
 /** An argument is wrong: its type, a setting out of range, an id outside the vocabulary, a prompt
  *  longer than the context, text that is not valid Unicode. */
@@ -547,6 +587,12 @@ export class StateError extends GlassboxError {
 /** This environment lacks what the call needs (the Cache API outside a secure browser context). */
 export class NotSupportedError extends GlassboxError {
   readonly name: 'NotSupportedError';
+}
+/** A model's chat template failed: a syntax error (the message gives the line and column), an
+ *  error while it rendered, or the template's own raise_exception(message), whose message it
+ *  carries. */
+export class TemplateError extends GlassboxError {
+  readonly name: 'TemplateError';
 }
 
 // `await using` and `using` need these: declared here so that a project compiles with a lib

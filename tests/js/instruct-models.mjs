@@ -35,8 +35,10 @@ export function idCount(tokenizerJson) {
 // token follows the current one: chain [a, b, c, ...] makes a -> b -> c ... under greedy sampling
 // (token t of the chain is embedded as unit vector t of the width, and the LM head's row of the
 // token after it is that same vector; any other token is embedded as zeros, whose logits are all
-// zero: the next token is then id 0). -> {config (text), weights (bytes)}.
-export function chainModel(vocabulary, chain) {
+// zero: the next token is then id 0). also: [{id, after, weight}], more of the LM head: token id
+// gets `weight` (1 is the chain's) after chain token `after` (a runner-up, for the repetition
+// penalty). -> {config (text), weights (bytes)}.
+export function chainModel(vocabulary, chain, also = []) {
   const C = Math.max(2, chain.length + (chain.length % 2)), // (rotary positions need an even head width)
     I = 4,
     P = 256;
@@ -59,6 +61,7 @@ export function chainModel(vocabulary, chain) {
     embed[id * C + k] = 1;
     if (k > 0) head[id * C + (k - 1)] = 1;
   });
+  for (const { id, after, weight } of also) head[id * C + chain.indexOf(after)] = weight;
   const ones = new Float32Array(C).fill(1);
   const f32 = (name, shape, data = zeros(shape.reduce((a, b) => a * b))) => ({
     name,
