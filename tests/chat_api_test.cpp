@@ -242,7 +242,7 @@ TEST(ChatIds, RenderedConversationsTokenizeAsTheTokenizersLibrary) {
       const auto& c = fixture["cases"][i];
       SCOPED_TRACE(c["name"].get<std::string>());
       if (c.contains("error")) continue;
-      ASSERT_EQ(ids["cases"][i]["name"], c["name"]);
+      ASSERT_EQ(ids["cases"][i]["name"].get<std::string>(), c["name"].get<std::string>());
       ChatRenderOptions o;
       o.add_generation_prompt = c["add_generation_prompt"].get<bool>();
       o.date = fixture["date"].get<std::string>();
