@@ -66,6 +66,44 @@ TEST_F(Generate, StopsAtEndOfText) {
   EXPECT_EQ(r.ids, std::vector<std::int32_t>(greedy_.begin(), greedy_.begin() + stop));
 }
 
+TEST_F(Generate, StopsAtTheGivenEosIdsInsteadOfTheConfigs) {
+  std::size_t stop = 1;
+  while (stop < greedy_.size() && std::count(greedy_.begin(), greedy_.begin() + stop, greedy_[stop])) ++stop;
+  ASSERT_LT(stop, greedy_.size());
+  GenerateOptions o = greedy(8);
+  o.eos_token_ids = std::vector<std::int32_t>{9999, greedy_[stop]};
+  Generation r = run(model_, prompt_, o);
+  EXPECT_EQ(r.reason, StopReason::EndOfText);
+  EXPECT_EQ(r.ids, std::vector<std::int32_t>(greedy_.begin(), greedy_.begin() + stop));
+  o.eos_token_ids = std::vector<std::int32_t>{};   // none: only max_tokens stops it
+  r = run(model_, prompt_, o);
+  EXPECT_EQ(r.reason, StopReason::MaxTokens);
+  EXPECT_EQ(r.ids, std::vector<std::int32_t>(greedy_.begin(), greedy_.begin() + 8));
+}
+
+// The generator hands the sampler every id of the sequence so far: each greedy token is the argmax
+// of its logits after dividing / multiplying those of the prompt's and the produced ids by hand.
+TEST_F(Generate, RepetitionPenaltySeesThePromptAndEveryProducedToken) {
+  GenerateOptions o = greedy(8);
+  o.sampling.repetition_penalty = 1.8f;
+  Generator g(model_, prompt_, o);
+  std::vector<std::int32_t> sequence = prompt_, produced;
+  while (const auto t = g.next()) {
+    std::vector<float> logits(t->logits.begin(), t->logits.end());
+    std::sort(sequence.begin(), sequence.end());
+    sequence.erase(std::unique(sequence.begin(), sequence.end()), sequence.end());
+    for (const std::int32_t id : sequence) logits[id] = logits[id] < 0 ? logits[id] * 1.8f : logits[id] / 1.8f;
+    EXPECT_EQ(t->id, std::max_element(logits.begin(), logits.end()) - logits.begin()) << "token " << produced.size();
+    sequence.push_back(t->id);
+    produced.push_back(t->id);
+  }
+  EXPECT_EQ(produced.size(), 8u);
+  EXPECT_NE(produced, std::vector<std::int32_t>(greedy_.begin(), greedy_.begin() + 8));   // it changed something
+  // A penalty of 1 is no penalty: the PyTorch fixture's greedy tokens, bit for bit.
+  o.sampling.repetition_penalty = 1.0f;
+  EXPECT_EQ(run(model_, prompt_, o).ids, std::vector<std::int32_t>(greedy_.begin(), greedy_.begin() + 8));
+}
+
 TEST_F(Generate, StopsWhenTheContextIsFullIfAskedTo) {
   GenerateOptions o = greedy(10);
   o.when_context_full = WhenContextFull::Stop;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "glassbox/error.h"
 #include "glassbox/sampler.h"
@@ -127,6 +128,59 @@ TEST(Sampler, SameSeedSameTokensOtherSeedOtherTokens) {
   };
   EXPECT_EQ(draw(42), draw(42));
   EXPECT_NE(draw(42), draw(43));
+}
+
+// transformers' RepetitionPenaltyLogitsProcessor: torch.where(score < 0, score * penalty,
+// score / penalty) over the gathered logits of the ids in input_ids. Expected values by hand.
+TEST(RepetitionPenalty, DividesPositiveMultipliesNegativeOncePerId) {
+  std::vector<float> logits = {2.0f, -1.0f, 0.5f, 3.0f, 0.0f, -INFINITY};
+  const std::vector<std::int32_t> seen = {0, 1, 1, 4, 5, 0};   // repeats are penalised once
+  apply_repetition_penalty(logits, seen, 2.0f);
+  EXPECT_EQ(logits, (std::vector<float>{1.0f, -2.0f, 0.5f, 3.0f, 0.0f, -INFINITY}));
+  std::vector<float> boost = {2.0f, -1.0f};   // a penalty below 1 favours what was seen
+  apply_repetition_penalty(boost, std::vector<std::int32_t>{0, 1}, 0.5f);
+  EXPECT_EQ(boost, (std::vector<float>{4.0f, -0.5f}));
+  std::vector<float> one = {0.3f};
+  apply_repetition_penalty(one, std::vector<std::int32_t>{0}, 1.2f);
+  EXPECT_EQ(one[0], 0.3f / 1.2f);   // in float, as torch computes on float32 scores
+  EXPECT_THROW(apply_repetition_penalty(logits, std::vector<std::int32_t>{6}, 2.0f), InvalidArgument);
+  EXPECT_THROW(apply_repetition_penalty(logits, std::vector<std::int32_t>{-1}, 2.0f), InvalidArgument);
+}
+
+TEST(RepetitionPenalty, ComesBeforeGreedysArgmax) {
+  SamplingSettings s = settings(0, 0, 1);
+  s.repetition_penalty = 2.0f;
+  Sampler sampler(s);
+  // 3.0 / 2 = 1.5 < 2.0: the seen best token loses; -1.0 * 2 = -2.0 < -1.5 likewise.
+  EXPECT_EQ(sampler.sample(std::vector<float>{3.0f, 2.0f}, std::vector<std::int32_t>{0}), 1);
+  EXPECT_EQ(sampler.sample(std::vector<float>{-1.0f, -1.5f}, std::vector<std::int32_t>{0}), 1);
+  EXPECT_EQ(sampler.sample(std::vector<float>{3.0f, 2.0f}, std::vector<std::int32_t>{1}), 0);
+  EXPECT_EQ(sampler.sample(std::vector<float>{3.0f, 2.0f}), 0);   // nothing seen
+  s.repetition_penalty = 0.25f;                                   // 1.0 / 0.25 = 4.0 > 2.0
+  EXPECT_EQ(Sampler(s).sample(std::vector<float>{1.0f, 2.0f}, std::vector<std::int32_t>{0}), 0);
+}
+
+TEST(RepetitionPenalty, ComesBeforeTemperatureTopKAndTopP) {
+  // Sampling with the penalty draws exactly what sampling without it draws from the logits
+  // penalised by hand (kLogits: ids 1, 3, 4 seen; 3.0 / 1.5 = 2, 2.5 / 1.5, 0 stays 0).
+  std::vector<float> by_hand = kLogits;
+  by_hand[1] = 2.0f;
+  by_hand[3] = 2.5f / 1.5f;
+  for (const auto& [temperature, top_k, top_p] : {std::tuple{0.7f, 0, 1.0f}, {1.3f, 3, 1.0f}, {1.0f, 0, 0.6f}}) {
+    SamplingSettings with = settings(temperature, top_k, top_p, 42);
+    with.repetition_penalty = 1.5f;
+    Sampler penalised(with), plain(settings(temperature, top_k, top_p, 42));
+    for (int i = 0; i < 500; ++i)
+      ASSERT_EQ(penalised.sample(kLogits, std::vector<std::int32_t>{1, 3, 4, 3}), plain.sample(by_hand));
+  }
+}
+
+TEST(RepetitionPenalty, InvalidValuesAreErrors) {
+  for (const float bad : {0.0f, -1.0f, NAN, INFINITY}) {
+    SamplingSettings s;
+    s.repetition_penalty = bad;
+    EXPECT_THROW(Sampler{s}, InvalidArgument) << bad;
+  }
 }
 
 TEST(MostProbable, SoftmaxOfTheLogitsMostProbableFirst) {

@@ -20,6 +20,7 @@
 
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
+#include "glassbox/generation_config.h"
 #include "glassbox/model.h"
 #include "glassbox/model_loader.h"
 #include "glassbox/tokenizer.h"
@@ -68,18 +69,27 @@ class Loading {
   std::string sha256() const {
     return guarded([&] { return loader_.sha256_hex(); });
   }
-  // The engine, with the tokenizer of files {vocab, merges} (strings, parsed whatever they hold,
-  // an empty one included; both null: ids only), or files.tokenizer's when given (a Tokenizer made
-  // of the same files, which it takes over).
+  // The engine, with the chat template of files.chatTemplate / files.tokenizerConfig
+  // (chat_template.jinja's, tokenizer_config.json's texts), the defaults of files.generationConfig
+  // (generation_config.json's), and the tokenizer of files.tokenizerJson (tokenizer.json's text) when given,
+  // else of files {vocab, merges} (strings, parsed whatever they hold, an empty one included; all
+  // null: ids only), or files.tokenizer's when given (a Tokenizer made of the same files, which it
+  // takes over).
   Engine* finish(const val& files) {
     return guarded([&] {
       auto engine = std::make_unique<Engine>(loader_.finish());
       const val early = files["tokenizer"];
+      const val json = files["tokenizerJson"];
       const val vocab = files["vocab"];
       if (!early.isUndefined() && !early.isNull())
         engine->set_tokenizer(early.as<TextTokenizer*>(emscripten::allow_raw_pointers())->take());
+      else if (!json.isNull() && !json.isUndefined())
+        engine->set_tokenizer(Tokenizer::from_tokenizer_json(json.as<std::string>()));
       else if (!vocab.isNull() && !vocab.isUndefined())
         engine->set_tokenizer(Tokenizer::from_strings(vocab.as<std::string>(), files["merges"].as<std::string>()));
+      engine->set_chat_files(files["chatTemplate"], files["tokenizerConfig"]);
+      if (const val g = files["generationConfig"]; !g.isNull() && !g.isUndefined())
+        engine->set_generation_config(GenerationConfig::parse(g.as<std::string>()));
       return engine.release();
     });
   }
@@ -99,6 +109,7 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("forwardBatch", &Engine::forward_batch)
       .function("classifierIds", &Engine::classifier_ids)
       .function("info", &Engine::info)
+      .function("applyChatTemplate", &Engine::apply_chat_template)
       .function("start", &Engine::start)
       .function("next", &Engine::next)
       .function("stop", &Engine::stop);
@@ -112,6 +123,7 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("finish", &Loading::finish, emscripten::allow_raw_pointers());
   emscripten::class_<TextTokenizer>("Tokenizer")
       .class_function("create", &TextTokenizer::create, emscripten::allow_raw_pointers())
+      .class_function("fromJson", &TextTokenizer::from_json, emscripten::allow_raw_pointers())
       .function("tokenize", &TextTokenizer::tokenize)
       .function("detokenize", &TextTokenizer::detokenize);
 }

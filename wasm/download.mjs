@@ -1,4 +1,4 @@
-// A model directory at a URL: its files downloaded (all four at once, the weights streamed into the
+// A model directory at a URL: its files downloaded (all at once, the weights streamed into the
 // engine with progress), and with the `cache` option kept in the Cache API and read from there
 // next time (model-cache.mjs). Errors say what went wrong with which address.
 
@@ -16,6 +16,7 @@ import {
   parseIndex,
   pourShards,
   pourWeights,
+  SMALL_FILES,
   tooLarge,
 } from './model-files.mjs';
 import { forget } from './model-cache.mjs';
@@ -46,13 +47,13 @@ export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
       }));
     if (cached) return cached;
   }
-  // All four downloads start at once (the weights are most of the time: none of them waits for
+  // All the downloads start at once (the weights are most of the time: none of them waits for
   // another), and are taken in order: the small files, then the weights. With a cache, the weights
   // go into it piece by piece as the engine takes them, and the entry is complete only once every
   // check has passed: an entry for model.safetensors means the directory's other files are stored
   // too. Anything that fails leaves nothing in the cache.
   const files = cacheError ? { cacheError } : {};
-  const order = ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'];
+  const order = [...SMALL_FILES, 'model.safetensors'];
   let storing = null,
     writer = null;
   // The downloads' own signal: a failure here also stops the copy streaming into the cache.
@@ -77,7 +78,7 @@ export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
       if (!response) {
         if (!OPTIONAL.has(name))
           throw new NetworkError(
-            `cannot download ${url}: HTTP 404 (a model directory needs ${MODEL_FILES.join(', ')})`,
+            `cannot download ${url}: HTTP 404 (a model directory needs config.json and model.safetensors or ${INDEX})`,
           );
         continue;
       }
@@ -172,7 +173,7 @@ async function readWithProgress(response, weights) {
     );
 }
 
-// The body of a small file's response (config.json, vocab.json, merges.txt: `name`) as bytes,
+// The body of a small file's response (config.json, tokenizer.json...: `name`) as bytes,
 // refused as the CLI refuses a file larger than MAX_BYTES[name] (model-files.mjs): by its
 // Content-Length before reading any of it (compressed, that is already more than the cap allows),
 // and else as soon as what has arrived passes the cap, without reading the rest.

@@ -11,12 +11,16 @@ import { parseConfig, readModelFiles } from './model-source.mjs';
 import { isNode } from './platform.mjs';
 import {
   checkClassifyOptions,
+  checkChatOptions,
+  checkChatTemplateOptions,
   checkForwardOptions,
   checkGenerateOptions,
   checkTokenizeOptions,
   formatValue,
   guardCallback,
   inspectOptions,
+  jsonOf,
+  messagesJson,
 } from './options.mjs';
 import { makeModule } from './wasm-module.mjs';
 
@@ -149,7 +153,7 @@ async function createCore({ threads, wasmPaths }) {
 
 // loadModel with the engine in this thread (glassbox.mjs, service-worker.mjs, worker.mjs), its options checked
 // (model-source.mjs, checkLoadOptions; threads and wasmPaths by loadCore). The files stream into
-// the engine; a tokenizer is made as soon as vocab.json and merges.txt are in when onTokenizer asks
+// the engine; a tokenizer is made as soon as its files are in when onTokenizer asks
 // for one, and then moves into the model.
 export async function loadHere(
   source,
@@ -349,8 +353,10 @@ export class WeightsLoading {
     return this.#loading.sha256();
   }
 
-  // The model, once every byte is in; files: {vocab?, merges?} (strings) for its tokenizer (both
-  // absent: a model run on ids alone; an empty string is a file, which the engine parses). early:
+  // The model, once every byte is in; files: {tokenizerJson?, vocab?, merges?} (strings) for its
+  // tokenizer, tokenizer.json's when given (all absent: a model run on ids alone; an empty string
+  // is a file, which the engine parses), {chatTemplate?, tokenizerConfig?, generationConfig?} for
+  // its chat template and generation defaults. early:
   // a LocalTokenizer made of the same files, whose tokenizer the model takes over (it is not made
   // a second time); it then answers through the model (its handOver).
   finish(files, early = null) {
@@ -358,10 +364,18 @@ export class WeightsLoading {
     try {
       return new LocalModel(
         this.#core,
-        this.#loading.finish({ vocab: files.vocab ?? null, merges: files.merges ?? null, tokenizer }),
+        this.#loading.finish({
+          tokenizerJson: files.tokenizerJson ?? null,
+          vocab: files.vocab ?? null,
+          merges: files.merges ?? null,
+          tokenizer,
+          chatTemplate: files.chatTemplate ?? null,
+          tokenizerConfig: files.tokenizerConfig ?? null,
+          generationConfig: files.generationConfig ?? null,
+        }),
         this.config,
         this.#quantize,
-        files.vocab != null || tokenizer != null,
+        files.tokenizerJson != null || files.vocab != null || tokenizer != null,
       );
     } finally {
       tokenizer?.delete();
@@ -386,7 +400,8 @@ export class LocalModel {
   #engine;
   #generating = false;
 
-  // (WeightsLoading.finish makes them.) hasTokenizer: whether vocab.json and merges.txt came with it.
+  // (WeightsLoading.finish makes them.) hasTokenizer: whether tokenizer.json, or vocab.json and
+  // merges.txt, came with it.
   constructor(core, engine, config, quantize, hasTokenizer) {
     this.#core = core;
     this.#engine = engine;
@@ -394,7 +409,8 @@ export class LocalModel {
     configTexts.set(this, config);
     this.quantize = quantize;
     this.hasTokenizer = hasTokenizer;
-    const { shape, contextLength, labels, bidirectional, maskTokenId } = engine.info();
+    const { shape, contextLength, labels, bidirectional, maskTokenId, hasChatTemplate } = engine.info();
+    this.hasChatTemplate = hasChatTemplate;
     this.shape = Object.freeze(shape);
     this.contextLength = contextLength;
     this.labels = Object.freeze(labels);
@@ -409,9 +425,9 @@ export class LocalModel {
   }
 
   async tokenize(text, options = undefined) {
-    const { allowSpecial = false } = checkTokenizeOptions(options);
+    const { allowSpecial = false, addSpecial = false } = checkTokenizeOptions(options);
     checkText(text, 'text');
-    return Array.from(this.#live().tokenize(text, allowSpecial));
+    return Array.from(this.#live().tokenize(text, allowSpecial, addSpecial));
   }
 
   async detokenize(ids) {
@@ -485,17 +501,45 @@ export class LocalModel {
   // Yields {id, text, position, windowStart, attention?, top?, lens?} per token (lens: the logit
   // lens where the token was predicted, [L] arrays of K {id, probability}); returns {stopReason, text}, where text holds
   // what the decoder still held back (an unfinished character, as U+FFFD) when generation stopped.
+  // Sampling settings left out (temperature, topK, topP, repetitionPenalty) are
+  // generation_config.json's where the model has one ("do_sample": false: greedy), else glassbox's
+  // (1, 0 = all, 1, 1 = none); its eos_token_id (else config.json's) stops the generation.
   generate(prompt, options = undefined) {
     return new Generation(this.#generate(prompt, options));
   }
 
-  async *#generate(prompt, options) {
-    options = checkGenerateOptions(options);
+  // The conversation rendered by the model's chat template (applyChatTemplate), its special
+  // tokens read as such and no BOS added (a template that wants one writes it, as transformers'
+  // apply_chat_template(tokenize=True) does), then generated from as generate does.
+  chat(messages, options = undefined) {
+    const prompt = async ({ addGenerationPrompt, date, templateVars }) => {
+      const text = await this.applyChatTemplate(messages, { addGenerationPrompt, date, templateVars });
+      return this.tokenize(text, { allowSpecial: true });
+    };
+    return new Generation(this.#generate(prompt, options, checkChatOptions));
+  }
+
+  // messages: [{role, content, ...}] (any JSON the template reads) -> the conversation as the
+  // template renders it (transformers' apply_chat_template(tokenize=False)). A template that fails
+  // (its raise_exception, an error in it, a syntax error) rejects with a TemplateError naming it.
+  async applyChatTemplate(messages, options = undefined) {
+    const { addGenerationPrompt = true, date = '', templateVars } = checkChatTemplateOptions(options);
+    return this.#live().applyChatTemplate(messagesJson(messages), {
+      addGenerationPrompt,
+      date,
+      templateVars: templateVars === undefined ? '' : jsonOf(templateVars, 'templateVars'),
+    });
+  }
+
+  // prompt: a string, ids, or a function of the checked options giving the ids (chat's).
+  async *#generate(prompt, options, check = checkGenerateOptions) {
+    options = check(options);
     const {
       maxTokens = 64,
-      temperature = 1,
-      topK = 0,
-      topP = 1,
+      temperature,
+      topK,
+      topP,
+      repetitionPenalty,
       seed,
       signal,
       attention = false,
@@ -511,7 +555,11 @@ export class LocalModel {
     this.#generating = true;
     try {
       const ids =
-        typeof prompt === 'string' ? await this.tokenize(prompt, { allowSpecial }) : checkIds(prompt, 'prompt');
+        typeof prompt === 'function'
+          ? await prompt(options)
+          : typeof prompt === 'string'
+            ? await this.tokenize(prompt, { allowSpecial })
+            : checkIds(prompt, 'prompt');
       const seedValue = seed ?? Math.floor(Math.random() * 2 ** 32);
       signal?.throwIfAborted();
       this.#live().start(ids, {
@@ -519,6 +567,7 @@ export class LocalModel {
         temperature,
         topK,
         topP,
+        repetitionPenalty,
         seed: seedValue,
         attention,
         top,
@@ -557,18 +606,19 @@ export class LocalTokenizer {
   #tokenizer;
   #model = null;
 
-  // files: {config, vocab, merges} (strings); config is parsed here, and its shape read by the
-  // engine, as the model's will be.
+  // files: {config, tokenizerJson} or {config, vocab, merges} (strings); config is parsed here, and
+  // its shape read by the engine, as the model's will be.
   // Making it takes tens of milliseconds of this thread in one piece, so it waits for a moment
   // when nothing else is ready to run: the weights, if they are arriving, keep streaming into the
   // engine (their bytes are buffered meanwhile) instead of waiting behind it.
   // core: the engine's promise (default: this thread's, loadCore()).
-  static async load({ config, vocab, merges }, corePromise = loadCore()) {
+  static async load({ config, vocab, merges, tokenizerJson }, corePromise = loadCore()) {
     const parsed = parseConfig(config);
     const core = await corePromise;
     await new Promise((resolve) => setTimeout(resolve, 0));
     const tokenizer = new LocalTokenizer();
-    tokenizer.#tokenizer = core.Tokenizer.create(vocab, merges);
+    tokenizer.#tokenizer =
+      typeof tokenizerJson === 'string' ? core.Tokenizer.fromJson(tokenizerJson) : core.Tokenizer.create(vocab, merges);
     tokenizer.config = parsed;
     configTexts.set(tokenizer, config);
     tokenizer.shape = Object.freeze(core.Engine.shape(config));
@@ -577,9 +627,9 @@ export class LocalTokenizer {
 
   async tokenize(text, options = undefined) {
     if (this.#model) return this.#model.tokenize(text, options);
-    const { allowSpecial = false } = checkTokenizeOptions(options);
+    const { allowSpecial = false, addSpecial = false } = checkTokenizeOptions(options);
     checkText(text, 'text');
-    return Array.from(this.#live().tokenize(text, allowSpecial));
+    return Array.from(this.#live().tokenize(text, allowSpecial, addSpecial));
   }
 
   async detokenize(ids) {

@@ -6,12 +6,15 @@
 #include <emscripten/val.h>
 
 #include <array>
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "glassbox/chat.h"
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
+#include "glassbox/generation_config.h"
 #include "glassbox/model.h"
 #include "glassbox/tokenizer.h"
 #include "js_glue.h"
@@ -65,6 +68,41 @@ class Engine {
  public:
   explicit Engine(Model model) : model_(std::move(model)) {}
   void set_tokenizer(Tokenizer tokenizer) { tokenizer_.emplace(std::move(tokenizer)); }
+  void set_generation_config(GenerationConfig config) { generation_ = std::move(config); }
+
+  // The chat template of chat_template.jinja's and tokenizer_config.json's texts (each null where
+  // the model has no such file). One that cannot be read (a syntax error, a malformed
+  // tokenizer_config.json) does not stop the model from loading: its error is kept and thrown by
+  // apply_chat_template, where the conversation is asked for.
+  void set_chat_files(const val& jinja, const val& tokenizer_config) {
+    const auto text = [](const val& v) {
+      return v.isNull() || v.isUndefined() ? std::nullopt : std::optional<std::string>(v.as<std::string>());
+    };
+    const auto jinja_text = text(jinja), config_text = text(tokenizer_config);
+    try {
+      chat_ = ChatTemplateFile::from_texts(jinja_text, config_text);
+      has_chat_ = chat_.has_value();
+    } catch (...) {
+      chat_error_ = std::current_exception();
+      has_chat_ = true;
+    }
+  }
+
+  // messages_json: the conversation as JSON text; options {addGenerationPrompt: bool, date:
+  // string ('' for today), templateVars: a JSON object's text, or ''} -> the rendered text.
+  val apply_chat_template(const std::string& messages_json, const val& options) const {
+    return guarded([&] {
+      if (chat_error_) std::rethrow_exception(chat_error_);
+      if (!chat_)
+        throw InvalidArgument(
+            "this model has no chat template (no chat_template.jinja, and no chat_template in tokenizer_config.json)");
+      ChatRenderOptions o;
+      o.add_generation_prompt = options["addGenerationPrompt"].as<bool>();
+      o.date = options["date"].as<std::string>();
+      o.variables_json = options["templateVars"].as<std::string>();
+      return js_text(chat_->render(messages_json, o));
+    });
+  }
 
   // Bytes of heap that loading the model takes (Model::load_memory: its arrays, and the loader's
   // staging; the file is never held whole), from
@@ -92,9 +130,9 @@ class Engine {
     return guarded([&] { return shape_of(ModelConfig::parse(config_json, "config.json")); });
   }
 
-  val tokenize(const std::string& text, bool allow_special) const {
+  val tokenize(const std::string& text, bool allow_special, bool add_special) const {
     return guarded([&] {
-      const auto ids = tokenizer().encode(text, allow_special);
+      const auto ids = tokenizer().encode(text, allow_special, add_special);
       return typed_array_copy("Int32Array", ids.data(), ids.size());
     });
   }
@@ -204,21 +242,29 @@ class Engine {
     out.set("labels", labels);
     out.set("bidirectional", c.bidirectional);
     out.set("maskTokenId", c.mask_token_id);
+    out.set("hasChatTemplate", has_chat_);
     return out;
   }
 
   // Starts a generation (replacing any unfinished one). options: the JS API's names, checked and
-  // given defaults by engine.mjs: {maxTokens, temperature, topK, topP, seed, attention, top,
-  // contextFull, lens (0: none), headMask}.
+  // given defaults by engine.mjs: {maxTokens, temperature, topK, topP, repetitionPenalty, seed,
+  // attention, top, contextFull, lens (0: none), headMask}; a sampling setting left undefined is
+  // generation_config.json's, else glassbox's default (effective_generation), and the stop tokens
+  // are the file's, else config.json's.
   void start(const val& prompt_ids, const val& options) {
     guarded([&] {
       stop();
+      GenerationOverrides user;
+      if (const val v = options["temperature"]; !v.isUndefined()) user.temperature = v.as<float>();
+      if (const val v = options["topK"]; !v.isUndefined()) user.top_k = v.as<int>();
+      if (const val v = options["topP"]; !v.isUndefined()) user.top_p = v.as<float>();
+      if (const val v = options["repetitionPenalty"]; !v.isUndefined()) user.repetition_penalty = v.as<float>();
+      const EffectiveGeneration chosen = effective_generation(generation_, user, model_.config().eos_token_ids);
       GenerateOptions o;
       o.max_tokens = options["maxTokens"].as<int>();
-      o.sampling.temperature = options["temperature"].as<float>();
-      o.sampling.top_k = options["topK"].as<int>();
-      o.sampling.top_p = options["topP"].as<float>();
+      o.sampling = chosen.sampling;
       o.sampling.seed = static_cast<std::uint64_t>(options["seed"].as<double>());
+      o.eos_token_ids = chosen.eos_token_ids;
       o.attention = options["attention"].as<bool>();
       o.when_context_full = parse_when_context_full(options["contextFull"].as<std::string>());
       o.head_mask = head_mask_from_js(options["headMask"], model_.config());
@@ -276,7 +322,8 @@ class Engine {
 
  private:
   const Tokenizer& tokenizer() const {
-    if (!tokenizer_) throw InvalidArgument("this model was loaded without vocab.json and merges.txt: no tokenizer");
+    if (!tokenizer_)
+      throw InvalidArgument("this model was loaded without tokenizer.json or vocab.json and merges.txt: no tokenizer");
     return *tokenizer_;
   }
 
@@ -286,8 +333,12 @@ class Engine {
 
   Model model_;
   std::optional<Tokenizer> tokenizer_;
-  int top_ = 0;                          // most probable next tokens to report per step
-  std::optional<Generator> generator_;   // refers to model_: declared after it
+  GenerationConfig generation_;            // generation_config.json's defaults (empty: none)
+  std::optional<ChatTemplateFile> chat_;   // the chat template, if the model has one
+  std::exception_ptr chat_error_;          // why a template the model has could not be read
+  bool has_chat_ = false;                  // a template was given (chat_ or chat_error_)
+  int top_ = 0;                            // most probable next tokens to report per step
+  std::optional<Generator> generator_;     // refers to model_: declared after it
   std::optional<StreamingDecoder> decoder_;
 };
 

@@ -52,6 +52,14 @@ export class NotSupportedError extends GlassboxError {
   name = 'NotSupportedError';
 }
 
+// A model's chat template failed: a syntax error (the message gives the line and column), an error
+// while it rendered, or the template's own raise_exception(message), whose message it carries
+// (C++: glassbox::TemplateError).
+export class TemplateError extends GlassboxError {
+  /** @type {'TemplateError'} */
+  name = 'TemplateError';
+}
+
 export const errorClasses = {
   GlassboxError,
   InvalidArgumentError,
@@ -60,6 +68,7 @@ export const errorClasses = {
   OutOfMemoryError,
   StateError,
   NotSupportedError,
+  TemplateError,
 };
 
 // An error as a worker message can carry it (structured clone keeps neither class nor name), with

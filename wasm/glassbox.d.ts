@@ -48,9 +48,12 @@ export interface ModelShape {
  *  refused with an InvalidArgumentError). */
 export type TokenIds = readonly number[] | (ArrayBufferView & ArrayLike<number>);
 
-/** The four files of a model directory, when they are not fetched from a URL or read from a path.
- *  vocab and merges come together (the tokenizer), or are both left out (a model run on token ids
- *  alone): one without the other is a ModelFormatError naming the missing one. A sharded
+/** The files of a model directory, when they are not fetched from a URL or read from a path.
+ *  The tokenizer is tokenizerJson (tokenizer.json) when given; else vocab and merges come together,
+ *  or are both left out (a model run on token ids alone): one without the other is a
+ *  ModelFormatError naming the missing one. tokenizerConfig (tokenizer_config.json), chatTemplate
+ *  (chat_template.jinja) and generationConfig (generation_config.json): an instruct model's chat
+ *  template, its special tokens and its generation defaults. A sharded
  *  checkpoint: weights is an array of its shards, in the order of their names (as the index names
  *  them), with index, its model.safetensors.index.json. */
 export interface ModelFiles {
@@ -59,6 +62,19 @@ export interface ModelFiles {
   index?: string | ArrayBuffer | ArrayBufferView | Blob;
   vocab?: string | ArrayBuffer | ArrayBufferView | Blob;
   merges?: string | ArrayBuffer | ArrayBufferView | Blob;
+  tokenizerJson?: string | ArrayBuffer | ArrayBufferView | Blob;
+  tokenizerConfig?: string | ArrayBuffer | ArrayBufferView | Blob;
+  chatTemplate?: string | ArrayBuffer | ArrayBufferView | Blob;
+  generationConfig?: string | ArrayBuffer | ArrayBufferView | Blob;
+}
+
+/** tokenize's options. allowSpecial: special tokens written in the text (such as "<|endoftext|>"
+ *  or "<|im_start|>") are matched as those tokens, else they are ordinary characters. addSpecial:
+ *  the tokens a tokenizer.json's post-processor adds (BOS...). Both true: what transformers'
+ *  tokenizer(text) gives. */
+export interface TokenizeOptions {
+  allowSpecial?: boolean;
+  addSpecial?: boolean;
 }
 
 /** loadModel's options. As every call's options (tokenize, forward, classify, generate, train,
@@ -78,8 +94,8 @@ export interface LoadOptions {
     loaded: number;
     total: number;
   }) => void;
-  /** Called before the load ends, once vocab.json and merges.txt are read and the weights are still on
-   *  their way (from a URL, as soon as those two have downloaded): a page can show its prompt's
+  /** Called before the load ends, once the tokenizer's files are read and the weights are still on
+   *  their way (from a URL, as soon as the small files have downloaded): a page can show its prompt's
    *  tokens before the model is ready. Not called for a model without a tokenizer. */
   onTokenizer?: (tokenizer: Tokenizer) => void;
   /** Run the engine in a Web Worker (browser) or worker thread (Node); the API stays the same. The worker
@@ -119,7 +135,7 @@ export interface Tokenizer {
   readonly config: ModelConfig;
   /** The model's shape, as Model.shape will be. */
   readonly shape: ModelShape;
-  tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
+  tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
   detokenize(ids: TokenIds): Promise<string>;
 }
 
@@ -182,6 +198,10 @@ export interface ClassifyResult {
 }
 
 /** How generate samples, what each step carries, and when it stops. */
+/** The sampling settings left out (temperature, topK, topP, repetitionPenalty) are the model's
+ *  generation_config.json's where it has one ("do_sample": false makes its default greedy), else
+ *  the defaults below; its eos_token_id (one or a list; else config.json's) ends the generation
+ *  (stopReason 'end_of_text'). */
 export interface GenerateOptions {
   /** Tokens to generate at most (default 64). */
   maxTokens?: number;
@@ -191,6 +211,9 @@ export interface GenerateOptions {
   topK?: number;
   /** Sample from the most probable tokens whose probabilities sum to P (default 1: all tokens). */
   topP?: number;
+  /** transformers' repetition penalty, > 0 (default 1: none): the logit of every token already in
+   *  the sequence (prompt and generated) is divided by it where positive, multiplied where negative. */
+  repetitionPenalty?: number;
   /** The random seed, an integer >= 0 (default: random). */
   seed?: number;
   /** Stops generation within one token (stopReason 'cancelled'). */
@@ -215,6 +238,27 @@ export interface GenerateOptions {
    *  what is queued. Without a worker the engine computes each step when it is asked for. */
   ahead?: number;
 }
+
+/** A message of a conversation: role ('system', 'user', 'assistant', or what the template knows)
+ *  and content, and whatever else the model's template reads (any JSON). */
+export interface ChatMessage {
+  role: string;
+  content?: unknown;
+  [key: string]: unknown;
+}
+
+/** applyChatTemplate's options (and chat's). */
+export interface ChatTemplateOptions {
+  /** End with the header of the assistant's turn, so that the model writes the reply next (default true). */
+  addGenerationPrompt?: boolean;
+  /** The day the template's strftime_now gives, 'YYYY-MM-DD' (default: today). */
+  date?: string;
+  /** More variables for the template, such as { enable_thinking: false } or { tools: [...] }. */
+  templateVars?: Record<string, unknown>;
+}
+
+/** chat's options: generate's (the rendered conversation's special tokens are always read) and the template's. */
+export type ChatOptions = Omit<GenerateOptions, 'allowSpecial'> & ChatTemplateOptions;
 
 /** One generated token, with what the options asked for. */
 export interface GenerateStep {
@@ -265,7 +309,7 @@ export interface Model {
   readonly bidirectional: boolean;
   /** The [MASK] token id of a masked-LM model (config.json "mask_token_id"), or -1. */
   readonly maskTokenId: number;
-  /** Whether the model came with a tokenizer (vocab.json and merges.txt). Without one it runs on
+  /** Whether the model came with a tokenizer (tokenizer.json, or vocab.json and merges.txt). Without one it runs on
    *  token ids: tokenize, detokenize, and generate or classify from a string reject with an
    *  InvalidArgumentError ("... no tokenizer"); forward and generate from ids work, and each step's
    *  text is ''. */
@@ -274,9 +318,10 @@ export interface Model {
   readonly fromCache?: boolean;
   /** With { cache }: why the downloaded files could not be stored (e.g. the quota); the model works. */
   readonly cacheError?: string;
-  /** Text -> ids. "<|endoftext|>" in the text is ordinary characters unless allowSpecial. */
-  tokenize(text: string, options?: { allowSpecial?: boolean }): Promise<number[]>;
-  /** Ids -> text; bytes that are not whole UTF-8 characters become U+FFFD. */
+  /** Text -> ids. "<|endoftext|>" in the text is ordinary characters unless allowSpecial;
+   *  addSpecial adds the post-processor's tokens (BOS...). */
+  tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
+  /** Ids -> text, special tokens included; bytes that are not whole UTF-8 characters become U+FFFD. */
   detokenize(ids: TokenIds): Promise<string>;
   /** The logits of every position, and what else the options ask for (ForwardOptions). */
   forward(ids: TokenIds, options?: ForwardOptions): Promise<ForwardResult>;
@@ -296,6 +341,17 @@ export interface Model {
   /** The steps, one per token, for `for await`; once it has ended, the iterator's stopReason and
    *  text say how (next()'s last result carries them too). */
   generate(prompt: string | TokenIds, options?: GenerateOptions): Generation;
+  /** Whether the model has a chat template (chat_template.jinja, or tokenizer_config.json's
+   *  chat_template): applyChatTemplate and chat work. */
+  readonly hasChatTemplate: boolean;
+  /** The conversation as the model's chat template renders it (transformers'
+   *  apply_chat_template(tokenize=False)), byte for byte. Rejects with a TemplateError when the
+   *  template fails (its raise_exception's message; a syntax error's line and column), an
+   *  InvalidArgumentError for malformed messages or options, or for a model without a template. */
+  applyChatTemplate(messages: readonly ChatMessage[], options?: ChatTemplateOptions): Promise<string>;
+  /** The model's reply to the conversation: applyChatTemplate's text tokenized with its special
+   *  tokens read and no BOS added (a template that wants one writes it), then generate's steps. */
+  chat(messages: readonly ChatMessage[], options?: ChatOptions): Generation;
   /** Frees the engine's memory (and ends the worker); later calls reject with a StateError. */
   dispose(): Promise<void>;
   /** `await using model = await loadModel(...)`: disposed at the end of the block. */
@@ -435,7 +491,9 @@ export function loadModel(source: string | URL | ModelFiles, options?: LoadOptio
  *  ('https://huggingface.co/owner/name/resolve/main/'); null for any other source. */
 export function hubDirectoryUrl(source: string | URL | ModelFiles): string | null;
 
-/** The files of a model directory: config.json, model.safetensors, vocab.json, merges.txt. */
+/** The files of a model directory: config.json, model.safetensors, vocab.json, merges.txt,
+ *  tokenizer.json, tokenizer_config.json, chat_template.jinja, generation_config.json (all but the
+ *  first two optional). */
 export const MODEL_FILES: readonly string[];
 
 /** What loading and running a model would take, from config.json and the header of
@@ -502,7 +560,8 @@ export class GlassboxError extends Error {
     | 'NetworkError'
     | 'OutOfMemoryError'
     | 'StateError'
-    | 'NotSupportedError';
+    | 'NotSupportedError'
+    | 'TemplateError';
 }
 /** An argument is wrong: its type, a setting out of range, an id outside the vocabulary, a prompt
  *  longer than the context, text that is not valid Unicode. */
@@ -528,6 +587,12 @@ export class StateError extends GlassboxError {
 /** This environment lacks what the call needs (the Cache API outside a secure browser context). */
 export class NotSupportedError extends GlassboxError {
   readonly name: 'NotSupportedError';
+}
+/** A model's chat template failed: a syntax error (the message gives the line and column), an
+ *  error while it rendered, or the template's own raise_exception(message), whose message it
+ *  carries. */
+export class TemplateError extends GlassboxError {
+  readonly name: 'TemplateError';
 }
 
 // `await using` and `using` need these: declared here so that a project compiles with a lib

@@ -17,6 +17,8 @@ import { hubDirectoryUrl } from './hub.mjs';
 import { removeCachedModels } from './model-cache.mjs';
 import { checkContextLength, checkLoadOptions, checkQuantize, checkSource, parseConfig } from './model-source.mjs';
 import {
+  checkChatOptions,
+  checkChatTemplateOptions,
   checkClassifyOptions,
   checkForwardOptions,
   checkGenerateOptions,
@@ -26,6 +28,8 @@ import {
   ESTIMATE_OPTIONS,
   formatValue,
   guardCallback,
+  jsonOf,
+  messagesJson,
 } from './options.mjs';
 import { importNode, isNode } from './platform.mjs';
 import { TrainingRun } from './training.mjs';
@@ -41,6 +45,7 @@ export {
   NotSupportedError,
   OutOfMemoryError,
   StateError,
+  TemplateError,
 } from './errors.mjs';
 
 // source: a model directory (URL in the browser, path or file: URL in Node), a hub id, or the
@@ -277,6 +282,12 @@ function forWorker(source) {
   return source instanceof URL ? source.href : source;
 }
 
+// A conversation, and the template's variables, as the worker gets them: their JSON, parsed (what
+// JSON cannot hold is refused here, as the engine in this thread refuses it).
+const messagesForWorker = (messages) => JSON.parse(messagesJson(messages));
+const varsForWorker = (o) =>
+  o.templateVars === undefined ? o : { ...o, templateVars: JSON.parse(jsonOf(o.templateVars, 'templateVars')) };
+
 // Ids as the worker gets them: a typed array as a plain array (the worker checks what it gets).
 /** @param {unknown} ids */
 const plainIds = (ids) => (ArrayBuffer.isView(ids) ? Array.from(/** @type {Int32Array} */ (ids)) : ids);
@@ -375,6 +386,7 @@ class WorkerModel {
     this.bidirectional = result.bidirectional;
     this.maskTokenId = result.maskTokenId;
     this.hasTokenizer = result.hasTokenizer;
+    this.hasChatTemplate = result.hasChatTemplate;
     if (result.fromCache) this.fromCache = true;
     if (result.cacheError) this.cacheError = result.cacheError;
   }
@@ -424,12 +436,28 @@ class WorkerModel {
   // is yielded after it, and the worker's generation ends too.
   /** @type {Model['generate']} */
   generate(prompt, options = {}) {
-    return new Generation(this.#generate(prompt, options));
+    return new Generation(this.#generate('generate', () => ({ prompt }), options, checkGenerateOptions));
   }
 
-  async *#generate(prompt, options) {
+  /** @type {Model['chat']} */
+  chat(messages, options = {}) {
+    const input = () => ({ messages: messagesForWorker(messages) });
+    return new Generation(this.#generate('chat', input, options, (o) => varsForWorker(checkChatOptions(o))));
+  }
+
+  /** @type {Model['applyChatTemplate']} */
+  async applyChatTemplate(messages, options) {
     this.#live();
-    const { signal, ...rest } = checkGenerateOptions(options);
+    const checked = varsForWorker(checkChatTemplateOptions(options));
+    return this.#channel.call('applyChatTemplate', { messages: messagesForWorker(messages), options: checked });
+  }
+
+  // method: the worker's 'generate' or 'chat'; input(): what it is given besides the options
+  // ({prompt} or {messages}), after they are checked.
+  async *#generate(method, input, options, check) {
+    this.#live();
+    const { signal, ...rest } = check(options);
+    const given = input();
     if (this.#generating)
       throw new StateError('a generation is already running on this model: finish or abort it first');
     signal?.throwIfAborted();
@@ -441,7 +469,7 @@ class WorkerModel {
       done = null,
       onAbort = null;
     try {
-      done = this.#channel.call('generate', { prompt, options: rest }, [], (batch) => {
+      done = this.#channel.call(method, { ...given, options: rest }, [], (batch) => {
         steps.push(...batch);
         wake?.();
       });

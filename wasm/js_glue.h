@@ -74,6 +74,8 @@ auto guarded(F&& f) -> decltype(f()) {
     keep_error("ModelFormatError", e.what());
   } catch (const InvalidArgument& e) {
     keep_error("InvalidArgumentError", e.what());
+  } catch (const TemplateError& e) {
+    keep_error("TemplateError", e.what());
   } catch (const std::bad_alloc&) {
     keep_error("OutOfMemoryError", "out of WebAssembly memory (a thread's heap holds at most 4 GB)");
   } catch (const std::exception& e) {

@@ -6,10 +6,37 @@
 
 import { InvalidArgumentError, ModelFormatError } from './errors.mjs';
 
+// The tokenizer is tokenizer.json where a directory has one (vocab.json and merges.txt are then
+// not used), else vocab.json + merges.txt; a model with neither runs on ids only.
+// tokenizer_config.json, chat_template.jinja and generation_config.json: the chat template, its
+// special tokens and the generation defaults of an instruct model.
 /** @type {readonly string[]} */
-export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
-export const KEYS = ['config', 'weights', 'vocab', 'merges']; // in MODEL_FILES order
-export const OPTIONAL = new Set(['vocab.json', 'merges.txt']); // a model without them runs on ids only
+export const MODEL_FILES = [
+  'config.json',
+  'model.safetensors',
+  'vocab.json',
+  'merges.txt',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'chat_template.jinja',
+  'generation_config.json',
+];
+// in MODEL_FILES order: the keys of the files object loadModel takes
+export const KEYS = [
+  'config',
+  'weights',
+  'vocab',
+  'merges',
+  'tokenizerJson',
+  'tokenizerConfig',
+  'chatTemplate',
+  'generationConfig',
+];
+export const OPTIONAL = new Set(MODEL_FILES.slice(2)); // only config.json and the weights are needed
+// The small files, each read whole before the weights.
+export const SMALL_FILES = MODEL_FILES.filter((name) => name !== 'model.safetensors');
+// A file's key in the files object ('tokenizer.json' -> 'tokenizerJson').
+export const keyOf = (name) => KEYS[MODEL_FILES.indexOf(name)];
 
 // Throws unless the SHA-256 the sink computed is `want` (lower-case hex); nothing to do without one.
 function verifySha256(sink, want, what) {
@@ -30,6 +57,10 @@ export const MAX_BYTES = {
   'config.json': 2 ** 20,
   'vocab.json': 64 * 2 ** 20,
   'merges.txt': 64 * 2 ** 20,
+  'tokenizer.json': 64 * 2 ** 20,
+  'tokenizer_config.json': 64 * 2 ** 20,
+  'chat_template.jinja': 64 * 2 ** 20,
+  'generation_config.json': 64 * 2 ** 20,
   'model.safetensors.index.json': 16 * 2 ** 20,
 };
 

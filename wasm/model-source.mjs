@@ -1,4 +1,4 @@
-// Reading a model's four files (config.json, model.safetensors, vocab.json, merges.txt) from where
+// Reading a model's files (config.json, model.safetensors, the tokenizer's and chat's) from where
 // they are: a URL (download.mjs: streamed with progress in bytes, and optionally kept with the
 // Cache API), a path in Node (node-files.mjs), or the files themselves (strings, buffers,
 // Blobs/Files); and loadModel's options about them, checked before anything starts.
@@ -18,12 +18,14 @@ import {
   directoryUrl,
   givenShards,
   INDEX,
+  keyOf,
   KEYS,
   MODEL_FILES,
   piecesOf,
   parseIndex,
   pourShards,
   pourWeights,
+  SMALL_FILES,
 } from './model-files.mjs';
 import { isLocalPath, nodeDirectory, readDirectoryNode, readSmallFile } from './node-files.mjs';
 import { checkFunction, checkInteger, checkOptionNames, checkSignal, formatValue, LOAD_OPTIONS } from './options.mjs';
@@ -43,11 +45,11 @@ export function parseConfig(text) {
 // file given as bytes larger than its cap (checked before any work is started).
 export function checkSource(source) {
   if (source === null || source === undefined)
-    throw new InvalidArgumentError('loadModel needs a model directory or {config, weights, vocab, merges}');
+    throw new InvalidArgumentError('loadModel needs a model directory or {config, weights, tokenizerJson, ...}');
   if (typeof source === 'string' || source instanceof URL) return;
   if (typeof source !== 'object' || !('config' in source) || !('weights' in source))
     throw new InvalidArgumentError(
-      'loadModel: the files object needs at least "config" and "weights" (and "vocab", "merges" for text)',
+      'loadModel: the files object needs at least "config" and "weights" (and "tokenizerJson", or "vocab" and "merges", for text)',
     );
   // here too, so that a worker is not handed a copy of bytes it would refuse
   for (const [i, key] of KEYS.entries()) if (key !== 'weights') checkSmall(source[key], key, MODEL_FILES[i]);
@@ -111,7 +113,8 @@ export function checkSha256(sha256) {
   return sha256.trim().toLowerCase();
 }
 
-// -> {config: string, vocab?: string, merges?: string, fromCache?: true, cacheError?: string}, once
+// -> {config: string, vocab?, merges?, tokenizerJson?, tokenizerConfig?, chatTemplate?,
+// generationConfig? (strings: the files a directory has), fromCache?: true, cacheError?: string}, once
 // every byte of model.safetensors has gone to the sink of openWeights.
 // openWeights({config, prefix, size, sha256}): called (and awaited) with config.json, the first bytes
 // of model.safetensors up to the end of its header, the file's size as its source says (0: not
@@ -121,8 +124,9 @@ export function checkSha256(sha256) {
 // onProgress({phase, file, loaded, total}): bytes of model.safetensors (file), downloaded (phase
 // 'download') or read from a file, a Blob, a buffer or the cache ('read'). signal: an AbortSignal that cancels the
 // reading. sha256 (checked by checkSha256): model.safetensors must have this SHA-256, else the load
-// fails (and a cached copy that does not match is removed). onTokenizerFiles({config, vocab, merges}):
-// called once the three are read, before the weights are (from a URL: as soon as they have downloaded).
+// fails (and a cached copy that does not match is removed). onTokenizerFiles({config, tokenizerJson}
+// or {config, vocab, merges}): called once the small files are read, before the weights are (from
+// a URL: as soon as they have downloaded), when there is a tokenizer; tokenizer.json is preferred.
 export async function readModelFiles(
   source,
   { onProgress, signal, cache, sha256, onTokenizerFiles, openWeights } = {},
@@ -131,20 +135,23 @@ export async function readModelFiles(
   const want = checkSha256(sha256);
   // Called by each reader once the small files are in, before the weights are read.
   const tokenizerFiles = (files) => {
-    checkTokenizerPair(source, files);
-    if (typeof files.vocab === 'string' && typeof files.merges === 'string')
-      onTokenizerFiles?.({ config: files.config, vocab: files.vocab, merges: files.merges });
+    const { config, vocab, merges, tokenizerJson } = files;
+    if (typeof tokenizerJson === 'string') onTokenizerFiles?.({ config, tokenizerJson });
+    else {
+      checkTokenizerPair(source, files);
+      if (typeof vocab === 'string' && typeof merges === 'string') onTokenizerFiles?.({ config, vocab, merges });
+    }
   };
   const weights = { openWeights, onProgress, signal, want };
   if (typeof source === 'string' || source instanceof URL) {
     if (!isLocalPath(source)) return readDirectoryUrl(source, weights, cacheName(cache), tokenizerFiles);
     return readDirectoryNode(source, weights, tokenizerFiles);
   }
-  const files = {
-    config: await asText(source.config, 'config', 'config.json'),
-    vocab: source.vocab === undefined ? undefined : await asText(source.vocab, 'vocab', 'vocab.json'),
-    merges: source.merges === undefined ? undefined : await asText(source.merges, 'merges', 'merges.txt'),
-  };
+  const files = {};
+  for (const name of SMALL_FILES) {
+    const key = keyOf(name);
+    if (name === 'config.json' || source[key] !== undefined) files[key] = await asText(source[key], key, name);
+  }
   tokenizerFiles(files);
   if (Array.isArray(source.weights)) {
     const index = await asText(source.index, 'index', INDEX);
@@ -176,18 +183,19 @@ function checkTokenizerPair(source, { vocab, merges }) {
   );
 }
 
-// vocab.json and merges.txt as text, for the tokenizer alone (tokenizer.mjs): from a directory
-// (a model's, whose weights are not read; a URL, a hub id, or a path in Node) or from {vocab,
-// merges} (strings, buffers or Blobs).
+// The tokenizer's files as text, for the tokenizer alone (tokenizer.mjs): {tokenizerJson} or
+// {vocab, merges}, from a directory (a model's, whose weights are not read; a URL, a hub id, or a
+// path in Node: its tokenizer.json where it has one, else vocab.json and merges.txt) or from
+// {tokenizerJson} or {vocab, merges} (strings, buffers or Blobs).
 export async function readTokenizerFiles(source, { signal } = {}) {
-  if (source === null || source === undefined)
-    throw new InvalidArgumentError(
-      'loadTokenizer needs a directory with vocab.json and merges.txt, or {vocab, merges}',
-    );
+  const needs = 'a directory with tokenizer.json or vocab.json and merges.txt, or {tokenizerJson} or {vocab, merges}';
+  if (source === null || source === undefined) throw new InvalidArgumentError(`loadTokenizer needs ${needs}`);
   if (typeof source !== 'string' && !(source instanceof URL)) {
+    if (typeof source === 'object' && source.tokenizerJson !== undefined)
+      return { tokenizerJson: await asText(source.tokenizerJson, 'tokenizerJson', 'tokenizer.json') };
     if (typeof source !== 'object' || !('vocab' in source) || !('merges' in source))
       throw new InvalidArgumentError(
-        'loadTokenizer: the files object needs "vocab" (vocab.json) and "merges" (merges.txt)',
+        'loadTokenizer: the files object needs "tokenizerJson" (tokenizer.json), or "vocab" (vocab.json) and "merges" (merges.txt)',
       );
     return {
       vocab: await asText(source.vocab, 'vocab', 'vocab.json'),
@@ -195,31 +203,33 @@ export async function readTokenizerFiles(source, { signal } = {}) {
     };
   }
   source = hubDirectoryUrl(source) ?? source;
-  const names = ['vocab.json', 'merges.txt'];
-  let texts;
+  // read(name): the file's text, or undefined when there is no such file.
+  let read;
   if (isLocalPath(source)) {
     const { file, cannotRead } = await nodeDirectory(source, signal);
-    texts = await Promise.all(
-      names.map(async (name) => {
-        try {
-          return (await readSmallFile(file(name), name, signal)).toString('utf8');
-        } catch (e) {
-          throw cannotRead(name, e);
-        }
-      }),
-    );
+    read = async (name) => {
+      try {
+        return (await readSmallFile(file(name), name, signal)).toString('utf8');
+      } catch (e) {
+        if (e.code === 'ENOENT' && !signal?.aborted) return undefined;
+        throw cannotRead(name, e);
+      }
+    };
   } else {
     const base = directoryUrl(source);
-    texts = await Promise.all(
-      names.map(async (name) => {
-        const response = await download(new URL(name, base), signal, signal);
-        if (!response)
-          throw new ModelFormatError(
-            `${new URL(name, base)}: no such file (HTTP 404): the tokenizer needs vocab.json and merges.txt`,
-          );
-        return new TextDecoder().decode(await readSmallBody(response, new URL(name, base), name, signal));
-      }),
-    );
+    read = async (name) => {
+      const response = await download(new URL(name, base), signal, signal);
+      if (!response) return undefined;
+      return new TextDecoder().decode(await readSmallBody(response, new URL(name, base), name, signal));
+    };
   }
-  return { vocab: texts[0], merges: texts[1] };
+  const names = ['tokenizer.json', 'vocab.json', 'merges.txt'];
+  const [tokenizerJson, vocab, merges] = await Promise.all(names.map(read));
+  if (tokenizerJson !== undefined) return { tokenizerJson };
+  const missing = names.filter((name, i) => i > 0 && [vocab, merges][i - 1] === undefined);
+  if (missing.length)
+    throw new ModelFormatError(
+      `${source}: no tokenizer.json, and no ${missing.join(' or ')}: the tokenizer needs tokenizer.json, or vocab.json and merges.txt`,
+    );
+  return { vocab, merges };
 }

@@ -5,6 +5,7 @@ import { GlassboxError, ModelFormatError } from './errors.mjs';
 import {
   headerLength,
   INDEX,
+  keyOf,
   MAX_BYTES,
   MODEL_FILES,
   noShard,
@@ -13,6 +14,7 @@ import {
   parseIndex,
   pourShards,
   pourWeights,
+  SMALL_FILES,
   tooLarge,
 } from './model-files.mjs';
 import { importNode, isNode } from './platform.mjs';
@@ -58,7 +60,7 @@ export async function openRegular(path) {
   return { file, size: info.size };
 }
 
-// A small file of a model directory (config.json, vocab.json, merges.txt: `name`) read whole, as a
+// A small file of a model directory (config.json, tokenizer.json...: `name`) read whole, as a
 // Buffer: a regular file (openRegular) of at most MAX_BYTES[name] bytes, refused before it is read
 // when larger, and read no further than that when it grows while it is read.
 export async function readSmallFile(path, name, signal) {
@@ -103,8 +105,9 @@ export async function readDirectoryNode(dir, weights, tokenizerFiles) {
   };
   const info = await stat(base).catch(() => null);
   if (!info?.isDirectory()) throw new ModelFormatError(`${base} is not a model directory (${MODEL_FILES.join(', ')})`);
-  const [config, vocab, merges] = await Promise.all(['config.json', 'vocab.json', 'merges.txt'].map(read));
-  const files = { config, vocab, merges };
+  const texts = await Promise.all(SMALL_FILES.map(read));
+  const files = Object.fromEntries(SMALL_FILES.map((name, i) => [keyOf(name), texts[i]]));
+  const { config } = files;
   tokenizerFiles(files);
   const sharded = await nodeShards(pathOf, signal);
   if (sharded) {

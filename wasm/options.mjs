@@ -197,7 +197,7 @@ export const LOAD_OPTIONS = [
   'contextLength',
 ];
 export const ESTIMATE_OPTIONS = ['quantize', 'contextLength', 'signal', 'worker', 'wasmPaths'];
-export const TOKENIZE_OPTIONS = ['allowSpecial'];
+export const TOKENIZE_OPTIONS = ['allowSpecial', 'addSpecial'];
 export const FORWARD_OPTIONS = ['attention', 'logits', 'mask', 'hiddenStates', 'lens', 'headMask'];
 export const CLASSIFY_OPTIONS = ['headMask', 'attention'];
 export const GENERATE_OPTIONS = [
@@ -214,7 +214,12 @@ export const GENERATE_OPTIONS = [
   'allowSpecial',
   'contextFull',
   'ahead',
+  'repetitionPenalty',
 ];
+export const CHAT_TEMPLATE_OPTIONS = ['addGenerationPrompt', 'date', 'templateVars'];
+// chat's: generate's (but allowSpecial: the rendered conversation's special tokens are always read)
+// and the template's.
+export const CHAT_OPTIONS = [...GENERATE_OPTIONS.filter((name) => name !== 'allowSpecial'), ...CHAT_TEMPLATE_OPTIONS];
 
 // The options of forward, classify and generate that look inside: lens (K, each layer's K most
 // probable next tokens; absent: none) and headMask ([[layer, head], ...]: those heads switched off,
@@ -245,6 +250,7 @@ export function inspectOptions({ lens, headMask }) {
 export function checkTokenizeOptions(options) {
   const o = checkOptionNames(options, TOKENIZE_OPTIONS, 'tokenize');
   checkBoolean('allowSpecial', o.allowSpecial);
+  checkBoolean('addSpecial', o.addSpecial);
   return o;
 }
 
@@ -274,8 +280,8 @@ export function checkClassifyOptions(options) {
 }
 
 /** @param {unknown} options */
-export function checkGenerateOptions(options) {
-  const o = checkOptionNames(options, GENERATE_OPTIONS, 'generate');
+export function checkGenerateOptions(options, names = GENERATE_OPTIONS, call = 'generate') {
+  const o = checkOptionNames(options, names, call);
   checkInteger('maxTokens', o.maxTokens, 0, INT_MAX, 'an integer >= 0');
   checkNumber('temperature', o.temperature, 'a finite number >= 0');
   checkInteger('topK', o.topK, -INT_MAX, INT_MAX, 'an integer >= 0');
@@ -287,6 +293,63 @@ export function checkGenerateOptions(options) {
   checkBoolean('allowSpecial', o.allowSpecial);
   checkChoice('contextFull', o.contextFull, ['slide', 'stop']);
   checkInteger('ahead', o.ahead, 1, INT_MAX, 'an integer >= 1');
+  checkNumber('repetitionPenalty', o.repetitionPenalty, 'a finite number > 0');
   inspectOptions(o);
   return o;
 }
+
+// applyChatTemplate's options: addGenerationPrompt (default true), date ('YYYY-MM-DD', the day
+// strftime_now gives; the engine checks the form), templateVars (a plain object of the template's
+// variables, such as { enable_thinking: false }).
+/** @param {unknown} options */
+export function checkChatTemplateOptions(options, names = CHAT_TEMPLATE_OPTIONS, call = 'applyChatTemplate') {
+  const o = checkOptionNames(options, names, call);
+  checkBoolean('addGenerationPrompt', o.addGenerationPrompt);
+  if (o.date !== undefined && typeof o.date !== 'string')
+    throw new InvalidArgumentError(`date must be a string 'YYYY-MM-DD', got ${formatValue(o.date)}`);
+  const vars = o.templateVars;
+  if (vars !== undefined && (vars === null || typeof vars !== 'object' || Array.isArray(vars)))
+    throw new InvalidArgumentError(
+      `templateVars must be an object of the template's variables, like { enable_thinking: false }, got ${formatValue(vars)}`,
+    );
+  return o;
+}
+
+// chat's options: generate's and the template's.
+/** @param {unknown} options */
+export function checkChatOptions(options) {
+  const o = checkGenerateOptions(options, CHAT_OPTIONS, 'chat');
+  checkChatTemplateOptions(
+    Object.fromEntries(CHAT_TEMPLATE_OPTIONS.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])),
+  );
+  return o;
+}
+
+// A conversation as the engine takes it: JSON text of an array of message objects.
+export function messagesJson(messages) {
+  if (!Array.isArray(messages) || !messages.every((m) => m !== null && typeof m === 'object' && !Array.isArray(m)))
+    throw new InvalidArgumentError(
+      `messages must be an array of message objects like { role: 'user', content: 'Hi' }, got ${formatValue(messages)}`,
+    );
+  return jsonOf(messages, 'messages');
+}
+
+// JSON text of a value given to the template (messages, templateVars); a value JSON cannot hold
+// (a cycle, a BigInt) is an InvalidArgumentError naming it. A whole number past JavaScript's safe
+// integers (2^53) is written as the float it is (1.2345678901234567e+19, as Python writes it), not
+// as digits that read back as another integer.
+export function jsonOf(value, what) {
+  const mark = `\u0001glassbox-float-${Math.random().toString(36).slice(2)}:`;
+  let text;
+  try {
+    text = JSON.stringify(value, (_, v) =>
+      typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) ? mark + v.toExponential() : v,
+    );
+  } catch (e) {
+    throw new InvalidArgumentError(`${what} cannot be given to the chat template as JSON: ${e.message}`);
+  }
+  const quoted = JSON.stringify(mark).slice(0, -1); // the mark as JSON writes it, after the opening quote
+  return text.split(quoted).length === 1 ? text : text.replace(new RegExp(`${escape(quoted)}([^"]*)"`, 'g'), '$1');
+}
+
+const escape = (s) => s.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');

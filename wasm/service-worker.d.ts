@@ -15,6 +15,7 @@ export {
   NotSupportedError,
   OutOfMemoryError,
   StateError,
+  TemplateError,
 } from './glassbox.js';
 // The types of what these give and take (train() is not here: a run loads its module with import(),
 // which a service worker may not use).

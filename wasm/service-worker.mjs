@@ -24,6 +24,7 @@ export {
   NotSupportedError,
   OutOfMemoryError,
   StateError,
+  TemplateError,
 } from './errors.mjs';
 
 useCoreFactory(createGlassboxCore);

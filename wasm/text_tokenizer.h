@@ -11,18 +11,23 @@
 
 namespace glassbox::js {
 
-// The tokenizer alone, from vocab.json and merges.txt: a page can show its prompt's tokens while
-// the weights still download (engine.mjs, LocalTokenizer).
+// The tokenizer alone, from vocab.json and merges.txt or from tokenizer.json: a page can show its
+// prompt's tokens while the weights still download (engine.mjs, LocalTokenizer).
 class TextTokenizer {
  public:
   static TextTokenizer* create(const std::string& vocab, const std::string& merges) {
     return guarded([&] { return new TextTokenizer(Tokenizer::from_strings(vocab, merges)); });
   }
+  static TextTokenizer* from_json(const std::string& tokenizer_json) {
+    return guarded([&] { return new TextTokenizer(Tokenizer::from_tokenizer_json(tokenizer_json)); });
+  }
   explicit TextTokenizer(Tokenizer tokenizer) : tokenizer_(std::move(tokenizer)) {}
 
-  val tokenize(const std::string& text, bool allow_special) const {
+  // allow_special: special tokens written in the text are matched; add_special: the
+  // post-processor's tokens (BOS...) are added (Tokenizer::encode).
+  val tokenize(const std::string& text, bool allow_special, bool add_special) const {
     return guarded([&] {
-      const auto ids = live().encode(text, allow_special);
+      const auto ids = live().encode(text, allow_special, add_special);
       return typed_array_copy("Int32Array", ids.data(), ids.size());
     });
   }

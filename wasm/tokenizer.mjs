@@ -1,5 +1,6 @@
-// The tokenizer alone (the package's "./tokenizer" entry): GPT-2's byte-level BPE, byte-exact with
-// tiktoken's "gpt2" encoding, from vocab.json + merges.txt, without the model or its engine. Its
+// The tokenizer alone (the package's "./tokenizer" entry): byte-level BPE from tokenizer.json (as
+// Hugging Face's tokenizers library encodes) or from GPT-2's vocab.json + merges.txt (byte-exact
+// with tiktoken's "gpt2" encoding), without the model or its engine. Its
 // module (glassbox-tokenizer.mjs/.wasm) is a fraction of the engine's size: for pages that count
 // tokens or show them, and for servers that check a prompt's length.
 //
@@ -45,8 +46,9 @@ function loadModule(wasmPaths) {
   return modulePromise;
 }
 
-// source: a directory holding vocab.json and merges.txt (a model's: its weights are not read; a
-// URL, a hub id 'owner/name', or a path in Node), or {vocab, merges} as strings, buffers or Blobs.
+// source: a directory holding tokenizer.json, or vocab.json and merges.txt (a model's: its weights
+// are not read; a URL, a hub id 'owner/name', or a path in Node; tokenizer.json is preferred), or
+// {tokenizerJson} or {vocab, merges} as strings, buffers or Blobs.
 // options: signal, an AbortSignal that cancels reading the files; wasmPaths, the directory
 // glassbox-tokenizer.wasm is served from (default: beside its glue, where a bundler puts it).
 /**
@@ -63,7 +65,11 @@ export async function loadTokenizer(source, options = {}) {
     );
   const [files, module] = await Promise.all([readTokenizerFiles(source, { signal }), loadModule(wasmPaths)]);
   signal?.throwIfAborted();
-  return new Tokenizer(module.Tokenizer.create(files.vocab, files.merges));
+  return new Tokenizer(
+    files.tokenizerJson !== undefined
+      ? module.Tokenizer.fromJson(files.tokenizerJson)
+      : module.Tokenizer.create(files.vocab, files.merges),
+  );
 }
 
 export class Tokenizer {
@@ -76,11 +82,13 @@ export class Tokenizer {
   }
 
   // Text -> token ids. Special tokens such as "<|endoftext|>" are ordinary text unless
-  // allowSpecial is true (tiktoken's encode_ordinary and encode(..., allowed_special='all')).
+  // allowSpecial is true (tiktoken's encode_ordinary and encode(..., allowed_special='all'));
+  // addSpecial adds a tokenizer.json's post-processor tokens (BOS...): both true give what
+  // transformers' tokenizer(text) gives.
   tokenize(text, options = {}) {
-    const { allowSpecial = false } = checkTokenizeOptions(options);
+    const { allowSpecial = false, addSpecial = false } = checkTokenizeOptions(options);
     checkText(text, 'text');
-    return Array.from(this.#live().tokenize(text, allowSpecial));
+    return Array.from(this.#live().tokenize(text, allowSpecial, addSpecial));
   }
 
   // Token ids -> text; bytes that are not whole UTF-8 characters become U+FFFD, as in tiktoken.

@@ -15,7 +15,7 @@
 //     {id, tokenizer: {config, shape}} 'load': the tokenizer is ready (tokenize and detokenize
 //                                      work from now on, before the weights have arrived);
 //                                      config: config.json's text, as in 'load''s result
-//     {id, steps: [step, ...]}         'generate': the tokens computed since the last batch
+//     {id, steps: [step, ...]}         'generate', 'chat': the tokens computed since the last batch
 //
 // Training (glassbox.mjs's WorkerTraining): 'trainStart' {texts, options} makes the run,
 // 'trainStep' runs one step (null after the last), 'trainFiles' gives the model's four files,
@@ -100,6 +100,7 @@ const calls = {
       bidirectional: model.bidirectional,
       maskTokenId: model.maskTokenId,
       hasTokenizer: model.hasTokenizer,
+      hasChatTemplate: model.hasChatTemplate,
     };
   },
   tokenize: (args) => (model ?? tokenizer ?? noModel()).tokenize(args.text, args.options),
@@ -107,48 +108,9 @@ const calls = {
   forward: (args) => (model ?? noModel()).forward(args.ids, args.options),
   forwardBatch: (args) => (model ?? noModel()).forwardBatch(args.batch),
   classify: (args) => (model ?? noModel()).classify(args.input, args.options),
-  async generate(args, id) {
-    const { ahead = 8, ...options } = args.options ?? {};
-    const run = (generation = { credit: ahead, aborted: false, wake: null });
-    let batch = [],
-      transfer = [],
-      since = -Infinity;
-    const flush = () => {
-      if (batch.length) port.send({ id, steps: batch }, transfer);
-      batch = [];
-      transfer = [];
-      since = performance.now();
-    };
-    try {
-      const steps = (model ?? noModel()).generate(args.prompt, options);
-      for (;;) {
-        if (run.credit === 0 && !run.aborted) {
-          // the page is behind: wait for it
-          flush();
-          await new Promise((resolve) => {
-            run.wake = resolve;
-          });
-          run.wake = null;
-        }
-        if (run.aborted) {
-          await steps.return();
-          return { stopReason: 'cancelled' };
-        }
-        // Between steps the engine turns the event loop (engine.mjs), so 'pull' and 'abort' arrive.
-        const { value, done } = await steps.next();
-        if (done) {
-          flush();
-          return value;
-        }
-        batch.push(value);
-        if (value.attention) transfer.push(value.attention.buffer);
-        --run.credit;
-        if (performance.now() - since >= BATCH_MS) flush();
-      }
-    } finally {
-      generation = null;
-    }
-  },
+  applyChatTemplate: (args) => (model ?? noModel()).applyChatTemplate(args.messages, args.options),
+  generate: (args, id) => stream((m, options) => m.generate(args.prompt, options), args, id),
+  chat: (args, id) => stream((m, options) => m.chat(args.messages, options), args, id),
   // The page's TrainingRun has checked the options; here is its backend (training.mjs).
   trainStart(args) {
     training = { run: new LocalTraining(), settings: args.options };
@@ -169,6 +131,51 @@ const calls = {
     return null;
   },
 };
+
+// A generation (generate or chat: begin(model, options) starts it) streamed to the page: steps
+// computed ahead up to the page's credit, posted in batches.
+async function stream(begin, args, id) {
+  const { ahead = 8, ...options } = args.options ?? {};
+  const run = (generation = { credit: ahead, aborted: false, wake: null });
+  let batch = [],
+    transfer = [],
+    since = -Infinity;
+  const flush = () => {
+    if (batch.length) port.send({ id, steps: batch }, transfer);
+    batch = [];
+    transfer = [];
+    since = performance.now();
+  };
+  try {
+    const steps = begin(model ?? noModel(), options);
+    for (;;) {
+      if (run.credit === 0 && !run.aborted) {
+        // the page is behind: wait for it
+        flush();
+        await new Promise((resolve) => {
+          run.wake = resolve;
+        });
+        run.wake = null;
+      }
+      if (run.aborted) {
+        await steps.return();
+        return { stopReason: 'cancelled' };
+      }
+      // Between steps the engine turns the event loop (engine.mjs), so 'pull' and 'abort' arrive.
+      const { value, done } = await steps.next();
+      if (done) {
+        flush();
+        return value;
+      }
+      batch.push(value);
+      if (value.attention) transfer.push(value.attention.buffer);
+      --run.credit;
+      if (performance.now() - since >= BATCH_MS) flush();
+    }
+  } finally {
+    generation = null;
+  }
+}
 
 function noModel() {
   throw new StateError('the model is not loaded yet');

@@ -57,6 +57,17 @@ Generator::Generator(const Model& model, std::span<const std::int32_t> prompt, c
   const std::int64_t positions = std::int64_t(prompt.size()) + std::max(0, options.max_tokens - 1);
   cache_.reserve(static_cast<int>(std::min<std::int64_t>(positions, model.context())));
   run(prompt);
+  see(prompt);
+}
+
+void Generator::see(std::span<const std::int32_t> ids) {
+  if (options_.sampling.repetition_penalty == 1.0f) return;   // nothing reads them
+  seen_mask_.resize(std::size_t(model_.config().vocab_size));
+  for (const std::int32_t id : ids)
+    if (!seen_mask_[id]) {   // ids are in range: forward() checked them
+      seen_mask_[id] = true;
+      seen_.push_back(id);
+    }
 }
 
 void Generator::run(std::span<const std::int32_t> ids) {
@@ -99,10 +110,12 @@ std::optional<GeneratedToken> Generator::next() {
     }
   }
   if (produced_ == options_.max_tokens) return stop(StopReason::MaxTokens);
-  const std::int32_t id = sampler_.sample(logits_);
-  if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), id) != c.eos_token_ids.end())
-    return stop(StopReason::EndOfText);
+  const std::int32_t id = sampler_.sample(logits_, seen_);
+  const std::vector<std::int32_t>& eos = options_.eos_token_ids ? *options_.eos_token_ids : c.eos_token_ids;
+  if (std::find(eos.begin(), eos.end(), id) != eos.end()) return stop(StopReason::EndOfText);
   pending_ = id;
+  const std::int32_t produced_id[1] = {id};
+  see(produced_id);
   ++produced_;
   return GeneratedToken{id, window_start_ + cache_.size(), window_start_, attention_, logits_, lens_};
 }

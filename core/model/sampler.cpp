@@ -14,12 +14,36 @@ void SamplingSettings::validate() const {
   if (top_k < 0) throw InvalidArgument("top-k must be >= 0 (0 keeps every token), got " + std::to_string(top_k));
   if (!(top_p > 0.0f && top_p <= 1.0f))   // also false for NaN
     throw InvalidArgument("top-p must be in (0, 1] (1 keeps every token), got " + std::to_string(top_p));
+  if (!std::isfinite(repetition_penalty) || repetition_penalty <= 0.0f)
+    throw InvalidArgument("repetition penalty must be a finite number > 0 (1 is none), got " +
+                          std::to_string(repetition_penalty));
+}
+
+void apply_repetition_penalty(std::span<float> logits, std::span<const std::int32_t> seen, float penalty) {
+  for (const std::int32_t id : seen)
+    if (id < 0 || std::size_t(id) >= logits.size())
+      throw InvalidArgument("token id " + std::to_string(id) + " is outside the vocabulary of " +
+                            std::to_string(logits.size()));
+  // transformers gathers every seen id's logit first and scatters the penalised values back, so an
+  // id seen twice is penalised once.
+  std::vector<std::int32_t> ids(seen.begin(), seen.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (const std::int32_t id : ids) {
+    float& l = logits[id];
+    l = l < 0.0f ? l * penalty : l / penalty;   // torch.where(score < 0, score * penalty, score / penalty)
+  }
 }
 
 Sampler::Sampler(const SamplingSettings& settings) : settings_(settings), rng_(settings.seed) { settings_.validate(); }
 
-std::int32_t Sampler::sample(std::span<const float> logits) {
+std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> seen) {
   if (logits.empty()) throw InvalidArgument("no logits to sample from");
+  if (settings_.repetition_penalty != 1.0f) {   // 1 leaves the logits as they are (and their bits)
+    penalized_.assign(logits.begin(), logits.end());
+    apply_repetition_penalty(penalized_, seen, settings_.repetition_penalty);
+    logits = penalized_;
+  }
   std::int32_t best = -1;
   for (std::size_t i = 0; i < logits.size(); ++i) {
     const float v = logits[i];

@@ -356,7 +356,9 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
   impl->merges.reserve(merges.size());
   std::string left, right;
   for (std::size_t i = 0; i < merges.size(); ++i) {
-    const auto [a, b] = merge_pair(merges[i], i, reader);
+    // (not a structured binding: Emscripten 3.1.6's clang 14 cannot capture one in a lambda)
+    const auto pair = merge_pair(merges[i], i, reader);
+    const std::string &a = pair.first, &b = pair.second;
     const auto where = [&] {
       return "model.merges[" + std::to_string(i) + "] (" + quote_text(a) + ", " + quote_text(b) + ")";
     };

@@ -236,7 +236,7 @@ for (const worker of [false, true]) {
     );
     await unknown(
       model.tokenize('a', { colour: 'red' }),
-      /tokenize: unknown option "colour"; its options are allowSpecial$/,
+      /tokenize: unknown option "colour"; its options are allowSpecial, addSpecial$/,
     );
     await unknown(
       loadModel(bytes, { worker, quantise: 'int8' }),

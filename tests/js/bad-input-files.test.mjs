@@ -218,11 +218,13 @@ before(async () => {
       res.on('drain', more);
       return more();
     }
+    let body;
     try {
-      res.writeHead(200).end(read(name));
+      body = read(name);
     } catch {
-      res.writeHead(404).end();
+      return res.writeHead(404).end(); // (the optional files the fixture does not have)
     }
+    res.writeHead(200).end(body);
   });
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
   base = `http://127.0.0.1:${server.address().port}`;

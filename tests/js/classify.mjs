@@ -244,7 +244,7 @@ export function checkClassifyReport(assert, r, where = r.worker ? 'worker' : 'ma
   );
   assert.match(
     e.text,
-    /^Error: this model was loaded without vocab\.json and merges\.txt: no tokenizer/,
+    /^Error: this model was loaded without tokenizer\.json or vocab\.json and merges\.txt: no tokenizer/,
     `${where}: text without a tokenizer`,
   );
   assert.match(e.empty, /^Error: .*no tokens/, `${where}: no ids`);

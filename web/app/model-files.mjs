@@ -4,10 +4,11 @@
 // A sharded checkpoint's index, which names the files its weights are in.
 const INDEX = 'model.safetensors.index.json';
 
-// files: File[] (any extra files are ignored: a hub folder's tokenizer.json, README.md, ...) ->
-// {files, name}: {config, weights, vocab?, merges?}, or for a sharded checkpoint {config, index,
-// weights: [the shards the index names, in its order], vocab?, merges?}. vocab.json and merges.txt
-// come together (the tokenizer) or not at all (the model then runs on token ids). Throws an Error
+// files: File[] (any extra files are ignored: a hub folder's README.md, ...) -> {files, name}:
+// {config, weights, vocab?, merges?, tokenizerJson?, tokenizerConfig?, chatTemplate?,
+// generationConfig?}, or for a sharded checkpoint {config, index, weights: [the shards the index
+// names, in its order], ...the same}. Without tokenizer.json, vocab.json and merges.txt come
+// together (the tokenizer) or not at all (the model then runs on token ids). Throws an Error
 // naming what is missing.
 export async function pickModelFiles(files, folder = null) {
   const byName = new Map();
@@ -36,8 +37,17 @@ export async function pickModelFiles(files, folder = null) {
     throw new Error(
       `A model needs config.json and model.safetensors (or ${INDEX} and the shards it names); ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} missing (got: ${got()}).`,
     );
+  // tokenizer.json is the tokenizer where it is picked (vocab.json and merges.txt are then unused);
+  // the chat template's files and generation_config.json go with it.
+  const extra = {
+    tokenizerJson: 'tokenizer.json',
+    tokenizerConfig: 'tokenizer_config.json',
+    chatTemplate: 'chat_template.jinja',
+    generationConfig: 'generation_config.json',
+  };
+  for (const [key, name] of Object.entries(extra)) if (byName.has(name)) picked[key] = byName.get(name);
   const [vocab, merges] = [byName.get('vocab.json'), byName.get('merges.txt')];
-  if (Boolean(vocab) !== Boolean(merges))
+  if (!picked.tokenizerJson && Boolean(vocab) !== Boolean(merges))
     throw new Error(
       `The tokenizer needs vocab.json and merges.txt together; ${vocab ? 'merges.txt' : 'vocab.json'} is missing (got: ${got()}). Leave both out to run the model on token ids.`,
     );

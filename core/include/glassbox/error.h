@@ -29,4 +29,29 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
+// A chat template failed: a syntax error, a failed evaluation, or the template's own
+// raise_exception(msg). The message names where the template came from (e.g.
+// "tokenizer_config.json: chat_template"), then the line and column: "WHERE, line L, column C: PROBLEM".
+class TemplateError : public Error {
+ public:
+  TemplateError(int line, int column, const std::string& problem, const std::string& where = "chat template")
+      : Error(where + ", line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + problem),
+        problem_(problem),
+        where_(where),
+        line_(line),
+        column_(column) {}
+  const std::string& problem() const { return problem_; }   // the message without the place (raise_exception's own)
+  const std::string& where() const { return where_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+  // The same error, said to come from another place (the file the template was read from).
+  TemplateError from(const std::string& where) const { return TemplateError(line_, column_, problem_, where); }
+
+ private:
+  std::string problem_;
+  std::string where_;
+  int line_;
+  int column_;
+};
+
 }   // namespace glassbox

@@ -15,7 +15,7 @@ namespace glassbox {
 
 enum class StopReason {
   MaxTokens,     // produced max_tokens tokens
-  EndOfText,     // sampled the config's eos_token_id (not passed to the callback)
+  EndOfText,     // sampled a stop token (GenerateOptions::eos_token_ids; not passed to the callback)
   ContextFull,   // WhenContextFull::Stop, and the last token produced has no position left to run at
   Cancelled,     // the callback returned false
 };
@@ -44,6 +44,10 @@ struct GenerateOptions {
   // so they are out of the distribution before temperature, top-k and top-p, and never sampled.
   // 0: every id of the config's vocab_size has a token.
   int tokenizer_size = 0;
+  // The ids that end generation (StopReason::EndOfText); nullopt: the config's eos_token_ids
+  // (config.json's eos_token_id). effective_generation() (glassbox/generation_config.h) gives the
+  // list generation_config.json and the user's choice make.
+  std::optional<std::vector<std::int32_t>> eos_token_ids;
 };
 
 struct GeneratedToken {
@@ -57,7 +61,8 @@ struct GeneratedToken {
   // (n_layer, n_head, position - window_start) laid out [layer][head][key]. Valid only during the
   // callback.
   std::span<const float> attention;
-  // The logits (vocab_size) this token was sampled from, before temperature; valid as attention.
+  // The logits (vocab_size) this token was sampled from, before the repetition penalty and
+  // temperature; valid as attention.
   std::span<const float> logits;
   // With GenerateOptions::lens = K: the logit lens at the position that produced this token,
   // (n_layer, K), each layer's K most probable next tokens; valid as attention.
@@ -97,7 +102,12 @@ class Generator {
   std::vector<TokenProbability> lens_;    // (L, K) with options.lens
   std::optional<std::int32_t> pending_;   // produced, not yet run through the model
   std::vector<std::int32_t> window_;      // the ids in the cache, in order (to slide)
-  int window_start_ = 0;                  // position in the sequence of window_[0]
+  // With a repetition penalty: every id of the sequence so far (prompt and produced, also those
+  // slid out of the window, as transformers penalises its whole input_ids), each once.
+  std::vector<std::int32_t> seen_;
+  std::vector<bool> seen_mask_;   // (V) whether an id is in seen_
+  void see(std::span<const std::int32_t> ids);
+  int window_start_ = 0;   // position in the sequence of window_[0]
   int produced_ = 0;
   std::optional<StopReason> stopped_;
 };

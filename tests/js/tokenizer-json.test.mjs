@@ -1,0 +1,122 @@
+// tokenizer.json in the JS API: the tokenizer entry and a model read from a directory, a files
+// object or a worker give the ids of tests/fixtures/tokenizer-json/*/expected.json (made by
+// scripts/make_tokenizer_json_fixtures.mjs from @huggingface/tokenizers), plain, with special
+// tokens matched (allowSpecial), with the post-processor's tokens (addSpecial) and both; detokenize
+// gives each text back, special tokens included. tokenizer.json is read where vocab.json and
+// merges.txt are there too.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { loadModel } from '../../web/dist/glassbox.mjs';
+import { loadTokenizer } from '../../web/dist/tokenizer.mjs';
+import { byteVocabFiles, chainModel, idCount, modelDirectory, tokenizerFixture } from './instruct-models.mjs';
+
+// The byte-level pipelines (the SentencePiece-style fixtures need the core's reader of them).
+const BYTE_LEVEL = ['gpt2', 'llama3', 'qwen3', 'gpt-neox-tiny', 'bytelevel-template-tiny'];
+
+// Every case of a fixture through tokenize(text, options) (sync or async): the failures, as
+// "case: got ... want ...", and how many cases were checked.
+async function check(tokenize, detokenize, expected) {
+  const bad = [];
+  let checked = 0;
+  const same = async (c, ids, got) => {
+    checked++;
+    if (JSON.stringify(await got) !== JSON.stringify(ids))
+      bad.push(`${c.name}: ${JSON.stringify(await got).slice(0, 80)} want ${JSON.stringify(ids).slice(0, 80)}`);
+  };
+  for (const c of expected.ordinary) {
+    await same(c, c.ids, tokenize(c.text));
+    if (c.decode !== undefined && (await detokenize(c.ids)) !== c.decode) bad.push(`${c.name}: decode`);
+  }
+  for (const c of expected.add_special ?? []) await same(c, c.ids, tokenize(c.text, { addSpecial: true }));
+  for (const c of expected.allow_special) {
+    await same(c, c.ids, tokenize(c.text, { allowSpecial: true }));
+    if (c.ids_add_special) await same(c, c.ids_add_special, tokenize(c.text, { allowSpecial: true, addSpecial: true }));
+    if (c.decode !== undefined && (await detokenize(c.ids)) !== c.decode) bad.push(`${c.name}: decode`);
+  }
+  return { bad, checked };
+}
+
+for (const name of BYTE_LEVEL) {
+  test(`the tokenizer entry reads ${name}'s tokenizer.json and gives the oracle's ids`, async () => {
+    const { expected, tokenizerJson } = tokenizerFixture(name);
+    const tokenizer = await loadTokenizer({ tokenizerJson });
+    assert.equal(tokenizer.vocabSize, idCount(tokenizerJson));
+    const { bad, checked } = await check(
+      (text, options) => tokenizer.tokenize(text, options),
+      (ids) => tokenizer.detokenize(ids),
+      expected,
+    );
+    assert.ok(checked > 600, `${checked} cases`);
+    assert.deepEqual(bad, []);
+    tokenizer.dispose();
+  });
+}
+
+test('a model directory with tokenizer.json tokenizes with it (this thread, a worker, the early tokenizer)', async () => {
+  for (const name of ['bytelevel-template-tiny', 'qwen3']) {
+    const { expected, tokenizerJson } = tokenizerFixture(name);
+    const { config, weights } = chainModel(idCount(tokenizerJson), []);
+    // vocab.json and merges.txt beside it give other ids: tokenizer.json must be the one read.
+    const files = { 'config.json': config, 'model.safetensors': weights, 'tokenizer.json': tokenizerJson };
+    const { dir, remove } = modelDirectory({ ...files, ...byteVocabFiles() });
+    try {
+      for (const worker of [false, true]) {
+        let early = null;
+        const model = await loadModel(dir, { worker, onTokenizer: (t) => (early = t) });
+        assert.equal(model.hasTokenizer, true);
+        assert.ok(early, 'onTokenizer was called');
+        const { bad, checked } = await check(
+          (text, options) => model.tokenize(text, options),
+          (ids) => model.detokenize(ids),
+          expected,
+        );
+        assert.ok(checked > 600, `${checked} cases`);
+        assert.deepEqual(bad, [], `${name}, worker: ${worker}`);
+        const text = expected.allow_special.at(-1).text;
+        assert.deepEqual(await early.tokenize(text, { allowSpecial: true }), expected.allow_special.at(-1).ids);
+        await model.dispose();
+      }
+      // The files themselves, tokenizer.json as "tokenizerJson".
+      const model = await loadModel({ config, weights, tokenizerJson, ...byteVocabFiles() });
+      assert.equal(model.hasTokenizer, true);
+      const c = expected.allow_special[0];
+      assert.deepEqual(await model.tokenize(c.text, { allowSpecial: true }), c.ids);
+      await model.dispose();
+    } finally {
+      remove();
+    }
+  }
+});
+
+test('tokenize options are checked: addSpecial must be a boolean', async () => {
+  const { tokenizerJson } = tokenizerFixture('bytelevel-template-tiny');
+  const { config, weights } = chainModel(idCount(tokenizerJson), []);
+  for (const worker of [false, true]) {
+    const model = await loadModel({ config, weights, tokenizerJson }, { worker });
+    await assert.rejects(model.tokenize('a', { addSpecial: 1 }), (e) => {
+      assert.equal(e.name, 'InvalidArgumentError');
+      assert.match(e.message, /addSpecial/);
+      return true;
+    });
+    await model.dispose();
+  }
+});
+
+test('a tokenizer.json that is not one is a ModelFormatError naming the file', async () => {
+  const { config, weights } = chainModel(300, []);
+  for (const worker of [false, true])
+    await assert.rejects(
+      loadModel({ config, weights, tokenizerJson: '{"model": {"type": "WordPiece"}}' }, { worker }),
+      (e) => {
+        assert.equal(e.name, 'ModelFormatError');
+        assert.match(e.message, /tokenizer\.json/);
+        return true;
+      },
+    );
+  await assert.rejects(loadTokenizer({ tokenizerJson: 'not json' }), (e) => {
+    assert.equal(e.name, 'ModelFormatError');
+    assert.match(e.message, /tokenizer\.json/);
+    return true;
+  });
+});
