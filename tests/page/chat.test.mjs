@@ -63,7 +63,9 @@ function instructModel() {
     return { ...t, shape: [vocabulary, ...t.shape.slice(1)], bytes };
   });
   const ids = (content) => JSON.parse(tokenizerJson).added_tokens.find((t) => t.content === content).id;
+  // (rotary positions: any context length; the conversation needs more than the fixture's 64)
   Object.assign(config, {
+    max_position_embeddings: 512,
     vocab_size: vocabulary,
     bos_token_id: ids('<|begin_of_text|>'),
     eos_token_id: ids('<|eot_id|>'),
@@ -167,9 +169,11 @@ test('a template that refuses the conversation says why under the prompt', async
   await system.fill('forbidden');
   await prompt.fill('Hello');
   await settled(page);
+  // (the template's own words, after where it raised them)
   assert.equal(
     await page.locator('#prompt-error').textContent(),
-    'The chat template cannot render this conversation: No forbidden system prompts.',
+    'The chat template cannot render this conversation: tokenizer_config.json: chat_template, line 1, column 50: ' +
+      'No forbidden system prompts.',
   );
   assert.equal(await page.locator('#tokens .chip').count(), 0);
   await system.fill('');
