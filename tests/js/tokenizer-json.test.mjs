@@ -103,6 +103,44 @@ test('tokenize options are checked: addSpecial must be a boolean', async () => {
   }
 });
 
+test('a bad tokenizer.json is a ModelFormatError naming the file and the problem, in both threads', async () => {
+  const { tokenizerJson } = tokenizerFixture('bytelevel-template-tiny');
+  const { config, weights } = chainModel(idCount(tokenizerJson), []);
+  const good = JSON.parse(tokenizerJson);
+  const rows = [
+    [
+      'a merge naming an unknown token',
+      { ...good, model: { ...good.model, merges: ['Ġ zzzq'] } },
+      /names "zzzq", which is not in model\.vocab/,
+    ],
+    [
+      'an unknown normalizer type',
+      { ...good, normalizer: { type: 'Frobnicate' } },
+      /normalizer type "Frobnicate" is not supported/,
+    ],
+    [
+      'an unknown pre-tokenizer type',
+      { ...good, pre_tokenizer: { type: 'Frobnicate' } },
+      /pre_tokenizer type "Frobnicate" is not supported/,
+    ],
+    [
+      'a model that is not BPE',
+      { ...good, model: { ...good.model, type: 'WordPiece' } },
+      /model type "WordPiece" is not supported/,
+    ],
+  ];
+  for (const worker of [false, true])
+    for (const [what, json, message] of rows) {
+      const files = { config, weights, tokenizerJson: JSON.stringify(json) };
+      await assert.rejects(loadModel(files, { worker }), (e) => {
+        assert.equal(e.name, 'ModelFormatError', `${what}: ${e.message}`);
+        assert.match(e.message, /^tokenizer\.json: /, what);
+        assert.match(e.message, message, what);
+        return true;
+      });
+    }
+});
+
 test('a tokenizer.json that is not one is a ModelFormatError naming the file', async () => {
   const { config, weights } = chainModel(300, []);
   for (const worker of [false, true])
