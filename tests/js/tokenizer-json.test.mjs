@@ -158,3 +158,39 @@ test('a tokenizer.json that is not one is a ModelFormatError naming the file', a
     return true;
   });
 });
+
+test('a directory URL: tokenizer.json downloads with the rest; the optional files a server refuses or drops are absent', async () => {
+  const { createServer } = await import('node:http');
+  const { expected, tokenizerJson } = tokenizerFixture('bytelevel-template-tiny');
+  const { config, weights } = chainModel(idCount(tokenizerJson), []);
+  const files = { 'config.json': config, 'model.safetensors': weights, 'tokenizer.json': tokenizerJson };
+  // /refusing/: tokenizer_config.json 403, chat_template.jinja a dropped connection,
+  // generation_config.json 401; /plain/: 404 for every file it lacks.
+  const server = createServer((req, res) => {
+    const [mode, name] = req.url.split('/').slice(-2);
+    if (mode === 'refusing' && name === 'tokenizer_config.json') return res.writeHead(403).end();
+    if (mode === 'refusing' && name === 'generation_config.json') return res.writeHead(401).end();
+    if (mode === 'refusing' && name === 'chat_template.jinja') return res.socket.destroy();
+    if (!Object.hasOwn(files, name)) return res.writeHead(404).end();
+    res.writeHead(200).end(files[name]);
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  try {
+    const base = `http://127.0.0.1:${server.address().port}`;
+    const c = expected.allow_special.at(-1);
+    for (const mode of ['plain', 'refusing'])
+      for (const worker of [false, true]) {
+        const model = await loadModel(`${base}/${mode}/`, { worker });
+        assert.equal(model.hasTokenizer, true);
+        assert.equal(model.hasChatTemplate, false);
+        assert.deepEqual(await model.tokenize(c.text, { allowSpecial: true }), c.ids, `${mode}, worker: ${worker}`);
+        await model.dispose();
+        const tokenizer = await loadTokenizer(`${base}/${mode}/`);
+        assert.deepEqual(tokenizer.tokenize(c.text, { allowSpecial: true }), c.ids);
+        tokenizer.dispose();
+      }
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
