@@ -307,6 +307,9 @@ TEST(CliChat, UsageErrors) {
                 "--messages", "x"},
                "--template-var \"a\" is given twice");
   TempDir tmp;
+  test::write_file(tmp.path() / "m.json", R"([{"role": "user", "content": 1e999}])");
+  expect_error({"chat", "-m", model.str(), "--messages", (tmp.path() / "m.json").string(), "--print-prompt"},
+               "m.json: not valid JSON");
   test::write_file(tmp.path() / "m.json", R"([{"content": "no role"}])");
   expect_error({"chat", "-m", model.str(), "--messages", (tmp.path() / "m.json").string(), "--print-prompt"},
                "message 0 has no \"role\" string");

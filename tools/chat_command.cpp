@@ -27,7 +27,7 @@ json read_messages(const std::string& file) {
   json messages;
   try {
     messages = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {   // parse_error, and out_of_range for a number such as 1e999
     throw InvalidArgument(file + ": not valid JSON: " + e.what());
   }
   const char* shape = "must be a JSON array of messages like [{\"role\": \"user\", \"content\": \"Hi\"}]";

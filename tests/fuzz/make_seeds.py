@@ -276,6 +276,50 @@ def main():
         ).encode(),
     )
 
+    # chat_files: b"\0" + generation_config.json, b"\1" + tokenizer_config.json
+    write(
+        "chat_files",
+        "qwen3-generation",
+        b"\0"
+        + json.dumps(
+            {
+                "bos_token_id": 151643,
+                "do_sample": True,
+                "eos_token_id": [151645, 151643],
+                "temperature": 0.6,
+                "top_k": 20,
+                "top_p": 0.95,
+            }
+        ).encode(),
+    )
+    write(
+        "chat_files",
+        "greedy-generation",
+        b"\0"
+        + json.dumps({"do_sample": False, "eos_token_id": 2, "repetition_penalty": 1.1, "temperature": None}).encode(),
+    )
+    for fixture in ["qwen3", "llama3"]:
+        chat = json.loads((FIXTURES / "chat" / f"{fixture}.json").read_text(encoding="utf-8"))
+        config = {
+            "chat_template": chat["template"],
+            "bos_token": chat["bos_token"],
+            "eos_token": {"__type": "AddedToken", "content": chat["eos_token"], "special": True},
+        }
+        write("chat_files", f"{fixture}-tokenizer-config", b"\1" + json.dumps(config, ensure_ascii=False).encode())
+    write(
+        "chat_files",
+        "template-list",
+        b"\1"
+        + json.dumps(
+            {
+                "chat_template": [
+                    {"name": "default", "template": "{{ bos_token }}"},
+                    {"name": "tool_use", "template": "x"},
+                ]
+            }
+        ).encode(),
+    )
+
     # model: config.json \0 model.safetensors, tiny models of both architectures and each dtype
     for name, args in [
         ("gpt2", ("gpt2",)),
