@@ -20,10 +20,15 @@ function check(condition, message) {
 // 3. The Metaspace decoder drops only a leading replacement of the first token; the library
 //    drops every replacement character of the first token unless prepend_scheme is "never", and
 //    turns the others into spaces.
+// 4. The ByteFallback decoder decodes a run of byte tokens with a default TextDecoder, which drops
+//    a leading U+FEFF (BOM) and replaces each ill-formed subsequence; the library
+//    (tokenizers/src/decoders/byte_fallback.rs) keeps U+FEFF (String::from_utf8) and, when the
+//    run is not UTF-8, gives one U+FFFD per byte token.
 const CORRECTIONS = [
   "ByteLevel pre-tokenizer: GPT-2's regex with \\s as \\p{White_Space} (Oniguruma's \\s), not JavaScript's \\s",
   'Metaspace pre-tokenizer: split (default true) cuts with MergedWithNext on the replacement',
   'Metaspace decoder: every replacement in the first token dropped unless prepend_scheme is "never"',
+  'ByteFallback decoder: U+FEFF kept; a run of byte tokens that is not UTF-8 is one U+FFFD per token',
 ];
 const JS_BYTE_LEVEL_REGEX = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`;
 const BYTE_LEVEL_REGEX =
@@ -71,7 +76,7 @@ function instancesOf(root, className) {
 }
 
 export function correctOracle(tok, json) {
-  let corrected = [false, false, false];
+  let corrected = [false, false, false, false];
   const byteLevel = instancesOf(tok.pre_tokenizer, 'ByteLevel');
   check(
     byteLevel.length === configsOfType(json.pre_tokenizer, 'ByteLevel').length,
@@ -110,7 +115,38 @@ export function correctOracle(tok, json) {
     };
     corrected[2] = true;
   });
+  for (const d of instancesOf(tok.decoder, 'ByteFallback')) {
+    d.decode_chain = byteFallbackDecodeChain;
+    corrected[3] = true;
+  }
   return CORRECTIONS.filter((_, i) => corrected[i]);
+}
+
+// byte_fallback.rs's decode_chain.
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+function byteFallbackDecodeChain(tokens) {
+  const out = [];
+  let bytes = [];
+  const flush = () => {
+    if (bytes.length === 0) return;
+    try {
+      out.push(STRICT_UTF8.decode(Uint8Array.from(bytes)));
+    } catch {
+      for (let i = 0; i < bytes.length; i++) out.push('\uFFFD');
+    }
+    bytes = [];
+  };
+  for (const t of tokens) {
+    const byte = t.length === 6 && t.startsWith('<0x') && t.endsWith('>') ? parseInt(t.slice(3, 5), 16) : NaN;
+    if (!Number.isNaN(byte)) {
+      bytes.push(byte);
+      continue;
+    }
+    flush();
+    out.push(t);
+  }
+  flush();
+  return out;
 }
 
 // The same tokenizer with special added tokens left unmatched (encode_special_tokens = true in

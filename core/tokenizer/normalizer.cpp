@@ -127,12 +127,44 @@ std::string nfc(std::string_view text) {
 
 }   // namespace
 
+namespace {
+
+// Each non-overlapping occurrence, leftmost first, replaced (the library's NormalizedString::replace).
+std::string replace(const NormalizerStep& step, const std::string& text) {
+  std::vector<Regex::Match> matches;
+  if (step.regex) {
+    matches = step.regex->find_all(text);
+  } else {
+    for (std::size_t pos = text.find(step.literal); pos != std::string::npos;
+         pos = text.find(step.literal, pos + step.literal.size()))
+      matches.push_back({pos, pos + step.literal.size()});
+  }
+  if (matches.empty()) return text;
+  std::string out;
+  std::size_t prev = 0;
+  for (const auto& m : matches) {
+    out.append(text, prev, m.start - prev);
+    out += step.content;
+    prev = m.end;
+  }
+  out.append(text, prev);
+  return out;
+}
+
+}   // namespace
+
 std::string normalize(const std::vector<NormalizerStep>& steps, std::string_view text) {
   std::string out(text);
-  for (NormalizerStep step : steps) {
-    switch (step) {
-      case NormalizerStep::Nfc:
+  for (const NormalizerStep& step : steps) {
+    switch (step.kind) {
+      case NormalizerStep::Kind::Nfc:
         out = nfc(out);
+        break;
+      case NormalizerStep::Kind::Prepend:
+        if (!out.empty()) out.insert(0, step.content);
+        break;
+      case NormalizerStep::Kind::Replace:
+        out = replace(step, out);
         break;
     }
   }

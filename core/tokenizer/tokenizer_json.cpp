@@ -2,6 +2,8 @@
 // (BPE), the added tokens and the pipeline around them (pipeline.h). Each component type the
 // library defines but this reader does not is an error naming the type, never a silent
 // difference in ids.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "glassbox/error.h"
@@ -9,8 +11,10 @@
 #include "glassbox/tokenizer.h"
 #include "io/mapped_file.h"
 #include "tokenizer/byte_unicode.h"
+#include "tokenizer/decoder.h"
 #include "tokenizer/pattern_llama3.h"
 #include "tokenizer/tokenizer_impl.h"
+#include "tokenizer/unicode.h"
 
 namespace glassbox {
 namespace {
@@ -52,15 +56,38 @@ class Reader {
     if (!type.is_string()) fail(where + "'s \"type\" must be a string");
     return type.get<std::string>();
   }
+  // A type the library defines but this reader lacks "is not supported"; any other is unknown
+  // (a typo, or a newer library's component).
   [[noreturn]] void unsupported(const std::string& where, const std::string& type) const {
-    fail(where + " type " + quote_text(type) + " is not supported");
+    static const std::vector<std::pair<std::string_view, std::vector<std::string_view>>> kLibraryTypes = {
+        {"normalizer",
+         {"BertNormalizer", "Strip", "StripAccents", "NFC", "NFD", "NFKC", "NFKD", "Sequence", "Lowercase", "Nmt",
+          "Precompiled", "Replace", "Prepend", "ByteLevel"}},
+        {"pre_tokenizer",
+         {"BertPreTokenizer", "ByteLevel", "CharDelimiterSplit", "Metaspace", "Whitespace", "Sequence", "Split",
+          "Punctuation", "WhitespaceSplit", "Digits", "UnicodeScripts", "FixedLength"}},
+        {"model", {"BPE", "WordPiece", "WordLevel", "Unigram"}},
+        {"post_processor", {"RobertaProcessing", "BertProcessing", "ByteLevel", "TemplateProcessing", "Sequence"}},
+        {"decoder",
+         {"BPEDecoder", "ByteLevel", "WordPiece", "Metaspace", "CTC", "Sequence", "Replace", "Fuse", "Strip",
+          "ByteFallback"}}};
+    for (const auto& [component, types] : kLibraryTypes)
+      if (component == where && std::find(types.begin(), types.end(), type) != types.end())
+        fail(where + " type " + quote_text(type) + " is not supported");
+    fail("unknown " + where + " type " + quote_text(type));
   }
 
   void normalizer(const json& n, std::vector<NormalizerStep>& steps) const {
     if (n.is_null()) return;
     const std::string type = type_of(n, "normalizer");
     if (type == "NFC") {
-      steps.push_back(NormalizerStep::Nfc);
+      steps.push_back({NormalizerStep::Kind::Nfc, "", "", nullptr});
+    } else if (type == "Prepend") {
+      steps.push_back({NormalizerStep::Kind::Prepend, text_field(n, "prepend", "normalizer Prepend"), "", nullptr});
+    } else if (type == "Replace") {
+      NormalizerStep step{NormalizerStep::Kind::Replace, text_field(n, "content", "normalizer Replace"), "", nullptr};
+      read_pattern(member(n, "pattern", "normalizer Replace"), "normalizer Replace", step.literal, step.regex);
+      steps.push_back(std::move(step));
     } else if (type == "Sequence") {
       const json& list = member(n, "normalizers", "normalizer Sequence");
       if (!list.is_array()) fail("normalizer Sequence's \"normalizers\" must be an array");
@@ -71,6 +98,42 @@ class Reader {
     } else {
       unsupported("normalizer", type);
     }
+  }
+
+  std::string text_field(const json& object, const char* key, const std::string& where) const {
+    const json& value = member(object, key, where);
+    if (!value.is_string()) fail(where + "'s \"" + key + "\" must be a string");
+    return value.get<std::string>();
+  }
+
+  // {"String": s} (a literal) or {"Regex": r}, as Split and Replace write their pattern.
+  void read_pattern(const json& p, const std::string& where, std::string& literal,
+                    std::shared_ptr<const Regex>& regex) const {
+    if (p.is_object() && p.contains("String") && p["String"].is_string()) {
+      literal = p["String"].get<std::string>();
+      if (literal.empty()) fail(where + "'s pattern is the empty string");
+      return;
+    }
+    if (p.is_object() && p.contains("Regex") && p["Regex"].is_string()) {
+      try {
+        regex = std::make_shared<const Regex>(p["Regex"].get<std::string>());
+      } catch (const RegexError& e) {
+        fail(where + ": " + e.what());
+      }
+      return;
+    }
+    fail(where + "'s \"pattern\" must be {\"Regex\": ...} or {\"String\": ...}");
+  }
+
+  // Metaspace's prepend_scheme, or older files' add_prefix_space (true: "always").
+  std::string prepend_scheme(const json& m, const std::string& where) const {
+    if (m.contains("prepend_scheme")) {
+      const std::string scheme = text_field(m, "prepend_scheme", where);
+      if (scheme != "first" && scheme != "always" && scheme != "never")
+        fail(where + "'s \"prepend_scheme\" " + quote_text(scheme) + " is not first, always or never");
+      return scheme;
+    }
+    return flag(m, "add_prefix_space", true, where) ? "always" : "never";
   }
 
   SplitBehavior behavior(const json& b) const {
@@ -133,6 +196,14 @@ class Reader {
       }
       step.behavior = behavior(member(p, "behavior", "pre_tokenizer Split"));
       step.invert = flag(p, "invert", false, "pre_tokenizer Split");
+    } else if (type == "Metaspace") {
+      step.kind = PreTokenizerStep::Kind::Metaspace;
+      step.replacement = text_field(p, "replacement", "pre_tokenizer Metaspace");
+      if (step.replacement.empty()) fail("pre_tokenizer Metaspace's \"replacement\" is empty");
+      const std::string scheme = prepend_scheme(p, "pre_tokenizer Metaspace");
+      step.prepend_always = scheme == "always";
+      step.prepend_first = scheme == "first";
+      step.split = flag(p, "split", true, "pre_tokenizer Metaspace");
     } else if (type == "Digits") {
       step.kind = PreTokenizerStep::Kind::Digits;
       step.individual_digits = flag(p, "individual_digits", false, "pre_tokenizer Digits");
@@ -189,20 +260,49 @@ class Reader {
     }
   }
 
-  void decoder(const json& d) const {
-    if (d.is_null()) fail("has no decoder; a byte-level pipeline needs its ByteLevel decoder");
+  void decoder(const json& d, std::vector<DecoderStep>& steps) const {
+    if (d.is_null()) return;
     const std::string type = type_of(d, "decoder");
-    if (type == "ByteLevel") return;   // tokens are stored as their raw bytes already
+    DecoderStep step{};
     if (type == "Sequence") {
       const json& list = member(d, "decoders", "decoder Sequence");
       if (!list.is_array()) fail("decoder Sequence's \"decoders\" must be an array");
       for (const json& item : list) {
         const Nested nested(*this);
-        decoder(item);
+        decoder(item, steps);
       }
       return;
     }
-    unsupported("decoder", type);
+    if (type == "ByteLevel") {
+      step.kind = DecoderStep::Kind::ByteLevel;
+    } else if (type == "Replace") {
+      step.kind = DecoderStep::Kind::Replace;
+      step.content = text_field(d, "content", "decoder Replace");
+      read_pattern(member(d, "pattern", "decoder Replace"), "decoder Replace", step.literal, step.regex);
+    } else if (type == "ByteFallback") {
+      step.kind = DecoderStep::Kind::ByteFallback;
+    } else if (type == "Fuse") {
+      step.kind = DecoderStep::Kind::Fuse;
+    } else if (type == "Strip") {
+      step.kind = DecoderStep::Kind::Strip;
+      const std::string content = text_field(d, "content", "decoder Strip");
+      const auto [cp, length] = unicode::decode_utf8(content, 0);
+      if (length == 0 || static_cast<std::size_t>(length) != content.size())
+        fail("decoder Strip's \"content\" must be one character");
+      step.strip = cp;
+      for (auto [key, into] : {std::pair{"start", &step.start}, std::pair{"stop", &step.stop}}) {
+        const json& n = member(d, key, "decoder Strip");
+        if (!n.is_number_unsigned()) fail(std::string("decoder Strip's \"") + key + "\" must be a count");
+        *into = n.get<std::size_t>();
+      }
+    } else if (type == "Metaspace") {
+      step.kind = DecoderStep::Kind::Metaspace;
+      step.replacement = text_field(d, "replacement", "decoder Metaspace");
+      step.prepend_never = prepend_scheme(d, "decoder Metaspace") == "never";
+    } else {
+      unsupported("decoder", type);
+    }
+    steps.push_back(std::move(step));
   }
 
  private:
@@ -234,23 +334,6 @@ std::pair<std::string, std::string> merge_pair(const json& m, std::size_t index,
   reader.fail("model.merges[" + std::to_string(index) + "] must be \"a b\" or [\"a\", \"b\"]");
 }
 
-// For BPE without ignore_merges: whether each token's own bytes merge back into it.
-std::vector<bool> tokens_merging_to_themselves(std::size_t n, const TokenMap& ordinary,
-                                               const std::array<std::int32_t, 256>& byte_id, const MergeTable& merges) {
-  std::vector<bool> itself(n, false);
-  std::vector<std::int32_t> symbols;
-  for (const auto& [bytes, id] : ordinary) {
-    symbols.clear();
-    for (unsigned char b : bytes) symbols.push_back(byte_id[b]);
-    if (bytes.size() < kLongPiece)
-      bpe_merge_scan(symbols, merges);
-    else
-      bpe_merge_heap(symbols, merges);
-    itself[id] = symbols.size() == 1 && symbols[0] == id;
-  }
-  return itself;
-}
-
 }   // namespace
 
 Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::string& source) {
@@ -267,18 +350,27 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
   impl->pipeline = std::make_unique<Pipeline>();
   Pipeline& pipeline = *impl->pipeline;
 
+  // The pipeline's steps before the model; a ByteLevel pre-tokenizer picks the byte-level token
+  // representation, anything else the text one (pipeline.h).
+  reader.normalizer(field(doc, "normalizer"), pipeline.normalizers);
+  bool byte_level = false;
+  reader.pre_tokenizer(field(doc, "pre_tokenizer"), pipeline.pre_tokenizers, byte_level);
+  impl->text_tokens = !byte_level;
+
   // The model.
   const json& model = reader.member(doc, "model", "the file");
   if (!model.is_object()) reader.fail("\"model\" must be an object");
   const std::string model_type = model.value("type", "BPE");   // older files leave out BPE's type
-  if (model_type != "BPE") reader.fail("model type " + quote_text(model_type) + " is not supported");
+  if (model_type != "BPE") reader.unsupported("model", model_type);
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (model.contains(key) && !model[key].is_null() &&
         !(model[key].is_string() && model[key].get<std::string>().empty()))
-      reader.fail(std::string("model.") + key + " is not supported yet (only byte-level BPE without it)");
+      reader.fail(std::string("model.") + key + " is not supported yet");
   if (model.contains("dropout") && !model["dropout"].is_null() && model["dropout"] != 0 && model["dropout"] != 1)
     reader.fail("model.dropout is not supported (encoding would be random)");
   pipeline.ignore_merges = reader.flag(model, "ignore_merges", false, "model");
+  const bool byte_fallback = reader.flag(model, "byte_fallback", false, "model");
+  impl->fuse_unk = reader.flag(model, "fuse_unk", false, "model");
 
   const json& vocab = reader.member(model, "vocab", "model");
   if (!vocab.is_object() || vocab.empty()) reader.fail("model.vocab must be a non-empty object of token -> id");
@@ -304,25 +396,34 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
   if (max_id >= INT32_MAX) reader.fail("has an id above 2^31");
   const auto n = static_cast<std::size_t>(max_id + 1);
   impl->bytes_of.resize(n);
+  if (impl->text_tokens) impl->pieces.resize(n);
   std::vector<bool> assigned(n, false);
   std::string bytes;
   // Added tokens may also be in model.vocab, written as their text rather than in byte-level
   // characters (GPT-NeoX's runs of spaces): BPE never makes those; they are the added token.
   std::unordered_map<std::int64_t, std::string> added_content;
   for (const json& t : added) added_content.emplace(t["id"].get<std::int64_t>(), t["content"].get<std::string>());
+  // A token's key in `ordinary`: its raw bytes (byte-level) or the file's string (text).
+  const auto key_of = [&](const std::string& token, std::string& out) {
+    out.clear();
+    if (!impl->text_tokens) return unicode_to_bytes(token, out);
+    out = token;
+    return unicode::valid_utf8_prefix(token) == token.size();
+  };
   for (const auto& [token, id_json] : vocab.items()) {
     const auto id = id_json.get<std::int32_t>();
-    bytes.clear();
-    if (!unicode_to_bytes(token, bytes)) {
+    if (!key_of(token, bytes)) {
       if (auto it = added_content.find(id); it != added_content.end() && it->second == token) continue;
       reader.fail("model.vocab token " + quote_text(token) +
-                  " is not made of byte-level characters (only byte-level BPE is supported so far)");
+                  (impl->text_tokens ? " is not valid UTF-8"
+                                     : " is not made of byte-level characters (the pre-tokenizer is ByteLevel)"));
     }
     if (assigned[id]) reader.fail("model.vocab gives id " + std::to_string(id) + " to two tokens");
     if (!impl->ordinary.emplace(bytes, id).second)
       reader.fail("model.vocab has the token " + quote_text(token) + " twice");
     assigned[id] = true;
     impl->bytes_of[id] = bytes;
+    if (impl->text_tokens) impl->pieces[id] = token;
   }
   TokenMap ids_by_content;   // added tokens' text, for the post-processor's names
   for (const json& t : added) {
@@ -335,6 +436,7 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
                      reader.flag(t, "normalized", false, "added token")};
     if (token.special) token.normalized = false;   // as the library: special tokens match the raw text
     impl->bytes_of[token.id] = token.content;
+    if (impl->text_tokens) impl->pieces[token.id] = token.content;
     assigned[token.id] = true;
     ids_by_content.emplace(token.content, token.id);
     if (token.special) impl->specials.emplace_back(token.content, token.id);
@@ -343,12 +445,27 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
   for (std::size_t id = 0; id < n; ++id)
     if (!assigned[id])
       reader.fail("id " + std::to_string(id) + " has no token (ids must be 0.." + std::to_string(n - 1) + ")");
-  for (int b = 0; b < 256; ++b) {
-    auto it = impl->ordinary.find(std::string_view(std::string(1, static_cast<char>(b))));
-    if (it == impl->ordinary.end())
-      reader.fail("model.vocab has no token for the byte " + std::to_string(b) +
-                  " (a byte-level vocabulary has all 256; byte_fallback vocabularies are not supported yet)");
-    impl->byte_id[b] = it->second;
+  if (impl->text_tokens) {
+    // byte_fallback's "<0xAB>" tokens, and unk_token.
+    impl->fallback_id.fill(-1);
+    if (byte_fallback)
+      for (const auto& [token, id] : impl->ordinary)
+        if (const int b = fallback_byte(token); b >= 0) impl->fallback_id[b] = id;
+    if (const json& unk = field(model, "unk_token"); !unk.is_null()) {
+      if (!unk.is_string()) reader.fail("model.unk_token must be a string or null");
+      const auto it = impl->ordinary.find(unk.get<std::string>());
+      if (it == impl->ordinary.end())
+        reader.fail("model.unk_token " + quote_text(unk.get<std::string>()) + " is not in model.vocab");
+      impl->unk_id = it->second;
+    }
+  } else {
+    for (int b = 0; b < 256; ++b) {
+      auto it = impl->ordinary.find(std::string_view(std::string(1, static_cast<char>(b))));
+      if (it == impl->ordinary.end())
+        reader.fail("model.vocab has no token for the byte " + std::to_string(b) +
+                    " (a byte-level vocabulary has all 256)");
+      impl->byte_id[b] = it->second;
+    }
   }
 
   const json& merges = reader.member(model, "merges", "model");
@@ -360,10 +477,9 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
     const auto where = [&] {
       return "model.merges[" + std::to_string(i) + "] (" + quote_text(a) + ", " + quote_text(b) + ")";
     };
-    left.clear();
-    right.clear();
-    if (!unicode_to_bytes(a, left) || !unicode_to_bytes(b, right))
-      reader.fail(where() + " has a character outside the byte-level alphabet");
+    if (!key_of(a, left) || !key_of(b, right))
+      reader.fail(where() +
+                  (impl->text_tokens ? " is not valid UTF-8" : " has a character outside the byte-level alphabet"));
     auto l = impl->ordinary.find(left), r = impl->ordinary.find(right);
     if (l == impl->ordinary.end()) reader.fail(where() + " names " + quote_text(a) + ", which is not in model.vocab");
     if (r == impl->ordinary.end()) reader.fail(where() + " names " + quote_text(b) + ", which is not in model.vocab");
@@ -373,17 +489,39 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
     impl->merges.add_first(l->second, r->second, {static_cast<std::int32_t>(i), m->second});
   }
 
-  // The pipeline.
-  reader.normalizer(field(doc, "normalizer"), pipeline.normalizers);
-  bool byte_level = false;
-  reader.pre_tokenizer(field(doc, "pre_tokenizer"), pipeline.pre_tokenizers, byte_level);
-  if (!byte_level) reader.fail("has no ByteLevel pre-tokenizer: only byte-level BPE pipelines are supported so far");
+  // The pipeline's steps after the model.
   reader.post_processor(field(doc, "post_processor"), ids_by_content, pipeline);
-  reader.decoder(field(doc, "decoder"));
+  reader.decoder(field(doc, "decoder"), pipeline.decoders);
+  if (!impl->text_tokens) {
+    if (pipeline.decoders.empty()) reader.fail("has no decoder; a byte-level pipeline needs its ByteLevel decoder");
+    for (const DecoderStep& d : pipeline.decoders)
+      if (d.kind != DecoderStep::Kind::ByteLevel)
+        reader.fail("has a decoder other than ByteLevel with a ByteLevel pre-tokenizer; not supported");
+  } else {
+    // What token_bytes shows for each token: its text alone, inside a text.
+    for (std::size_t id = 0; id < n; ++id) impl->bytes_of[id] = token_text(pipeline.decoders, impl->pieces[id]);
+  }
 
-  if (!pipeline.ignore_merges)
-    impl->merges_to_itself = tokens_merging_to_themselves(n, impl->ordinary, impl->byte_id, impl->merges);
+  if (!pipeline.ignore_merges) impl->find_tokens_merging_to_themselves();
   return Tokenizer(std::move(impl));
+}
+
+}   // namespace glassbox
+
+namespace glassbox {
+
+void Tokenizer::Impl::find_tokens_merging_to_themselves() {
+  merges_to_itself.assign(bytes_of.size(), false);
+  std::vector<std::int32_t> symbols;
+  for (const auto& [token, id] : ordinary) {
+    symbols.clear();
+    initial_symbols(token, symbols);
+    if (symbols.size() < kLongPiece)
+      bpe_merge_scan(symbols, merges);
+    else
+      bpe_merge_heap(symbols, merges);
+    merges_to_itself[id] = symbols.size() == 1 && symbols[0] == id;
+  }
 }
 
 }   // namespace glassbox
