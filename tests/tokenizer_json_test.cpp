@@ -1,6 +1,6 @@
 // Tokenizers made from tokenizer.json: GPT-2's files written as tokenizer.json give the ids of the
 // vocab.json + merges.txt path (and of tiktoken, tests/fixtures/tokenizer/cases.json); the regex
-// engine against GPT-2's hand-written matcher; NFC; the Split behaviors; bad
+// engine against GPT-2's hand-written matcher, and its step budget; NFC; the Split behaviors; bad
 // files. The fixtures of every pipeline (real files included) are tokenizer_json_fixtures_test.cpp's.
 #include <gtest/gtest.h>
 
@@ -266,6 +266,29 @@ TEST(TokenizerJsonRegex, UnsupportedSyntaxIsAnError) {
   } catch (const RegexError& e) {
     EXPECT_NE(std::string(e.what()).find(R"(regex "\p{Lu}+")"), std::string::npos) << e.what();
   }
+}
+
+// Exponential backtracking ends at the step budget with an error naming the pattern and where.
+TEST(TokenizerJsonRegex, HostilePatternsStopAtTheStepBudget) {
+  const Regex re("(a|a)*b");
+  EXPECT_EQ(re.find_all("aab").size(), 1u);
+  const std::string text = std::string(40, 'a') + "c";
+  try {
+    re.find_all(text);
+    ADD_FAILURE() << "(a|a)*b matched 40 a's without running out of steps";
+  } catch (const RegexError& e) {
+    EXPECT_EQ(std::string(e.what()), R"(regex "(a|a)*b" needs more than 10041000 steps on a 41-byte piece )"
+                                     R"((gave up at byte 0))");
+  }
+  // Through a tokenizer.json: encode fails with the same error (a glassbox::Error).
+  const auto t = Tokenizer::from_tokenizer_json(gpt2_tokenizer_json([](json& doc) {
+    doc["pre_tokenizer"] = {{"type", "Sequence"},
+                            {"pretokenizers",
+                             {{{"type", "Split"}, {"pattern", {{"Regex", "(a|a)*b"}}}, {"behavior", "Isolated"}},
+                              {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  }));
+  EXPECT_EQ(t.decode(t.encode("aab c")), "aab c");
+  EXPECT_THROW(t.encode(text), Error);
 }
 
 TEST(TokenizerJsonPipeline, SplitBehaviors) {
