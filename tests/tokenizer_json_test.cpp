@@ -337,6 +337,24 @@ TEST(TokenizerJsonPipeline, Nfc) {
   EXPECT_EQ(normalize(nfc, "plain ASCII"), "plain ASCII");
 }
 
+TEST(TokenizerJsonPipeline, OtherNormalizers) {
+  const auto one = [](NormalizerStep::Kind kind, std::string_view text) {
+    NormalizerStep step{kind, "", "", nullptr};
+    step.strip_left = step.strip_right = true;
+    return normalize({step}, text);
+  };
+  using K = NormalizerStep::Kind;
+  EXPECT_EQ(one(K::Nfd, "caf\u00e9"), "cafe\u0301");
+  EXPECT_EQ(one(K::Nfd, "\uAC01"), "\u1100\u1161\u11A8");   // Hangul by its algorithm
+  EXPECT_EQ(one(K::Nfkc, "\uFB01 x\u00B2 \u2460 \uFF21 \u00A0"), "fi x2 1 A  ");
+  EXPECT_EQ(one(K::Nfkc, "\U0001D400"), "A");   // MATHEMATICAL BOLD CAPITAL A
+  EXPECT_EQ(one(K::Nfkd, "\uFB01 \u00E9 \u00B2"), "fi e\u0301 2");
+  // Each character alone, as Rust's char::to_lowercase: no final sigma, U+0130 -> i + U+0307.
+  EXPECT_EQ(one(K::Lowercase, "\u039F\u0394\u039F\u03A3 \u0130 ABC"), "\u03BF\u03B4\u03BF\u03C3 i\u0307 abc");
+  EXPECT_EQ(one(K::Strip, "\u3000\u0085 a b\t\n\u00A0"), "a b");
+  EXPECT_EQ(one(K::Strip, "\uFEFFa\uFEFF"), "\uFEFFa\uFEFF");   // U+FEFF is not White_Space
+}
+
 std::string load_error(const std::string& text) {
   try {
     Tokenizer::from_tokenizer_json(text);

@@ -132,6 +132,21 @@ void apply_step(const PreTokenizerStep& step, std::string_view piece, bool at_st
                step.individual_digits ? SplitBehavior::Isolated : SplitBehavior::Contiguous, false, emit);
       return;
     }
+    case PreTokenizerStep::Kind::WhitespaceSplit:
+    case PreTokenizerStep::Kind::Punctuation: {
+      // Each character the predicate holds for is a match of its own (the library's split by a
+      // char predicate): whitespace.rs's char::is_whitespace, removed; punctuation.rs's is_punc.
+      const bool whitespace = step.kind == PreTokenizerStep::Kind::WhitespaceSplit;
+      std::vector<Regex::Match> matches;
+      for (std::size_t pos = 0; pos < piece.size();) {
+        const auto [cp, length] = unicode::decode_utf8(piece, pos);
+        const std::size_t next = pos + static_cast<std::size_t>(length > 0 ? length : 1);
+        if (whitespace ? unicode::is_whitespace(cp) : unicode::is_punctuation(cp)) matches.push_back({pos, next});
+        pos = next;
+      }
+      split_by(piece, cover(piece, matches), whitespace ? SplitBehavior::Removed : step.behavior, false, emit);
+      return;
+    }
     case PreTokenizerStep::Kind::Metaspace: {
       // The library's Metaspace: replace ' ', prepend (unless the piece already starts with the
       // replacement; "first" only where the piece starts the text), then split MergedWithNext.

@@ -30,10 +30,12 @@ enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext
 
 struct PreTokenizerStep {
   enum class Kind {
-    ByteLevel,   // optional prefix space, then (use_regex) GPT-2's pattern, isolated
-    Split,       // a pattern and a behavior
-    Digits,      // \p{N} characters, each alone or in runs
-    Metaspace,   // spaces become `replacement`, one prepended (prepend_scheme), split before each
+    ByteLevel,         // optional prefix space, then (use_regex) GPT-2's pattern, isolated
+    Split,             // a pattern and a behavior
+    Digits,            // \p{N} characters, each alone or in runs
+    Metaspace,         // spaces become `replacement`, one prepended (prepend_scheme), split before each
+    WhitespaceSplit,   // White_Space removed, the rest in pieces
+    Punctuation,       // each punctuation character a match, kept as `behavior` says
   };
   Kind kind;
   bool add_prefix_space = false;   // ByteLevel
@@ -44,7 +46,7 @@ struct PreTokenizerStep {
   bool gpt2_pattern = false;
   int llama3_digits = 0;
   std::shared_ptr<const Regex> regex;
-  SplitBehavior behavior = SplitBehavior::Isolated;
+  SplitBehavior behavior = SplitBehavior::Isolated;   // Split, Punctuation
   bool invert = false;
   bool individual_digits = false;   // Digits
   // Metaspace: prepend_scheme "always" (prepend_always), "first" (prepend_first: only to the piece
@@ -56,6 +58,11 @@ struct PreTokenizerStep {
 struct NormalizerStep {
   enum class Kind {
     Nfc,
+    Nfd,
+    Nfkc,
+    Nfkd,
+    Lowercase,
+    Strip,     // White_Space at the start (strip_left) and / or end (strip_right)
     Prepend,   // `content` before a non-empty text
     Replace,   // each match of `literal` (or `regex`, when set) by `content`
   };
@@ -63,6 +70,7 @@ struct NormalizerStep {
   std::string content;
   std::string literal;
   std::shared_ptr<const Regex> regex;
+  bool strip_left = false, strip_right = false;
 };
 
 using PieceSink = std::function<void(std::string_view)>;

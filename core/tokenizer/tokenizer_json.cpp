@@ -80,8 +80,22 @@ class Reader {
   void normalizer(const json& n, std::vector<NormalizerStep>& steps) const {
     if (n.is_null()) return;
     const std::string type = type_of(n, "normalizer");
-    if (type == "NFC") {
-      steps.push_back({NormalizerStep::Kind::Nfc, "", "", nullptr});
+    static const std::pair<const char*, NormalizerStep::Kind> kPlain[] = {
+        {"NFC", NormalizerStep::Kind::Nfc},
+        {"NFD", NormalizerStep::Kind::Nfd},
+        {"NFKC", NormalizerStep::Kind::Nfkc},
+        {"NFKD", NormalizerStep::Kind::Nfkd},
+        {"Lowercase", NormalizerStep::Kind::Lowercase}};
+    for (const auto& [name, kind] : kPlain)
+      if (type == name) {
+        steps.push_back({kind, "", "", nullptr});
+        return;
+      }
+    if (type == "Strip") {
+      NormalizerStep step{NormalizerStep::Kind::Strip, "", "", nullptr};
+      step.strip_left = flag(n, "strip_left", true, "normalizer Strip");
+      step.strip_right = flag(n, "strip_right", true, "normalizer Strip");
+      steps.push_back(std::move(step));
     } else if (type == "Prepend") {
       steps.push_back({NormalizerStep::Kind::Prepend, text_field(n, "prepend", "normalizer Prepend"), "", nullptr});
     } else if (type == "Replace") {
@@ -136,7 +150,7 @@ class Reader {
     return flag(m, "add_prefix_space", true, where) ? "always" : "never";
   }
 
-  SplitBehavior behavior(const json& b) const {
+  SplitBehavior behavior(const json& b, const std::string& where = "pre_tokenizer Split") const {
     static const std::pair<const char*, SplitBehavior> kNames[] = {
         {"Removed", SplitBehavior::Removed},
         {"Isolated", SplitBehavior::Isolated},
@@ -146,7 +160,7 @@ class Reader {
     if (b.is_string())
       for (const auto& [name, value] : kNames)
         if (b.get<std::string>() == name) return value;
-    fail("pre_tokenizer Split's \"behavior\" " + b.dump() + " is not one of the library's behaviors");
+    fail(where + "'s \"behavior\" " + b.dump() + " is not one of the library's behaviors");
   }
 
   void pre_tokenizer(const json& p, std::vector<PreTokenizerStep>& steps, bool& byte_level) const {
@@ -204,6 +218,12 @@ class Reader {
       step.prepend_always = scheme == "always";
       step.prepend_first = scheme == "first";
       step.split = flag(p, "split", true, "pre_tokenizer Metaspace");
+    } else if (type == "WhitespaceSplit") {
+      step.kind = PreTokenizerStep::Kind::WhitespaceSplit;
+    } else if (type == "Punctuation") {
+      step.kind = PreTokenizerStep::Kind::Punctuation;
+      const json& b = field(p, "behavior");
+      step.behavior = b.is_null() ? SplitBehavior::Isolated : behavior(b, "pre_tokenizer Punctuation");
     } else if (type == "Digits") {
       step.kind = PreTokenizerStep::Kind::Digits;
       step.individual_digits = flag(p, "individual_digits", false, "pre_tokenizer Digits");
@@ -473,7 +493,8 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
   impl->merges.reserve(merges.size());
   std::string left, right;
   for (std::size_t i = 0; i < merges.size(); ++i) {
-    const auto [a, b] = merge_pair(merges[i], i, reader);
+    const auto pair = merge_pair(merges[i], i, reader);
+    const std::string &a = pair.first, &b = pair.second;   // not a structured binding: clang 14 cannot capture one
     const auto where = [&] {
       return "model.merges[" + std::to_string(i) + "] (" + quote_text(a) + ", " + quote_text(b) + ")";
     };
