@@ -132,23 +132,33 @@ def main():
     out += [
         "};",
         "",
-        f"// Lowercase mappings: {len(lower)} {{code point, first, second (0: one code point)}}, sorted.",
-        "constexpr Lowercase kLowercase[] = {",
+        "// Lowercase mappings of one code point, as runs: {first, last, stride (1 or 2: every other",
+        "// code point), delta}: cp in the run maps to cp + delta.",
+        "constexpr LowercaseRun kLowercaseRuns[] = {",
     ]
-    items = sorted(lower.items())
-    for i in range(0, len(items), 4):
-        out.append(
-            "    "
-            + " ".join(
-                f"{{0x{cp:04X}, 0x{m[0]:04X}, 0x{m[1] if len(m) > 1 else 0:04X}}}," for cp, m in items[i : i + 4]
-            )
-        )
+    runs = []
+    for cp, m in sorted(lower.items()):
+        if len(m) != 1:
+            continue
+        delta = m[0] - cp
+        if runs and runs[-1][3] == delta and cp - runs[-1][1] in (1, 2) and runs[-1][2] in (0, cp - runs[-1][1]):
+            runs[-1][2] = cp - runs[-1][1]
+            runs[-1][1] = cp
+        else:
+            runs.append([cp, cp, 0, delta])
+    for i in range(0, len(runs), 4):
+        out.append("    " + " ".join(f"{{0x{a:04X}, 0x{b:04X}, {st or 1}, {d}}}," for a, b, st, d in runs[i : i + 4]))
+    out += ["};", "// Those of two code points (SpecialCasing.txt, unconditional): {code point, first, second}."]
+    out += ["constexpr Lowercase kLowercasePairs[] = {"]
+    for cp, m in sorted(lower.items()):
+        if len(m) == 2:
+            out.append(f"    {{0x{cp:04X}, 0x{m[0]:04X}, 0x{m[1]:04X}}},")
     out += ["};", ""]
     with open(args.out, "w", encoding="utf-8", newline="\n") as f:
         f.write("\n".join(out))
     print(
         f"wrote {os.path.relpath(args.out)}: Unicode {version}; {len(ranges)} class ranges, {len(decompositions)} "
-        f"decompositions, {len(compat)} compatibility ({len(pool)} code points), {len(lower)} lowercase"
+        f"decompositions, {len(compat)} compatibility ({len(pool)} code points), {len(lower)} lowercase mappings"
     )
 
 

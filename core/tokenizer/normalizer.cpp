@@ -30,6 +30,11 @@ struct CompatibilityDecomposition {
 struct Lowercase {
   char32_t cp, first, second;
 };
+struct LowercaseRun {
+  char32_t first, last;
+  std::uint8_t stride;
+  std::int32_t delta;
+};
 
 #include "tokenizer/normalization_tables.inc"
 
@@ -166,14 +171,23 @@ std::string lowercase(std::string_view text) {
       out += static_cast<char>(cp >= 'A' && cp <= 'Z' ? cp + 32 : cp);
       continue;
     }
-    const auto it = std::lower_bound(std::begin(kLowercase), std::end(kLowercase), cp,
-                                     [](const Lowercase& l, char32_t c) { return l.cp < c; });
-    if (it == std::end(kLowercase) || it->cp != cp) {
-      unicode::append_utf8(out, cp);
+    if (const auto pair = std::find_if(std::begin(kLowercasePairs), std::end(kLowercasePairs),
+                                       [&](const Lowercase& l) { return l.cp == cp; });
+        pair != std::end(kLowercasePairs)) {
+      unicode::append_utf8(out, pair->first);
+      unicode::append_utf8(out, pair->second);
       continue;
     }
-    unicode::append_utf8(out, it->first);
-    if (it->second) unicode::append_utf8(out, it->second);
+    const auto run = std::upper_bound(std::begin(kLowercaseRuns), std::end(kLowercaseRuns), cp,
+                                      [](char32_t c, const LowercaseRun& r) { return c < r.first; });
+    if (run != std::begin(kLowercaseRuns)) {
+      const LowercaseRun& r = *(run - 1);
+      if (cp <= r.last && (cp - r.first) % r.stride == 0) {
+        unicode::append_utf8(out, static_cast<char32_t>(static_cast<std::int32_t>(cp) + r.delta));
+        continue;
+      }
+    }
+    unicode::append_utf8(out, cp);
   }
   return out;
 }
