@@ -165,8 +165,10 @@ std::string lowercase(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t pos = 0; pos < text.size();) {
-    const auto [cp, length] = unicode::decode_utf8(text, pos);
-    pos += static_cast<std::size_t>(length > 0 ? length : 1);
+    // Not a structured binding: the lambda below captures cp, which clang 14 refuses.
+    const unicode::Utf8Char ch = unicode::decode_utf8(text, pos);
+    const char32_t cp = ch.cp;
+    pos += static_cast<std::size_t>(ch.length > 0 ? ch.length : 1);
     if (cp < 0x80) {
       out += static_cast<char>(cp >= 'A' && cp <= 'Z' ? cp + 32 : cp);
       continue;
