@@ -67,12 +67,11 @@ void Reader::unsupported(const std::string& where, const std::string& type) cons
 void Reader::normalizer(const json& n, std::vector<NormalizerStep>& steps) const {
   if (n.is_null()) return;
   const std::string type = type_of(n, "normalizer");
-  static const std::pair<const char*, NormalizerStep::Kind> kPlain[] = {
-      {"NFC", NormalizerStep::Kind::Nfc},
-      {"NFD", NormalizerStep::Kind::Nfd},
-      {"NFKC", NormalizerStep::Kind::Nfkc},
-      {"NFKD", NormalizerStep::Kind::Nfkd},
-      {"Lowercase", NormalizerStep::Kind::Lowercase}};
+  static const std::pair<const char*, NormalizerStep::Kind> kPlain[] = {{"NFC", NormalizerStep::Kind::Nfc},
+                                                                        {"NFD", NormalizerStep::Kind::Nfd},
+                                                                        {"NFKC", NormalizerStep::Kind::Nfkc},
+                                                                        {"NFKD", NormalizerStep::Kind::Nfkd},
+                                                                        {"Lowercase", NormalizerStep::Kind::Lowercase}};
   for (const auto& [name, kind] : kPlain)
     if (type == name) {
       steps.push_back({kind, "", "", nullptr});
@@ -108,7 +107,8 @@ std::string Reader::text_field(const json& object, const char* key, const std::s
 }
 
 // {"String": s} (a literal) or {"Regex": r}, as Split and Replace write their pattern.
-void Reader::read_pattern(const json& p, const std::string& where, std::string& literal, std::shared_ptr<const Regex>& regex) const {
+void Reader::read_pattern(const json& p, const std::string& where, std::string& literal,
+                          std::shared_ptr<const Regex>& regex) const {
   if (p.is_object() && p.contains("String") && p["String"].is_string()) {
     literal = p["String"].get<std::string>();
     if (literal.empty()) fail(where + "'s pattern is the empty string");

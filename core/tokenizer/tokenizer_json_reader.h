@@ -35,7 +35,8 @@ class Reader {
   void normalizer(const json& n, std::vector<NormalizerStep>& steps) const;
   std::string text_field(const json& object, const char* key, const std::string& where) const;
   // {"String": s} (a literal) or {"Regex": r}, as Split and Replace write their pattern.
-  void read_pattern(const json& p, const std::string& where, std::string& literal, std::shared_ptr<const Regex>& regex) const;
+  void read_pattern(const json& p, const std::string& where, std::string& literal,
+                    std::shared_ptr<const Regex>& regex) const;
   // Metaspace's prepend_scheme, or older files' add_prefix_space (true: "always").
   std::string prepend_scheme(const json& m, const std::string& where) const;
   SplitBehavior behavior(const json& b, const std::string& where = "pre_tokenizer Split") const;
