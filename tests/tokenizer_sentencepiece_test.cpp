@@ -74,6 +74,18 @@ TEST(TokenizerSentencePiece, UnknownCharactersAreUnkFusedOrNot) {
   EXPECT_EQ(fused.token_bytes(4), " a");
 }
 
+// A pair merged twice in model.merges: the library's merge map keeps the last rank (a HashMap
+// collected from the list, models/bpe/model.rs), so "b c" (rank 1) goes before "a b" (rank 2).
+TEST(TokenizerSentencePiece, ADuplicateMergeKeepsItsLastRank) {
+  json doc = json::parse(unk_tokenizer_json(true));
+  doc["normalizer"] = nullptr;
+  doc["model"]["vocab"] = {{"<unk>", 0}, {"a", 1}, {"b", 2}, {"c", 3}, {"ab", 4}, {"bc", 5}};
+  doc["model"]["merges"] = {"a b", "b c", "a b"};
+  EXPECT_EQ(Tokenizer::from_tokenizer_json(doc.dump()).encode("abc"), (std::vector<std::int32_t>{1, 5}));
+  doc["model"]["merges"] = {"a b", "b c"};
+  EXPECT_EQ(Tokenizer::from_tokenizer_json(doc.dump()).encode("abc"), (std::vector<std::int32_t>{4, 3}));
+}
+
 TEST(TokenizerSentencePiece, ByteFallbackRunsThatAreNotUtf8GiveOneReplacementPerToken) {
   const Tokenizer& t = sp_fixture("sp-prepend-tiny");
   const auto ids = t.encode("\u4f60");   // 你: E4 BD A0, three fallback bytes after "▁"

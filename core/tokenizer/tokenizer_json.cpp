@@ -189,7 +189,7 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
     auto m = impl->ordinary.find(left + right);
     if (m == impl->ordinary.end())
       reader.fail(where() + " makes " + quote_text(a + b) + ", which is not in model.vocab");
-    impl->merges.add_first(l->second, r->second, {static_cast<std::int32_t>(i), m->second});
+    impl->merges.add_last(l->second, r->second, {static_cast<std::int32_t>(i), m->second});
   }
 
   // The pipeline's steps after the model.
