@@ -86,6 +86,57 @@ TEST(TokenizerSentencePiece, ADuplicateMergeKeepsItsLastRank) {
   EXPECT_EQ(Tokenizer::from_tokenizer_json(doc.dump()).encode("abc"), (std::vector<std::int32_t>{4, 3}));
 }
 
+std::string stream(const Tokenizer& t, const std::vector<std::int32_t>& ids);
+
+// A file without ByteLevel, cut into words by WhitespaceSplit, with this model and decoder.
+std::string words_tokenizer_json(const json& model, const json& decoder) {
+  return json{
+      {"added_tokens", json::array()}, {"normalizer", nullptr}, {"pre_tokenizer", {{"type", "WhitespaceSplit"}}},
+      {"post_processor", nullptr},     {"decoder", decoder},    {"model", model}}
+      .dump();
+}
+
+// end_of_word_suffix on each word's last character, merges over it, and the BPEDecoder turning
+// it back into spaces (models/bpe/model.rs merge_word, decoders/bpe.rs).
+TEST(TokenizerSentencePiece, EndOfWordSuffix) {
+  const json model = {{"type", "BPE"},
+                      {"unk_token", "<unk>"},
+                      {"end_of_word_suffix", "</w>"},
+                      {"vocab",
+                       {{"<unk>", 0},
+                        {"a", 1},
+                        {"b", 2},
+                        {"c", 3},
+                        {"a</w>", 4},
+                        {"b</w>", 5},
+                        {"c</w>", 6},
+                        {"ab</w>", 7},
+                        {"ab", 8}}},
+                      {"merges", {"a b</w>", "a b"}}};
+  const auto t =
+      Tokenizer::from_tokenizer_json(words_tokenizer_json(model, {{"type", "BPEDecoder"}, {"suffix", "</w>"}}));
+  const auto ids = t.encode("ab ba abc");
+  EXPECT_EQ(ids, (std::vector<std::int32_t>{7, 2, 4, 8, 6}));
+  EXPECT_EQ(t.decode(ids), "ab ba abc");
+  EXPECT_EQ(stream(t, ids), "ab ba abc");
+  EXPECT_EQ(t.token_bytes(7), "ab ");
+}
+
+// continuing_subword_prefix on every character but a word's first; a merge's token is a + b
+// without b's prefix. No decoder: the library joins the tokens with spaces.
+TEST(TokenizerSentencePiece, ContinuingSubwordPrefix) {
+  const json model = {{"type", "BPE"},
+                      {"unk_token", "<unk>"},
+                      {"continuing_subword_prefix", "##"},
+                      {"vocab", {{"<unk>", 0}, {"a", 1}, {"##b", 2}, {"##c", 3}, {"ab", 4}, {"b", 5}, {"##a", 6}}},
+                      {"merges", {"a ##b"}}};
+  const auto t = Tokenizer::from_tokenizer_json(words_tokenizer_json(model, nullptr));
+  const auto ids = t.encode("ab abc ba bx");
+  EXPECT_EQ(ids, (std::vector<std::int32_t>{4, 4, 3, 5, 6, 5, 0}));
+  EXPECT_EQ(t.decode(std::vector<std::int32_t>{4, 3}), "ab ##c");
+  EXPECT_EQ(stream(t, ids), t.decode(ids));
+}
+
 TEST(TokenizerSentencePiece, ByteFallbackRunsThatAreNotUtf8GiveOneReplacementPerToken) {
   const Tokenizer& t = sp_fixture("sp-prepend-tiny");
   const auto ids = t.encode("\u4f60");   // 你: E4 BD A0, three fallback bytes after "▁"

@@ -29,6 +29,18 @@ std::string replace_all(const DecoderStep& step, const std::string& token) {
   return out;
 }
 
+std::string replace_text(const std::string& token, const std::string& from, const char* to) {
+  std::string out;
+  std::size_t prev = 0;
+  for (std::size_t pos = token.find(from); pos != std::string::npos; pos = token.find(from, prev)) {
+    out.append(token, prev, pos - prev);
+    out += to;
+    prev = pos + from.size();
+  }
+  out.append(token, prev);
+  return out;
+}
+
 // byte_fallback.rs: a run of byte tokens becomes its text when the bytes are valid UTF-8, else one
 // U+FFFD per token (not per invalid sequence, as a lossy UTF-8 decode would give).
 std::vector<std::string> byte_fallback(std::vector<std::string> tokens) {
@@ -131,6 +143,9 @@ std::string token_text(const std::vector<DecoderStep>& steps, const std::string&
       case DecoderStep::Kind::Metaspace:
         text = metaspace(step, text, false);
         break;
+      case DecoderStep::Kind::BpeSuffix:
+        text = replace_text(text, step.literal, " ");
+        break;
     }
   }
   return text;
@@ -159,6 +174,10 @@ std::string decode_chain(const std::vector<DecoderStep>& steps, std::vector<std:
         break;
       case DecoderStep::Kind::Metaspace:
         for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = metaspace(step, tokens[i], i == 0);
+        break;
+      case DecoderStep::Kind::BpeSuffix:   // decoders/bpe.rs
+        for (std::size_t i = 0; i < tokens.size(); ++i)
+          tokens[i] = replace_text(tokens[i], step.literal, i + 1 == tokens.size() ? "" : " ");
         break;
     }
   }

@@ -24,6 +24,7 @@ struct DecoderStep {
     Fuse,           // all tokens into one
     Strip,          // up to `start` leading and `stop` trailing `strip` characters, per token
     Metaspace,      // `replacement` to ' ', dropped in the first token unless prepend_scheme is never
+    BpeSuffix,      // BPEDecoder: end_of_word_suffix (`literal`) to ' ', to "" in the last token
   };
   Kind kind;
   std::string literal, content;   // Replace

@@ -37,28 +37,40 @@ void Tokenizer::Impl::encode_piece(std::string_view piece, std::vector<std::int3
 }
 
 void Tokenizer::Impl::initial_symbols(std::string_view piece, std::vector<std::int32_t>& symbols) const {
-  if (!text_tokens) {
+  const bool affixed = !subword_prefix.empty() || !word_suffix.empty();
+  if (!text_tokens && !affixed) {
     for (unsigned char b : piece) symbols.push_back(byte_id[b]);
     return;
   }
-  // The library's BPE::merge_word. Its quirk kept: an unknown character waiting to be added
-  // (fuse_unk) goes after byte-fallback tokens that follow it, before the next known character.
+  // The library's BPE::merge_word (models/bpe/model.rs): each unit (a character, or a byte of a
+  // byte-level piece), with the prefix and suffix, is its vocabulary token; else the "<0xAB>"
+  // tokens of its bytes (byte_fallback); else unk_token (consecutive ones fused with fuse_unk);
+  // else nothing. Its quirk kept: an unknown unit waiting to be added goes after byte-fallback
+  // tokens that follow it, before the next known unit.
   std::int32_t unk = -1;
+  std::string affixed_key;
   for (std::size_t pos = 0; pos < piece.size();) {
-    const auto length = static_cast<std::size_t>(std::max(1, unicode::decode_utf8(piece, pos).length));
-    const std::string_view c = piece.substr(pos, length);
+    const std::size_t length =
+        text_tokens ? static_cast<std::size_t>(std::max(1, unicode::decode_utf8(piece, pos).length)) : 1;
+    std::string_view key = piece.substr(pos, length);
+    if (affixed) {
+      affixed_key.assign(pos > 0 ? subword_prefix : std::string());
+      affixed_key += key;
+      if (pos + length == piece.size()) affixed_key += word_suffix;
+      key = affixed_key;
+    }
     pos += length;
-    if (auto it = ordinary.find(c); it != ordinary.end()) {
+    if (auto it = ordinary.find(key); it != ordinary.end()) {
       if (unk >= 0) symbols.push_back(unk);
       unk = -1;
       symbols.push_back(it->second);
       continue;
     }
-    if (std::all_of(c.begin(), c.end(), [&](char b) { return fallback_id[static_cast<unsigned char>(b)] >= 0; })) {
-      for (unsigned char b : c) symbols.push_back(fallback_id[b]);
+    if (std::all_of(key.begin(), key.end(), [&](char b) { return fallback_id[static_cast<unsigned char>(b)] >= 0; })) {
+      for (unsigned char b : key) symbols.push_back(fallback_id[b]);
       continue;
     }
-    if (unk_id < 0) continue;   // no unk_token: the library drops the character
+    if (unk_id < 0) continue;   // no unk_token: the library drops the unit
     if (unk >= 0 && !fuse_unk) symbols.push_back(unk);
     unk = unk_id;
   }
@@ -133,6 +145,12 @@ std::string Tokenizer::decode(std::span<const std::int32_t> ids) const {
     for (std::int32_t id : ids) {
       token_bytes(id);   // the range check
       tokens.push_back(impl_->pieces[id]);
+    }
+    // No decoder: the library joins the tokens with spaces (Tokenizer::decode in tokenizer/mod.rs).
+    if (impl_->pipeline->decoders.empty()) {
+      std::string text;
+      for (std::size_t i = 0; i < tokens.size(); ++i) (text += i ? " " : "") += tokens[i];
+      return text;
     }
     return decode_chain(impl_->pipeline->decoders, std::move(tokens));
   }

@@ -51,7 +51,15 @@ struct Tokenizer::Impl {
   // BPE::merge_word. bytes_of holds each token's text alone (decoder.h token_text), `pieces` the
   // file's strings, which decode() runs through the decoder chain.
   bool text_tokens = false;
-  std::array<std::int32_t, 256> fallback_id{};
+  // model.continuing_subword_prefix / end_of_word_suffix (in the vocabulary's representation):
+  // BPE's starting symbols are the units (bytes or characters) with the prefix on all but the
+  // first and the suffix on the last, as merge_word.
+  std::string subword_prefix, word_suffix;
+  std::array<std::int32_t, 256> fallback_id = [] {
+    std::array<std::int32_t, 256> none;
+    none.fill(-1);
+    return none;
+  }();
   std::int32_t unk_id = -1;
   bool fuse_unk = false;
   std::vector<std::string> pieces;

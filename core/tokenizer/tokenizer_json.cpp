@@ -64,10 +64,6 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
   if (!model.is_object()) reader.fail("\"model\" must be an object");
   const std::string model_type = model.value("type", "BPE");   // older files leave out BPE's type
   if (model_type != "BPE") reader.unsupported("model", model_type);
-  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
-    if (model.contains(key) && !model[key].is_null() &&
-        !(model[key].is_string() && model[key].get<std::string>().empty()))
-      reader.fail(std::string("model.") + key + " is not supported yet");
   if (model.contains("dropout") && !model["dropout"].is_null() && model["dropout"] != 0 && model["dropout"] != 1)
     reader.fail("model.dropout is not supported (encoding would be random)");
   pipeline.ignore_merges = reader.flag(model, "ignore_merges", false, "model");
@@ -147,20 +143,30 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
   for (std::size_t id = 0; id < n; ++id)
     if (!assigned[id])
       reader.fail("id " + std::to_string(id) + " has no token (ids must be 0.." + std::to_string(n - 1) + ")");
-  if (impl->text_tokens) {
-    // byte_fallback's "<0xAB>" tokens, and unk_token.
-    impl->fallback_id.fill(-1);
-    if (byte_fallback)
-      for (const auto& [token, id] : impl->ordinary)
-        if (const int b = fallback_byte(token); b >= 0) impl->fallback_id[b] = id;
-    if (const json& unk = field(model, "unk_token"); !unk.is_null()) {
-      if (!unk.is_string()) reader.fail("model.unk_token must be a string or null");
-      const auto it = impl->ordinary.find(unk.get<std::string>());
-      if (it == impl->ordinary.end())
-        reader.fail("model.unk_token " + quote_text(unk.get<std::string>()) + " is not in model.vocab");
-      impl->unk_id = it->second;
-    }
-  } else {
+  // continuing_subword_prefix / end_of_word_suffix, in the vocabulary's representation.
+  for (auto [key, into] : {std::pair{"continuing_subword_prefix", &impl->subword_prefix},
+                           std::pair{"end_of_word_suffix", &impl->word_suffix}}) {
+    const json& value = field(model, key);
+    if (value.is_null()) continue;
+    if (!value.is_string()) reader.fail(std::string("model.") + key + " must be a string or null");
+    if (!key_of(value.get<std::string>(), *into))
+      reader.fail(std::string("model.") + key + " " + quote_text(value.get<std::string>()) +
+                  " is not made of byte-level characters");
+  }
+  // byte_fallback's "<0xAB>" tokens (text tokens only: a byte-level vocabulary has every byte),
+  // and unk_token.
+  impl->fallback_id.fill(-1);
+  if (byte_fallback && impl->text_tokens)
+    for (const auto& [token, id] : impl->ordinary)
+      if (const int b = fallback_byte(token); b >= 0) impl->fallback_id[b] = id;
+  if (const json& unk = field(model, "unk_token"); !unk.is_null()) {
+    if (!unk.is_string()) reader.fail("model.unk_token must be a string or null");
+    if (key_of(unk.get<std::string>(), bytes))
+      if (const auto it = impl->ordinary.find(bytes); it != impl->ordinary.end()) impl->unk_id = it->second;
+    if (impl->unk_id < 0 && impl->text_tokens)
+      reader.fail("model.unk_token " + quote_text(unk.get<std::string>()) + " is not in model.vocab");
+  }
+  if (!impl->text_tokens) {
     for (int b = 0; b < 256; ++b) {
       auto it = impl->ordinary.find(std::string_view(std::string(1, static_cast<char>(b))));
       if (it == impl->ordinary.end())
@@ -186,9 +192,13 @@ Tokenizer Tokenizer::from_tokenizer_json(std::string_view text, const std::strin
     auto l = impl->ordinary.find(left), r = impl->ordinary.find(right);
     if (l == impl->ordinary.end()) reader.fail(where() + " names " + quote_text(a) + ", which is not in model.vocab");
     if (r == impl->ordinary.end()) reader.fail(where() + " names " + quote_text(b) + ", which is not in model.vocab");
-    auto m = impl->ordinary.find(left + right);
+    // The merged token is a + b less the length of continuing_subword_prefix (model.rs cuts it
+    // from b whatever b starts with).
+    const std::size_t cut = impl->subword_prefix.size();
+    if (right.size() < cut) reader.fail(where() + ": " + quote_text(b) + " is shorter than continuing_subword_prefix");
+    auto m = impl->ordinary.find(left + right.substr(cut));
     if (m == impl->ordinary.end())
-      reader.fail(where() + " makes " + quote_text(a + b) + ", which is not in model.vocab");
+      reader.fail(where() + " makes " + quote_text(left + right.substr(cut)) + ", which is not in model.vocab");
     impl->merges.add_last(l->second, r->second, {static_cast<std::int32_t>(i), m->second});
   }
 

@@ -301,6 +301,11 @@ void Reader::decoder(const json& d, std::vector<DecoderStep>& steps) const {
       if (!n.is_number_unsigned()) fail(std::string("decoder Strip's \"") + key + "\" must be a count");
       *into = n.get<std::size_t>();
     }
+  } else if (type == "BPEDecoder") {
+    step.kind = DecoderStep::Kind::BpeSuffix;
+    const json& suffix = field(d, "suffix");
+    step.literal = suffix.is_null() ? "</w>" : text_field(d, "suffix", "decoder BPEDecoder");
+    if (step.literal.empty()) fail("decoder BPEDecoder's \"suffix\" is empty");
   } else if (type == "Metaspace") {
     step.kind = DecoderStep::Kind::Metaspace;
     step.replacement = text_field(d, "replacement", "decoder Metaspace");

@@ -37,14 +37,15 @@ class Tokenizer {
                                 const std::string& vocab_source = "vocab.json",
                                 const std::string& merges_source = "merges.txt");
   // A tokenizer.json (the Hugging Face tokenizers library's format), encoding exactly as that
-  // library does: byte-level BPE (GPT-2, Llama 3, Qwen2/Qwen3) and SentencePiece-style BPE (Llama 2,
-  // Mistral: byte_fallback, unk_token, fuse_unk). Model BPE; normalizers NFC, NFD, NFKC,
-  // NFKD, Lowercase, Strip, Prepend, Replace, Sequence; pre-tokenizers ByteLevel, Split (every
-  // behavior, invert), Digits, Punctuation, WhitespaceSplit, Metaspace, Sequence; post-processors
+  // library does: byte-level BPE (GPT-2, Llama 3, Qwen2/Qwen3) and SentencePiece-style BPE
+  // (Llama 2, Mistral). Model BPE (byte_fallback, unk_token, fuse_unk, ignore_merges,
+  // continuing_subword_prefix, end_of_word_suffix); normalizers NFC, NFD, NFKC, NFKD, Lowercase,
+  // Strip, Prepend, Replace, Sequence; pre-tokenizers ByteLevel, Split (every behavior, invert),
+  // Digits, Punctuation, WhitespaceSplit, Metaspace, Sequence; post-processors
   // TemplateProcessing, ByteLevel, Sequence; decoders ByteLevel, Replace, ByteFallback, Fuse,
-  // Strip, Metaspace, Sequence. Another component type ("unknown ... type" where the library has
-  // no such type either), malformed JSON, ids with gaps, or a merge naming a token the vocabulary
-  // lacks: ModelFormatError naming `source` and the problem.
+  // Strip, Metaspace, BPEDecoder, Sequence. Another component type ("unknown ... type" where the
+  // library has no such type either), malformed JSON, ids with gaps, or a merge naming a token
+  // the vocabulary lacks: ModelFormatError naming `source` and the problem.
   static Tokenizer from_tokenizer_json(std::string_view json, const std::string& source = "tokenizer.json");
 
   Tokenizer(Tokenizer&&) noexcept;
