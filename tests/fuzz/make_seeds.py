@@ -260,6 +260,14 @@ def main():
     for i, t in enumerate(texts):
         write("tokenizer", f"text-{i}", t)
 
+    # tokenizer_json: tokenizer.json \0 text, the small fixtures' files (byte-level and
+    # SentencePiece-style pipelines) with texts that reach their byte fallback and special tokens
+    tokenizer_texts = [b"", "<s>Hello \u4f60\u597d  world 12345 \U0001F642\n".encode(), b"<|endoftext|> x"]
+    for i, fixture in enumerate(sorted((FIXTURES / "tokenizer-json").glob("*/tokenizer.json"))):
+        if fixture.stat().st_size < 100_000:
+            text = tokenizer_texts[i % len(tokenizer_texts)]
+            write("tokenizer_json", fixture.parent.name, fixture.read_bytes() + (b"\0" + text if text else b""))
+
     # chat_template: template \0 messages, the real templates of tests/fixtures/chat over a
     # conversation of theirs
     for fixture in sorted((FIXTURES / "chat").glob("*.json")):
