@@ -21,6 +21,7 @@ import sys
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LETTER = {"Lu", "Ll", "Lt", "Lm", "Lo"}
 NUMBER = {"Nd", "Nl", "No"}
+PUNCTUATION = {"Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"}
 
 
 def read_unicode_data(path):
@@ -100,16 +101,19 @@ def main():
             sys.exit(f"{path} not found: install Debian's unicode-data package (apt-get install unicode-data)")
     version = unicode_version(proplist)
 
-    letters, numbers = [], []
+    letters, numbers, punctuation = [], [], []
     for a, b, gc in read_unicode_data(unicode_data):
         if gc in LETTER:
             letters.append((a, b))
         elif gc in NUMBER:
             numbers.append((a, b))
+        elif gc in PUNCTUATION:
+            punctuation.append((a, b))
     tables = [
         ("kLetterRanges", merge(letters), "\\p{L}, General_Category Lu Ll Lt Lm Lo"),
         ("kNumberRanges", merge(numbers), "\\p{N}, General_Category Nd Nl No"),
         ("kWhiteSpaceRanges", merge(read_property(proplist, "White_Space")), "\\s, White_Space"),
+        ("kPunctuationRanges", merge(punctuation), "\\p{P}, General_Category Pc Pd Ps Pe Pi Pf Po"),
     ]
 
     text = (

@@ -37,6 +37,9 @@ import {
   byteLevelTemplateTokenizerJson,
   gpt2TokenizerJson,
   neoxTokenizerJson,
+  nfdWhitespaceTokenizerJson,
+  normalizersTokenizerJson,
+  splitBehaviorsTokenizerJson,
   spMetaspaceSplitTokenizerJson,
   spMetaspaceTokenizerJson,
   spPrependTokenizerJson,
@@ -189,6 +192,28 @@ const TOKENIZERS = [
     source: 'synthetic: BPE trained by the generator on the case texts',
     build: () => spMetaspaceSplitTokenizerJson(TRAINING_TEXTS),
     specials: ['<s>', '</s>', '<unk>'],
+  },
+  {
+    name: 'normalizers-tiny',
+    covers: 'normalizers Strip, NFKC, Lowercase, Replace (regex) in a Sequence, then ByteLevel with add_prefix_space',
+    source: 'synthetic: BPE trained by the generator on the case texts',
+    build: () => normalizersTokenizerJson(TRAINING_TEXTS),
+    specials: ['<|endoftext|>'],
+  },
+  {
+    name: 'nfd-whitespace-tiny',
+    covers: 'NFD; pre-tokenizers WhitespaceSplit, Punctuation (Contiguous), Digits (individual) before ByteLevel',
+    source: 'synthetic: BPE trained by the generator on the case texts',
+    build: () => nfdWhitespaceTokenizerJson(TRAINING_TEXTS),
+    specials: ['<|endoftext|>'],
+  },
+  {
+    name: 'split-behaviors-tiny',
+    covers:
+      'Split with MergedWithPrevious, MergedWithNext, Removed, Contiguous + invert, Isolated; Punctuation (Isolated); Digits (runs)',
+    source: 'synthetic: BPE trained by the generator on the case texts',
+    build: () => splitBehaviorsTokenizerJson(TRAINING_TEXTS),
+    specials: ['<|endoftext|>'],
   },
 ];
 

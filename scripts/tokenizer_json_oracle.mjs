@@ -20,10 +20,41 @@ function check(condition, message) {
 // 3. The Metaspace decoder drops only a leading replacement of the first token; the library
 //    drops every replacement character of the first token unless prepend_scheme is "never", and
 //    turns the others into spaces.
+// 4. The ByteFallback decoder decodes a run of byte tokens with a default TextDecoder, which drops
+//    a leading U+FEFF (BOM) and replaces each ill-formed subsequence; the library
+//    (tokenizers/src/decoders/byte_fallback.rs) keeps U+FEFF (String::from_utf8) and, when the
+//    run is not UTF-8, gives one U+FFFD per byte token.
+// 5. The Lowercase normalizer calls String.toLowerCase on the whole text (final sigma: a word-final
+//    Σ becomes ς); the library lowercases each character alone (normalizer.rs lowercase:
+//    char::to_lowercase), so Σ is always σ.
+// 6. The Strip normalizer trims JavaScript whitespace (U+FEFF yes, U+0085 no); the library strips
+//    char::is_whitespace, Unicode White_Space (normalizers/strip.rs).
+// 7. WhitespaceSplit matches \S+ (JavaScript \s); the library splits on char::is_whitespace
+//    (pre_tokenizers/whitespace.rs).
+// 8. Digits matches \d, ASCII digits only under the u flag; the library's is char::is_numeric,
+//    General_Category N (pre_tokenizers/digits.rs), isolated or in runs.
+// 9. Punctuation always keeps runs together; the library splits each punctuation character as
+//    its `behavior` says, Isolated by default (pre_tokenizers/punctuation.rs).
+// 10. Split implements only Isolated and Removed, and with invert keeps the matches alone; the
+//    library runs every behavior over the pattern's matches (or, inverted, over the text between
+//    them): NormalizedString::split in tokenizer/normalizer.rs.
+// 11. After splitting out added tokens, the port also takes any whole section equal to an added
+//    token's text as that token, so a normalizer that turns "<|ENDOFTEXT|>" into "<|endoftext|>"
+//    makes a non-normalized special token appear; the library matches non-normalized tokens on
+//    the raw text and normalized ones on the normalized text only (tokenizer/added_vocabulary.rs,
+//    its two tries). Only a file with a normalizer can tell the two apart.
 const CORRECTIONS = [
   "ByteLevel pre-tokenizer: GPT-2's regex with \\s as \\p{White_Space} (Oniguruma's \\s), not JavaScript's \\s",
   'Metaspace pre-tokenizer: split (default true) cuts with MergedWithNext on the replacement',
   'Metaspace decoder: every replacement in the first token dropped unless prepend_scheme is "never"',
+  'ByteFallback decoder: U+FEFF kept; a run of byte tokens that is not UTF-8 is one U+FFFD per token',
+  'Lowercase normalizer: each character lowercased alone (no final sigma)',
+  'Strip normalizer: Unicode White_Space, not JavaScript trim',
+  'WhitespaceSplit pre-tokenizer: split on Unicode White_Space, not JavaScript \\s',
+  'Digits pre-tokenizer: \\p{N} (char::is_numeric), not ASCII \\d',
+  'Punctuation pre-tokenizer: each punctuation character split by the behavior (default Isolated)',
+  'Split pre-tokenizer: every behavior and invert as NormalizedString::split',
+  'added tokens: only what the added-token matchers matched is an added token',
 ];
 const JS_BYTE_LEVEL_REGEX = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`;
 const BYTE_LEVEL_REGEX =
@@ -71,7 +102,7 @@ function instancesOf(root, className) {
 }
 
 export function correctOracle(tok, json) {
-  let corrected = [false, false, false];
+  const corrected = CORRECTIONS.map(() => false);
   const byteLevel = instancesOf(tok.pre_tokenizer, 'ByteLevel');
   check(
     byteLevel.length === configsOfType(json.pre_tokenizer, 'ByteLevel').length,
@@ -110,7 +141,198 @@ export function correctOracle(tok, json) {
     };
     corrected[2] = true;
   });
+  for (const d of instancesOf(tok.decoder, 'ByteFallback')) {
+    d.decode_chain = byteFallbackDecodeChain;
+    corrected[3] = true;
+  }
+  // Components replaced by the library's semantics, each paired with its config in file order.
+  const replace = (root, jsonRoot, className, type, index, method, make) => {
+    const configs = configsOfType(jsonRoot, type);
+    const instances = instancesOf(root, className);
+    check(instances.length === configs.length, `the ${type} components of the port and of the file do not pair up`);
+    instances.forEach((x, i) => {
+      x[method] = make(configs[i], x);
+      corrected[index] = true;
+    });
+  };
+  replace(
+    tok.normalizer,
+    json.normalizer,
+    'Lowercase',
+    'Lowercase',
+    4,
+    'normalize',
+    () => (t) => [...t].map((c) => c.toLowerCase()).join(''),
+  );
+  replace(tok.normalizer, json.normalizer, 'Strip', 'Strip', 5, 'normalize', (c) => (t) => {
+    if (c.strip_left ?? true) t = t.replace(/^\p{White_Space}+/u, '');
+    if (c.strip_right ?? true) t = t.replace(/\p{White_Space}+$/u, '');
+    return t;
+  });
+  replace(
+    tok.pre_tokenizer,
+    json.pre_tokenizer,
+    'WhitespaceSplit',
+    'WhitespaceSplit',
+    6,
+    'pre_tokenize_text',
+    () => (t) => splitBy(t, charMatches(t, /\p{White_Space}/u), 'Removed'),
+  );
+  replace(
+    tok.pre_tokenizer,
+    json.pre_tokenizer,
+    'Digits',
+    'Digits',
+    7,
+    'pre_tokenize_text',
+    (c) => (t) => splitBy(t, charMatches(t, /\p{N}/u), c.individual_digits ? 'Isolated' : 'Contiguous'),
+  );
+  replace(
+    tok.pre_tokenizer,
+    json.pre_tokenizer,
+    'Punctuation',
+    'Punctuation',
+    8,
+    'pre_tokenize_text',
+    (c) => (t) => splitBy(t, charMatches(t, PUNCTUATION), c.behavior ?? 'Isolated'),
+  );
+  replace(tok.pre_tokenizer, json.pre_tokenizer, 'Split', 'Split', 9, 'pre_tokenize_text', (c, x) => {
+    const pattern =
+      c.pattern.String !== undefined
+        ? new RegExp(c.pattern.String.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gu')
+        : x.pattern;
+    return (t) => splitBy(t, regexMatches(t, pattern), c.behavior, c.invert ?? false);
+  });
+  markAddedTokenMatches(tok);
+  corrected[10] = json.normalizer !== null && json.normalizer !== undefined;
   return CORRECTIONS.filter((_, i) => corrected[i]);
+}
+
+// Correction 11: the added-token matchers return their tokens as String objects, and the map the
+// port consults knows only those, so a section that merely equals a token's text stays text.
+// (The port trims a token's neighbours for lstrip/rstrip: a neighbouring token stays a token.)
+class AddedMatch extends String {
+  trimStart() {
+    const t = super.trimStart();
+    return t.length === this.length ? this : t;
+  }
+  trimEnd() {
+    const t = super.trimEnd();
+    return t.length === this.length ? this : t;
+  }
+}
+class MatchedOnly extends Map {
+  has(key) {
+    return typeof key === 'object' && super.has(String(key));
+  }
+  get(key) {
+    return typeof key === 'object' ? super.get(String(key)) : undefined;
+  }
+}
+function markAddedTokenMatches(tok) {
+  for (const key of ['splitter_unnormalized', 'splitter_normalized']) {
+    const visit = (node) => {
+      for (const k of Object.keys(node)) {
+        if (k === 'end') node.end = typeof node.end === 'object' ? node.end : new AddedMatch(node.end);
+        else visit(node[k]);
+      }
+    };
+    check(tok[key]?.trie, `the port's ${key} has no trie: review markAddedTokenMatches()`);
+    visit(tok[key].trie);
+  }
+  if (!(tok.added_tokens_map instanceof MatchedOnly)) tok.added_tokens_map = new MatchedOnly(tok.added_tokens_map);
+}
+
+// tokenizers' is_punc: char::is_ascii_punctuation or General_Category P.
+const PUNCTUATION = /[\p{P}\u0021-\u002F\u003A-\u0040\u005B-\u0060\u007B-\u007E]/u;
+// Each code point `test` accepts, as a match of its own: [start, end) in UTF-16 code units.
+function charMatches(text, test) {
+  const out = [];
+  let i = 0;
+  for (const c of text) {
+    if (test.test(c)) out.push([i, i + c.length]);
+    i += c.length;
+  }
+  return out;
+}
+function regexMatches(text, pattern) {
+  const global = pattern.flags.includes('g') ? pattern : new RegExp(pattern.source, pattern.flags + 'g');
+  return [...text.matchAll(global)].filter((m) => m[0].length > 0).map((m) => [m.index, m.index + m[0].length]);
+}
+// NormalizedString::split (tokenizer/normalizer.rs): the text as alternating gaps and matches
+// (inverted: the gaps are the matches), folded by the behavior, removed and empty pieces dropped.
+function splitBy(text, matches, behavior, invert = false) {
+  const spans = [];
+  let prev = 0;
+  for (const [s, e] of matches) {
+    if (s > prev) spans.push([prev, s, false]);
+    spans.push([s, e, true]);
+    prev = e;
+  }
+  if (prev < text.length || text.length === 0) spans.push([prev, text.length, false]);
+  if (invert) for (const span of spans) span[2] = !span[2];
+  let pieces = []; // [start, end, removed]
+  let previous = false;
+  switch (behavior) {
+    case 'Isolated':
+      pieces = spans.map(([s, e]) => [s, e, false]);
+      break;
+    case 'Removed':
+      pieces = spans;
+      break;
+    case 'Contiguous':
+      for (const [s, e, m] of spans) {
+        if (m === previous && pieces.length > 0) pieces[pieces.length - 1][1] = e;
+        else pieces.push([s, e, false]);
+        previous = m;
+      }
+      break;
+    case 'MergedWithPrevious':
+      for (const [s, e, m] of spans) {
+        if (m && !previous && pieces.length > 0) pieces[pieces.length - 1][1] = e;
+        else pieces.push([s, e, false]);
+        previous = m;
+      }
+      break;
+    case 'MergedWithNext':
+      for (const [s, e, m] of [...spans].reverse()) {
+        if (m && !previous && pieces.length > 0) pieces[pieces.length - 1][0] = s;
+        else pieces.push([s, e, false]);
+        previous = m;
+      }
+      pieces.reverse();
+      break;
+    default:
+      throw new Error(`tokenizer_json_oracle: unknown Split behavior ${behavior}`);
+  }
+  return pieces.filter(([s, e, removed]) => !removed && e > s).map(([s, e]) => text.slice(s, e));
+}
+
+// byte_fallback.rs's decode_chain.
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+function byteFallbackDecodeChain(tokens) {
+  const out = [];
+  let bytes = [];
+  const flush = () => {
+    if (bytes.length === 0) return;
+    try {
+      out.push(STRICT_UTF8.decode(Uint8Array.from(bytes)));
+    } catch {
+      for (let i = 0; i < bytes.length; i++) out.push('\uFFFD');
+    }
+    bytes = [];
+  };
+  for (const t of tokens) {
+    const byte = t.length === 6 && t.startsWith('<0x') && t.endsWith('>') ? parseInt(t.slice(3, 5), 16) : NaN;
+    if (!Number.isNaN(byte)) {
+      bytes.push(byte);
+      continue;
+    }
+    flush();
+    out.push(t);
+  }
+  flush();
+  return out;
 }
 
 // The same tokenizer with special added tokens left unmatched (encode_special_tokens = true in
@@ -139,6 +361,7 @@ export function ordinaryTokenizer(json, config) {
   tok.splitter_unnormalized = new Splitter(unnormalized);
   tok.splitter_normalized = new Splitter(normalized);
   for (const [key, t] of [...tok.added_tokens_map]) if (t.special) tok.added_tokens_map.delete(key);
+  markAddedTokenMatches(tok);
   return tok;
 }
 
@@ -153,7 +376,7 @@ export function encode(tok, text, addSpecial, what) {
     e.ids.every((id) => Number.isInteger(id)),
     `${what}: the oracle gave a token with no id: ${JSON.stringify(e.tokens)}`,
   );
-  return { ids: e.ids, pieces: e.tokens };
+  return { ids: e.ids, pieces: e.tokens.map(String) }; // added tokens come as String objects (correction 11)
 }
 export function decode(tok, ids) {
   // The JS port refuses an empty list; the library decodes it to "".

@@ -201,3 +201,79 @@ export const spMetaspaceSplitTokenizerJson = (texts) =>
     pre_tokenizer: metaspace('always', true),
     decoder: { type: 'Sequence', decoders: [{ type: 'ByteFallback' }, metaspace('always', true)] },
   });
+
+// Components no real file here uses, each in a small byte-level pipeline of its own kind (the
+// library's semantics: scripts/tokenizer_json_oracle.mjs corrects the port where it differs).
+function componentsTokenizerJson(trainingTexts, { normalizer, pre_tokenizer }) {
+  const pipeline = {
+    normalizer,
+    pre_tokenizer,
+    post_processor: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+  };
+  const specials = ['<|endoftext|>'];
+  const { vocab, merges } = trainByteLevel(pipeline, trainingTexts, {
+    specials,
+    merges: 300,
+    extra: [],
+    correct: correctOracle,
+  });
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: [addedToken(0, specials[0], { special: true })],
+    ...pipeline,
+    model: bpeModel(vocab, merges),
+  };
+}
+const byteLevelNoRegex = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false };
+
+// Normalizers: Strip, NFKC, Lowercase, Replace with a regex, then GPT-2's ByteLevel.
+export const normalizersTokenizerJson = (texts) =>
+  componentsTokenizerJson(texts, {
+    normalizer: {
+      type: 'Sequence',
+      normalizers: [
+        { type: 'Strip', strip_left: true, strip_right: true },
+        { type: 'NFKC' },
+        { type: 'Lowercase' },
+        { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' },
+      ],
+    },
+    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+  });
+
+// NFD, and the pre-tokenizers WhitespaceSplit, Punctuation (Contiguous), Digits (each alone).
+export const nfdWhitespaceTokenizerJson = (texts) =>
+  componentsTokenizerJson(texts, {
+    normalizer: { type: 'NFD' },
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [
+        { type: 'WhitespaceSplit' },
+        { type: 'Punctuation', behavior: 'Contiguous' },
+        { type: 'Digits', individual_digits: true },
+        byteLevelNoRegex,
+      ],
+    },
+  });
+
+// Split with each behavior (and invert), Punctuation isolated, digits in runs.
+export const splitBehaviorsTokenizerJson = (texts) =>
+  componentsTokenizerJson(texts, {
+    normalizer: null,
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [
+        { type: 'Split', pattern: { Regex: '\\s+' }, behavior: 'MergedWithPrevious', invert: false },
+        { type: 'Split', pattern: { String: '-' }, behavior: 'MergedWithNext', invert: false },
+        { type: 'Split', pattern: { Regex: '[,;]' }, behavior: 'Removed', invert: false },
+        { type: 'Split', pattern: { Regex: '\\p{L}+' }, behavior: 'Contiguous', invert: true },
+        { type: 'Split', pattern: { Regex: "'" }, behavior: 'Isolated', invert: false },
+        { type: 'Punctuation' },
+        { type: 'Digits', individual_digits: false },
+        byteLevelNoRegex,
+      ],
+    },
+  });

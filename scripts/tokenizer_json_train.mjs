@@ -85,7 +85,7 @@ export function trainByteLevel(pipeline, texts, { specials, merges: mergeCount, 
     },
     {},
   );
-  correct(probe, { pre_tokenizer: pipeline.pre_tokenizer, decoder: null }); // as the oracle that writes the fixture
+  correct(probe, { normalizer: pipeline.normalizer, pre_tokenizer: pipeline.pre_tokenizer, decoder: null }); // as the oracle that writes the fixture
   const pieces = texts.flatMap((t) => {
     const normalized = probe.normalizer ? probe.normalizer(t) : t;
     return normalized === '' ? [] : probe.pre_tokenizer(normalized, { section_index: 0 });

@@ -112,6 +112,7 @@ TEST(ChatApi, MalformedTokenizerConfigNamesTheFileAndKey) {
   EXPECT_NE(message("{").find("tokenizer_config.json: not valid JSON"), std::string::npos) << message("{");
   EXPECT_NE(message("[]").find("tokenizer_config.json: must be a JSON object"), std::string::npos);
   EXPECT_NE(message(R"({"chat_template": 3})").find("chat_template must be a string"), std::string::npos);
+  EXPECT_NE(message(R"({"model_max_length": 1e1111})").find("not valid JSON"), std::string::npos);
   EXPECT_NE(message(R"({"chat_template": [{"name": "default"}]})").find("list entries"), std::string::npos);
   EXPECT_NE(message(R"({"chat_template": "x", "bos_token": 1})").find("bos_token must be a string"), std::string::npos);
   EXPECT_NE(message(R"({"chat_template": "x", "eos_token": {"text": "</s>"}})").find("eos_token must be"),
@@ -157,6 +158,7 @@ TEST(ChatApi, BadMessagesVariablesAndDatesAreInvalidArguments) {
     return std::string("no error");
   };
   EXPECT_NE(message("[{").find("the messages: not valid JSON"), std::string::npos);
+  EXPECT_NE(message(R"([{"role": "user", "content": 1e999}])").find("the messages: not valid JSON"), std::string::npos);
   EXPECT_NE(message(R"({"role": "user"})").find("the messages must be a JSON array"), std::string::npos);
   EXPECT_NE(message(std::string(200, '[') + std::string(200, ']')).find("nested deeper"), std::string::npos);
   EXPECT_NE(message("[]", with_variables("[1]")).find("must be a JSON object"), std::string::npos);

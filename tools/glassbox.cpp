@@ -2,19 +2,23 @@
 // GPT-Neo) from a Hugging Face model directory.
 //
 //   glassbox generate   [-m DIR] (-p PROMPT | --tokens 1,2,3) [-n N] [--temperature T] [--top-k K]
-//                       [--top-p P] [--seed S] [--allow-special] [--context-full slide|stop]
-//                       [--head-mask L:H,...]
+//                       [--top-p P] [--repetition-penalty R] [--seed S] [--allow-special]
+//                       [--context-full slide|stop] [--head-mask L:H,...]
+//                       (sampling defaults and stop ids from generation_config.json where it exists)
+//   glassbox chat       [-m DIR] [--messages FILE] [--print-prompt] [--no-generation-prompt]
+//                       [--date YYYY-MM-DD] [--template-var NAME=VALUE]... [--system TEXT]
+//                       [generate's sampling options]      (see chat_command.cpp)
 //   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention] [--mask causal|bidirectional]
 //                       [--hidden-states] [--lens K] [--head-mask L:H,...]
 //   glassbox forward    [-m DIR] --batch FILE          FILE: JSON array of id arrays, one pass
 //   glassbox classify   [-m DIR] (-p TEXT | --tokens IDS | --input FILE)   a classifier's label, as JSON
 //   glassbox fill-mask  [-m DIR] -p "TEXT WITH <|mask|>" [--top K]     a masked LM's guesses, as JSON
-//   glassbox tokenize   [-m DIR] [--allow-special]     text on stdin -> JSON ids on stdout
+//   glassbox tokenize   [-m DIR] [--allow-special] [--add-special]   text on stdin -> JSON ids on stdout
 //   glassbox detokenize [-m DIR]                       JSON ids on stdin -> text on stdout
 //   glassbox train-tokenizer --vocab-size N -o DIR FILE...
 //   glassbox train -o DIR [options] FILE_OR_FOLDER...    (see train_command.cpp)
 //   glassbox evaluate [-m DIR] FILE_OR_FOLDER...           -> JSON: loss, bits per byte
-//   (generate, forward, classify, fill-mask, evaluate: [--quantize none|int8] [--threads N]
+//   (generate, chat, forward, classify, fill-mask, evaluate: [--quantize none|int8] [--threads N]
 //    [--max-memory MB] [--context N])
 //
 // Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
@@ -41,12 +45,14 @@
 #include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
 #include "glassbox/tokenizer_trainer.h"
+#include "chat_command.h"
 #include "classify_command.h"
 #include "decimal_options.h"
 #include "evaluate_command.h"
 #include "fill_mask_command.h"
 #include "forward_command.h"
 #include "output_dir.h"
+#include "sampling_options.h"
 #include "text_files.h"
 #include "train_command.h"
 
@@ -100,20 +106,16 @@ struct Prompt {
   }
 };
 
-int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt, int max_tokens,
-                 SamplingSettings sampling, const std::optional<std::uint64_t>& seed,
-                 const std::string& when_context_full, const std::string& head_mask) {
-  sampling.seed = seed ? *seed : std::random_device{}();
-  sampling.validate();   // before the (possibly slow) model load
-  GenerateOptions options;
-  options.max_tokens = max_tokens;
-  options.sampling = sampling;
-  options.when_context_full = parse_when_context_full(when_context_full);
+int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt,
+                 const SamplingOptions& sampling, const std::string& head_mask) {
+  check_sampling_options(sampling);
   check_model_dir(model_dir);
+  generate_options(model_dir, sampling, 0);   // with generation_config.json, before the (possibly slow) model load
   std::optional<Tokenizer> tokenizer;
   if (prompt.text) tokenizer = Tokenizer::load(model_dir);
   const auto ids = prompt.tokens(tokenizer);
   Model model = Model::load(model_dir, load);
+  GenerateOptions options = generate_options(model_dir, sampling, std::random_device{}(), model.config().eos_token_ids);
   options.head_mask = parse_head_mask(head_mask, model.config());
   options.tokenizer_size = tokenizer ? tokenizer->vocab_size() : tokenizer_size_of(model_dir);
 
@@ -135,15 +137,15 @@ int run_generate(const std::string& model_dir, const LoadOptions& load, const Pr
   std::printf("\n");
   std::fflush(stdout);
   std::fprintf(stderr, "glassbox: %d tokens in %.3f s (%.1f tokens/s), seed %llu, stopped: %s\n", produced, seconds,
-               produced / (seconds > 0 ? seconds : 1e-9), static_cast<unsigned long long>(sampling.seed),
+               produced / (seconds > 0 ? seconds : 1e-9), static_cast<unsigned long long>(options.sampling.seed),
                std::string(stop_reason_name(reason)).c_str());
   return 0;
 }
 
-int run_tokenize(const std::string& model_dir, bool allow_special) {
+int run_tokenize(const std::string& model_dir, bool allow_special, bool add_special) {
   check_model_dir(model_dir);
   const Tokenizer tokenizer = Tokenizer::load(model_dir);
-  const auto ids = tokenizer.encode(read_stdin(), allow_special);
+  const auto ids = tokenizer.encode(read_stdin(), allow_special, add_special);
   std::string out = "[";
   for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
   std::printf("%s]\n", out.c_str());
@@ -202,7 +204,8 @@ int main(int argc, char** argv) {
   std::string model_dir = GLASSBOX_DEFAULT_MODEL_DIR;
   Prompt prompt;
   auto add_model = [&](CLI::App* cmd) {
-    cmd->add_option("-m,--model", model_dir, "model directory (config.json, model.safetensors, vocab.json, merges.txt)")
+    cmd->add_option("-m,--model", model_dir,
+                    "model directory (config.json, model.safetensors, tokenizer.json or vocab.json + merges.txt)")
         ->capture_default_str();
   };
   std::string quantize = "none";
@@ -235,19 +238,8 @@ int main(int argc, char** argv) {
   add_model(gen);
   add_quantize(gen);
   add_prompt(gen);
-  int max_tokens = 64;
-  SamplingSettings sampling;
-  std::optional<std::uint64_t> seed;
-  gen->add_option("-n,--max-tokens", max_tokens, "how many tokens to generate at most")->capture_default_str();
-  gen->add_option("--temperature", sampling.temperature, "0 is greedy")->capture_default_str();
-  gen->add_option("--top-k", sampling.top_k, "keep the k most probable tokens (0: all)")->capture_default_str();
-  gen->add_option("--top-p", sampling.top_p, "nucleus: keep the most probable tokens up to this mass")
-      ->capture_default_str();
-  gen->add_option("--seed", seed, "random seed (default: random, printed at the end)");
-  std::string when_context_full = "slide";
-  gen->add_option("--context-full", when_context_full,
-                  "when the context is full: slide (keep its most recent half and go on) or stop")
-      ->capture_default_str();
+  SamplingOptions sampling;
+  add_sampling_options(gen, sampling, 64);
   std::string head_mask;
   const char* head_mask_help =
       "switch heads off: layer:head pairs, e.g. 0:3,5:1 (Hugging Face's head_mask, 0 for those)";
@@ -296,7 +288,17 @@ int main(int argc, char** argv) {
 
   auto* tok = app.add_subcommand("tokenize", "text on stdin -> JSON array of token ids");
   add_model(tok);
-  tok->add_flag("--allow-special", prompt.allow_special, "map <|endoftext|> in the text to its id");
+  tok->add_flag("--allow-special", prompt.allow_special,
+                "match special tokens written in the text (<|endoftext|>, <|im_start|>, ...) to their ids");
+  bool add_special = false;
+  tok->add_flag("--add-special", add_special,
+                "add the tokenizer's own tokens around the text (tokenizer.json's post-processor: BOS, ...); with "
+                "--allow-special this is transformers' tokenizer(text)");
+  ChatRequest chat;
+  auto* chat_cmd = add_chat_command(app, chat);
+  add_model(chat_cmd);
+  add_quantize(chat_cmd);
+
   auto* detok = app.add_subcommand("detokenize", "JSON array of token ids on stdin -> text");
   add_model(detok);
 
@@ -331,11 +333,12 @@ int main(int argc, char** argv) {
     for (const auto* cmd : app.get_subcommands([](const CLI::App*) { return true; }))
       known |= cmd->get_name() == argv[1];
     if (!known) {
-      std::fprintf(stderr,
-                   "glassbox: error: unknown command '%s' (commands: generate, forward, classify, fill-mask, tokenize, "
-                   "detokenize, "
-                   "train-tokenizer, train, evaluate; see --help)\n",
-                   argv[1]);
+      std::fprintf(
+          stderr,
+          "glassbox: error: unknown command '%s' (commands: generate, chat, forward, classify, fill-mask, tokenize, "
+          "detokenize, "
+          "train-tokenizer, train, evaluate; see --help)\n",
+          argv[1]);
       return 2;
     }
   }
@@ -364,7 +367,12 @@ int main(int argc, char** argv) {
                                    : "give a prompt: -p TEXT or --tokens IDS");
     const LoadOptions load{parse_quantization(quantize), megabytes_to_bytes(max_memory_mb), context};
     set_num_threads(threads);
-    if (*gen) return run_generate(model_dir, load, prompt, max_tokens, sampling, seed, when_context_full, head_mask);
+    if (*gen) return run_generate(model_dir, load, prompt, sampling, head_mask);
+    if (*chat_cmd) {
+      check_sampling_options(chat.sampling);
+      check_model_dir(model_dir);
+      return run_chat(model_dir, load, chat);
+    }
     if (*fwd) {
       check_model_dir(model_dir);
       if (!batch_file.empty()) return run_forward_batch(model_dir, load, batch_file);
@@ -379,7 +387,7 @@ int main(int argc, char** argv) {
       if (*cls) return run_classify(model_dir, load, prompt.text, ids, classify_input, head_mask);
       return run_fill_mask(model_dir, load, prompt.text, ids, fill_top);
     }
-    if (*tok) return run_tokenize(model_dir, prompt.allow_special);
+    if (*tok) return run_tokenize(model_dir, prompt.allow_special, add_special);
     if (*detok) return run_detokenize(model_dir);
     if (app.got_subcommand("train")) return run_train(train);
     if (*eval) return run_evaluate(model_dir, load, eval_files);

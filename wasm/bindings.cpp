@@ -69,9 +69,8 @@ class Loading {
   std::string sha256() const {
     return guarded([&] { return loader_.sha256_hex(); });
   }
-  // The engine, with the chat template of files.chatTemplate / files.tokenizerConfig
-  // (chat_template.jinja's, tokenizer_config.json's texts), the defaults of files.generationConfig
-  // (generation_config.json's), and the tokenizer of files.tokenizerJson (tokenizer.json's text) when given,
+  // The engine, with the defaults of files.generationConfig (generation_config.json's text), and
+  // the tokenizer of files.tokenizerJson (tokenizer.json's text) when given,
   // else of files {vocab, merges} (strings, parsed whatever they hold, an empty one included; all
   // null: ids only), or files.tokenizer's when given (a Tokenizer made of the same files, which it
   // takes over).
@@ -87,7 +86,6 @@ class Loading {
         engine->set_tokenizer(Tokenizer::from_tokenizer_json(json.as<std::string>()));
       else if (!vocab.isNull() && !vocab.isUndefined())
         engine->set_tokenizer(Tokenizer::from_strings(vocab.as<std::string>(), files["merges"].as<std::string>()));
-      engine->set_chat_files(files["chatTemplate"], files["tokenizerConfig"]);
       if (const val g = files["generationConfig"]; !g.isNull() && !g.isUndefined())
         engine->set_generation_config(GenerationConfig::parse(g.as<std::string>()));
       return engine.release();
@@ -109,7 +107,6 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("forwardBatch", &Engine::forward_batch)
       .function("classifierIds", &Engine::classifier_ids)
       .function("info", &Engine::info)
-      .function("applyChatTemplate", &Engine::apply_chat_template)
       .function("start", &Engine::start)
       .function("next", &Engine::next)
       .function("stop", &Engine::stop);

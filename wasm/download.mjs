@@ -12,6 +12,7 @@ import {
   MAX_BYTES,
   MODEL_FILES,
   noShard,
+  ON_CHANCE,
   OPTIONAL,
   parseIndex,
   pourShards,
@@ -60,7 +61,9 @@ export async function readDirectoryUrl(dir, weights, cache, tokenizerFiles) {
   const downloads = new AbortController();
   const stop = () => downloads.abort(signal.reason);
   signal?.addEventListener('abort', stop, { once: true });
-  const responses = order.map((name) => download(new URL(name, base), downloads.signal, signal));
+  const responses = order.map((name) =>
+    download(new URL(name, base), downloads.signal, signal, undefined, ON_CHANCE.has(name)),
+  );
   for (const r of responses) r.catch(() => {}); // each is awaited below, unless an earlier one failed
   try {
     for (const [i, name] of order.entries()) {
@@ -136,19 +139,27 @@ async function putOrFail(store, url, response, files) {
 }
 
 // Response, or null for a 404 (an optional file may be missing). signal stops the download;
-// cancelled, the caller's signal: its reason is what the caller sees.
-export async function download(url, signal, cancelled, headers = undefined) {
+// cancelled, the caller's signal: its reason is what the caller sees. onChance: the file is asked
+// for on the chance that the directory has it (ON_CHANCE): a request that fails, or is refused
+// (HTTP 401, 403), is taken as its absence too, as a server of another origin may answer a
+// missing file without the CORS headers that would let the page read its 404.
+export async function download(url, signal, cancelled, headers = undefined, onChance = false) {
   let response;
   try {
     response = await fetch(url, { signal, headers });
   } catch (e) {
     if (cancelled?.aborted) throw cancelled.reason;
+    if (onChance && !signal?.aborted) return null;
     throw new NetworkError(
       `cannot download ${url}: ${e.message} (is the address right, and does the server allow this page to read it?)`,
       { cause: e },
     );
   }
   if (response.status === 404) return null;
+  if (onChance && (response.status === 401 || response.status === 403)) {
+    response.body?.cancel().catch(() => {});
+    return null;
+  }
   if (!response.ok) {
     const hint = response.status === 401 || response.status === 403 ? ' (the repository may be private or gated)' : '';
     throw new NetworkError(`cannot download ${url}: HTTP ${response.status}${hint}`);

@@ -2,6 +2,7 @@
 // glassbox-core-mt.*) behind async methods. glassbox.mjs uses it directly, or from worker.mjs
 // inside a Web Worker / worker thread.
 import { errorClasses, InvalidArgumentError, ModelFormatError, OutOfMemoryError, StateError } from './errors.mjs';
+import { ChatTemplate, hasChatTemplate } from './chat.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
 import { checkIds, checkText } from './input.mjs';
 import { removeCachedModels } from './model-cache.mjs';
@@ -369,13 +370,12 @@ export class WeightsLoading {
           vocab: files.vocab ?? null,
           merges: files.merges ?? null,
           tokenizer,
-          chatTemplate: files.chatTemplate ?? null,
-          tokenizerConfig: files.tokenizerConfig ?? null,
           generationConfig: files.generationConfig ?? null,
         }),
         this.config,
         this.#quantize,
         files.tokenizerJson != null || files.vocab != null || tokenizer != null,
+        hasChatTemplate(files) ? new ChatTemplate(files, coreSettings.wasmPaths) : null,
       );
     } finally {
       tokenizer?.delete();
@@ -398,19 +398,21 @@ export const configText = (modelOrTokenizer) => configTexts.get(modelOrTokenizer
 export class LocalModel {
   #core;
   #engine;
+  #chat;
   #generating = false;
 
   // (WeightsLoading.finish makes them.) hasTokenizer: whether tokenizer.json, or vocab.json and
-  // merges.txt, came with it.
-  constructor(core, engine, config, quantize, hasTokenizer) {
+  // merges.txt, came with it; chat: its ChatTemplate (chat.mjs), or null.
+  constructor(core, engine, config, quantize, hasTokenizer, chat) {
     this.#core = core;
     this.#engine = engine;
     this.config = parseConfig(config);
     configTexts.set(this, config);
     this.quantize = quantize;
     this.hasTokenizer = hasTokenizer;
-    const { shape, contextLength, labels, bidirectional, maskTokenId, hasChatTemplate } = engine.info();
-    this.hasChatTemplate = hasChatTemplate;
+    const { shape, contextLength, labels, bidirectional, maskTokenId } = engine.info();
+    this.#chat = chat;
+    this.hasChatTemplate = chat !== null;
     this.shape = Object.freeze(shape);
     this.contextLength = contextLength;
     this.labels = Object.freeze(labels);
@@ -524,11 +526,14 @@ export class LocalModel {
   // (its raise_exception, an error in it, a syntax error) rejects with a TemplateError naming it.
   async applyChatTemplate(messages, options = undefined) {
     const { addGenerationPrompt = true, date = '', templateVars } = checkChatTemplateOptions(options);
-    return this.#live().applyChatTemplate(messagesJson(messages), {
-      addGenerationPrompt,
-      date,
-      templateVars: templateVars === undefined ? '' : jsonOf(templateVars, 'templateVars'),
-    });
+    this.#live();
+    const json = messagesJson(messages);
+    const vars = templateVars === undefined ? '' : jsonOf(templateVars, 'templateVars');
+    if (!this.#chat)
+      throw new InvalidArgumentError(
+        'this model has no chat template (no chat_template.jinja, and no chat_template in tokenizer_config.json)',
+      );
+    return this.#chat.render(json, { addGenerationPrompt, date, templateVars: vars });
   }
 
   // prompt: a string, ids, or a function of the checked options giving the ids (chat's).
@@ -592,6 +597,8 @@ export class LocalModel {
   async dispose() {
     this.#engine?.delete();
     this.#engine = null;
+    this.#chat?.dispose();
+    this.#chat = null;
   }
 
   [asyncDispose]() {

@@ -6,12 +6,10 @@
 #include <emscripten/val.h>
 
 #include <array>
-#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "glassbox/chat.h"
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
 #include "glassbox/generation_config.h"
@@ -69,40 +67,6 @@ class Engine {
   explicit Engine(Model model) : model_(std::move(model)) {}
   void set_tokenizer(Tokenizer tokenizer) { tokenizer_.emplace(std::move(tokenizer)); }
   void set_generation_config(GenerationConfig config) { generation_ = std::move(config); }
-
-  // The chat template of chat_template.jinja's and tokenizer_config.json's texts (each null where
-  // the model has no such file). One that cannot be read (a syntax error, a malformed
-  // tokenizer_config.json) does not stop the model from loading: its error is kept and thrown by
-  // apply_chat_template, where the conversation is asked for.
-  void set_chat_files(const val& jinja, const val& tokenizer_config) {
-    const auto text = [](const val& v) {
-      return v.isNull() || v.isUndefined() ? std::nullopt : std::optional<std::string>(v.as<std::string>());
-    };
-    const auto jinja_text = text(jinja), config_text = text(tokenizer_config);
-    try {
-      chat_ = ChatTemplateFile::from_texts(jinja_text, config_text);
-      has_chat_ = chat_.has_value();
-    } catch (...) {
-      chat_error_ = std::current_exception();
-      has_chat_ = true;
-    }
-  }
-
-  // messages_json: the conversation as JSON text; options {addGenerationPrompt: bool, date:
-  // string ('' for today), templateVars: a JSON object's text, or ''} -> the rendered text.
-  val apply_chat_template(const std::string& messages_json, const val& options) const {
-    return guarded([&] {
-      if (chat_error_) std::rethrow_exception(chat_error_);
-      if (!chat_)
-        throw InvalidArgument(
-            "this model has no chat template (no chat_template.jinja, and no chat_template in tokenizer_config.json)");
-      ChatRenderOptions o;
-      o.add_generation_prompt = options["addGenerationPrompt"].as<bool>();
-      o.date = options["date"].as<std::string>();
-      o.variables_json = options["templateVars"].as<std::string>();
-      return js_text(chat_->render(messages_json, o));
-    });
-  }
 
   // Bytes of heap that loading the model takes (Model::load_memory: its arrays, and the loader's
   // staging; the file is never held whole), from
@@ -242,7 +206,6 @@ class Engine {
     out.set("labels", labels);
     out.set("bidirectional", c.bidirectional);
     out.set("maskTokenId", c.mask_token_id);
-    out.set("hasChatTemplate", has_chat_);
     return out;
   }
 
@@ -333,12 +296,9 @@ class Engine {
 
   Model model_;
   std::optional<Tokenizer> tokenizer_;
-  GenerationConfig generation_;            // generation_config.json's defaults (empty: none)
-  std::optional<ChatTemplateFile> chat_;   // the chat template, if the model has one
-  std::exception_ptr chat_error_;          // why a template the model has could not be read
-  bool has_chat_ = false;                  // a template was given (chat_ or chat_error_)
-  int top_ = 0;                            // most probable next tokens to report per step
-  std::optional<Generator> generator_;     // refers to model_: declared after it
+  GenerationConfig generation_;          // generation_config.json's defaults (empty: none)
+  int top_ = 0;                          // most probable next tokens to report per step
+  std::optional<Generator> generator_;   // refers to model_: declared after it
   std::optional<StreamingDecoder> decoder_;
 };
 

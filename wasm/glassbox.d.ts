@@ -112,8 +112,9 @@ export interface LoadOptions {
    *  made once: in this thread a second model keeps the first one's count (another count is an
    *  InvalidArgumentError); each worker has its own. */
   threads?: number;
-  /** The directory the engine's .wasm files are served from, as a URL (a path in Node), when they
-   *  are not beside the package's .mjs files (a CDN, an assets folder). */
+  /** The directory the engine's .wasm files (and the chat module's, glassbox-chat.wasm) are served
+   *  from, as a URL (a path in Node), when they are not beside the package's .mjs files (a CDN, an
+   *  assets folder). */
   wasmPaths?: string | URL;
   /** For a URL source: keep the files with the Cache API (true: the cache "glassbox-models", or a
    *  cache name) and read them from there next time. Needs a secure context (https or localhost). */

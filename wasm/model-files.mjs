@@ -33,6 +33,8 @@ export const KEYS = [
   'generationConfig',
 ];
 export const OPTIONAL = new Set(MODEL_FILES.slice(2)); // only config.json and the weights are needed
+// The files asked for on the chance that a directory has them (download.mjs): most have none.
+export const ON_CHANCE = new Set(MODEL_FILES.slice(4));
 // The small files, each read whole before the weights.
 export const SMALL_FILES = MODEL_FILES.filter((name) => name !== 'model.safetensors');
 // A file's key in the files object ('tokenizer.json' -> 'tokenizerJson').

@@ -20,6 +20,7 @@ import {
   INDEX,
   keyOf,
   KEYS,
+  ON_CHANCE,
   MODEL_FILES,
   piecesOf,
   parseIndex,
@@ -218,7 +219,7 @@ export async function readTokenizerFiles(source, { signal } = {}) {
   } else {
     const base = directoryUrl(source);
     read = async (name) => {
-      const response = await download(new URL(name, base), signal, signal);
+      const response = await download(new URL(name, base), signal, signal, undefined, ON_CHANCE.has(name));
       if (!response) return undefined;
       return new TextDecoder().decode(await readSmallBody(response, new URL(name, base), name, signal));
     };

@@ -23,7 +23,7 @@ endif()
 # worker script are found by `new URL("...", import.meta.url)`, which bundlers rewrite). A bare
 # import.meta.url is what webpack replaces with the file: path the module had on the machine that
 # built the bundle: it would end up in the bundle.
-foreach(name glassbox-core glassbox-core-mt glassbox-tokenizer glassbox-training)
+foreach(name glassbox-core glassbox-core-mt glassbox-tokenizer glassbox-training glassbox-chat)
   set(glue ${DIST}/${name}.mjs)
   file(READ ${glue} text)
   string(FIND "${text}" "var _scriptDir = import.meta.url;" at)

@@ -1,12 +1,14 @@
 // The engine for a service worker (the package's "./service-worker" entry): loadModel and
 // estimateModel with the engine in the service worker's own thread. A service worker may not use
 // import() nor start a Worker, so this entry imports everything statically, the single-threaded
-// module included, and refuses { worker }. The rest of the API is glassbox.mjs's.
+// module and the chat module included, and refuses { worker }. The rest of the API is glassbox.mjs's.
 //
 //   // sw.js, registered with navigator.serviceWorker.register('sw.js', { type: 'module' })
 //   import { loadModel } from 'glassbox/service-worker';
 //   const model = await loadModel('https://example.com/models/gpt2/');
+import createGlassboxChat from './glassbox-chat.mjs';
 import createGlassboxCore from './glassbox-core.mjs';
+import { useChatFactory } from './chat.mjs';
 import { estimate, loadHere, useCoreFactory } from './engine.mjs';
 import { NotSupportedError } from './errors.mjs';
 import { hubDirectoryUrl } from './hub.mjs';
@@ -28,6 +30,7 @@ export {
 } from './errors.mjs';
 
 useCoreFactory(createGlassboxCore);
+useChatFactory(createGlassboxChat);
 
 const noWorker = () =>
   new NotSupportedError('a service worker cannot start a Worker: load without { worker }, in its own thread');

@@ -51,8 +51,8 @@ std::optional<std::string> template_in_config(const json& config, const std::str
     if (name == "default") return entry["template"].get<std::string>();
     names += (names.empty() ? "" : ", ") + name;
   }
-  throw ModelFormatError(file,
-                         "chat_template lists several templates and none is named \"default\" (names: " + names + ")");
+  throw ModelFormatError(
+      file, "chat_template is a list of named templates and none is named \"default\" (names: " + names + ")");
 }
 
 json parse_json(std::string_view text, const std::string& what, bool file) {
@@ -64,7 +64,7 @@ json parse_json(std::string_view text, const std::string& what, bool file) {
     return fail("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {   // parse_error, and out_of_range for a number such as 1e999
     return fail(std::string("not valid JSON: ") + e.what());
   }
 }

@@ -53,7 +53,7 @@ GenerationConfig GenerationConfig::parse(std::string_view json_text, const std::
   json doc;
   try {
     doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {   // parse_error, and out_of_range for a number such as 1e999
     throw ModelFormatError(source, std::string("not valid JSON: ") + e.what());
   }
   if (!doc.is_object()) throw ModelFormatError(source, "must be a JSON object");

@@ -18,6 +18,11 @@ class MergeTable {
   };
   // Adds the merge of (left, right) unless the pair has one already (the first, best, stays).
   void add_first(std::int32_t left, std::int32_t right, Merge merge) { merges_.try_emplace(key(left, right), merge); }
+  // Adds the merge of (left, right), replacing one it has: the last rank stays, as the tokenizers
+  // library's merge map (models/bpe/model.rs collects the merges into a HashMap).
+  void add_last(std::int32_t left, std::int32_t right, Merge merge) {
+    merges_.insert_or_assign(key(left, right), merge);
+  }
   void reserve(std::size_t n) { merges_.reserve(n); }
   const Merge* find(std::int32_t left, std::int32_t right) const {
     auto it = merges_.find(key(left, right));

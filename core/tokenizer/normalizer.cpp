@@ -1,6 +1,8 @@
 // The normalizers of a tokenizer.json pipeline (pipeline.h). NFC is Unicode's canonical
-// decomposition, canonical ordering and canonical composition (UAX #15), over the tables
+// decomposition, canonical ordering and canonical composition (UAX #15), NFD the first two, NFKC and
+// NFKD the same with the compatibility decompositions too, over the tables
 // scripts/gen_normalization_tables.py generates, with Hangul syllables by their algorithm.
+// Lowercase and Strip as the library's (Rust's char::to_lowercase, char::is_whitespace).
 #include <algorithm>
 #include <cstdint>
 #include <span>
@@ -19,6 +21,19 @@ struct CombiningClassRange {
 struct Decomposition {
   char32_t cp, first, second;
   bool composes;
+};
+struct CompatibilityDecomposition {
+  char32_t cp;
+  std::uint16_t offset;
+  std::uint8_t length;
+};
+struct Lowercase {
+  char32_t cp, first, second;
+};
+struct LowercaseRun {
+  char32_t first, last;
+  std::uint8_t stride;
+  std::int32_t delta;
 };
 
 #include "tokenizer/normalization_tables.inc"
@@ -42,7 +57,8 @@ const Decomposition* decomposition(char32_t cp) {
   return it != std::end(kDecompositions) && it->cp == cp ? it : nullptr;
 }
 
-void decompose(char32_t cp, std::u32string& out) {
+// The full decomposition of cp: canonical, and with `compatibility` also the <tag> ones (NFKD).
+void decompose(char32_t cp, std::u32string& out, bool compatibility) {
   if (cp >= kSBase && cp < kSBase + kSCount) {
     const char32_t s = cp - kSBase;
     out += kLBase + s / kNCount;
@@ -51,9 +67,17 @@ void decompose(char32_t cp, std::u32string& out) {
     return;
   }
   if (const Decomposition* d = decomposition(cp)) {
-    decompose(d->first, out);
-    if (d->second) decompose(d->second, out);
+    decompose(d->first, out, compatibility);
+    if (d->second) decompose(d->second, out, compatibility);
     return;
+  }
+  if (compatibility) {
+    const auto it = std::lower_bound(std::begin(kCompatibilityDecompositions), std::end(kCompatibilityDecompositions),
+                                     cp, [](const CompatibilityDecomposition& d, char32_t c) { return d.cp < c; });
+    if (it != std::end(kCompatibilityDecompositions) && it->cp == cp) {
+      for (std::size_t i = 0; i < it->length; ++i) decompose(kCompatibilityPool[it->offset + i], out, true);
+      return;
+    }
   }
   out += cp;
 }
@@ -74,13 +98,17 @@ char32_t compose(char32_t a, char32_t b) {
   return it == kPairs.end() ? 0 : it->second;
 }
 
-std::string nfc(std::string_view text) {
-  // Below U+0300 nothing decomposes into a different sequence that would compose differently,
-  // and nothing combines: such text is its own NFC (all of ASCII and Latin-1 prose).
+// NFC, NFD, NFKC, NFKD (UAX #15): decompose (compatibility: also the <tag> mappings), order the
+// combining marks, then (compose) compose canonically.
+std::string normalize_form(std::string_view text, bool compatibility, bool compose_after) {
+  // Below U+0300 no canonical decomposition gives a sequence that would compose differently, and
+  // nothing combines: such text is its own NFC and NFD (all of ASCII and Latin-1 prose). The
+  // compatibility forms map some Latin-1 (U+00A0, ², ½): there only ASCII is kept as is.
+  const char32_t plain = compatibility ? 0xA0 : 0x300;
   bool simple = true;
   for (std::size_t pos = 0; pos < text.size() && simple;) {
     const auto [cp, length] = unicode::decode_utf8(text, pos);
-    simple = cp < 0x300;
+    simple = cp < plain && (compose_after || cp < 0xC0);   // NFD splits Latin-1's accented letters
     pos += static_cast<std::size_t>(length > 0 ? length : 1);
   }
   if (simple) return std::string(text);
@@ -88,7 +116,7 @@ std::string nfc(std::string_view text) {
   std::u32string d;
   for (std::size_t pos = 0; pos < text.size();) {
     const auto [cp, length] = unicode::decode_utf8(text, pos);
-    decompose(cp, d);
+    decompose(cp, d, compatibility);
     pos += static_cast<std::size_t>(length > 0 ? length : 1);
   }
   // Canonical ordering: each run of non-starters sorted by class, stably.
@@ -102,6 +130,12 @@ std::string nfc(std::string_view text) {
     std::stable_sort(d.begin() + static_cast<std::ptrdiff_t>(i), d.begin() + static_cast<std::ptrdiff_t>(j),
                      [](char32_t a, char32_t b) { return combining_class(a) < combining_class(b); });
     i = j;
+  }
+  if (!compose_after) {
+    std::string out;
+    out.reserve(text.size());
+    for (char32_t cp : d) unicode::append_utf8(out, cp);
+    return out;
   }
   // Canonical composition: each character joins the last starter unless blocked.
   std::u32string c;
@@ -125,14 +159,110 @@ std::string nfc(std::string_view text) {
   return out;
 }
 
+// Rust's char::to_lowercase per code point (the library's NormalizedString::lowercase): the full
+// mapping, without the context-dependent final sigma.
+std::string lowercase(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    // Not a structured binding: the lambda below captures cp, which clang 14 refuses.
+    const unicode::Utf8Char ch = unicode::decode_utf8(text, pos);
+    const char32_t cp = ch.cp;
+    pos += static_cast<std::size_t>(ch.length > 0 ? ch.length : 1);
+    if (cp < 0x80) {
+      out += static_cast<char>(cp >= 'A' && cp <= 'Z' ? cp + 32 : cp);
+      continue;
+    }
+    if (const auto pair = std::find_if(std::begin(kLowercasePairs), std::end(kLowercasePairs),
+                                       [&](const Lowercase& l) { return l.cp == cp; });
+        pair != std::end(kLowercasePairs)) {
+      unicode::append_utf8(out, pair->first);
+      unicode::append_utf8(out, pair->second);
+      continue;
+    }
+    const auto run = std::upper_bound(std::begin(kLowercaseRuns), std::end(kLowercaseRuns), cp,
+                                      [](char32_t c, const LowercaseRun& r) { return c < r.first; });
+    if (run != std::begin(kLowercaseRuns)) {
+      const LowercaseRun& r = *(run - 1);
+      if (cp <= r.last && (cp - r.first) % r.stride == 0) {
+        unicode::append_utf8(out, static_cast<char32_t>(static_cast<std::int32_t>(cp) + r.delta));
+        continue;
+      }
+    }
+    unicode::append_utf8(out, cp);
+  }
+  return out;
+}
+
+// The library's Strip normalizer: leading / trailing char::is_whitespace (White_Space).
+std::string strip(std::string_view text, bool left, bool right) {
+  std::size_t begin = 0, end = text.size();
+  while (left && begin < end) {
+    const auto [cp, length] = unicode::decode_utf8(text, begin);
+    if (length == 0 || !unicode::is_whitespace(cp)) break;
+    begin += static_cast<std::size_t>(length);
+  }
+  while (right && end > begin) {
+    std::size_t start = end - 1;
+    while (start > begin && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+    const auto [cp, length] = unicode::decode_utf8(text, start);
+    if (length == 0 || !unicode::is_whitespace(cp)) break;
+    end = start;
+  }
+  return std::string(text.substr(begin, end - begin));
+}
+
+// Each non-overlapping occurrence, leftmost first, replaced (the library's NormalizedString::replace).
+std::string replace(const NormalizerStep& step, const std::string& text) {
+  std::vector<Regex::Match> matches;
+  if (step.regex) {
+    matches = step.regex->find_all(text);
+  } else {
+    for (std::size_t pos = text.find(step.literal); pos != std::string::npos;
+         pos = text.find(step.literal, pos + step.literal.size()))
+      matches.push_back({pos, pos + step.literal.size()});
+  }
+  if (matches.empty()) return text;
+  std::string out;
+  std::size_t prev = 0;
+  for (const auto& m : matches) {
+    out.append(text, prev, m.start - prev);
+    out += step.content;
+    prev = m.end;
+  }
+  out.append(text, prev);
+  return out;
+}
+
 }   // namespace
 
 std::string normalize(const std::vector<NormalizerStep>& steps, std::string_view text) {
   std::string out(text);
-  for (NormalizerStep step : steps) {
-    switch (step) {
-      case NormalizerStep::Nfc:
-        out = nfc(out);
+  for (const NormalizerStep& step : steps) {
+    switch (step.kind) {
+      case NormalizerStep::Kind::Nfc:
+        out = normalize_form(out, false, true);
+        break;
+      case NormalizerStep::Kind::Nfd:
+        out = normalize_form(out, false, false);
+        break;
+      case NormalizerStep::Kind::Nfkc:
+        out = normalize_form(out, true, true);
+        break;
+      case NormalizerStep::Kind::Nfkd:
+        out = normalize_form(out, true, false);
+        break;
+      case NormalizerStep::Kind::Lowercase:
+        out = lowercase(out);
+        break;
+      case NormalizerStep::Kind::Strip:
+        out = strip(out, step.strip_left, step.strip_right);
+        break;
+      case NormalizerStep::Kind::Prepend:
+        if (!out.empty()) out.insert(0, step.content);
+        break;
+      case NormalizerStep::Kind::Replace:
+        out = replace(step, out);
         break;
     }
   }

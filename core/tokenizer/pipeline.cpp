@@ -64,7 +64,7 @@ void split_by(std::string_view text, std::vector<Span> spans, SplitBehavior beha
       break;
   }
   for (const Span& p : pieces)
-    if (!p.is_match && p.end > p.start) emit(text.substr(p.start, p.end - p.start));
+    if (!p.is_match && p.end > p.start) emit(text.substr(p.start, p.end - p.start), p.start == 0);
 }
 
 // Matches as the alternating gaps and matches that cover the text (the library's find_matches).
@@ -80,10 +80,11 @@ std::vector<Span> cover(std::string_view text, const std::vector<Regex::Match>& 
   return spans;
 }
 
-// Calls emit(piece) for each piece the step cuts `piece` into: views of `piece`, or of a string
-// that lives until the last emit returns (a prefix space added).
+// Calls emit(piece, starts) for each piece the step cuts `piece` into: views of `piece`, or of a
+// string that lives until the last emit returns (a prefix space added, spaces replaced); `starts`:
+// the piece begins where `piece` begins (Metaspace's prepend_scheme "first" needs to know).
 template <typename Emit>
-void apply_step(const PreTokenizerStep& step, std::string_view piece, Emit&& emit) {
+void apply_step(const PreTokenizerStep& step, std::string_view piece, bool at_start, Emit&& emit) {
   switch (step.kind) {
     case PreTokenizerStep::Kind::ByteLevel: {
       std::string with_space;
@@ -93,10 +94,11 @@ void apply_step(const PreTokenizerStep& step, std::string_view piece, Emit&& emi
         piece = with_space;
       }
       if (!step.use_regex) {
-        emit(piece);
+        emit(piece, true);
         return;
       }
-      pretokenize(piece, emit);
+      const char* begin = piece.data();
+      pretokenize(piece, [&](std::string_view p) { emit(p, p.data() == begin); });
       return;
     }
     case PreTokenizerStep::Kind::Split: {
@@ -130,6 +132,44 @@ void apply_step(const PreTokenizerStep& step, std::string_view piece, Emit&& emi
                step.individual_digits ? SplitBehavior::Isolated : SplitBehavior::Contiguous, false, emit);
       return;
     }
+    case PreTokenizerStep::Kind::WhitespaceSplit:
+    case PreTokenizerStep::Kind::Punctuation: {
+      // Each character the predicate holds for is a match of its own (the library's split by a
+      // char predicate): whitespace.rs's char::is_whitespace, removed; punctuation.rs's is_punc.
+      const bool whitespace = step.kind == PreTokenizerStep::Kind::WhitespaceSplit;
+      std::vector<Regex::Match> matches;
+      for (std::size_t pos = 0; pos < piece.size();) {
+        const auto [cp, length] = unicode::decode_utf8(piece, pos);
+        const std::size_t next = pos + static_cast<std::size_t>(length > 0 ? length : 1);
+        if (whitespace ? unicode::is_whitespace(cp) : unicode::is_punctuation(cp)) matches.push_back({pos, next});
+        pos = next;
+      }
+      split_by(piece, cover(piece, matches), whitespace ? SplitBehavior::Removed : step.behavior, false, emit);
+      return;
+    }
+    case PreTokenizerStep::Kind::Metaspace: {
+      // The library's Metaspace: replace ' ', prepend (unless the piece already starts with the
+      // replacement; "first" only where the piece starts the text), then split MergedWithNext.
+      std::string text;
+      const std::string_view rep = step.replacement;
+      const bool prepend = !piece.empty() && !piece.starts_with(' ') && !piece.starts_with(rep) &&
+                           (step.prepend_always || (step.prepend_first && at_start));
+      if (prepend) text = rep;
+      for (char c : piece)
+        if (c == ' ')
+          text += rep;
+        else
+          text += c;
+      if (!step.split) {
+        if (!text.empty()) emit(std::string_view(text), true);
+        return;
+      }
+      std::vector<Regex::Match> matches;
+      for (std::size_t pos = text.find(rep); pos != std::string::npos; pos = text.find(rep, pos + rep.size()))
+        matches.push_back({pos, pos + rep.size()});
+      split_by(std::string_view(text), cover(text, matches), SplitBehavior::MergedWithNext, false, emit);
+      return;
+    }
   }
 }
 
@@ -144,7 +184,8 @@ char32_t last_char(std::string_view text, std::size_t pos) {
 
 // The added tokens of one kind (normalized or not) in `text`, as the library's
 // AddedVocabulary::find_matches: leftmost-longest, then single_word, lstrip and rstrip. Calls
-// on_text for the text between tokens and on_token for each token's id.
+// on_text(text, at_start) for the text between tokens (at_start: it begins `text`) and
+// on_token(id) for each token.
 template <typename OnText, typename OnToken>
 void split_added(const std::vector<AddedToken>& tokens, bool normalized, bool allow_special, std::string_view text,
                  OnText&& on_text, OnToken&& on_token) {
@@ -157,7 +198,7 @@ void split_added(const std::vector<AddedToken>& tokens, bool normalized, bool al
       starts[static_cast<unsigned char>(t.content[0])] = true;
     }
   if (candidates.empty()) {
-    if (!text.empty()) on_text(text);
+    if (!text.empty()) on_text(text, true);
     return;
   }
   std::size_t start_offset = 0, search = 0;
@@ -197,11 +238,11 @@ void split_added(const std::vector<AddedToken>& tokens, bool normalized, bool al
       }
       search = stop;
     }
-    if (start_offset < start) on_text(text.substr(start_offset, start - start_offset));
+    if (start_offset < start) on_text(text.substr(start_offset, start - start_offset), start_offset == 0);
     on_token(best->id);
     start_offset = stop;
   }
-  if (start_offset < text.size()) on_text(text.substr(start_offset));
+  if (start_offset < text.size()) on_text(text.substr(start_offset), start_offset == 0);
 }
 
 }   // namespace
@@ -210,16 +251,17 @@ namespace {
 
 // The steps in order, depth first: each piece goes through all of them before the next, so no
 // step's pieces are ever collected.
-void run_steps(const PreTokenizerStep* step, const PreTokenizerStep* end, std::string_view piece,
+void run_steps(const PreTokenizerStep* step, const PreTokenizerStep* end, std::string_view piece, bool at_start,
                const PieceSink& sink) {
   if (step == end) return sink(piece);
-  apply_step(*step, piece, [&](std::string_view p) { run_steps(step + 1, end, p, sink); });
+  apply_step(*step, piece, at_start,
+             [&](std::string_view p, bool starts) { run_steps(step + 1, end, p, at_start && starts, sink); });
 }
 
 }   // namespace
 
-void Pipeline::pre_tokenize(std::string_view text, const PieceSink& sink) const {
-  run_steps(pre_tokenizers.data(), pre_tokenizers.data() + pre_tokenizers.size(), text, sink);
+void Pipeline::pre_tokenize(std::string_view text, const PieceSink& sink, bool at_start) const {
+  run_steps(pre_tokenizers.data(), pre_tokenizers.data() + pre_tokenizers.size(), text, at_start, sink);
 }
 
 void Pipeline::pre_tokenize(std::string_view text, std::vector<std::string>& pieces) const {
@@ -231,11 +273,13 @@ void Tokenizer::Impl::encode_pipeline(std::string_view text, bool allow_special,
   const Pipeline& p = *pipeline;
   if (add_special) out.insert(out.end(), p.prefix_ids.begin(), p.prefix_ids.end());
   const PieceSink encode = [&](std::string_view piece) { encode_piece(piece, out); };
-  const auto encode_text = [&](std::string_view segment) { p.pre_tokenize(segment, encode); };
   const auto push_token = [&](std::int32_t id) { out.push_back(id); };
   split_added(
       p.added_tokens, false, allow_special, text,
-      [&](std::string_view raw) {
+      [&](std::string_view raw, bool raw_at_start) {
+        const auto encode_text = [&](std::string_view segment, bool at_start) {
+          p.pre_tokenize(segment, encode, raw_at_start && at_start);
+        };
         if (p.normalizers.empty()) {
           split_added(p.added_tokens, true, allow_special, raw, encode_text, push_token);
           return;

@@ -4,9 +4,13 @@
 //   added tokens (those not normalized, on the raw text) -> normalizer -> added tokens (normalized)
 //   -> pre-tokenizer steps -> BPE per piece -> post-processor (BOS and friends, when asked for)
 //
-// Built by tokenizer_json.cpp, run by pipeline.cpp. Only byte-level pipelines so far: pieces are
-// raw UTF-8 bytes, and the vocabulary is stored as raw bytes (its byte-level characters decoded
-// once at load), so ByteLevel's byte mapping costs nothing per token.
+// Built by tokenizer_json.cpp, run by pipeline.cpp. Two token representations:
+// - byte-level (GPT-2, Llama 3, Qwen2): pieces are raw UTF-8 bytes and the vocabulary is stored as
+//   raw bytes (its byte-level characters decoded once at load), so ByteLevel's byte mapping costs
+//   nothing per token, and decoding is concatenation;
+// - text (SentencePiece-style: Llama 2, Mistral): the vocabulary is the file's own strings ("▁the",
+//   "<0xE4>"), BPE starts from a piece's characters (byte_fallback for those the vocabulary lacks),
+//   and decoding runs the file's decoder chain (decoder.h) over those strings.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/decoder.h"
 #include "tokenizer/regex.h"
 
 namespace glassbox {
@@ -25,9 +30,12 @@ enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext
 
 struct PreTokenizerStep {
   enum class Kind {
-    ByteLevel,   // optional prefix space, then (use_regex) GPT-2's pattern, isolated
-    Split,       // a pattern and a behavior
-    Digits,      // \p{N} characters, each alone or in runs
+    ByteLevel,         // optional prefix space, then (use_regex) GPT-2's pattern, isolated
+    Split,             // a pattern and a behavior
+    Digits,            // \p{N} characters, each alone or in runs
+    Metaspace,         // spaces become `replacement`, one prepended (prepend_scheme), split before each
+    WhitespaceSplit,   // White_Space removed, the rest in pieces
+    Punctuation,       // each punctuation character a match, kept as `behavior` says
   };
   Kind kind;
   bool add_prefix_space = false;   // ByteLevel
@@ -38,12 +46,32 @@ struct PreTokenizerStep {
   bool gpt2_pattern = false;
   int llama3_digits = 0;
   std::shared_ptr<const Regex> regex;
-  SplitBehavior behavior = SplitBehavior::Isolated;
+  SplitBehavior behavior = SplitBehavior::Isolated;   // Split, Punctuation
   bool invert = false;
   bool individual_digits = false;   // Digits
+  // Metaspace: prepend_scheme "always" (prepend_always), "first" (prepend_first: only to the piece
+  // that starts the text), "never" (neither).
+  std::string replacement;
+  bool prepend_always = false, prepend_first = false, split = false;
 };
 
-enum class NormalizerStep { Nfc };
+struct NormalizerStep {
+  enum class Kind {
+    Nfc,
+    Nfd,
+    Nfkc,
+    Nfkd,
+    Lowercase,
+    Strip,     // White_Space at the start (strip_left) and / or end (strip_right)
+    Prepend,   // `content` before a non-empty text
+    Replace,   // each match of `literal` (or `regex`, when set) by `content`
+  };
+  Kind kind;
+  std::string content;
+  std::string literal;
+  std::shared_ptr<const Regex> regex;
+  bool strip_left = false, strip_right = false;
+};
 
 using PieceSink = std::function<void(std::string_view)>;
 
@@ -58,10 +86,12 @@ struct Pipeline {
   std::vector<PreTokenizerStep> pre_tokenizers;
   std::vector<AddedToken> added_tokens;
   std::vector<std::int32_t> prefix_ids, suffix_ids;   // the post-processor's tokens around a text
+  std::vector<DecoderStep> decoders;                  // the text representation's decoder chain
   bool ignore_merges = false;   // a piece that is a whole vocabulary token is that token, unmerged
 
   // Cuts a normalized text into the pieces BPE encodes: sink(piece) for each, in order.
-  void pre_tokenize(std::string_view text, const PieceSink& sink) const;
+  // at_start: `text` begins the encoded text (Metaspace's prepend_scheme "first" prepends only then).
+  void pre_tokenize(std::string_view text, const PieceSink& sink, bool at_start = true) const;
   // The same, collected.
   void pre_tokenize(std::string_view text, std::vector<std::string>& pieces) const;
 };

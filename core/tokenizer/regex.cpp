@@ -7,6 +7,7 @@
 #include <bitset>
 #include <limits>
 
+#include "glassbox/quoted.h"
 #include "tokenizer/unicode.h"
 
 namespace glassbox {
@@ -106,13 +107,19 @@ struct Regex::Program {
   // alternatives still to try, above what callers (an enclosing look-ahead) left on it; it is
   // reused across calls so that a match allocates nothing.
   using Stack = std::vector<std::pair<int, std::size_t>>;
-  bool run(int pc0, std::size_t pos0, const std::vector<char32_t>& cps, std::size_t& end, Stack& stack) const {
+  // `steps` counts the instructions run; past `budget`, run gives up (returns false, steps > budget).
+  bool run(int pc0, std::size_t pos0, const std::vector<char32_t>& cps, std::size_t& end, Stack& stack,
+           std::size_t& steps, std::size_t budget) const {
     const std::size_t base = stack.size();
     stack.emplace_back(pc0, pos0);
     while (stack.size() > base) {
       auto [pc, pos] = stack.back();
       stack.pop_back();
       for (bool alive = true; alive;) {
+        if (++steps > budget) {
+          stack.resize(base);
+          return false;
+        }
         const Inst& in = code[pc];
         switch (in.op) {
           case Op::Set:
@@ -132,7 +139,12 @@ struct Regex::Program {
             break;
           case Op::Look: {
             std::size_t ignored;
-            if (run(in.a, pos, cps, ignored, stack) != in.negative)
+            const bool found = run(in.a, pos, cps, ignored, stack, steps, budget);
+            if (steps > budget) {
+              stack.resize(base);
+              return false;
+            }
+            if (found != in.negative)
               pc = in.b;
             else
               alive = false;
@@ -497,7 +509,7 @@ void emit(const Node& n, std::vector<Regex::Program::Inst>& code) {
 
 }   // namespace
 
-Regex::Regex(std::string_view pattern) : program_(std::make_unique<Program>()) {
+Regex::Regex(std::string_view pattern) : program_(std::make_unique<Program>()), pattern_(pattern) {
   const Node root = Parser(pattern, program_->sets).parse();
   emit(root, program_->code);
   program_->code.push_back({Program::Op::Match});
@@ -523,9 +535,16 @@ std::vector<Regex::Match> Regex::find_all(std::string_view text) const {
 
   std::vector<Match> matches;
   Program::Stack stack;
+  const std::size_t budget = kStepBudget + kStepsPerCharacter * cps.size();
+  std::size_t steps = 0;
   for (std::size_t at = 0; at < cps.size();) {
     std::size_t end;
-    if (program_->run(0, at, cps, end, stack) && end > at) {
+    const bool found = program_->run(0, at, cps, end, stack, steps, budget);
+    if (steps > budget)
+      throw RegexError("regex " + quote_text(pattern_) + " needs more than " + std::to_string(budget) + " steps on a " +
+                       std::to_string(text.size()) + "-byte piece (gave up at byte " + std::to_string(offsets[at]) +
+                       ")");
+    if (found && end > at) {
       matches.push_back({offsets[at], offsets[end]});
       at = end;
     } else {

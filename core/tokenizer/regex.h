@@ -26,12 +26,15 @@
 #include <string_view>
 #include <vector>
 
+#include "glassbox/error.h"
+
 namespace glassbox {
 
-// A pattern this engine does not understand, or a malformed one; what() names the problem.
-class RegexError : public std::runtime_error {
+// A pattern this engine does not understand, a malformed one, or a match past the step budget;
+// what() names the problem.
+class RegexError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 class Regex {
@@ -47,12 +50,18 @@ class Regex {
   // The successive non-overlapping matches in `text` (valid UTF-8), each the leftmost one after
   // the last, with leftmost-first alternation as Oniguruma and Perl. Empty matches are left out
   // (the patterns tokenizers use cannot match empty; the search steps past one as find_iter does).
+  // A backtracking match can take exponential time ((a|a)*b on "aaaa...c"): past kStepBudget +
+  // kStepsPerCharacter per code point of `text`, find_all throws RegexError naming the pattern and
+  // the byte it had reached, as Oniguruma stops at its retry limit, rather than hang on a hostile
+  // file. The patterns real files carry run a few to a few dozen steps per character.
   std::vector<Match> find_all(std::string_view text) const;
+  static constexpr std::size_t kStepBudget = 10'000'000, kStepsPerCharacter = 1000;
 
   struct Program;   // the compiled instructions (regex.cpp)
 
  private:
   std::unique_ptr<Program> program_;
+  std::string pattern_;   // for errors
 };
 
 }   // namespace glassbox

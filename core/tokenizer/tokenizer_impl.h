@@ -44,6 +44,26 @@ struct Tokenizer::Impl {
   // merging when its flag says so; empty: always skip (vocab.json, and ignore_merges).
   std::vector<bool> merges_to_itself;
 
+  // The text token representation (pipeline.h: SentencePiece-style files): `ordinary` maps the
+  // file's token strings, BPE starts from a piece's characters, and a character the vocabulary
+  // lacks becomes its bytes' "<0xAB>" tokens (byte_fallback: fallback_id, -1 where absent), else
+  // unk_id (consecutive ones fused into one with fuse_unk), else nothing, as the library's
+  // BPE::merge_word. bytes_of holds each token's text alone (decoder.h token_text), `pieces` the
+  // file's strings, which decode() runs through the decoder chain.
+  bool text_tokens = false;
+  // model.continuing_subword_prefix / end_of_word_suffix (in the vocabulary's representation):
+  // BPE's starting symbols are the units (bytes or characters) with the prefix on all but the
+  // first and the suffix on the last, as merge_word.
+  std::string subword_prefix, word_suffix;
+  std::array<std::int32_t, 256> fallback_id = [] {
+    std::array<std::int32_t, 256> none;
+    none.fill(-1);
+    return none;
+  }();
+  std::int32_t unk_id = -1;
+  bool fuse_unk = false;
+  std::vector<std::string> pieces;
+
   // GPT-2's steps (vocab.json + merges.txt).
   void encode_ordinary(std::string_view text, std::vector<std::int32_t>& out) const;
   // tokenizer.json's steps (pipeline.cpp).
@@ -51,6 +71,11 @@ struct Tokenizer::Impl {
                        std::vector<std::int32_t>& out) const;
   // BPE of one piece's bytes.
   void encode_piece(std::string_view piece, std::vector<std::int32_t>& out) const;
+  // Sets merges_to_itself (for BPE without ignore_merges): whether each token's own bytes (or
+  // characters) merge back into it.
+  void find_tokens_merging_to_themselves();
+  // The symbols BPE starts `piece` from: one per byte, or (text_tokens) per character.
+  void initial_symbols(std::string_view piece, std::vector<std::int32_t>& symbols) const;
 };
 
 }   // namespace glassbox

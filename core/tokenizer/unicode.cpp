@@ -88,6 +88,12 @@ constexpr char kReplacement[] = "\xEF\xBF\xBD";   // U+FFFD
 
 bool is_letter(char32_t cp) { return cp < 256 ? (kLatin1Flags[cp] & kLetter) != 0 : in_ranges(kLetterRanges, cp); }
 bool is_number(char32_t cp) { return cp < 256 ? (kLatin1Flags[cp] & kNumber) != 0 : in_ranges(kNumberRanges, cp); }
+bool is_punctuation(char32_t cp) {
+  if (cp < 0x80)
+    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) || (cp >= 0x5B && cp <= 0x60) ||
+           (cp >= 0x7B && cp <= 0x7E);
+  return in_ranges(kPunctuationRanges, cp);
+}
 bool is_whitespace(char32_t cp) {
   return cp < 256 ? (kLatin1Flags[cp] & kWhiteSpace) != 0 : in_ranges(kWhiteSpaceRanges, cp);
 }

@@ -14,6 +14,9 @@ namespace glassbox::unicode {
 bool is_letter(char32_t cp);       // \p{L}: General_Category Lu, Ll, Lt, Lm, Lo (not marks: U+093F is Mc)
 bool is_number(char32_t cp);       // \p{N}: General_Category Nd, Nl, No (², ½, Ⅰ too, not only digits)
 bool is_whitespace(char32_t cp);   // \s: the White_Space property (U+0085, U+00A0, U+3000 yes; U+200B, U+FEFF no)
+// The tokenizers library's Punctuation pre-tokenizer: ASCII punctuation and symbols
+// (char::is_ascii_punctuation: $ + < = > ^ ` | ~ too) or General_Category P*.
+bool is_punctuation(char32_t cp);
 
 // The Unicode version of the tables, e.g. "15.0.0".
 std::string_view unicode_version();

@@ -260,6 +260,14 @@ def main():
     for i, t in enumerate(texts):
         write("tokenizer", f"text-{i}", t)
 
+    # tokenizer_json: tokenizer.json \0 text, the small fixtures' files (byte-level and
+    # SentencePiece-style pipelines) with texts that reach their byte fallback and special tokens
+    tokenizer_texts = [b"", "<s>Hello \u4f60\u597d  world 12345 \U0001F642\n".encode(), b"<|endoftext|> x"]
+    for i, fixture in enumerate(sorted((FIXTURES / "tokenizer-json").glob("*/tokenizer.json"))):
+        if fixture.stat().st_size < 100_000:
+            text = tokenizer_texts[i % len(tokenizer_texts)]
+            write("tokenizer_json", fixture.parent.name, fixture.read_bytes() + (b"\0" + text if text else b""))
+
     # chat_template: template \0 messages, the real templates of tests/fixtures/chat over a
     # conversation of theirs
     for fixture in sorted((FIXTURES / "chat").glob("*.json")):
@@ -273,6 +281,50 @@ def main():
         "features",
         "\n".join(
             c["template"] for c in json.loads((FIXTURES / "chat/features.json").read_text(encoding="utf-8"))["cases"]
+        ).encode(),
+    )
+
+    # chat_files: b"\0" + generation_config.json, b"\1" + tokenizer_config.json
+    write(
+        "chat_files",
+        "qwen3-generation",
+        b"\0"
+        + json.dumps(
+            {
+                "bos_token_id": 151643,
+                "do_sample": True,
+                "eos_token_id": [151645, 151643],
+                "temperature": 0.6,
+                "top_k": 20,
+                "top_p": 0.95,
+            }
+        ).encode(),
+    )
+    write(
+        "chat_files",
+        "greedy-generation",
+        b"\0"
+        + json.dumps({"do_sample": False, "eos_token_id": 2, "repetition_penalty": 1.1, "temperature": None}).encode(),
+    )
+    for fixture in ["qwen3", "llama3"]:
+        chat = json.loads((FIXTURES / "chat" / f"{fixture}.json").read_text(encoding="utf-8"))
+        config = {
+            "chat_template": chat["template"],
+            "bos_token": chat["bos_token"],
+            "eos_token": {"__type": "AddedToken", "content": chat["eos_token"], "special": True},
+        }
+        write("chat_files", f"{fixture}-tokenizer-config", b"\1" + json.dumps(config, ensure_ascii=False).encode())
+    write(
+        "chat_files",
+        "template-list",
+        b"\1"
+        + json.dumps(
+            {
+                "chat_template": [
+                    {"name": "default", "template": "{{ bos_token }}"},
+                    {"name": "tool_use", "template": "x"},
+                ]
+            }
         ).encode(),
     )
 

@@ -50,10 +50,10 @@ before(() => {
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-test('the tarball holds what runs and its papers, within 930 KB', () => {
+test('the tarball holds what runs and its papers, within 1,090 KB', () => {
   const files = packed.files.map((f) => f.path).sort();
   assert.deepEqual(files, [...manifest.files, 'package.json', 'README.md', 'LICENSE'].sort());
-  assert.ok(packed.size <= 930 * 1024, `the tarball is ${packed.size} bytes`);
+  assert.ok(packed.size <= 1090 * 1024, `the tarball is ${packed.size} bytes`);
   assert.equal(packed.name, 'glassbox');
   assert.match(packed.version, /^\d+\.\d+\.\d+$/);
   const changelog = readFileSync(join(dist, 'CHANGELOG.md'), 'utf8');
@@ -62,9 +62,9 @@ test('the tarball holds what runs and its papers, within 930 KB', () => {
 
 // What a page that generates downloads: the engine without the trainer (a module of its own,
 // loaded by train() alone).
-test("the engine's glassbox-core.wasm within 264 KB gzipped", () => {
+test("the engine's glassbox-core.wasm within 256 KB gzipped", () => {
   const bytes = gzipSync(readFileSync(join(dist, 'glassbox-core.wasm')), { level: 9 }).length;
-  assert.ok(bytes <= 264 * 1024, `${bytes} bytes gzipped`);
+  assert.ok(bytes <= 256 * 1024, `${bytes} bytes gzipped`);
 });
 
 test('the tokenizer entry: its JS and WebAssembly within 200 KB gzipped', () => {
@@ -178,6 +178,14 @@ test(
   },
 );
 
+// A model directory's optional files are asked for wherever a model loads: the browser logs a 404
+// for each the shipped model does not have, naming the address in the message's location.
+const optionalFileMissing = (m) =>
+  /status of 404/.test(m.text()) &&
+  /\/(tokenizer\.json|tokenizer_config\.json|chat_template\.jinja|generation_config\.json)$/.test(
+    m.location()?.url ?? '',
+  );
+
 // The app of project/web (load the shipped model, stream 20 greedy tokens; in a worker, then in
 // the page's thread) served from `root` by scripts/serve.mjs, with the project's page's
 // Content-Security-Policy as a header, cross-origin isolated (threads) and not.
@@ -198,7 +206,7 @@ async function checkInChromium(root, page, bundler, { policy, cdn = false, modes
         server = await startServer(root, 0, { isolate, ...(policy ? { policy: policy(cdnUrl) } : {}) });
         const tab = await browser.newPage();
         const problems = [];
-        tab.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+        tab.on('console', (m) => m.type() === 'error' && !optionalFileMissing(m) && problems.push(m.text()));
         tab.on('pageerror', (e) => problems.push(String(e)));
         await tab.goto(new URL(cdn ? `${page}?cdn=${encodeURIComponent(cdnUrl)}` : page, server.url).href);
         const results = await tab.evaluate(() => window.results);

@@ -37,11 +37,15 @@ class Tokenizer {
                                 const std::string& vocab_source = "vocab.json",
                                 const std::string& merges_source = "merges.txt");
   // A tokenizer.json (the Hugging Face tokenizers library's format), encoding exactly as that
-  // library does. So far byte-level BPE pipelines (GPT-2, Llama 3, Qwen2/Qwen3 style): model BPE;
-  // normalizers NFC and Sequence; pre-tokenizers ByteLevel, Split, Digits, Sequence;
-  // post-processors TemplateProcessing, ByteLevel, Sequence; decoders ByteLevel, Sequence.
-  // Anything else, malformed JSON, or a merge naming a token the vocabulary lacks: ModelFormatError
-  // naming `source` and the problem.
+  // library does: byte-level BPE (GPT-2, Llama 3, Qwen2/Qwen3) and SentencePiece-style BPE
+  // (Llama 2, Mistral). Model BPE (byte_fallback, unk_token, fuse_unk, ignore_merges,
+  // continuing_subword_prefix, end_of_word_suffix); normalizers NFC, NFD, NFKC, NFKD, Lowercase,
+  // Strip, Prepend, Replace, Sequence; pre-tokenizers ByteLevel, Split (every behavior, invert),
+  // Digits, Punctuation, WhitespaceSplit, Metaspace, Sequence; post-processors
+  // TemplateProcessing, ByteLevel, Sequence; decoders ByteLevel, Replace, ByteFallback, Fuse,
+  // Strip, Metaspace, BPEDecoder, Sequence. Another component type ("unknown ... type" where the
+  // library has no such type either), malformed JSON, ids with gaps, or a merge naming a token
+  // the vocabulary lacks: ModelFormatError naming `source` and the problem.
   static Tokenizer from_tokenizer_json(std::string_view json, const std::string& source = "tokenizer.json");
 
   Tokenizer(Tokenizer&&) noexcept;
@@ -77,6 +81,7 @@ class Tokenizer {
   std::optional<std::int32_t> special_token(std::string_view name) const;
 
  private:
+  friend class StreamingDecoder;   // decodes SentencePiece-style token runs through the decoder chain
   struct Impl;
   explicit Tokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
@@ -98,8 +103,14 @@ class StreamingDecoder {
   std::string finish();
 
  private:
+  std::string push_text(std::int32_t id);
+  std::string flush_window();
   const Tokenizer& tokenizer_;
   std::string pending_;   // bytes of an incomplete character
+  // A tokenizer.json with a decoder chain (SentencePiece-style): the ids not yet decoded, and the
+  // last one decoded (-1: none yet).
+  std::vector<std::int32_t> window_;
+  std::int32_t anchor_ = -1;
 };
 
 }   // namespace glassbox
