@@ -410,7 +410,7 @@ export class LocalModel {
     configTexts.set(this, config);
     this.quantize = quantize;
     this.hasTokenizer = hasTokenizer;
-    const { shape, contextLength, labels, bidirectional, maskTokenId } = engine.info();
+    const { shape, contextLength, labels, bidirectional, maskTokenId, generationConfig } = engine.info();
     this.#chat = chat;
     this.hasChatTemplate = chat !== null;
     this.shape = Object.freeze(shape);
@@ -418,6 +418,7 @@ export class LocalModel {
     this.labels = Object.freeze(labels);
     this.bidirectional = bidirectional;
     this.maskTokenId = maskTokenId;
+    this.generationConfig = Object.freeze(generationConfig);
     this.threads = core.threads();
   }
 

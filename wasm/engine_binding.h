@@ -194,8 +194,8 @@ class Engine {
   }
 
   // What the parsed config says beyond config.json's own fields: {shape (shape_of), labels,
-  // bidirectional, maskTokenId} (labels: id2label's names by id, or LABEL_0.. from num_labels; []
-  // for a language model).
+  // bidirectional, maskTokenId, generationConfig} (labels: id2label's names by id, or LABEL_0.. from
+  // num_labels; [] for a language model; generationConfig: generation_config_of).
   val info() const {
     const ModelConfig& c = model_.config();
     val labels = val::array();
@@ -206,6 +206,24 @@ class Engine {
     out.set("labels", labels);
     out.set("bidirectional", c.bidirectional);
     out.set("maskTokenId", c.mask_token_id);
+    out.set("generationConfig", generation_config_of(generation_));
+    return out;
+  }
+
+  // generation_config.json as the engine read it, camel-cased: only the keys the file gives
+  // ({temperature, topK, topP, repetitionPenalty, doSample, eosTokenIds}; {} without the file).
+  static val generation_config_of(const GenerationConfig& g) {
+    val out = val::object();
+    if (g.temperature) out.set("temperature", *g.temperature);
+    if (g.top_k) out.set("topK", *g.top_k);
+    if (g.top_p) out.set("topP", *g.top_p);
+    if (g.repetition_penalty) out.set("repetitionPenalty", *g.repetition_penalty);
+    if (g.do_sample) out.set("doSample", *g.do_sample);
+    if (g.eos_token_ids) {
+      val ids = val::array();
+      for (const std::int32_t id : *g.eos_token_ids) ids.call<void>("push", id);
+      out.set("eosTokenIds", ids);
+    }
     return out;
   }
 

@@ -240,6 +240,17 @@ export interface GenerateOptions {
   ahead?: number;
 }
 
+/** generation_config.json's sampling defaults and stop tokens, camel-cased. */
+export interface GenerationConfig {
+  readonly temperature?: number;
+  readonly topK?: number;
+  readonly topP?: number;
+  readonly repetitionPenalty?: number;
+  readonly doSample?: boolean;
+  /** Its eos_token_id, one id or a list, as a list: generation stops at any of them. */
+  readonly eosTokenIds?: readonly number[];
+}
+
 /** A message of a conversation: role ('system', 'user', 'assistant', or what the template knows)
  *  and content, and whatever else the model's template reads (any JSON). */
 export interface ChatMessage {
@@ -310,6 +321,9 @@ export interface Model {
   readonly bidirectional: boolean;
   /** The [MASK] token id of a masked-LM model (config.json "mask_token_id"), or -1. */
   readonly maskTokenId: number;
+  /** generation_config.json as the engine read it: only the keys the file gives ({} without the
+   *  file). generate and chat use them for the options left out (do_sample false: greedy). */
+  readonly generationConfig: GenerationConfig;
   /** Whether the model came with a tokenizer (tokenizer.json, or vocab.json and merges.txt). Without one it runs on
    *  token ids: tokenize, detokenize, and generate or classify from a string reject with an
    *  InvalidArgumentError ("... no tokenizer"); forward and generate from ids work, and each step's

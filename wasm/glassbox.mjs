@@ -385,6 +385,7 @@ class WorkerModel {
     this.labels = Object.freeze(result.labels);
     this.bidirectional = result.bidirectional;
     this.maskTokenId = result.maskTokenId;
+    this.generationConfig = Object.freeze(result.generationConfig);
     this.hasTokenizer = result.hasTokenizer;
     this.hasChatTemplate = result.hasChatTemplate;
     if (result.fromCache) this.fromCache = true;

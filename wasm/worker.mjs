@@ -99,6 +99,7 @@ const calls = {
       labels: model.labels,
       bidirectional: model.bidirectional,
       maskTokenId: model.maskTokenId,
+      generationConfig: model.generationConfig,
       hasTokenizer: model.hasTokenizer,
       hasChatTemplate: model.hasChatTemplate,
     };

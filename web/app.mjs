@@ -142,6 +142,15 @@ function showIdsOnly(on, vocabulary) {
   allowSpecial.disabled = on || state.kind === 'mlm' || state.chat;
 }
 
+// A model's generation_config.json gives its own sampling settings (do_sample false: greedy): they go
+// in the inputs, where the person can change them; a model without one leaves the inputs as they are.
+function showGenerationConfig({ doSample, temperature, topK, topP }) {
+  const own = { temperature: doSample === false ? 0 : temperature, topK, topP };
+  const given = Object.values(own).some((v) => v !== undefined);
+  if (given) sampling.set(own);
+  $('sampling-source').hidden = !given;
+}
+
 // A model with a chat template talks: the Prompt box holds the next message of a conversation
 // (conversation.mjs), which the template renders with its special tokens, always read as tokens.
 const CHAT_EXAMPLE = 'Write a short poem about attention.';
@@ -816,6 +825,7 @@ const picker = new ModelPicker({
     old?.dispose();
     showIdsOnly(!model.hasTokenizer, model.shape.vocabulary);
     showChat(model.hasChatTemplate);
+    showGenerationConfig(model.generationConfig);
     const kind = modelKind(model.config, model);
     // What the page adds to a classifier's prompt, and how a masked LM's mask is written.
     const text = model.hasTokenizer; // (without one, the prompt is ids: the page adds none)

@@ -99,6 +99,7 @@ const messages = [
 // with generation_config.json (default: eos <|eot_id|>, greedy).
 async function replyingModel(generationConfig = { eos_token_id: [EOT], do_sample: false }) {
   const probe = await loadModel(filesWith(llama3.template, { bos: '<|begin_of_text|>', eos: '<|eot_id|>' }));
+  assert.deepEqual(probe.generationConfig, {}, 'no generation_config.json');
   const text = await probe.applyChatTemplate(messages, { date: llama3.date });
   const prompt = await probe.tokenize(text, { allowSpecial: true });
   const reply = (await probe.tokenize(' Hi!')).slice(0, 2);
@@ -124,6 +125,7 @@ for (const worker of [false, true]) {
     assert.equal(prompt[0], idOf('<|begin_of_text|>'));
     assert.notEqual(prompt[1], prompt[0], 'the template writes the BOS; none is added');
     const model = await loadModel(files, { worker });
+    assert.deepEqual(model.generationConfig, { doSample: false, eosTokenIds: [EOT] }, 'the keys the file gives');
     const steps = [];
     const generation = model.chat(messages, { date: llama3.date, maxTokens: 10 });
     for await (const step of generation) steps.push(step);
@@ -164,6 +166,7 @@ for (const worker of [false, true]) {
       { ...base, generationConfig: JSON.stringify({ do_sample: false, repetition_penalty: 2 }) },
       { worker },
     );
+    assert.deepEqual(model.generationConfig, { doSample: false, repetitionPenalty: 2 });
     assert.equal(await next(model, {}), c, "generation_config.json's penalty");
     assert.equal(await next(model, { repetitionPenalty: 1 }), b, "the caller's wins");
     await model.dispose();

@@ -47,6 +47,9 @@ const tokenizerConfig = {
 const oracle = new Tokenizer(JSON.parse(tokenizerJson), tokenizerConfig);
 const oracleIds = (text) => oracle.encode(text, { add_special_tokens: false }).ids;
 
+// The model's sampling settings, which the page's inputs take.
+const GENERATION_CONFIG = { do_sample: true, temperature: 0.6, top_k: 20, top_p: 0.9 };
+
 // llama-gqa with as many embedding (and output) rows as the tokenizer has tokens: the rows past
 // the fixture's repeat its rows.
 function instructModel() {
@@ -75,6 +78,7 @@ function instructModel() {
     'model.safetensors': safetensors(tensors),
     'tokenizer.json': tokenizerJson,
     'tokenizer_config.json': JSON.stringify(tokenizerConfig),
+    'generation_config.json': JSON.stringify(GENERATION_CONFIG),
   };
   for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data);
   return Object.keys(files).map((name) => join(dir, name));
@@ -105,6 +109,11 @@ test('an instruct model talks: the conversation as its template renders it, the 
   const turns = page.getByRole('list', { name: 'Conversation', exact: true });
   assert.equal(await system.isVisible(), true);
   assert.equal(await page.getByRole('checkbox', { name: /Read special tokens/ }).isDisabled(), true);
+  // generation_config.json's sampling settings are in the inputs, and the page says whose they are.
+  const value = (name) => page.getByRole('spinbutton', { name, exact: true }).inputValue();
+  assert.deepEqual([await value('Temperature'), await value('Top-k'), await value('Top-p')], ['0.6', '20', '0.9']);
+  assert.match(await page.locator('#sampling-source').textContent(), /the model's own \(its generation_config\.json\)/);
+  assert.equal(await page.locator('#sampling-source').isVisible(), true);
 
   // One message: the tokens are python3-jinja2's rendering (with the assistant's header after it)
   // as the oracle reads it.

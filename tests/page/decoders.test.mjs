@@ -251,9 +251,10 @@ test("the Model picker's hub models: the URL form with the memory estimate, then
   const model = hubPage.getByRole('combobox', { name: 'Model', exact: true });
   const hubOptions = await model.locator('optgroup[label="From the Hugging Face hub"] option').allTextContents();
   assert.deepEqual(hubOptions, [
+    'HuggingFaceTB/SmolLM2-135M-Instruct (llama, 135M parameters, chat)…',
     'HuggingFaceTB/SmolLM2-135M (llama, 135M parameters)…',
     'EleutherAI/pythia-160m (gpt_neox, 160M parameters)…',
-    'Qwen/Qwen2.5-0.5B (qwen2, 0.5B parameters)…',
+    'Qwen/Qwen2.5-0.5B-Instruct (qwen2, 0.5B parameters, chat)…',
   ]);
   await model.selectOption({ label: 'HuggingFaceTB/SmolLM2-135M (llama, 135M parameters)…' });
   const url = hubPage.getByRole('textbox', { name: 'Model URL', exact: true });

@@ -11,14 +11,15 @@ import { filesFromDataTransfer, pickModelFiles } from './model-files.mjs';
 
 const $ = (id) => document.getElementById(id);
 
-// Real models to try, by hub id: each ships config.json and model.safetensors. Their tokenizer is
-// tokenizer.json, which glassbox does not read yet: SmolLM2 and Qwen2.5 also ship vocab.json and
-// merges.txt (read as GPT-2's byte-level BPE), pythia does not and runs on token ids. Choosing one
-// fills the URL form, which shows what it needs in memory before anything large is downloaded.
+// Real models to try, by hub id: each ships config.json, model.safetensors and tokenizer.json; the
+// instruct ones carry a chat template too, and the page talks with them (a conversation in the
+// Prompt panel). Choosing one fills the URL form, which shows what it needs in memory before
+// anything large is downloaded.
 export const HUB_MODELS = [
+  { id: 'HuggingFaceTB/SmolLM2-135M-Instruct', what: 'llama, 135M parameters, chat' },
   { id: 'HuggingFaceTB/SmolLM2-135M', what: 'llama, 135M parameters' },
   { id: 'EleutherAI/pythia-160m', what: 'gpt_neox, 160M parameters' },
-  { id: 'Qwen/Qwen2.5-0.5B', what: 'qwen2, 0.5B parameters' },
+  { id: 'Qwen/Qwen2.5-0.5B-Instruct', what: 'qwen2, 0.5B parameters, chat' },
 ];
 
 export class ModelPicker {

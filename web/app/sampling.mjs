@@ -93,6 +93,15 @@ export class SamplingInputs {
     return firstInvalid ? { ok: false, firstInvalid } : { ok: true, options };
   }
 
+  // Puts values in the inputs ({temperature, topK, topP, ...}; undefined ones are left as they are).
+  set(values) {
+    for (const f of this.#fields) {
+      if (values[f.key] === undefined) continue;
+      f.input.value = String(values[f.key]);
+      this.#check(f);
+    }
+  }
+
   setDisabled(disabled) {
     for (const f of this.#fields) f.input.disabled = disabled;
   }
