@@ -7,6 +7,7 @@
 
 #include "chat/chat_error.h"
 #include "chat/jinja_strings.h"
+#include "tokenizer/unicode.h"
 
 namespace glassbox::jinja {
 namespace {
@@ -32,24 +33,6 @@ bool all_spaces(const std::string& text) {
 }
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 class Lexer {
  public:
@@ -239,7 +222,7 @@ class Lexer {
           if (d < 0) fail(pos, "a truncated \\x, \\u or \\U escape in a string");
           cp = cp * 16 + static_cast<uint32_t>(d);
         }
-        append_utf8(out, cp);
+        unicode::append_utf8(out, cp);
       };
       switch (e) {
         case 'n':
@@ -288,7 +271,7 @@ class Lexer {
             uint32_t cp = static_cast<uint32_t>(e - '0');
             for (int i = 0; i < 2 && pos < src_.size() && src_[pos] >= '0' && src_[pos] <= '7'; ++i)
               cp = cp * 8 + static_cast<uint32_t>(src_[pos++] - '0');
-            append_utf8(out, cp);
+            unicode::append_utf8(out, cp);
           } else {
             out += '\\';
             out += e;

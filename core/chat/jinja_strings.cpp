@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "tokenizer/unicode.h"
+
 namespace glassbox::jinja {
 
 std::u32string utf8_decode(const std::string& s) {
@@ -39,20 +41,8 @@ std::string utf8_encode(const std::u32string& s) {
   for (char32_t cp : s) {
     if (cp >= kEscapedByte + 0x80 && cp <= kEscapedByte + 0xFF) {
       out += static_cast<char>(cp - kEscapedByte);
-    } else if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
     } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
+      unicode::append_utf8(out, cp);   // (another lone surrogate, or past U+10FFFF: U+FFFD)
     }
   }
   return out;
