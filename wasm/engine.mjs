@@ -395,6 +395,21 @@ export class WeightsLoading {
 const configTexts = new WeakMap();
 export const configText = (modelOrTokenizer) => configTexts.get(modelOrTokenizer);
 
+// generation_config.json's settings as the file wrote them: the engine keeps them as float32
+// (0.6 comes back as 0.6000000238418579), so each becomes the shortest decimal of that float32.
+function asWritten(generationConfig) {
+  const shortest = (v) => {
+    for (let digits = 1; digits < 9; ++digits) {
+      const d = Number(v.toPrecision(digits));
+      if (Math.fround(d) === v) return d;
+    }
+    return v;
+  };
+  const out = { ...generationConfig };
+  for (const key of ['temperature', 'topP', 'repetitionPenalty']) if (key in out) out[key] = shortest(out[key]);
+  return out;
+}
+
 export class LocalModel {
   #core;
   #engine;
@@ -418,7 +433,7 @@ export class LocalModel {
     this.labels = Object.freeze(labels);
     this.bidirectional = bidirectional;
     this.maskTokenId = maskTokenId;
-    this.generationConfig = Object.freeze(generationConfig);
+    this.generationConfig = Object.freeze(asWritten(generationConfig));
     this.threads = core.threads();
   }
 

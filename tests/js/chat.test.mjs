@@ -96,8 +96,8 @@ const messages = [
 ];
 
 // A model whose greedy reply to `messages` is the first two tokens of " Hi!" and then <|eot_id|>,
-// with generation_config.json (default: eos <|eot_id|>, greedy).
-async function replyingModel(generationConfig = { eos_token_id: [EOT], do_sample: false }) {
+// with generation_config.json (default: eos <|eot_id|>, greedy, a top_p greedy ignores).
+async function replyingModel(generationConfig = { eos_token_id: [EOT], do_sample: false, top_p: 0.9 }) {
   const probe = await loadModel(filesWith(llama3.template, { bos: '<|begin_of_text|>', eos: '<|eot_id|>' }));
   assert.deepEqual(probe.generationConfig, {}, 'no generation_config.json');
   const text = await probe.applyChatTemplate(messages, { date: llama3.date });
@@ -125,7 +125,11 @@ for (const worker of [false, true]) {
     assert.equal(prompt[0], idOf('<|begin_of_text|>'));
     assert.notEqual(prompt[1], prompt[0], 'the template writes the BOS; none is added');
     const model = await loadModel(files, { worker });
-    assert.deepEqual(model.generationConfig, { doSample: false, eosTokenIds: [EOT] }, 'the keys the file gives');
+    assert.deepEqual(
+      model.generationConfig,
+      { doSample: false, topP: 0.9, eosTokenIds: [EOT] },
+      'the keys the file gives, as it writes them (0.9, not float32 0.8999999761581421)',
+    );
     const steps = [];
     const generation = model.chat(messages, { date: llama3.date, maxTokens: 10 });
     for await (const step of generation) steps.push(step);

@@ -244,7 +244,17 @@ test("the Model picker's hub models: the URL form with the memory estimate, then
       body = m && ['config.json', 'model.safetensors'].includes(m[1]) ? readFileSync(join(served, m[1])) : null;
     } catch {}
     if (!body) return route.fulfill({ status: 404, headers: cors, body: 'Entry not found' });
-    route.fulfill({ status: 200, headers: { ...cors, 'content-type': 'application/octet-stream' }, body });
+    const headers = { ...cors, 'content-type': 'application/octet-stream' };
+    // Ranges, as the hub serves them: the memory estimate reads the start of model.safetensors.
+    // (Without, it would cancel the whole file's response after its header: a request that failed.)
+    const range = /^bytes=(\d+)-(\d+)$/.exec(request.headers().range ?? '');
+    if (range) {
+      const [from, to] = [Number(range[1]), Math.min(Number(range[2]), body.length - 1)];
+      headers['content-range'] = `bytes ${from}-${to}/${body.length}`;
+      headers['access-control-expose-headers'] = 'content-range'; // (the hub's does: the file's size)
+      return route.fulfill({ status: 206, headers, body: body.subarray(from, to + 1) });
+    }
+    route.fulfill({ status: 200, headers, body });
   });
   await hubPage.goto(suite.pageUrl());
   await waitReady(hubPage);
