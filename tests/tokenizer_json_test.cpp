@@ -160,6 +160,9 @@ TEST(TokenizerJson, AddedTokensMatchAsTheLibraryDoes) {
   EXPECT_EQ(t.encode("a<|endoftext|>"), (std::vector<std::int32_t>{64, 27, 91, 437, 1659, 5239, 91, 29}));
   EXPECT_EQ(t.encode("a<|endoftext|>", true), (std::vector<std::int32_t>{64, 50256}));
   EXPECT_EQ(t.decode(std::vector<std::int32_t>{64, 50257, 50256}), "a<sep><|endoftext|>");
+  // The special ones are those marked so (<sep> is not), as for GPT-2's vocab.json.
+  EXPECT_EQ(t.special_ids(), (std::vector<std::int32_t>{50256}));
+  EXPECT_EQ(Tokenizer::load(test::fixture_dir("tokenizer/gpt2")).special_ids(), (std::vector<std::int32_t>{50256}));
 }
 
 TEST(TokenizerJson, AddedTokensInTheVocabularyAsText) {

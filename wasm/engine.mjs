@@ -425,7 +425,8 @@ export class LocalModel {
     configTexts.set(this, config);
     this.quantize = quantize;
     this.hasTokenizer = hasTokenizer;
-    const { shape, contextLength, labels, bidirectional, maskTokenId, generationConfig } = engine.info();
+    const { shape, contextLength, labels, bidirectional, maskTokenId, generationConfig, specialTokenIds } =
+      engine.info();
     this.#chat = chat;
     this.hasChatTemplate = chat !== null;
     this.shape = Object.freeze(shape);
@@ -434,6 +435,7 @@ export class LocalModel {
     this.bidirectional = bidirectional;
     this.maskTokenId = maskTokenId;
     this.generationConfig = Object.freeze(asWritten(generationConfig));
+    this.specialTokenIds = Object.freeze(specialTokenIds);
     this.threads = core.threads();
   }
 

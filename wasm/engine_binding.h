@@ -194,8 +194,9 @@ class Engine {
   }
 
   // What the parsed config says beyond config.json's own fields: {shape (shape_of), labels,
-  // bidirectional, maskTokenId, generationConfig} (labels: id2label's names by id, or LABEL_0.. from
-  // num_labels; [] for a language model; generationConfig: generation_config_of).
+  // bidirectional, maskTokenId, generationConfig, specialTokenIds} (labels: id2label's names by id,
+  // or LABEL_0.. from num_labels; [] for a language model; generationConfig: generation_config_of;
+  // specialTokenIds: the tokenizer's special tokens, [] without one).
   val info() const {
     const ModelConfig& c = model_.config();
     val labels = val::array();
@@ -207,6 +208,10 @@ class Engine {
     out.set("bidirectional", c.bidirectional);
     out.set("maskTokenId", c.mask_token_id);
     out.set("generationConfig", generation_config_of(generation_));
+    val specials = val::array();
+    if (tokenizer_)
+      for (const std::int32_t id : tokenizer_->special_ids()) specials.call<void>("push", id);
+    out.set("specialTokenIds", specials);
     return out;
   }
 

@@ -324,6 +324,9 @@ export interface Model {
   /** generation_config.json as the engine read it: only the keys the file gives ({} without the
    *  file). generate and chat use them for the options left out (do_sample false: greedy). */
   readonly generationConfig: GenerationConfig;
+  /** The ids of the tokenizer's special tokens (<|endoftext|>, a tokenizer.json's added tokens
+   *  marked special), in increasing order; [] without a tokenizer. */
+  readonly specialTokenIds: readonly number[];
   /** Whether the model came with a tokenizer (tokenizer.json, or vocab.json and merges.txt). Without one it runs on
    *  token ids: tokenize, detokenize, and generate or classify from a string reject with an
    *  InvalidArgumentError ("... no tokenizer"); forward and generate from ids work, and each step's

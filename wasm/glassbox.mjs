@@ -386,6 +386,7 @@ class WorkerModel {
     this.bidirectional = result.bidirectional;
     this.maskTokenId = result.maskTokenId;
     this.generationConfig = Object.freeze(result.generationConfig);
+    this.specialTokenIds = Object.freeze(result.specialTokenIds);
     this.hasTokenizer = result.hasTokenizer;
     this.hasChatTemplate = result.hasChatTemplate;
     if (result.fromCache) this.fromCache = true;

@@ -100,6 +100,7 @@ const calls = {
       bidirectional: model.bidirectional,
       maskTokenId: model.maskTokenId,
       generationConfig: model.generationConfig,
+      specialTokenIds: model.specialTokenIds,
       hasTokenizer: model.hasTokenizer,
       hasChatTemplate: model.hasChatTemplate,
     };

@@ -820,6 +820,7 @@ const picker = new ModelPicker({
     state.model = model;
     state.shape = model.shape;
     state.texts = new TokenTexts(model);
+    tokens.setSpecial(model.specialTokenIds);
     state.tokenizer = null;
     state.seq = null;
     old?.dispose();

@@ -176,6 +176,14 @@ std::optional<std::int32_t> Tokenizer::special_token(std::string_view name) cons
   return std::nullopt;
 }
 
+std::vector<std::int32_t> Tokenizer::special_ids() const {
+  std::vector<std::int32_t> ids;
+  for (const auto& special : impl_->specials) ids.push_back(special.second);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 std::string StreamingDecoder::push(std::int32_t id) {
   if (tokenizer_.impl_->text_tokens) return push_text(id);
   pending_ += tokenizer_.token_bytes(id);

@@ -125,6 +125,13 @@ for (const worker of [false, true]) {
     assert.equal(prompt[0], idOf('<|begin_of_text|>'));
     assert.notEqual(prompt[1], prompt[0], 'the template writes the BOS; none is added');
     const model = await loadModel(files, { worker });
+    // The tokenizer's special tokens (<tool> is an added token, not a special one).
+    const special = JSON.parse(tokenizerJson).added_tokens.filter((t) => t.special);
+    assert.deepEqual(
+      model.specialTokenIds,
+      special.map((t) => t.id).sort((a, b) => a - b),
+    );
+    assert.ok(model.specialTokenIds.length === 3 && !model.specialTokenIds.includes(idOf('<tool>') ?? 662));
     assert.deepEqual(
       model.generationConfig,
       { doSample: false, topP: 0.9, eosTokenIds: [EOT] },

@@ -124,6 +124,21 @@ test('an instruct model talks: the conversation as its template renders it, the 
   const first = await chipIds(page);
   assert.deepEqual(first, oracleIds(one.expected));
   assert.equal(first[0], oracleIds('<|begin_of_text|>')[0], 'the template writes the BOS token');
+  // Special tokens are shown, and named, as such: the BOS and each <|eot_id|>, nothing else.
+  const specials = await page
+    .locator('#tokens .chip.special')
+    .evaluateAll((cs) => cs.map((c) => [Number(c.dataset.id), c.getAttribute('aria-label')]));
+  const specialIds = new Set(
+    JSON.parse(tokenizerJson)
+      .added_tokens.filter((t) => t.special)
+      .map((t) => t.id),
+  );
+  assert.deepEqual(
+    specials.map(([id]) => id),
+    first.filter((id) => specialIds.has(id)),
+  );
+  assert.ok(specials.length >= 2, `${specials.length} special tokens`);
+  assert.match(specials[0][1], /^“<\|begin_of_text\|>”, id \d+, special token$/);
 
   // A system prompt and a message that hold text like other templates' special tokens.
   const withSystem = caseNamed('random 3', true);

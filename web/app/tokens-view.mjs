@@ -24,6 +24,7 @@ export class TokensView {
   #generated = 0; // how many of them are model output
   #rows = new ChipRows();
   #shown = new Map(); // index -> {item, chip}, in the DOM
+  #special = new Set(); // ids of the model's special tokens
   #weights = null; // the selected token's attention (see highlight)
   #why = ''; // why there are no weights
   #selected = -1;
@@ -75,6 +76,11 @@ export class TokensView {
 
   get selected() {
     return this.#selected;
+  }
+
+  // The model's special tokens (model.specialTokenIds): their chips are marked, and named so.
+  setSpecial(ids) {
+    this.#special = new Set(ids);
   }
 
   // tokens: [{id, text, generated}]
@@ -215,15 +221,16 @@ export class TokensView {
 
   #item(index) {
     const { id, text, generated = false } = this.#tokens[index];
+    const special = this.#special.has(id);
     const chip = el('button', {
       type: 'button',
-      className: `chip${generated ? ' generated' : ''}${isPartial(text) ? ' partial' : ''}`,
+      className: `chip${generated ? ' generated' : ''}${isPartial(text) ? ' partial' : ''}${special ? ' special' : ''}`,
       tabIndex: index === this.#focusIndex ? 0 : -1,
-      title: `id ${id}${isPartial(text) ? ' (part of a multi-byte character)' : ''}`,
+      title: `id ${id}${isPartial(text) ? ' (part of a multi-byte character)' : ''}${special ? ' (special token)' : ''}`,
       dataset: { id, index },
       attrs: {
         'aria-pressed': String(index === this.#selected),
-        'aria-label': `${spokenText(text)}, id ${id}${generated ? ', model output' : ''}`,
+        'aria-label': `${spokenText(text)}, id ${id}${special ? ', special token' : ''}${generated ? ', model output' : ''}`,
       },
     });
     appendVisibleText(chip, text);

@@ -79,6 +79,9 @@ class Tokenizer {
   int vocab_size() const;
   // The id of a special token such as "<|endoftext|>", if the vocabulary has it.
   std::optional<std::int32_t> special_token(std::string_view name) const;
+  // Every special token's id, in increasing order: GPT-2's <|name|> tokens, or a tokenizer.json's
+  // added tokens marked special (the ones allow_special matches in text).
+  std::vector<std::int32_t> special_ids() const;
 
  private:
   friend class StreamingDecoder;   // decodes SentencePiece-style token runs through the decoder chain
