@@ -31,7 +31,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { extraCases, specialCases } from './tokenizer_json_cases.mjs';
+import { extraCases, specialCases, whitespaceCases } from './tokenizer_json_cases.mjs';
 import { correctOracle, decode, encode, ordinaryTokenizer } from './tokenizer_json_oracle.mjs';
 import {
   byteLevelTemplateTokenizerJson,
@@ -43,6 +43,7 @@ import {
   spMetaspaceSplitTokenizerJson,
   spMetaspaceTokenizerJson,
   spPrependTokenizerJson,
+  whitespaceTokenizerJson,
 } from './tokenizer_json_pipelines.mjs';
 
 const require = createRequire(import.meta.url);
@@ -106,6 +107,8 @@ const ADD_SPECIAL_NAMES = [
   'cjk/chinese-simplified',
   'emoji/family-zwj',
 ];
+// Cases only one fixture has (its own pre-tokenizer's edge cases), left out of the others.
+const WHITESPACE_CASES = whitespaceCases();
 const TRAINING_TEXTS = CASES.filter((c) => c.kind !== 'long').map((c) => c.text); // for the synthetic vocabularies
 
 // ---------------------------------------------------------------------------------------------
@@ -215,6 +218,14 @@ const TOKENIZERS = [
     build: () => splitBehaviorsTokenizerJson(TRAINING_TEXTS),
     specials: ['<|endoftext|>'],
   },
+  {
+    name: 'whitespace-tiny',
+    covers: 'pre-tokenizer Whitespace (\\w+|[^\\w\\s]+, Unicode \\w) before ByteLevel without regex',
+    source: 'synthetic: BPE trained by the generator on the case texts',
+    cases: WHITESPACE_CASES,
+    build: () => whitespaceTokenizerJson([...TRAINING_TEXTS, ...WHITESPACE_CASES.map((c) => c.text)]),
+    specials: ['<|endoftext|>'],
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -257,7 +268,7 @@ function run(t) {
     );
 
   const own = specialCases(t.specials);
-  const ordinary = [...CASES, ...own].map((c) => {
+  const ordinary = [...CASES, ...(t.cases ?? []), ...own].map((c) => {
     const what = `${t.name} ${c.name}`;
     const { ids, pieces } = encode(plain, c.text, false, what);
     check(!ids.some((id) => specialIds.includes(id)), `${what}: ordinary encoding produced a special token`);

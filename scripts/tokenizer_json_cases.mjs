@@ -96,3 +96,19 @@ export function specialCases(specials) {
   }
   return cases;
 }
+
+// Texts where the Whitespace pre-tokenizer's Unicode \w (Alphabetic, marks, Nd, Pc, Join_Control)
+// and JavaScript's ASCII \w part ways; only the fixture of that pre-tokenizer has them.
+export function whitespaceCases() {
+  return [
+    ['accented', 'na\u00efve caf\u00e9 \u00dcber-stra\u00dfe \u0141\u00f3d\u017a'],
+    ['combining-marks', 'cafe\u0301 a\u0301\u0302 \u0301lone \u0915\u093f\u0924\u093e\u092c \u20dd!'],
+    ['cjk-mixed', '\u6771\u4eac2024\u5e74\u3001\u30ab\u30bf\u30ab\u30ca\uff01\ud55c\uad6d\uc5b4?'],
+    ['other-digits', '\u0661\u0662\u0663 \u0967\u0968\u0969 \uff11\uff12 \u00b2\u00bd \u2160\u2161 \u{1D7CE}'],
+    ['underscores', 'snake_case __init__ _ a\u203fb \uff3fwide -_-'],
+    ['join-controls', '\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 a\u200db \u200c \u{1F469}\u200d\u{1F4BB}'],
+    ['emoji', '\u{1F600}\u{1F600} hi\u{1F44B}\u{1F3FD} \u2764\ufe0f ok\u2705'],
+    ['punctuation-runs', 'wait...what?!? (a+b)*c == "x" -- \u00ab\u00bb \u2014\u2026 #@$%'],
+    ['spaces', '\u00a0a\u3000b\u2028c\u0085d\u200be\ufeff f\t\n'],
+  ].map(([name, text]) => ({ name: `whitespace-pre/${name}`, kind: 'whitespace-pre', text }));
+}

@@ -43,6 +43,10 @@ function check(condition, message) {
 //    makes a non-normalized special token appear; the library matches non-normalized tokens on
 //    the raw text and normalized ones on the normalized text only (tokenizer/added_vocabulary.rs,
 //    its two tries). Only a file with a normalizer can tell the two apart.
+// 12. Whitespace matches /\w+|[^\w\s]+/g, JavaScript's ASCII \w; the library uses the Rust regex
+//    crate's \w+|[^\w\s]+ (pre_tokenizers/whitespace.rs, matches kept, the rest removed), whose
+//    Unicode \w is UTS #18's word class: Alphabetic, M, Nd, Pc, Join_Control (regex-syntax's
+//    perl_word table), and \s is White_Space.
 const CORRECTIONS = [
   "ByteLevel pre-tokenizer: GPT-2's regex with \\s as \\p{White_Space} (Oniguruma's \\s), not JavaScript's \\s",
   'Metaspace pre-tokenizer: split (default true) cuts with MergedWithNext on the replacement',
@@ -55,7 +59,10 @@ const CORRECTIONS = [
   'Punctuation pre-tokenizer: each punctuation character split by the behavior (default Isolated)',
   'Split pre-tokenizer: every behavior and invert as NormalizedString::split',
   'added tokens: only what the added-token matchers matched is an added token',
+  "Whitespace pre-tokenizer: \\w+|[^\\w\\s]+ with the regex crate's Unicode \\w and \\s, not JavaScript's ASCII \\w",
 ];
+const WORD = String.raw`\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}`;
+const WHITESPACE_REGEX = new RegExp(`[${WORD}]+|[^${WORD}\\p{White_Space}]+`, 'gu');
 const JS_BYTE_LEVEL_REGEX = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`;
 const BYTE_LEVEL_REGEX =
   /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+|\p{White_Space}+(?!\P{White_Space})|\p{White_Space}+/gu;
@@ -203,6 +210,15 @@ export function correctOracle(tok, json) {
         : x.pattern;
     return (t) => splitBy(t, regexMatches(t, pattern), c.behavior, c.invert ?? false);
   });
+  replace(
+    tok.pre_tokenizer,
+    json.pre_tokenizer,
+    'Whitespace',
+    'Whitespace',
+    11,
+    'pre_tokenize_text',
+    () => (t) => t.match(WHITESPACE_REGEX) ?? [],
+  );
   markAddedTokenMatches(tok);
   corrected[10] = json.normalizer !== null && json.normalizer !== undefined;
   return CORRECTIONS.filter((_, i) => corrected[i]);

@@ -259,6 +259,13 @@ export const nfdWhitespaceTokenizerJson = (texts) =>
     },
   });
 
+// The Whitespace pre-tokenizer (\w+|[^\w\s]+ with Unicode \w), then ByteLevel's byte mapping.
+export const whitespaceTokenizerJson = (texts) =>
+  componentsTokenizerJson(texts, {
+    normalizer: null,
+    pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Whitespace' }, byteLevelNoRegex] },
+  });
+
 // Split with each behavior (and invert), Punctuation isolated, digits in runs.
 export const splitBehaviorsTokenizerJson = (texts) =>
   componentsTokenizerJson(texts, {

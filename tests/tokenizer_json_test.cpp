@@ -329,6 +329,35 @@ TEST(TokenizerJsonPipeline, Digits) {
   EXPECT_EQ(pieces, (std::vector<std::string>{"a", "1", "2"}));
 }
 
+// whitespace.rs's \w+|[^\w\s]+ (Unicode \w), the matches kept: leftmost-first, each run greedy.
+TEST(TokenizerJsonPipeline, Whitespace) {
+  PreTokenizerStep step{};
+  step.kind = PreTokenizerStep::Kind::Whitespace;
+  Pipeline p;
+  p.pre_tokenizers.push_back(step);
+  const auto pieces = [&p](std::string_view text) {
+    std::vector<std::string> out;
+    p.pre_tokenize(text, out);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(pieces(""), V{});
+  EXPECT_EQ(pieces(" \t\n\u3000 "), V{});
+  EXPECT_EQ(pieces("Hey friend!     How are you?!?"), (V{"Hey", "friend", "!", "How", "are", "you", "?!?"}));
+  EXPECT_EQ(pieces("snake_case __init__ (a+b)*c"), (V{"snake_case", "__init__", "(", "a", "+", "b", ")*", "c"}));
+  EXPECT_EQ(pieces("na\u00efve \u00dcber-stra\u00dfe"), (V{"na\u00efve", "\u00dcber", "-", "stra\u00dfe"}));
+  // A combining mark joins the run it follows, and starts one after a space.
+  EXPECT_EQ(pieces("cafe\u0301 \u0301x"), (V{"cafe\u0301", "\u0301x"}));
+  EXPECT_EQ(pieces("\u6771\u4eac2024\u5e74\u3001\u0661\u0662"),
+            (V{"\u6771\u4eac2024\u5e74", "\u3001", "\u0661\u0662"}));
+  // ZWNJ / ZWJ are word characters: they join letters, and split an emoji sequence.
+  EXPECT_EQ(pieces("\u0645\u06cc\u200c\u062e a\u200db"), (V{"\u0645\u06cc\u200c\u062e", "a\u200db"}));
+  EXPECT_EQ(pieces("\U0001F469\u200d\U0001F4BB"), (V{"\U0001F469", "\u200d", "\U0001F4BB"}));
+  // Neither word nor White_Space: U+200B and U+FEFF stay, as pieces of their own kind.
+  EXPECT_EQ(pieces("a\u200b\ufeffb\u00a0c\u0085d"), (V{"a", "\u200b\ufeff", "b", "c", "d"}));
+  EXPECT_EQ(pieces("\u00b2\u00bd\u2160 \U0001F600\U0001F600!"), (V{"\u00b2\u00bd", "\u2160", "\U0001F600\U0001F600!"}));
+}
+
 TEST(TokenizerJsonPipeline, Nfc) {
   const std::vector<NormalizerStep> nfc{{NormalizerStep::Kind::Nfc, "", "", nullptr}};
   EXPECT_EQ(normalize(nfc, "cafe\u0301"), "caf\u00e9");

@@ -122,6 +122,56 @@ TEST(Unicode, OtherCharacters) {
   expect_class(0xFFFFFFFF, None);
 }
 
+// \w, the regex crate's (UTS #18): Alphabetic | M | Nd | Pc | Join_Control.
+TEST(Unicode, Word) {
+  auto expect_word = [](char32_t cp, bool expected) {
+    SCOPED_TRACE(testing::Message() << "U+" << std::hex << std::uppercase << static_cast<unsigned>(cp));
+    EXPECT_EQ(is_word(cp), expected);
+  };
+  for (char32_t c : U"azAZ09_\u00e9\u00df\u00aa\u03a9\u0416\u4e00\u9fff\uac00\u3005") expect_word(c, c != 0);
+  for (char32_t c : U" \t\n!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~\u00a0\u00d7\u00bd\u00b2") expect_word(c, false);
+  expect_word(0x20000, true);   // CJK extension B (a letter, found through is_letter)
+  expect_word(0x2160, true);    // Ⅰ: Nl is Alphabetic
+  expect_word(0x3007, true);    // 〇: Nl
+  expect_word(0x0345, true);    // Mn and Other_Alphabetic
+  expect_word(0x0301, true);    // combining acute accent, Mn
+  expect_word(0x093F, true);    // Devanagari vowel sign I, Mc
+  expect_word(0x20DD, true);    // combining enclosing circle, Me
+  expect_word(0xFE0F, true);    // variation selector 16, Mn
+  expect_word(0xE0100, true);   // variation selector 17, first of the last range
+  expect_word(0xE01EF, true);   // variation selector 256, the last \w code point
+  expect_word(0xE01F0, false);
+  expect_word(0x0661, true);    // Arabic-Indic digit one, Nd
+  expect_word(0x0967, true);    // Devanagari digit one, Nd
+  expect_word(0xFF10, true);    // fullwidth digit zero, Nd
+  expect_word(0x1D7CE, true);   // mathematical bold digit zero, Nd
+  expect_word(0x1FBF9, true);   // segmented digit nine, Nd
+  expect_word(0x2460, false);   // ① circled one: No is not \w
+  expect_word(0x203F, true);    // ‿ undertie, Pc
+  expect_word(0xFF3F, true);    // fullwidth low line, Pc
+  expect_word(0x2040, true);    // ⁀ character tie, Pc
+  expect_word(0x200C, true);    // ZWNJ, Join_Control
+  expect_word(0x200D, true);    // ZWJ, Join_Control
+  expect_word(0x200B, false);   // zero-width space, Cf
+  expect_word(0x200E, false);   // left-to-right mark, Cf
+  expect_word(0xFEFF, false);
+  expect_word(0x1F130, true);    // 🄰 squared Latin capital A: So but Other_Alphabetic
+  expect_word(0x1F12F, false);   // 🄯 copyleft symbol, So, just before it
+  expect_word(0x1F600, false);   // 😀
+  expect_word(0x1F3FD, false);   // skin tone modifier, Sk
+  expect_word(0x2764, false);    // ❤
+  expect_word(0x3001, false);    // 、
+  expect_word(0x2014, false);    // em dash, Pd
+  expect_word(0x00AB, false);    // «, Pi
+  expect_word(0xFFFD, false);
+  expect_word(0xE000, false);   // private use
+  expect_word(0xD800, false);   // surrogate
+  expect_word(0x10FFFF, false);
+  expect_word(0x110000, false);
+  expect_word(0x7FFFFFFF, false);
+  expect_word(0xFFFFFFFF, false);
+}
+
 TEST(Utf8, EncodesKnownSequences) {
   EXPECT_EQ(utf8(0x00), std::string(1, '\0'));
   EXPECT_EQ(utf8(0x7F), "\x7F");

@@ -147,6 +147,32 @@ void apply_step(const PreTokenizerStep& step, std::string_view piece, bool at_st
       split_by(piece, cover(piece, matches), whitespace ? SplitBehavior::Removed : step.behavior, false, emit);
       return;
     }
+    case PreTokenizerStep::Kind::Whitespace: {
+      // whitespace.rs: the regex crate's \w+|[^\w\s]+, matches kept and the rest removed. The
+      // alternation is leftmost-first and each branch is greedy, so at each character: a word
+      // character starts a run of word characters; else a non-space starts a run of characters
+      // that are neither; else the (white space) character is skipped.
+      enum class Class { Word, Other, Space };
+      auto class_at = [&piece](std::size_t pos, std::size_t& next) {
+        const auto [cp, length] = unicode::decode_utf8(piece, pos);
+        next = pos + static_cast<std::size_t>(length > 0 ? length : 1);
+        if (unicode::is_word(cp)) return Class::Word;
+        return unicode::is_whitespace(cp) ? Class::Space : Class::Other;
+      };
+      std::size_t next = 0;
+      for (std::size_t pos = 0; pos < piece.size();) {
+        const Class run = class_at(pos, next);
+        if (run == Class::Space) {
+          pos = next;
+          continue;
+        }
+        std::size_t end = next;
+        while (end < piece.size() && class_at(end, next) == run) end = next;
+        emit(piece.substr(pos, end - pos), pos == 0);
+        pos = end;
+      }
+      return;
+    }
     case PreTokenizerStep::Kind::Metaspace: {
       // The library's Metaspace: replace ' ', prepend (unless the piece already starts with the
       // replacement; "first" only where the piece starts the text), then split MergedWithNext.

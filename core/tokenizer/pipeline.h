@@ -35,6 +35,7 @@ struct PreTokenizerStep {
     Digits,            // \p{N} characters, each alone or in runs
     Metaspace,         // spaces become `replacement`, one prepended (prepend_scheme), split before each
     WhitespaceSplit,   // White_Space removed, the rest in pieces
+    Whitespace,        // \w+|[^\w\s]+ kept (Unicode \w: unicode::is_word), the rest removed
     Punctuation,       // each punctuation character a match, kept as `behavior` says
   };
   Kind kind;

@@ -206,6 +206,8 @@ void Reader::pre_tokenizer(const json& p, std::vector<PreTokenizerStep>& steps, 
     step.split = flag(p, "split", true, "pre_tokenizer Metaspace");
   } else if (type == "WhitespaceSplit") {
     step.kind = PreTokenizerStep::Kind::WhitespaceSplit;
+  } else if (type == "Whitespace") {
+    step.kind = PreTokenizerStep::Kind::Whitespace;
   } else if (type == "Punctuation") {
     step.kind = PreTokenizerStep::Kind::Punctuation;
     const json& b = field(p, "behavior");

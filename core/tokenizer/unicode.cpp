@@ -40,6 +40,16 @@ bool in_ranges(std::span<const CodepointRange> ranges, char32_t cp) {
   return it != ranges.end() && it->first <= cp;
 }
 
+// kWordExtraRanges packs a range into one uint32: first << kWordLengthBits | (length - 1).
+bool in_packed_ranges(std::span<const std::uint32_t> ranges, char32_t cp) {
+  // The last range that starts at or before cp; cp is in the table iff that range reaches it.
+  const auto key = (static_cast<std::uint32_t>(cp) << kWordLengthBits) | ((1u << kWordLengthBits) - 1);
+  const auto it = std::upper_bound(ranges.begin(), ranges.end(), key);
+  if (it == ranges.begin()) return false;
+  const std::uint32_t packed = *(it - 1);
+  return cp - (packed >> kWordLengthBits) <= (packed & ((1u << kWordLengthBits) - 1));
+}
+
 // --- UTF-8
 
 // What a lead byte announces (RFC 3629, or Unicode's table 3-7 of well-formed byte sequences):
@@ -93,6 +103,12 @@ bool is_punctuation(char32_t cp) {
     return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) || (cp >= 0x5B && cp <= 0x60) ||
            (cp >= 0x7B && cp <= 0x7E);
   return in_ranges(kPunctuationRanges, cp);
+}
+bool is_word(char32_t cp) {
+  if (cp < 0x80)
+    return (cp >= U'0' && cp <= U'9') || (cp >= U'A' && cp <= U'Z') || (cp >= U'a' && cp <= U'z') || cp == U'_';
+  // \w contains every letter, so the table holds only what it adds to \p{L}.
+  return cp <= 0x10FFFF && (is_letter(cp) || in_packed_ranges(kWordExtraRanges, cp));
 }
 bool is_whitespace(char32_t cp) {
   return cp < 256 ? (kLatin1Flags[cp] & kWhiteSpace) != 0 : in_ranges(kWhiteSpaceRanges, cp);

@@ -17,6 +17,9 @@ bool is_whitespace(char32_t cp);   // \s: the White_Space property (U+0085, U+00
 // The tokenizers library's Punctuation pre-tokenizer: ASCII punctuation and symbols
 // (char::is_ascii_punctuation: $ + < = > ^ ` | ~ too) or General_Category P*.
 bool is_punctuation(char32_t cp);
+// \w as the Rust regex crate defines it (UTS #18 Annex C): Alphabetic, General_Category M (Mn, Mc,
+// Me), Nd, Pc, or Join_Control (U+200C ZWNJ, U+200D ZWJ). The Whitespace pre-tokenizer's class.
+bool is_word(char32_t cp);
 
 // The Unicode version of the tables, e.g. "15.0.0".
 std::string_view unicode_version();
