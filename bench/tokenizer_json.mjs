@@ -2,10 +2,13 @@
 // Benchmark) on GPT-2's vocab.json + merges.txt, on the same vocabulary written as tokenizer.json,
 // and on Llama 3's tokenizer.json, beside @huggingface/tokenizers (the tokenizers library's
 // JavaScript port, the root devDependency the fixtures use as their oracle) on the same two
-// tokenizer.json files. Every engine runs once per round, round after round, so that all share
-// the machine's slow and fast spells (bench/merge.mjs says why).
+// tokenizer.json files, and beside it glassbox's own JavaScript API on them (the tokenizer entry,
+// web/dist/tokenizer.mjs: WebAssembly, in this Node), the same work through the API a JS user calls.
+// Every engine runs once per round, round after round, so that all share the machine's slow and
+// fast spells (bench/merge.mjs says why).
 //
 //   node bench/tokenizer_json.mjs --text FILE [--runs N] [--bench build/native/glassbox_bench]
+//     (web/dist built: cmake --build --preset wasm)
 //     -> JSON on stdout (MB/s of UTF-8 input: median, min, max), a table on stderr
 //
 // The JS port encodes the whole text in one call, as glassbox_bench does.
@@ -16,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Tokenizer } from '@huggingface/tokenizers';
 
+import { loadTokenizer } from '../web/dist/tokenizer.mjs';
 import { stats } from './merge.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -65,15 +69,31 @@ function port(name) {
   return mb / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-const rates = { glassbox: {}, port: {} };
+// glassbox's JS API on the same files (the tokenizer entry reads tokenizer.json from its directory).
+const entries = {};
+for (const [name, file] of Object.entries(PORT)) {
+  entries[name] = await loadTokenizer({ tokenizerJson: readFileSync(file, 'utf8') });
+  const ids = await entries[name].tokenize(text); // warm-up, and the same ids as the port's
+  if (ids.length !== tokens[name])
+    throw new Error(`${name}: glassbox's JS API gives ${ids.length} tokens, the port ${tokens[name]}`);
+}
+async function entry(name) {
+  const start = process.hrtime.bigint();
+  await entries[name].tokenize(text);
+  return mb / (Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+const rates = { glassbox: {}, port: {}, entry: {} };
 for (let r = 1; r <= runs; ++r) {
   process.stderr.write(`tokenizer_json: round ${r} of ${runs}\n`);
   for (const [name, dir] of Object.entries(GLASSBOX)) (rates.glassbox[name] ??= []).push(glassbox(dir));
   for (const name of Object.keys(PORT)) (rates.port[name] ??= []).push(port(name));
+  for (const name of Object.keys(PORT)) (rates.entry[name] ??= []).push(await entry(name));
 }
 
 const figures = {
   glassbox: Object.fromEntries(Object.entries(rates.glassbox).map(([k, v]) => [k, stats(v)])),
+  'glassbox JS API (wasm)': Object.fromEntries(Object.entries(rates.entry).map(([k, v]) => [k, stats(v)])),
   '@huggingface/tokenizers': Object.fromEntries(Object.entries(rates.port).map(([k, v]) => [k, stats(v)])),
 };
 const version = JSON.parse(readFileSync(`${root}node_modules/@huggingface/tokenizers/package.json`, 'utf8')).version;
@@ -92,6 +112,7 @@ for (const [engine, byName] of Object.entries(figures))
 const g = figures.glassbox;
 process.stderr.write(
   `gpt2 tokenizer.json / vocab.json path: ${(g['gpt2 tokenizer.json'].median / g['gpt2 vocab.json + merges.txt'].median).toFixed(2)}; ` +
-    `glassbox / port on gpt2 tokenizer.json: ${(g['gpt2 tokenizer.json'].median / figures['@huggingface/tokenizers']['gpt2 tokenizer.json'].median).toFixed(1)}x\n`,
+    `glassbox / port on gpt2 tokenizer.json: ${(g['gpt2 tokenizer.json'].median / figures['@huggingface/tokenizers']['gpt2 tokenizer.json'].median).toFixed(1)}x; ` +
+    `glassbox's JS API / port: ${(figures['glassbox JS API (wasm)']['gpt2 tokenizer.json'].median / figures['@huggingface/tokenizers']['gpt2 tokenizer.json'].median).toFixed(1)}x\n`,
 );
 process.stdout.write(JSON.stringify(result, null, 2) + '\n');

@@ -206,10 +206,12 @@ TEST(TokenizerJsonRegex, Gpt2PatternAgreesWithTheHandWrittenMatcher) {
 TEST(TokenizerJsonRegex, Llama3AndQwen2MatchersAgreeWithTheEngine) {
   std::vector<std::string> texts;
   for (const auto& c : gpt2_cases()["ordinary"]) texts.push_back(c["text"].get<std::string>());
-  for (const char* fixture : {"llama3", "qwen3"})
-    for (const auto& c :
-         test::read_json(test::fixture_dir(std::string("tokenizer-json/") + fixture + "/expected.json"))["ordinary"])
-      texts.push_back(c["text"].get<std::string>());
+  for (const char* fixture : {"llama3", "qwen3"}) {
+    // (held by name: a range-for over a member of the temporary would outlive it)
+    const json expected =
+        test::read_json(test::fixture_dir(std::string("tokenizer-json/") + fixture + "/expected.json"));
+    for (const auto& c : expected["ordinary"]) texts.push_back(c["text"].get<std::string>());
+  }
   // Random strings over the characters where the alternatives meet.
   const std::vector<std::string> alphabet = {"a", "Z",      "\u00e9",     "\u4f60", "1",  "\u00bd", "\u0663",
                                              " ", "  ",     "\t",         "\r",     "\n", "\u00a0", "\u3000",
