@@ -29,6 +29,12 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
+// A long computation was stopped by its caller (a progress callback that returned false).
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
 // A chat template failed: a syntax error, a failed evaluation, or the template's own
 // raise_exception(msg). The message names where the template came from (e.g.
 // "tokenizer_config.json: chat_template"), then the line and column: "WHERE, line L, column C: PROBLEM".
