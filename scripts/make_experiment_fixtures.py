@@ -15,8 +15,8 @@ draws the inputs (seeded) and writes (see tests/fixtures/README.md for the forma
   steer                  {layer, plus, minus, vector, runs: [{coefficient, logits, greedy}]}
 
 Before writing it checks the experiments themselves (check_experiments: attribution parts sum to
-the metric, patches before the first corrupted position do nothing, saliency equals a finite
-difference along the input) and that every deliberate mistake of ALTERATIONS moves what the tests
+the metric, patches before the first corrupted position do nothing, every head's z patched equals
+attn_out patched, saliency equals a finite difference along the input) and that every deliberate mistake of ALTERATIONS moves what the tests
 compare by more than the tests' tolerances (check_alterations).
 
 Everything is seeded: re-running yields byte-identical files. Run from the repository root:
@@ -200,6 +200,8 @@ def experiments(m, inputs, alter=()):
 def check_experiments(name, m, out):
     """Properties the reference must have whatever the weights."""
     clean, corrupted, p = out["clean"], out["corrupted"], out["patch"]
+    answer_wrong = (out["answer"], out["wrong"])
+    _, cache = ex.forward(m, clean)
     assert abs(p["clean"] - p["corrupted"]) >= MIN_GAP
     first = min(i for i in range(T) if clean[i] != corrupted[i])
     for site in ("resid_pre", "attn_out", "mlp_out"):  # causal: nothing differs before `first`
@@ -212,6 +214,12 @@ def check_experiments(name, m, out):
             assert abs(p["resid_pre"][0][i]) < 1e-12, f"{name}: resid_pre[0][{i}]"
     if sum(a != b for a, b in zip(clean, corrupted)) == 1:  # the only difference patched away
         assert abs(p["resid_pre"][0][first] - 1) < 1e-12, f"{name}: resid_pre[0][{first}]"
+    for l in range(m["n_layer"]):  # every head's z at every position patched = the whole attn_out
+        runs = [
+            ex.metric(ex.forward(m, corrupted, {(site, l): lambda x, src=cache[(site, l)]: src})[0], *answer_wrong)
+            for site in ("attn_z", "attn_out")
+        ]
+        assert abs(runs[0] - runs[1]) < 1e-12, f"{name}: layer {l}: all heads patched != attn_out patched"
     for case in out.get("attribute", []):
         assert abs(case["residual"]) < 1e-9, f"{name}: attribution residual {case['residual']}"
         if "wrong" in case:
@@ -219,7 +227,6 @@ def check_experiments(name, m, out):
     for case in out.get("saliency", []):
         check_saliency(name, m, clean, case)
     acts = torch.tensor(out["neurons"]["mlp_act"], dtype=torch.float64)
-    _, cache = ex.forward(m, clean)
     for l, layer in enumerate(m["layers"]):  # the captured activations are what down_proj reads
         diff = (ex.linear(acts[l], layer["proj"]) - cache[("mlp_out", l)]).abs().max()
         assert diff < 1e-12, f"{name}: mlp_act of layer {l}"
