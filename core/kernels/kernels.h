@@ -24,6 +24,15 @@ namespace glassbox::kernels {
 constexpr int kPackRows = 8;
 void pack_matrix(float* packed, const float* w, int N, int K);               // w (N,K) -> packed; no aliasing
 void pack_matrix_transposed(float* packed, const float* wt, int N, int K);   // wt (K,N) = w^T -> packed
+// Where w[n][k] is in the packed form (reading a row back: the experiments' unembedding rows).
+inline std::size_t packed_index(int n, int k, int N, int K) {
+  const int N8 = N - N % kPackRows, kv = K - K % 4;
+  if (n >= N8) return std::size_t(n) * K + k;
+  const std::size_t group = std::size_t(n / kPackRows) * kPackRows * K;
+  const int r = n % kPackRows;
+  return k < kv ? group + std::size_t(k / 4) * 4 * kPackRows + r * 4 + k % 4
+                : group + std::size_t(kv) * kPackRows + r * (K - kv) + (k - kv);
+}
 
 // out (T,N) = x (T,K) @ w (N,K)^T + bias (N); bias may be null. w is packed (pack_matrix). Rows of
 // out are out_stride apart (0: N), so that a slice of w's rows can fill a slice of out's columns.

@@ -66,6 +66,18 @@ void activation(Activation a, float* x, std::size_t n) {
   }
 }
 
+// Overwrites rows of `out` (rows, width, `column` its first column) as the edits of layer l at
+// `site` say.
+void apply_edits(std::span<const BlockEdit> edits, BlockEdit::Site site, int l, float* out, int width, int hd) {
+  for (const BlockEdit& e : edits) {
+    if (e.site != site || e.layer != l) continue;
+    const int n = site == BlockEdit::Site::HeadZ ? hd : width,
+              column = site == BlockEdit::Site::HeadZ ? e.head * hd : 0;
+    for (int r = 0; r < e.count; ++r)
+      std::copy_n(e.values + std::size_t(r) * e.values_stride, n, out + std::size_t(e.row + r) * width + column);
+  }
+}
+
 // Hugging Face GPT2Attention: scores / sqrt(head_dim) [/ (layer_idx + 1)], self and cross.
 float attention_scale(const ModelConfig& c, int l) {
   float scale = c.scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(c.head_dim())) : 1.0f;
@@ -110,7 +122,8 @@ void place_qkv(const ModelConfig& c, const LayerWeights& L, const float* qkv, in
 // whole batch); each sequence appends its K and V to its cache and attends only within itself.
 // Query head h reads key/value head h / (n_head / kv_heads) (grouped-query attention).
 void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in,
-                     std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o) {
+                     std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o,
+                     std::span<const BlockEdit> edits) {
   const int H = c.n_head, hd = c.head_dim(), rows = a.rows();
   const int Dq = Activations::q_width(c), Dkv = Activations::kv_width(c), W = Dq + 2 * Dkv;
   const int group = H / c.kv_heads();         // query heads per key/value head
@@ -158,7 +171,10 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
     emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
     row0 += std::size_t(T);
   }
+  apply_edits(edits, BlockEdit::Site::HeadZ, l, a.heads.data(), Dq, hd);
+  emit(o, "attn_z", l, {rows, Dq}, 2, a.heads.data());
   linear(a.branch.data(), a.heads.data(), L.proj_w, L.proj_b, rows, a);   // (rows,Dq) -> (rows,C)
+  apply_edits(edits, BlockEdit::Site::AttnOut, l, a.branch.data(), c.n_embd, hd);
   emit(o, "attn_out", l, {rows, c.n_embd}, 2, a.branch.data());
 }
 
@@ -194,7 +210,7 @@ void cross_attention_block(const ModelConfig& c, const LayerWeights& L, int l, c
 
 // MLP of a block: in (T,C) -> (T,F) -> activation -> a.branch (T,C); gated: act(gate(in)) * up(in).
 void mlp_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in, int T, Activations& a,
-               const ForwardOptions& o) {
+               const ForwardOptions& o, std::span<const BlockEdit> edits) {
   const int F = c.n_inner;
   if (c.mlp == Mlp::Gated) {   // (T,C) -> (T,F) twice
     linear({{a.fc.data(), F, L.gate_w, L.gate_b}, {a.up.data(), F, L.fc_w, L.fc_b}}, in, T, a);
@@ -204,7 +220,9 @@ void mlp_block(const ModelConfig& c, const LayerWeights& L, int l, const float* 
     linear(a.fc.data(), in, L.fc_w, L.fc_b, T, a);   // (T,C) -> (T,F)
     activation(c.activation, a.fc.data(), a.fc.size());
   }
+  emit(o, "mlp_act", l, {T, F}, 2, a.fc.data());
   linear(a.branch.data(), a.fc.data(), L.fc_proj_w, L.fc_proj_b, T, a);   // (T,F) -> (T,C)
+  apply_edits(edits, BlockEdit::Site::MlpOut, l, a.branch.data(), c.n_embd, 0);
   emit(o, "mlp_out", l, {T, c.n_embd}, 2, a.branch.data());
 }
 
@@ -219,11 +237,9 @@ void norm(const ModelConfig& c, float* out, const float* in, const float* weight
 
 }   // namespace
 
-// The blocks over every sequence's rows: embeddings -> n_layer blocks -> a.x (rows,C), the
-// residual stream before the final norm. Each sequence's keys and values are written to its cache
-// at positions cache->size() .. (reserved by the caller, who advances the cache after).
-void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const float> inv_freq,
-                std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o, const ResidualTap* tap) {
+// The embeddings of every sequence's rows into a.x (rows,C), and each row's rotary angles.
+void embed(const ModelConfig& c, const ModelWeights& w, std::span<const float> inv_freq, std::span<const Sequence> seqs,
+           Activations& a) {
   const int C = c.n_embd, T = a.rows(), half = static_cast<int>(inv_freq.size());
   // x (T,C) = wte[token] (+ wpe[position]); with rotary positions, each row's angles instead
   a.cos.resize(std::size_t(T) * half);
@@ -249,32 +265,37 @@ void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const flo
       }
     }
   }
-  emit(o, "inp_embd", -1, {T, C}, 2, a.x.data());
-  if (tap) (*tap)(-1, a.x.data());
+}
 
-  for (int l = 0; l < c.n_layer; ++l) {
+// Blocks first .. n_layer-1 on the residual stream in a.x (rows,C).
+void run_layers(const ModelConfig& c, const ModelWeights& w, std::span<const Sequence> seqs, Activations& a,
+                const ForwardOptions& o, int first, std::span<const BlockEdit> edits, const ResidualTap* tap) {
+  const int C = c.n_embd, T = a.rows();
+  for (int l = first; l < c.n_layer; ++l) {
     const LayerWeights& L = w.layers[l];
+    if (l == o.steer_layer && !o.steer.empty())   // activation addition: x += v at every row
+      for (int t = 0; t < T; ++t) kernels::add(a.x.data() + std::size_t(t) * C, o.steer.data(), std::size_t(C));
     if (c.architecture == Architecture::OpenAIGPT) {
       // post-LN (original GPT): x = ln_1(x + attn(x)); x = ln_2(x + mlp(x))
-      attention_block(c, L, l, a.x.data(), seqs, a, o);
+      attention_block(c, L, l, a.x.data(), seqs, a, o, edits);
       kernels::add(a.x.data(), a.branch.data(), a.x.size());
       norm(c, a.x.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T);
-      mlp_block(c, L, l, a.x.data(), T, a, o);
+      mlp_block(c, L, l, a.x.data(), T, a, o, edits);
       kernels::add(a.x.data(), a.branch.data(), a.x.size());
       norm(c, a.x.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T);
     } else if (c.parallel_residual) {
       // parallel (gpt_neox): x = x + (mlp(ln_2(x)) + attn(ln_1(x)))
       norm(c, a.h.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T);
-      attention_block(c, L, l, a.h.data(), seqs, a, o);
+      attention_block(c, L, l, a.h.data(), seqs, a, o, edits);
       std::copy(a.branch.begin(), a.branch.end(), a.attn.begin());
       norm(c, a.h.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T);
-      mlp_block(c, L, l, a.h.data(), T, a, o);
+      mlp_block(c, L, l, a.h.data(), T, a, o, edits);
       kernels::add(a.branch.data(), a.attn.data(), a.branch.size());
       kernels::add(a.x.data(), a.branch.data(), a.x.size());
     } else {
       // pre-norm: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
       norm(c, a.h.data(), a.x.data(), L.ln_1_w, L.ln_1_b, T);
-      attention_block(c, L, l, a.h.data(), seqs, a, o);
+      attention_block(c, L, l, a.h.data(), seqs, a, o, edits);
       kernels::add(a.x.data(), a.branch.data(), a.x.size());
       if (c.add_cross_attention && !o.encoder_states.empty()) {   // x = x + cross(ln_cross(x), encoder)
         norm(c, a.h.data(), a.x.data(), L.ln_cross_w, L.ln_cross_b, T);
@@ -282,12 +303,22 @@ void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const flo
         kernels::add(a.x.data(), a.branch.data(), a.x.size());
       }
       norm(c, a.h.data(), a.x.data(), L.ln_2_w, L.ln_2_b, T);
-      mlp_block(c, L, l, a.h.data(), T, a, o);
+      mlp_block(c, L, l, a.h.data(), T, a, o, edits);
       kernels::add(a.x.data(), a.branch.data(), a.x.size());
     }
     emit(o, "block_out", l, {T, C}, 2, a.x.data());
     if (tap) (*tap)(l, a.x.data());
   }
+}
+
+// The blocks over every sequence's rows: embeddings -> n_layer blocks -> a.x (rows,C), the
+// residual stream before the final norm.
+void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const float> inv_freq,
+                std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o, const ResidualTap* tap) {
+  embed(c, w, inv_freq, seqs, a);
+  emit(o, "inp_embd", -1, {a.rows(), c.n_embd}, 2, a.x.data());
+  if (tap) (*tap)(-1, a.x.data());
+  run_layers(c, w, seqs, a, o, 0, {}, tap);
 }
 
 // rows (R,C) of the residual stream -> the final hidden states (R,C) the heads read: the final

@@ -105,6 +105,33 @@ void run_blocks(const ModelConfig& c, const ModelWeights& w, std::span<const flo
                 std::span<const Sequence> seqs, Activations& a, const ForwardOptions& o,
                 const ResidualTap* tap = nullptr);
 
+// run_blocks in two steps, for the experiments (activation patching) that start a pass part way:
+// embed writes a.x (rows,C) = the embeddings and each row's rotary angles (a.cos, a.sin), from
+// each sequence's position cache->size(); run_layers then runs blocks first .. n_layer-1 on a.x,
+// whatever the caller put there (the residual stream entering block `first`). Blocks before
+// `first` write nothing to the caches.
+void embed(const ModelConfig& c, const ModelWeights& w, std::span<const float> inv_freq, std::span<const Sequence> seqs,
+           Activations& a);
+
+// A replacement inside one block, made as its tensor is computed (activation patching): rows
+// row .. row+count-1 of the call's rows (every sequence's, one after another) become `values`,
+// rows values_stride floats apart:
+//   AttnOut / MlpOut: of the sub-layer's output (rows,C), C values a row;
+//   HeadZ: of head `head`'s columns of the attention-weighted values (rows,Dq) before the output
+//          projection, head_dim values a row.
+struct BlockEdit {
+  enum class Site { AttnOut, MlpOut, HeadZ } site;
+  int layer;
+  int row, count;
+  int head;   // HeadZ
+  const float* values;
+  int values_stride;
+};
+
+void run_layers(const ModelConfig& c, const ModelWeights& w, std::span<const Sequence> seqs, Activations& a,
+                const ForwardOptions& o, int first, std::span<const BlockEdit> edits = {},
+                const ResidualTap* tap = nullptr);
+
 // rows (R,C) of the residual stream -> the final hidden states (R,C) the heads read: the final
 // norm into a.h, or the rows themselves (openai-gpt has none).
 const float* final_norm(const ModelConfig& c, const ModelWeights& w, const float* rows, int R, Activations& a);

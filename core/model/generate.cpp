@@ -77,7 +77,9 @@ void Generator::run(std::span<const std::int32_t> ids) {
                             .head_mask = options_.head_mask,
                             .lens_k = options_.lens,
                             .lens = options_.lens > 0 ? &lens_ : nullptr,
-                            .tokenizer_size = options_.tokenizer_size});
+                            .tokenizer_size = options_.tokenizer_size,
+                            .steer = options_.steer,
+                            .steer_layer = options_.steer_layer});
   window_.insert(window_.end(), ids.begin(), ids.end());
 }
 

@@ -51,4 +51,17 @@ void KVCache::reserve(int positions) {
   allocated_ = grown;
 }
 
+void KVCache::assign_prefix(KVCache& other, int positions) {
+  if (other.n_layer_ != n_layer_ || other.n_ctx_ != n_ctx_ || other.n_embd_ != n_embd_)
+    throw InvalidArgument("assign_prefix: the KV caches have different shapes");
+  if (positions < 0 || positions > other.size_)
+    throw InvalidArgument("assign_prefix: the cache holds " + std::to_string(other.size_) + " positions, not " +
+                          std::to_string(positions));
+  reserve(positions);
+  const std::size_t row = sizeof(float) * std::size_t(n_embd_);
+  if (positions > 0)
+    for (int i = 0; i < 2 * n_layer_; ++i) std::memcpy(matrix(i), other.matrix(i), positions * row);
+  size_ = positions;
+}
+
 }   // namespace glassbox

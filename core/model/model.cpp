@@ -5,6 +5,7 @@
 
 #include "glassbox/error.h"
 #include "model/blocks.h"
+#include "model/model_internals.h"
 #include "model/non_finite.h"
 #include "model/rotary.h"
 #include "model/weights.h"
@@ -77,6 +78,18 @@ bool append_lens(const ModelConfig& c, const ModelWeights& w, const float* rows,
   return true;
 }
 
+// A steering vector: n_embd finite floats, for a block the model has.
+void check_steering(const ModelConfig& c, int layer, std::span<const float> v) {
+  if (layer < 0 || layer >= c.n_layer)
+    throw InvalidArgument("steering: there is no layer " + std::to_string(layer) + ": the model has layers 0.." +
+                          std::to_string(c.n_layer - 1));
+  if (v.size() != std::size_t(c.n_embd))
+    throw InvalidArgument("steering: the vector has " + std::to_string(v.size()) +
+                          " values; the model's residual stream " + std::to_string(c.n_embd));
+  for (const float x : v)
+    if (!std::isfinite(x)) throw InvalidArgument("steering: the vector holds a value that is not a finite number");
+}
+
 void check_forward_options(const ModelConfig& c, const ForwardOptions& o) {
   if (!o.head_mask.empty()) {
     const std::size_t want = std::size_t(c.n_layer) * c.n_head;
@@ -89,6 +102,7 @@ void check_forward_options(const ModelConfig& c, const ForwardOptions& o) {
         throw InvalidArgument("head mask: layer " + std::to_string(i / c.n_head) + " head " +
                               std::to_string(i % c.n_head) + " has a factor that is not a finite number");
   }
+  if (!o.steer.empty()) check_steering(c, o.steer_layer, o.steer);
   if (o.lens && (o.lens_k < 1 || o.lens_k > c.vocab_size))
     throw InvalidArgument("the lens shows 1 to " + std::to_string(c.vocab_size) +
                           " tokens per layer (the vocabulary), got " + std::to_string(o.lens_k));
@@ -122,6 +136,8 @@ void check_logit_rows(const ForwardOptions& o, int T) {
   o.causal = given.causal;
   o.encoder_states = given.encoder_states;
   o.head_mask = given.head_mask;
+  o.steer = given.steer;
+  o.steer_layer = given.steer_layer;
   const Sequence seq{tokens, T, &cache};
   Activations a(c, T, cache.size() + T);
   run_blocks(c, w, inv_freq, std::span(&seq, 1), a, o);
@@ -181,6 +197,9 @@ Model Model::from_weights(const std::string& config_json, ModelConfig config, co
     impl->inv_freq = rotary_inv_freq(impl->config.rotary, impl->config.rotary_dim());
   return Model(std::move(impl));
 }
+
+const ModelWeights& ModelInternals::weights(const Model& m) { return m.impl_->w; }
+std::span<const float> ModelInternals::inv_freq(const Model& m) { return m.impl_->inv_freq; }
 
 const ModelConfig& Model::config() const { return impl_->config; }
 const std::string& Model::config_json() const { return impl_->config_json; }

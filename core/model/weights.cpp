@@ -479,4 +479,15 @@ LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file,
   return footprint;
 }
 
+void matrix_row(const Matrix& m, int n, float* out) {
+  if (m.f32) {
+    for (int k = 0; k < m.K; ++k) out[k] = m.f32[kernels::packed_index(n, k, m.N, m.K)];
+    return;
+  }
+  const kernels::Q8Shape s(m.N, m.K);
+  for (int k = 0; k < m.K; ++k)
+    out[k] = static_cast<float>(kernels::q8_weight(m.q, s, n, k)) *
+             m.d[kernels::q8_scale_index(s, n, k / kernels::kQ8Block)];
+}
+
 }   // namespace glassbox

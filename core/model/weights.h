@@ -62,6 +62,10 @@ struct LayerWeights {
   const float* cross_proj_b = nullptr;
 };
 
+// Row n of a matrix (K floats) into out: read from the packed form, or the int8 row times its
+// blocks' scales.
+void matrix_row(const Matrix& m, int n, float* out);
+
 // How a checkpoint holds q, k and v (LayerWeights): by its architecture.
 enum class QkvLayout {
   Fused,          // qkv_w, rows [q | k | v]                     gpt2, openai-gpt

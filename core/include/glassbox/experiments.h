@@ -1,6 +1,6 @@
 // Interpretability experiments, as TransformerLens defines them: activation patching, direct logit
-// attribution, steering by activation addition, saliency (gradient x input) and the MLP's neurons.
-// They run on any model type the engine loads (saliency: those it can run backward through).
+// attribution, steering by activation addition and the MLP's neurons, on any model type the
+// engine loads. Saliency, which needs a backward pass, is in glassbox/saliency.h.
 //
 // The metric of patching and attribution is the logit difference at the last position,
 //   metric = logit(answer) - logit(wrong)      (or logit(answer) alone when there is no wrong)
@@ -57,6 +57,7 @@ struct PatchResult {
   // Normalized results, laid out [layer][position] (or [layer][head]); empty for a site not asked for.
   std::vector<float> resid_pre, attn_out, mlp_out, head;
   const std::vector<float>& grid(PatchSite site) const;
+  std::vector<float>& grid(PatchSite site);
 };
 
 // Throws InvalidArgument when the prompts' lengths differ (naming both), for an answer or wrong id
@@ -78,13 +79,13 @@ PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::
 // how closely: the rounding of float arithmetic, or an int8 model's quantization).
 struct Attribution {
   int layers = 0, heads_per_layer = 0;
-  double embed = 0;              // the token embedding
-  double pos_embed = 0;          // the position embedding (0 for rotary models)
-  std::vector<double> heads;     // [layer][head]: W_O,h (z_h - b_V,h), the head's output
-  std::vector<double> mlp;       // [layer]: the MLP's output less its output bias
-  double bias = 0;               // every output-projection bias (W_O,h b_V,h included) and the norm's beta
-  double total = 0;              // the metric as the forward pass gives it
-  double residual = 0;           // total minus the sum of the parts
+  double embed = 0;            // the token embedding
+  double pos_embed = 0;        // the position embedding (0 for rotary models)
+  std::vector<double> heads;   // [layer][head]: W_O,h (z_h - b_V,h), the head's output
+  std::vector<double> mlp;     // [layer]: the MLP's output less its output bias
+  double bias = 0;             // every output-projection bias (W_O,h b_V,h included) and the norm's beta
+  double total = 0;            // the metric as the forward pass gives it
+  double residual = 0;         // total minus the sum of the parts
 };
 
 // Throws InvalidArgument for a post-norm model (openai-gpt: no final norm the parts go through),
@@ -97,17 +98,10 @@ Attribution attribute(const Model& model, std::span<const std::int32_t> tokens, 
 // residual streams entering block l at the last positions of two prompts, times the coefficient.
 // GenerateOptions::steer (ForwardOptions::steer) adds it at every position. Throws InvalidArgument
 // for a layer out of range or a coefficient that is not finite, and for prompts forward() refuses.
-std::vector<float> steering_vector(const Model& model, int layer, float coefficient,
-                                   std::span<const std::int32_t> plus, std::span<const std::int32_t> minus);
+std::vector<float> steering_vector(const Model& model, int layer, float coefficient, std::span<const std::int32_t> plus,
+                                   std::span<const std::int32_t> minus);
 
-// ---------------------------------------------------------------------------------------------
-// Saliency (gradient x input): for each position i, sum over d of
-//   d log p(target | tokens) / d x_{i,d}  *  x_{i,d}
-// with x the input of the first block (the embeddings as the model sums them) and p the next-token
-// distribution at the last position. Needs a backward pass: gpt2 and openai-gpt models, F32 or
-// int8 (the gradient runs on the weights as loaded, dequantized). Throws InvalidArgument naming
-// the model type otherwise, for a target outside the vocabulary, and for what forward() refuses.
-std::vector<float> saliency(const Model& model, std::span<const std::int32_t> tokens, std::int32_t target);
+// Saliency (gradient x input) needs a backward pass: glassbox/saliency.h, in the training library.
 
 // ---------------------------------------------------------------------------------------------
 // Neurons: the MLP's activations, after its nonlinearity (for a gated MLP the product that enters
@@ -121,7 +115,6 @@ struct NeuronValue {
 std::vector<NeuronValue> top_neurons(const Model& model, std::span<const std::int32_t> tokens, int k);
 // One neuron's activation at every position (T). Throws InvalidArgument naming a layer or neuron
 // the model does not have.
-std::vector<float> neuron_activations(const Model& model, std::span<const std::int32_t> tokens, int layer,
-                                      int neuron);
+std::vector<float> neuron_activations(const Model& model, std::span<const std::int32_t> tokens, int layer, int neuron);
 
 }   // namespace glassbox

@@ -48,6 +48,11 @@ struct GenerateOptions {
   // (config.json's eos_token_id). effective_generation() (glassbox/generation_config.h) gives the
   // list generation_config.json and the user's choice make.
   std::optional<std::vector<std::int32_t>> eos_token_ids;
+  // Steering (ForwardOptions::steer) at every step, prompt included: steer (n_embd floats, from
+  // steering_vector in glassbox/experiments.h) added to the residual stream entering block
+  // steer_layer at every position. Empty: none.
+  std::vector<float> steer;
+  int steer_layer = 0;
 };
 
 struct GeneratedToken {
@@ -76,7 +81,7 @@ struct GeneratedToken {
 class Generator {
  public:
   // Throws InvalidArgument for an empty prompt, a prompt longer than the context, out-of-range
-  // ids, a negative max_tokens, bad sampling settings, a head mask or lens that forward() refuses,
+  // ids, a negative max_tokens, bad sampling settings, a head mask, lens or steering that forward() refuses,
   // before any work. The constructor and next() throw ModelFormatError, as forward() does, for
   // logits that are not finite.
   Generator(const Model& model, std::span<const std::int32_t> prompt, const GenerateOptions& options);

@@ -33,6 +33,11 @@ class KVCache {
 
   void clear() { size_ = 0; }   // forget every position (keeps the memory)
 
+  // This cache holds the first `positions` positions of `other`, a cache of the same shape, and
+  // nothing after them (what a pass that reruns the later positions starts from: activation
+  // patching). Throws InvalidArgument for another shape or more positions than `other` holds.
+  void assign_prefix(KVCache& other, int positions);
+
   // Room for this many positions now (at most capacity()). A forward pass that needs more grows
   // the cache: a new block twice the size, every filled position copied into it. Natively that
   // block is fresh huge pages, which the kernel may first have to compact memory for: one growth

@@ -31,7 +31,12 @@ struct ModelWeights;   // model/weights.h
 //   inp_embd    -1     (T, C)        token + position embeddings
 //   attn_probs  l      (H, T, S)     attention probabilities; S = positions in the cache after
 //                                    this call; zero above the causal diagonal (when causal)
+//   attn_z      l      (T, Dq)       attention-weighted values of every head before the output
+//                                    projection (TransformerLens's z), head after head;
+//                                    Dq = n_head x head_dim
 //   attn_out    l      (T, C)        attention output after the projection
+//   mlp_act     l      (T, F)        the MLP's neurons: its hidden layer after the nonlinearity (a
+//                                    gated MLP's act(gate) * up, what enters down_proj)
 //   mlp_out     l      (T, C)        MLP output
 //   block_out   l      (T, C)        residual stream leaving block l
 //   logits      -1     (R, V)        R = T, 1 or logit_rows.size(), see ForwardOptions
@@ -80,6 +85,10 @@ struct ForwardOptions {
   // the lens never shows them (the one exception to the rule that results are finite). 0, or
   // vocab_size or more: every id has a token.
   int tokenizer_size = 0;
+  // Steering (activation addition): steer (C floats, empty: none) is added to the residual stream
+  // entering block steer_layer at every position of the call (glassbox/experiments.h makes one).
+  std::span<const float> steer = {};
+  int steer_layer = 0;
 };
 
 // How the matrices are held in memory (and multiplied).
@@ -159,8 +168,9 @@ class Model {
   // Runs `tokens` at positions cache.size() .. cache.size()+T-1, appends them to the cache and
   // returns logits, (1,V) for the last position or (T,V) with options.all_logits.
   // Throws InvalidArgument for no tokens, an id outside the vocabulary, a sequence longer than
-  // the context, a head mask that is not n_layer x n_head finite factors, or a lens_k outside
-  // 1..vocab_size; the cache is unchanged then. Throws ModelFormatError, the cache unchanged too,
+  // the context, a head mask that is not n_layer x n_head finite factors, a lens_k outside
+  // 1..vocab_size, or a steering vector that is not n_embd finite floats for a layer the model
+  // has; the cache is unchanged then. Throws ModelFormatError, the cache unchanged too,
   // when the results (logits, lens) are not finite (NaN or infinity, but for the -inf of ids
   // without a token: ForwardOptions::tokenizer_size), naming where the first non-finite value
   // appears (the tensor, its layer and position: found by running the pass again, only then).
@@ -197,6 +207,7 @@ class Model {
 
  private:
   friend class ModelLoader;
+  friend struct ModelInternals;   // model/model_internals.h: the experiments read the weights
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
   // load() in WebAssembly: the file (or each shard in turn) read in pieces into a ModelLoader.

@@ -1,0 +1,206 @@
+// Activation patching (glassbox/experiments.h): the corrupted prompt run again with one activation
+// from the clean run, every layer and position (or head) of each site asked for.
+//
+// Cost: a patch at layer l and position p changes nothing before them, so each run starts from
+// the corrupted pass's residual stream entering block l, over positions p.. only, attending to the
+// corrupted pass's keys and values of the positions before p (KVCache::assign_prefix). The runs of
+// one layer go through the blocks together, as one batch of sequences (one read of each layer's
+// weights for all of them, where run one by one a short run is bound by reading the weights).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "experiments/experiment_pass.h"
+#include "glassbox/error.h"
+#include "glassbox/experiments.h"
+#include "model/model_internals.h"
+
+namespace glassbox {
+
+std::string_view patch_site_name(PatchSite site) {
+  switch (site) {
+    case PatchSite::ResidPre:
+      return "resid_pre";
+    case PatchSite::AttnOut:
+      return "attn_out";
+    case PatchSite::MlpOut:
+      return "mlp_out";
+    case PatchSite::Head:
+      return "head";
+  }
+  return "?";
+}
+
+PatchSite parse_patch_site(std::string_view name) {
+  for (PatchSite s : {PatchSite::ResidPre, PatchSite::AttnOut, PatchSite::MlpOut, PatchSite::Head})
+    if (name == patch_site_name(s)) return s;
+  throw InvalidArgument("unknown patching site '" + std::string(name) + "' (use resid_pre, attn_out, mlp_out or head)");
+}
+
+std::vector<float>& PatchResult::grid(PatchSite site) {
+  switch (site) {
+    case PatchSite::ResidPre:
+      return resid_pre;
+    case PatchSite::AttnOut:
+      return attn_out;
+    case PatchSite::MlpOut:
+      return mlp_out;
+    case PatchSite::Head:
+      return head;
+  }
+  return head;
+}
+
+const std::vector<float>& PatchResult::grid(PatchSite site) const { return const_cast<PatchResult*>(this)->grid(site); }
+
+namespace {
+
+using experiments::Captured;
+
+// One patched run: the corrupted prompt from position `start` on, at layers `layer` on, with one
+// replacement (a site's value at one position, or one head's z at every position).
+struct Run {
+  int start;
+  int head;   // PatchSite::Head
+};
+
+// The inputs every run of one experiment reads.
+struct Inputs {
+  const Model& model;
+  std::span<const std::int32_t> corrupted;
+  const Captured& clean;
+  const Captured& dirty;   // the corrupted pass's
+  KVCache& dirty_cache;
+  const experiments::Metric& metric;
+};
+
+// How many runs go through the blocks at once: their caches (a copy of the corrupted one each)
+// and activations are held together, so a long prompt's runs are split into groups of at most
+// about 64 MB.
+int runs_per_group(const ModelConfig& c, int T) {
+  const std::uint64_t cache = std::uint64_t(T) * c.n_layer * 2 * c.kv_heads() * c.head_dim() * sizeof(float);
+  const std::uint64_t rows = std::uint64_t(T) * (4 * c.n_embd + 2 * c.n_inner) * sizeof(float);
+  return static_cast<int>(std::max<std::uint64_t>(1, (std::uint64_t(64) << 20) / (cache + rows)));
+}
+
+// The metric of each run of `runs` (all at `layer`, for `site`), through layers layer.. in one batch.
+std::vector<double> run_group(const Inputs& in, PatchSite site, int layer, std::span<const Run> runs) {
+  const Model& model = in.model;
+  const ModelConfig& c = model.config();
+  const ModelWeights& w = ModelInternals::weights(model);
+  const int T = static_cast<int>(in.corrupted.size()), C = c.n_embd, Dq = Activations::q_width(c);
+  const std::size_t LT = std::size_t(layer) * T;   // the first row of `layer` in a captured (L,T,width)
+  std::vector<KVCache> caches;
+  std::vector<Sequence> seqs;
+  caches.reserve(runs.size());
+  int rows = 0;
+  for (const Run& r : runs) {
+    caches.push_back(model.new_cache());
+    caches.back().reserve(T);
+    caches.back().assign_prefix(in.dirty_cache, r.start);
+    seqs.push_back({in.corrupted.subspan(std::size_t(r.start)), T - r.start, &caches.back()});
+    rows += T - r.start;
+  }
+  Activations a(c, rows, T);
+  embed(c, w, ModelInternals::inv_freq(model), seqs, a);   // each row's rotary angles (a.x is replaced next)
+  std::vector<BlockEdit> edits;
+  int row = 0;
+  for (const Run& r : runs) {
+    // the stream entering block `layer`: the corrupted one, at positions start..
+    const float* dirty = in.dirty.resid_pre.data() + (LT + r.start) * C;
+    std::copy_n(dirty, std::size_t(T - r.start) * C, a.x.data() + std::size_t(row) * C);
+    const std::size_t at = (LT + r.start) * C;   // position `start` of `layer` in a (L,T,C) capture
+    switch (site) {
+      case PatchSite::ResidPre:
+        std::copy_n(in.clean.resid_pre.data() + at, C, a.x.data() + std::size_t(row) * C);
+        break;
+      case PatchSite::AttnOut:
+        edits.push_back({BlockEdit::Site::AttnOut, layer, row, 1, 0, in.clean.attn_out.data() + at, C});
+        break;
+      case PatchSite::MlpOut:
+        edits.push_back({BlockEdit::Site::MlpOut, layer, row, 1, 0, in.clean.mlp_out.data() + at, C});
+        break;
+      case PatchSite::Head:
+        edits.push_back({BlockEdit::Site::HeadZ, layer, row, T, r.head,
+                         in.clean.z.data() + LT * Dq + std::size_t(r.head) * c.head_dim(), Dq});
+        break;
+    }
+    row += T - r.start;
+  }
+  run_layers(c, w, seqs, a, ForwardOptions{}, layer, edits);
+  std::vector<double> metrics;
+  row = 0;
+  for (const Run& r : runs) {
+    row += T - r.start;
+    metrics.push_back(in.metric(a.x.data() + std::size_t(row - 1) * C));   // the run's last row
+  }
+  return metrics;
+}
+
+}   // namespace
+
+PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupted,
+                  std::int32_t answer, std::int32_t wrong, const PatchOptions& options) {
+  const ModelConfig& c = model.config();
+  experiments::check_next_token_model(model, "patching");
+  if (clean.size() != corrupted.size())
+    throw InvalidArgument("the clean prompt has " + std::to_string(clean.size()) + " tokens and the corrupted one " +
+                          std::to_string(corrupted.size()) + ": patching needs prompts of the same length");
+  experiments::check_prompt(model, clean, "the clean prompt");
+  experiments::check_prompt(model, corrupted, "the corrupted prompt");
+  experiments::check_id(model, answer, "the answer");
+  experiments::check_id(model, wrong, "the wrong answer");
+  std::vector<PatchSite> sites;   // as asked, each once
+  for (const PatchSite s : options.sites)
+    if (std::find(sites.begin(), sites.end(), s) == sites.end()) sites.push_back(s);
+  if (sites.empty()) throw InvalidArgument("patching: no site asked for (resid_pre, attn_out, mlp_out, head)");
+  auto asked = [&](PatchSite s) { return std::find(sites.begin(), sites.end(), s) != sites.end(); };
+
+  const int T = static_cast<int>(clean.size()), L = c.n_layer, H = c.n_head;
+  const experiments::Metric metric(model, answer, wrong);
+  KVCache clean_cache = model.new_cache(), dirty_cache = model.new_cache();
+  const Captured clean_run = experiments::capture(
+      model, clean, clean_cache,
+      {asked(PatchSite::ResidPre), asked(PatchSite::AttnOut), asked(PatchSite::MlpOut), asked(PatchSite::Head)});
+  const Captured dirty_run = experiments::capture(model, corrupted, dirty_cache, {.resid_pre = true});
+  PatchResult result;
+  result.clean = metric(clean_run.final_stream.data() + std::size_t(T - 1) * c.n_embd);
+  result.corrupted = metric(dirty_run.final_stream.data() + std::size_t(T - 1) * c.n_embd);
+  result.layers = L;
+  result.positions = T;
+  result.heads = H;
+  const double gap = result.clean - result.corrupted;
+  if (!(std::fabs(gap) >= 1e-6))
+    throw InvalidArgument("the clean and corrupted prompts give the same metric (" + std::to_string(result.clean) +
+                          " and " + std::to_string(result.corrupted) +
+                          "): patching's results, (patched - corrupted) / (clean - corrupted), are undefined; "
+                          "choose prompts, answer and wrong that the model tells apart");
+
+  const Inputs in{model, corrupted, clean_run, dirty_run, dirty_cache, metric};
+  const int group = runs_per_group(c, T);
+  int done = 0;
+  const int total = static_cast<int>(sites.size()) * L;
+  for (const PatchSite site : sites) {
+    const bool by_head = site == PatchSite::Head;
+    const int width = by_head ? H : T;
+    std::vector<float>& grid = result.grid(site);
+    grid.assign(std::size_t(L) * width, 0.0f);
+    for (int l = 0; l < L; ++l) {
+      std::vector<Run> runs;
+      for (int i = 0; i < width; ++i) runs.push_back(by_head ? Run{0, i} : Run{i, 0});
+      for (std::size_t first = 0; first < runs.size(); first += std::size_t(group)) {
+        const std::size_t n = std::min(runs.size() - first, std::size_t(group));
+        const std::vector<double> m = run_group(in, site, l, std::span(runs).subspan(first, n));
+        for (std::size_t i = 0; i < n; ++i)
+          grid[std::size_t(l) * width + first + i] = static_cast<float>((m[i] - result.corrupted) / gap);
+      }
+      ++done;
+      if (options.progress &&
+          !options.progress({site, l, std::span(grid).subspan(std::size_t(l) * width, width), done, total}))
+        throw Cancelled("patching was stopped");
+    }
+  }
+  return result;
+}
+
+}   // namespace glassbox
