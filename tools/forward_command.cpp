@@ -1,5 +1,6 @@
 #include "forward_command.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <climits>
@@ -11,7 +12,9 @@
 #include <string_view>
 
 #include "glassbox/error.h"
+#include "glassbox/experiments.h"
 #include "glassbox/quoted.h"
+#include "glassbox/saliency.h"
 #include "glassbox/tokenizer.h"
 #include "text_files.h"
 
@@ -83,6 +86,44 @@ std::vector<std::vector<std::int32_t>> read_batch(const std::string& file) {
   return batch;
 }
 
+// --neuron "L:N" -> {L, N}
+std::array<int, 2> parse_neuron(const std::string& text) {
+  std::array<int, 2> v{};
+  const std::size_t colon = text.find(':');
+  const char* end = text.data() + text.size();
+  const bool ok = colon != std::string::npos &&
+                  std::from_chars(text.data(), text.data() + colon, v[0]).ptr == text.data() + colon && colon > 0 &&
+                  std::from_chars(text.data() + colon + 1, end, v[1]).ptr == end && colon + 1 < text.size();
+  if (!ok) throw InvalidArgument("--neuron must be LAYER:INDEX, like 3:1024, got " + quote_text(text));
+  return v;
+}
+
+// The experiments forward prints beside the logits (glassbox/experiments.h), computed before any
+// output so that a refusal prints nothing.
+struct Probes {
+  std::vector<float> saliency;
+  std::int32_t target = 0;
+  std::vector<NeuronValue> neurons;
+  std::vector<float> neuron;
+};
+Probes run_probes(const Model& model, const std::vector<std::int32_t>& ids, const std::vector<float>& logits,
+                  const ForwardRequest& request) {
+  Probes p;
+  const int V = model.config().vocab_size;
+  if (!request.neuron.empty()) {
+    const auto [layer, index] = parse_neuron(request.neuron);
+    p.neuron = neuron_activations(model, ids, layer, index);
+  }
+  if (request.neurons) p.neurons = top_neurons(model, ids, *request.neurons);
+  if (request.saliency) {   // the target: given, or the last position's most likely next token
+    const auto last = logits.end() - V;
+    p.target =
+        request.target_id ? *request.target_id : static_cast<std::int32_t>(std::max_element(last, logits.end()) - last);
+    p.saliency = saliency(model, ids, p.target);
+  }
+  return p;
+}
+
 }   // namespace
 
 int run_forward(const std::string& model_dir, const LoadOptions& load, const std::vector<std::int32_t>& ids,
@@ -113,6 +154,7 @@ int run_forward(const std::string& model_dir, const LoadOptions& load, const std
   options.tokenizer_size = tokenizer_size_of(model_dir);
   KVCache cache = model.new_cache();
   const std::vector<float> logits = model.forward(ids, cache, options);   // finite, or it throws
+  const Probes probes = run_probes(model, ids, logits, request);
 
   JsonWriter json;
   json.raw("{\"logits\":[");
@@ -168,6 +210,35 @@ int run_forward(const std::string& model_dir, const LoadOptions& load, const std
       json.raw("]");
     }
     json.raw("]");
+  }
+  if (request.saliency) {
+    json.raw(",\n\"saliency\":");
+    json.array(probes.saliency.data(), probes.saliency.size());
+    json.raw(",\"target\":" + std::to_string(probes.target));
+  }
+  if (request.neurons) {   // [n_layer][T] lists of K {"index", "value"}, largest first
+    json.raw(",\n\"neurons\":[");
+    const NeuronValue* top = probes.neurons.data();
+    for (int l = 0; l < c.n_layer; ++l) {
+      json.raw(l ? ",[" : "[");
+      for (int t = 0; t < T; ++t) {
+        json.raw(t ? ",[" : "[");
+        for (int k = 0; k < *request.neurons; ++k, ++top) {
+          json.raw(k ? ",{\"index\":" : "{\"index\":");
+          json.raw(std::to_string(top->index));
+          json.raw(",\"value\":");
+          json.number(top->value);
+          json.raw("}");
+        }
+        json.raw("]");
+      }
+      json.raw("]");
+    }
+    json.raw("]");
+  }
+  if (!request.neuron.empty()) {
+    json.raw(",\n\"neuron\":");
+    json.array(probes.neuron.data(), probes.neuron.size());
   }
   json.raw("}\n");
   json.flush();

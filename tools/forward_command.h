@@ -1,5 +1,5 @@
-// glassbox forward: logits, and on request attention, hidden states and the logit lens of a
-// prompt, as JSON; with a head mask, some heads switched off. And the --head-mask option that
+// glassbox forward: logits, and on request attention, hidden states, the logit lens, saliency and
+// the MLP's neurons of a prompt, as JSON; with a head mask, some heads switched off. And the --head-mask option that
 // generate shares.
 #pragma once
 
@@ -12,11 +12,16 @@
 
 // What `forward` prints besides the logits, and how it runs the model.
 struct ForwardRequest {
-  bool attention = false;        // "attention": [layer][head][query][key]
-  std::string mask = "causal";   // or "bidirectional"
-  bool hidden_states = false;    // "hidden_states": [n_layer + 1][T][n_embd]
-  std::optional<int> lens;       // K: "lens": [n_layer][T] lists of K {"id", "p"}
-  std::string head_mask;         // --head-mask as given: "L:H[,L:H...]", those heads silenced
+  bool attention = false;                  // "attention": [layer][head][query][key]
+  std::string mask = "causal";             // or "bidirectional"
+  bool hidden_states = false;              // "hidden_states": [n_layer + 1][T][n_embd]
+  std::optional<int> lens;                 // K: "lens": [n_layer][T] lists of K {"id", "p"}
+  std::string head_mask;                   // --head-mask as given: "L:H[,L:H...]", those heads silenced
+  bool saliency = false;                   // "saliency": [T] gradient x input, and "target"
+  std::optional<std::string> target;       // --target TOK as given
+  std::optional<std::int32_t> target_id;   // and as an id (the caller reads TOK with the tokenizer)
+  std::optional<int> neurons;              // K: "neurons": [n_layer][T] lists of K {"index", "value"}
+  std::string neuron;                      // --neuron "L:N": "neuron": [T]
 };
 
 // {"logits": [T][V], ...} on stdout for the prompt `ids`; errors are thrown.

@@ -3,14 +3,19 @@
 //
 //   glassbox generate   [-m DIR] (-p PROMPT | --tokens 1,2,3) [-n N] [--temperature T] [--top-k K]
 //                       [--top-p P] [--repetition-penalty R] [--seed S] [--allow-special]
-//                       [--context-full slide|stop] [--head-mask L:H,...]
+//                       [--context-full slide|stop] [--head-mask L:H,...] [--steer L:C:PLUS/MINUS]
 //                       (sampling defaults and stop ids from generation_config.json where it exists)
 //   glassbox chat       [-m DIR] [--messages FILE] [--print-prompt] [--no-generation-prompt]
 //                       [--date YYYY-MM-DD] [--template-var NAME=VALUE]... [--system TEXT]
 //                       [generate's sampling options]      (see chat_command.cpp)
 //   glassbox forward    [-m DIR] (-p PROMPT | --tokens 1,2,3) [--attention] [--mask causal|bidirectional]
 //                       [--hidden-states] [--lens K] [--head-mask L:H,...]
+//                       [--saliency [--target TOK]] [--neurons K] [--neuron L:N]
 //   glassbox forward    [-m DIR] --batch FILE          FILE: JSON array of id arrays, one pass
+//   glassbox patch      [-m DIR] (--clean TEXT | --clean-tokens IDS) (--corrupted TEXT | --corrupted-tokens IDS)
+//                       --answer TOK --wrong TOK [--what resid_pre,attn_out,mlp_out,head]   (JSON)
+//   glassbox attribute  [-m DIR] (-p TEXT | --tokens IDS) --answer TOK [--wrong TOK]   (JSON)
+//                       TOK: a token's text (" Mary") or #id (see experiment_commands.cpp)
 //   glassbox classify   [-m DIR] (-p TEXT | --tokens IDS | --input FILE)   a classifier's label, as JSON
 //   glassbox fill-mask  [-m DIR] -p "TEXT WITH <|mask|>" [--top K]     a masked LM's guesses, as JSON
 //   glassbox tokenize   [-m DIR] [--allow-special] [--add-special]   text on stdin -> JSON ids on stdout
@@ -18,7 +23,7 @@
 //   glassbox train-tokenizer --vocab-size N -o DIR FILE...
 //   glassbox train -o DIR [options] FILE_OR_FOLDER...    (see train_command.cpp)
 //   glassbox evaluate [-m DIR] FILE_OR_FOLDER...           -> JSON: loss, bits per byte
-//   (generate, chat, forward, classify, fill-mask, evaluate: [--quantize none|int8] [--threads N]
+//   (generate, chat, forward, patch, attribute, classify, fill-mask, evaluate: [--quantize none|int8] [--threads N]
 //    [--max-memory MB] [--context N])
 //
 // Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
@@ -38,6 +43,7 @@
 #include <vector>
 
 #include "glassbox/error.h"
+#include "glassbox/experiments.h"
 #include "glassbox/generate.h"
 #include "glassbox/memory.h"
 #include "glassbox/model.h"
@@ -49,11 +55,13 @@
 #include "classify_command.h"
 #include "decimal_options.h"
 #include "evaluate_command.h"
+#include "experiment_commands.h"
 #include "fill_mask_command.h"
 #include "forward_command.h"
 #include "output_dir.h"
 #include "sampling_options.h"
 #include "text_files.h"
+#include "token_args.h"
 #include "train_command.h"
 
 #ifndef GLASSBOX_DEFAULT_MODEL_DIR
@@ -63,22 +71,6 @@
 namespace {
 
 using namespace glassbox;
-
-// "1,2,3" -> {1, 2, 3}
-std::vector<std::int32_t> parse_ids(const std::string& text) {
-  std::vector<std::int32_t> ids;
-  const char* p = text.data();
-  const char* end = p + text.size();
-  while (p < end) {
-    std::int32_t id = 0;
-    auto [next, ec] = std::from_chars(p, end, id);
-    if (ec != std::errc() || (next < end && (*next != ',' || next + 1 == end)))
-      throw InvalidArgument("--tokens must be comma-separated integers like 464,2068, got " + quote_text(text));
-    ids.push_back(id);
-    p = next < end ? next + 1 : next;
-  }
-  return ids;
-}
 
 void write_text(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
@@ -107,16 +99,23 @@ struct Prompt {
 };
 
 int run_generate(const std::string& model_dir, const LoadOptions& load, const Prompt& prompt,
-                 const SamplingOptions& sampling, const std::string& head_mask) {
+                 const SamplingOptions& sampling, const std::string& head_mask, const std::string& steer) {
   check_sampling_options(sampling);
   check_model_dir(model_dir);
   generate_options(model_dir, sampling, 0);   // with generation_config.json, before the (possibly slow) model load
+  const std::optional<SteerArg> steering = steer.empty() ? std::nullopt : std::optional(parse_steer(steer));
   std::optional<Tokenizer> tokenizer;
-  if (prompt.text) tokenizer = Tokenizer::load(model_dir);
+  if (prompt.text || steering) tokenizer = Tokenizer::load(model_dir);
   const auto ids = prompt.tokens(tokenizer);
   Model model = Model::load(model_dir, load);
   GenerateOptions options = generate_options(model_dir, sampling, std::random_device{}(), model.config().eos_token_ids);
   options.head_mask = parse_head_mask(head_mask, model.config());
+  if (steering) {   // v = C * (resid_pre_L(A)[last] - resid_pre_L(B)[last]), added at every position
+    options.steer = steering_vector(model, steering->layer, steering->coefficient,
+                                    tokenizer->encode(steering->plus, prompt.allow_special),
+                                    tokenizer->encode(steering->minus, prompt.allow_special));
+    options.steer_layer = steering->layer;
+  }
   options.tokenizer_size = tokenizer ? tokenizer->vocab_size() : tokenizer_size_of(model_dir);
 
   std::optional<StreamingDecoder> decoder;
@@ -244,6 +243,11 @@ int main(int argc, char** argv) {
   const char* head_mask_help =
       "switch heads off: layer:head pairs, e.g. 0:3,5:1 (Hugging Face's head_mask, 0 for those)";
   gen->add_option("--head-mask", head_mask, head_mask_help);
+  std::string steer;
+  gen->add_option("--steer", steer,
+                  "steer by activation addition, LAYER:COEFFICIENT:PLUS/MINUS: COEFFICIENT times the difference of "
+                  "the residual streams entering block LAYER at the last tokens of the prompts PLUS and MINUS, added "
+                  "at every position (e.g. 6:4:Love/Hate)");
 
   auto* fwd = app.add_subcommand("forward", "print logits (and attention) for a prompt as JSON");
   add_model(fwd);
@@ -262,12 +266,34 @@ int main(int argc, char** argv) {
   auto* lens_option = fwd->add_option(
       "--lens", forward.lens, "also print the logit lens: each layer's K most likely next tokens [layer][position]");
   auto* head_mask_option = fwd->add_option("--head-mask", forward.head_mask, head_mask_help);
+  auto* saliency_flag = fwd->add_flag("--saliency", forward.saliency,
+                                      "also print \"saliency\": [T], gradient x input of log p(target) at each "
+                                      "position, and \"target\" (gpt2, openai-gpt)");
+  fwd->add_option("--target", forward.target,
+                  "saliency's target token: its text or #id (default: the last position's "
+                  "most likely next token)")
+      ->needs(saliency_flag);
+  auto* neurons_option =
+      fwd->add_option("--neurons", forward.neurons,
+                      "also print \"neurons\": [layer][position] the K most active MLP neurons {index, value}");
+  auto* neuron_option = fwd->add_option("--neuron", forward.neuron,
+                                        "also print \"neuron\": [T], one MLP neuron LAYER:INDEX at each position");
   std::string batch_file;
   auto* batch_option =
       fwd->add_option("--batch", batch_file,
                       "JSON file: an array of token-id arrays, run as one batch -> logits [sequence][position][vocab]");
   batch_option->excludes("-p")->excludes("--tokens")->excludes(attention_flag)->excludes(mask_option);
   batch_option->excludes(hidden_flag)->excludes(lens_option)->excludes(head_mask_option);
+  batch_option->excludes(saliency_flag)->excludes(neurons_option)->excludes(neuron_option);
+
+  PatchRequest patch_request;
+  auto* patch_cmd = add_patch_command(app, patch_request);
+  add_model(patch_cmd);
+  add_quantize(patch_cmd);
+  AttributeRequest attribute_request;
+  auto* attribute_cmd = add_attribute_command(app, attribute_request);
+  add_model(attribute_cmd);
+  add_quantize(attribute_cmd);
 
   auto* cls = app.add_subcommand("classify", "a classifier's label for a text, or for each line of a file (JSON)");
   add_model(cls);
@@ -335,9 +361,8 @@ int main(int argc, char** argv) {
     if (!known) {
       std::fprintf(
           stderr,
-          "glassbox: error: unknown command '%s' (commands: generate, chat, forward, classify, fill-mask, tokenize, "
-          "detokenize, "
-          "train-tokenizer, train, evaluate; see --help)\n",
+          "glassbox: error: unknown command '%s' (commands: generate, chat, forward, patch, attribute, classify, "
+          "fill-mask, tokenize, detokenize, train-tokenizer, train, evaluate; see --help)\n",
           argv[1]);
       return 2;
     }
@@ -367,7 +392,11 @@ int main(int argc, char** argv) {
                                    : "give a prompt: -p TEXT or --tokens IDS");
     const LoadOptions load{parse_quantization(quantize), megabytes_to_bytes(max_memory_mb), context};
     set_num_threads(threads);
-    if (*gen) return run_generate(model_dir, load, prompt, sampling, head_mask);
+    if (*gen) return run_generate(model_dir, load, prompt, sampling, head_mask, steer);
+    if (*patch_cmd || *attribute_cmd) {
+      check_model_dir(model_dir);
+      return *patch_cmd ? run_patch(model_dir, load, patch_request) : run_attribute(model_dir, load, attribute_request);
+    }
     if (*chat_cmd) {
       check_sampling_options(chat.sampling);
       check_model_dir(model_dir);
@@ -377,7 +406,8 @@ int main(int argc, char** argv) {
       check_model_dir(model_dir);
       if (!batch_file.empty()) return run_forward_batch(model_dir, load, batch_file);
       std::optional<Tokenizer> tokenizer;
-      if (prompt.text) tokenizer = Tokenizer::load(model_dir);
+      if (prompt.text || (forward.target && !is_token_id(*forward.target))) tokenizer = Tokenizer::load(model_dir);
+      if (forward.target) forward.target_id = parse_token(*forward.target, "--target", tokenizer, prompt.allow_special);
       return run_forward(model_dir, load, prompt.tokens(tokenizer), forward);
     }
     if (*cls || *fill) {

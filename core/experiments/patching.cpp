@@ -192,7 +192,8 @@ PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::
         const std::size_t n = std::min(runs.size() - first, std::size_t(group));
         const std::vector<double> m = run_group(in, site, l, std::span(runs).subspan(first, n));
         for (std::size_t i = 0; i < n; ++i)
-          grid[std::size_t(l) * width + first + i] = static_cast<float>((m[i] - result.corrupted) / gap);
+          grid[std::size_t(l) * width + first + i] =
+              static_cast<float>((m[i] - result.corrupted) / gap) + 0.0f;   // no -0
       }
       ++done;
       if (options.progress &&

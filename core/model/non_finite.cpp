@@ -52,8 +52,12 @@ std::string NonFiniteFinder::where(const std::string& otherwise) const {
     what = "the embeddings (wte + wpe)";
   else if (name_ == "attn_probs")
     what = layer + "attention probabilities";
+  else if (name_ == "attn_z")
+    what = layer + "attention-weighted values";
   else if (name_ == "attn_out")
     what = layer + "attention output";
+  else if (name_ == "mlp_act")
+    what = layer + "MLP neurons";
   else if (name_ == "mlp_out")
     what = layer + "MLP output";
   else if (name_ == "block_out")
