@@ -6,6 +6,8 @@
 // corrupted pass's keys and values of the positions before p (KVCache::assign_prefix). The runs of
 // one layer go through the blocks together, as one batch of sequences (one read of each layer's
 // weights for all of them, where run one by one a short run is bound by reading the weights).
+// A replacement equal to what it replaces (every position before the first token where the two
+// prompts differ, in a causal model) changes nothing: its result is 0 without a run.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -137,6 +139,33 @@ std::vector<double> run_group(const Inputs& in, PatchSite site, int layer, std::
   return metrics;
 }
 
+// Whether the clean run's activation at (layer, i) equals the corrupted run's: a position's
+// vector, or one head's z at every position.
+bool unchanged(const Inputs& in, PatchSite site, int layer, int i) {
+  const ModelConfig& c = in.model.config();
+  const std::size_t T = in.corrupted.size(), C = std::size_t(c.n_embd), Dq = std::size_t(Activations::q_width(c));
+  auto same = [](const std::vector<float>& a, const std::vector<float>& b, std::size_t at, std::size_t n) {
+    return std::equal(a.begin() + std::ptrdiff_t(at), a.begin() + std::ptrdiff_t(at + n),
+                      b.begin() + std::ptrdiff_t(at));
+  };
+  const std::size_t row = (std::size_t(layer) * T + i) * C;
+  switch (site) {
+    case PatchSite::ResidPre:
+      return same(in.clean.resid_pre, in.dirty.resid_pre, row, C);
+    case PatchSite::AttnOut:
+      return same(in.clean.attn_out, in.dirty.attn_out, row, C);
+    case PatchSite::MlpOut:
+      return same(in.clean.mlp_out, in.dirty.mlp_out, row, C);
+    case PatchSite::Head: {
+      const std::size_t hd = std::size_t(c.head_dim());
+      for (std::size_t t = 0; t < T; ++t)
+        if (!same(in.clean.z, in.dirty.z, (std::size_t(layer) * T + t) * Dq + i * hd, hd)) return false;
+      return true;
+    }
+  }
+  return false;
+}
+
 }   // namespace
 
 PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupted,
@@ -159,10 +188,10 @@ PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::
   const int T = static_cast<int>(clean.size()), L = c.n_layer, H = c.n_head;
   const experiments::Metric metric(model, answer, wrong);
   KVCache clean_cache = model.new_cache(), dirty_cache = model.new_cache();
-  const Captured clean_run = experiments::capture(
-      model, clean, clean_cache,
-      {asked(PatchSite::ResidPre), asked(PatchSite::AttnOut), asked(PatchSite::MlpOut), asked(PatchSite::Head)});
-  const Captured dirty_run = experiments::capture(model, corrupted, dirty_cache, {.resid_pre = true});
+  const experiments::CaptureWhat what = {true, asked(PatchSite::AttnOut), asked(PatchSite::MlpOut),
+                                         asked(PatchSite::Head)};
+  const Captured clean_run = experiments::capture(model, clean, clean_cache, what);
+  const Captured dirty_run = experiments::capture(model, corrupted, dirty_cache, what);
   PatchResult result;
   result.clean = metric(clean_run.final_stream.data() + std::size_t(T - 1) * c.n_embd);
   result.corrupted = metric(dirty_run.final_stream.data() + std::size_t(T - 1) * c.n_embd);
@@ -186,14 +215,18 @@ PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::
     std::vector<float>& grid = result.grid(site);
     grid.assign(std::size_t(L) * width, 0.0f);
     for (int l = 0; l < L; ++l) {
-      std::vector<Run> runs;
-      for (int i = 0; i < width; ++i) runs.push_back(by_head ? Run{0, i} : Run{i, 0});
+      std::vector<Run> runs;   // those that change something (the others' results stay 0)
+      std::vector<int> cells;
+      for (int i = 0; i < width; ++i)
+        if (!unchanged(in, site, l, i)) {
+          runs.push_back(by_head ? Run{0, i} : Run{i, 0});
+          cells.push_back(i);
+        }
       for (std::size_t first = 0; first < runs.size(); first += std::size_t(group)) {
         const std::size_t n = std::min(runs.size() - first, std::size_t(group));
         const std::vector<double> m = run_group(in, site, l, std::span(runs).subspan(first, n));
-        for (std::size_t i = 0; i < n; ++i)
-          grid[std::size_t(l) * width + first + i] =
-              static_cast<float>((m[i] - result.corrupted) / gap) + 0.0f;   // no -0
+        for (std::size_t i = 0; i < n; ++i)   // + 0.0f: no -0
+          grid[std::size_t(l) * width + cells[first + i]] = static_cast<float>((m[i] - result.corrupted) / gap) + 0.0f;
       }
       ++done;
       if (options.progress &&
