@@ -10,23 +10,7 @@ namespace glassbox {
 namespace {
 
 std::string replace_all(const DecoderStep& step, const std::string& token) {
-  std::vector<Regex::Match> matches;
-  if (step.regex) {
-    matches = step.regex->find_all(token);
-  } else {
-    for (std::size_t pos = token.find(step.literal); pos != std::string::npos;
-         pos = token.find(step.literal, pos + step.literal.size()))
-      matches.push_back({pos, pos + step.literal.size()});
-  }
-  std::string out;
-  std::size_t prev = 0;
-  for (const auto& m : matches) {
-    out.append(token, prev, m.start - prev);
-    out += step.content;
-    prev = m.end;
-  }
-  out.append(token, prev);
-  return out;
+  return replace_matches(step.regex.get(), step.literal, step.content, token);
 }
 
 std::string replace_text(const std::string& token, const std::string& from, const char* to) {

@@ -214,24 +214,7 @@ std::string strip(std::string_view text, bool left, bool right) {
 
 // Each non-overlapping occurrence, leftmost first, replaced (the library's NormalizedString::replace).
 std::string replace(const NormalizerStep& step, const std::string& text) {
-  std::vector<Regex::Match> matches;
-  if (step.regex) {
-    matches = step.regex->find_all(text);
-  } else {
-    for (std::size_t pos = text.find(step.literal); pos != std::string::npos;
-         pos = text.find(step.literal, pos + step.literal.size()))
-      matches.push_back({pos, pos + step.literal.size()});
-  }
-  if (matches.empty()) return text;
-  std::string out;
-  std::size_t prev = 0;
-  for (const auto& m : matches) {
-    out.append(text, prev, m.start - prev);
-    out += step.content;
-    prev = m.end;
-  }
-  out.append(text, prev);
-  return out;
+  return replace_matches(step.regex.get(), step.literal, step.content, text);
 }
 
 }   // namespace

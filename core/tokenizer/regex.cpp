@@ -554,4 +554,25 @@ std::vector<Regex::Match> Regex::find_all(std::string_view text) const {
   return matches;
 }
 
+std::string replace_matches(const Regex* regex, const std::string& literal, const std::string& content,
+                            const std::string& text) {
+  std::vector<Regex::Match> matches;
+  if (regex) {
+    matches = regex->find_all(text);
+  } else {
+    for (std::size_t pos = text.find(literal); pos != std::string::npos; pos = text.find(literal, pos + literal.size()))
+      matches.push_back({pos, pos + literal.size()});
+  }
+  if (matches.empty()) return text;
+  std::string out;
+  std::size_t prev = 0;
+  for (const auto& m : matches) {
+    out.append(text, prev, m.start - prev);
+    out += content;
+    prev = m.end;
+  }
+  out.append(text, prev);
+  return out;
+}
+
 }   // namespace glassbox

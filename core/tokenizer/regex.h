@@ -64,4 +64,10 @@ class Regex {
   std::string pattern_;   // for errors
 };
 
+// Each non-overlapping match of `regex` (or, when it is null, occurrence of `literal`), leftmost
+// first, replaced by `content`: the Replace step of normalizers and decoders (the library's
+// NormalizedString::replace).
+std::string replace_matches(const Regex* regex, const std::string& literal, const std::string& content,
+                            const std::string& text);
+
 }   // namespace glassbox
