@@ -7,6 +7,9 @@
 //                                                      (with --lens, each pass also computes the
 //                                                      logit lens, K tokens per layer); then, the
 //                                                      model freed, the triad
+//   glassbox_perf patch DIR [--tokens T] [--at P]      activation patching (resid_pre, then every
+//                 [--threads N]                        site) of a T-token prompt against one that
+//                                                      differs at position P (default T / 2)
 //   glassbox_perf tokenizer DIR TEXT                   encode and decode TEXT's bytes
 //   glassbox_perf triad [--mb N]                       single-core memory bandwidth (STREAM triad)
 //   glassbox_perf kernels [--keys S]                   the decoding kernels alone on GPT-2 small's
@@ -26,6 +29,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,6 +39,7 @@
 #include "kernels/kernels.h"
 #include "kernels/quantized.h"
 #include "model/arena.h"
+#include "glassbox/experiments.h"
 #include "glassbox/model.h"
 #include "glassbox/threads.h"
 #include "glassbox/tokenizer.h"
@@ -323,6 +328,31 @@ json run_triad(int megabytes) {
   return {{"array_mb", megabytes}, {"gb_s", 12.0 * static_cast<double>(n) / best_ms / 1e6}};
 }
 
+// Activation patching on a made-up prompt pair: ids 11, 18, 25, ... (mod the vocabulary), and the
+// same with position `at` changed; the answer and wrong ids 5 and 6. The time of the whole
+// experiment (the two captured passes and every patched run), for resid_pre alone and for all four
+// sites.
+json run_patch(const std::string& dir, int tokens, int at) {
+  const glassbox::Model model = glassbox::Model::load(dir);
+  const int V = model.config().vocab_size;
+  std::vector<std::int32_t> clean(tokens), corrupted;
+  for (int i = 0; i < tokens; ++i) clean[i] = (11 + 7 * i) % V;
+  corrupted = clean;
+  corrupted[at] = (clean[at] + V / 2) % V;
+  auto time = [&](std::vector<glassbox::PatchSite> sites) {
+    glassbox::PatchOptions options;
+    options.sites = std::move(sites);
+    const auto t0 = Clock::now();
+    glassbox::patch(model, clean, corrupted, 5, 6, options);
+    return ms_since(t0);
+  };
+  json out{{"tokens", tokens}, {"at", at}};
+  out["resid_pre_ms"] = time({glassbox::PatchSite::ResidPre});
+  out["all_sites_ms"] = time({glassbox::PatchSite::ResidPre, glassbox::PatchSite::AttnOut, glassbox::PatchSite::MlpOut,
+                              glassbox::PatchSite::Head});
+  return out;
+}
+
 }   // namespace
 
 int main(int argc, char** argv) {
@@ -344,6 +374,14 @@ int main(int argc, char** argv) {
       ->add_option("--triad-after", triad_after,
                    "then the triad over arrays of this many MB, once the model is freed (0: no triad)")
       ->check(CLI::Range(0, 4096));
+  auto* patching = app.add_subcommand("patch", "activation patching of a made-up prompt pair");
+  int patch_tokens = 20, patch_at = -1, patch_threads = 1;
+  patching->add_option("dir", dir, "model directory")->required();
+  patching->add_option("--tokens", patch_tokens, "the prompts' length")
+      ->check(CLI::Range(2, 1024))
+      ->capture_default_str();
+  patching->add_option("--at", patch_at, "the position where they differ (default: the middle)");
+  patching->add_option("--threads", patch_threads, "threads (0: one per core)")->capture_default_str();
   auto* tokenizer = app.add_subcommand("tokenizer", "encode and decode a text");
   tokenizer->add_option("dir", dir, "model directory (vocab.json, merges.txt)")->required();
   tokenizer->add_option("text", text_file, "UTF-8 text file")->required();
@@ -385,6 +423,12 @@ int main(int argc, char** argv) {
       // The memory bandwidth at the moment of this decode (a shared machine's speed drifts from one
       // minute to the next), for the decode's share of the roofline (bench/report.mjs).
       if (triad_after) out["triad_gb_s"] = run_triad(triad_after)["gb_s"];
+    } else if (*patching) {
+      if (patch_at < 0) patch_at = patch_tokens / 2;
+      if (patch_at >= patch_tokens) throw std::invalid_argument("--at must be a position of the prompt");
+      glassbox::set_num_threads(patch_threads);
+      out = run_patch(dir, patch_tokens, patch_at);
+      out["threads"] = glassbox::num_threads();
     } else if (*tokenizer)
       out = run_tokenizer(dir, text_file);
     else if (*kernels)

@@ -7,7 +7,8 @@
 // one layer go through the blocks together, as one batch of sequences (one read of each layer's
 // weights for all of them, where run one by one a short run is bound by reading the weights).
 // A replacement equal to what it replaces (every position before the first token where the two
-// prompts differ, in a causal model) changes nothing: its result is 0 without a run.
+// prompts differ, in a causal model) changes nothing: its result is 0 without a run; a head's run
+// starts at the first position where its z differs.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -60,7 +61,7 @@ namespace {
 using experiments::Captured;
 
 // One patched run: the corrupted prompt from position `start` on, at layers `layer` on, with one
-// replacement (a site's value at one position, or one head's z at every position).
+// replacement (a site's value at position `start`, or one head's z at every position from it).
 struct Run {
   int start;
   int head;   // PatchSite::Head
@@ -123,8 +124,8 @@ std::vector<double> run_group(const Inputs& in, PatchSite site, int layer, std::
         edits.push_back({BlockEdit::Site::MlpOut, layer, row, 1, 0, in.clean.mlp_out.data() + at, C});
         break;
       case PatchSite::Head:
-        edits.push_back({BlockEdit::Site::HeadZ, layer, row, T, r.head,
-                         in.clean.z.data() + LT * Dq + std::size_t(r.head) * c.head_dim(), Dq});
+        edits.push_back({BlockEdit::Site::HeadZ, layer, row, T - r.start, r.head,
+                         in.clean.z.data() + (LT + r.start) * Dq + std::size_t(r.head) * c.head_dim(), Dq});
         break;
     }
     row += T - r.start;
@@ -139,11 +140,13 @@ std::vector<double> run_group(const Inputs& in, PatchSite site, int layer, std::
   return metrics;
 }
 
-// Whether the clean run's activation at (layer, i) equals the corrupted run's: a position's
-// vector, or one head's z at every position.
-bool unchanged(const Inputs& in, PatchSite site, int layer, int i) {
+// The first position where the clean run's activation at (layer, i) differs from the corrupted
+// run's, or T where they are equal: position i's vector, or head i's z at every position (the
+// positions before it are then the corrupted run's, and the patched run starts there).
+int first_change(const Inputs& in, PatchSite site, int layer, int i) {
   const ModelConfig& c = in.model.config();
-  const std::size_t T = in.corrupted.size(), C = std::size_t(c.n_embd), Dq = std::size_t(Activations::q_width(c));
+  const int T = static_cast<int>(in.corrupted.size());
+  const std::size_t C = std::size_t(c.n_embd), Dq = std::size_t(Activations::q_width(c));
   auto same = [](const std::vector<float>& a, const std::vector<float>& b, std::size_t at, std::size_t n) {
     return std::equal(a.begin() + std::ptrdiff_t(at), a.begin() + std::ptrdiff_t(at + n),
                       b.begin() + std::ptrdiff_t(at));
@@ -151,19 +154,19 @@ bool unchanged(const Inputs& in, PatchSite site, int layer, int i) {
   const std::size_t row = (std::size_t(layer) * T + i) * C;
   switch (site) {
     case PatchSite::ResidPre:
-      return same(in.clean.resid_pre, in.dirty.resid_pre, row, C);
+      return same(in.clean.resid_pre, in.dirty.resid_pre, row, C) ? T : i;
     case PatchSite::AttnOut:
-      return same(in.clean.attn_out, in.dirty.attn_out, row, C);
+      return same(in.clean.attn_out, in.dirty.attn_out, row, C) ? T : i;
     case PatchSite::MlpOut:
-      return same(in.clean.mlp_out, in.dirty.mlp_out, row, C);
+      return same(in.clean.mlp_out, in.dirty.mlp_out, row, C) ? T : i;
     case PatchSite::Head: {
       const std::size_t hd = std::size_t(c.head_dim());
-      for (std::size_t t = 0; t < T; ++t)
-        if (!same(in.clean.z, in.dirty.z, (std::size_t(layer) * T + t) * Dq + i * hd, hd)) return false;
-      return true;
+      for (int t = 0; t < T; ++t)
+        if (!same(in.clean.z, in.dirty.z, (std::size_t(layer) * T + t) * Dq + i * hd, hd)) return t;
+      return T;
     }
   }
-  return false;
+  return i;
 }
 
 }   // namespace
@@ -218,8 +221,8 @@ PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::
       std::vector<Run> runs;   // those that change something (the others' results stay 0)
       std::vector<int> cells;
       for (int i = 0; i < width; ++i)
-        if (!unchanged(in, site, l, i)) {
-          runs.push_back(by_head ? Run{0, i} : Run{i, 0});
+        if (const int start = first_change(in, site, l, i); start < T) {
+          runs.push_back({start, by_head ? i : 0});
           cells.push_back(i);
         }
       for (std::size_t first = 0; first < runs.size(); first += std::size_t(group)) {
