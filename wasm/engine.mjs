@@ -526,6 +526,10 @@ export class LocalModel {
       classify: true,
       lens: 0,
       headMask,
+      saliency: false,
+      target: -1,
+      neurons: 0,
+      neuron: null,
     });
     const labels = [...this.labels];
     const probabilities = softmax(logits);
