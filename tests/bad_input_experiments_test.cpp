@@ -19,15 +19,15 @@ namespace {
 using test::expect_cli;
 using test::expect_cpp;
 
-const std::vector<std::int32_t> kPrompt = {1, 2, 3, 4}, kOther = {1, 2, 5, 4}, kShorter = {1, 2, 3};
+const std::vector<std::int32_t> kPrompt = {1, 2, 3, 4, 5}, kOther = {1, 2, 6, 4, 5}, kLonger = {1, 2, 3, 4, 5, 6};
 
 std::string fixture(const std::string& name) { return test::fixture_dir(name).string(); }
 
 TEST(BadInputExperiments, E1PromptsOfDifferentLengths) {
   const Model model = Model::load(fixture("gpt2-f32"));
-  expect_cpp<InvalidArgument>("E1", [&] { patch(model, kPrompt, kShorter, 1, 2); });
-  expect_cli("E1", {"patch", "-m", fixture("gpt2-f32"), "--clean-tokens", "1,2,3,4", "--corrupted-tokens", "1,2,3",
-                    "--answer", "#1", "--wrong", "#2"});
+  expect_cpp<InvalidArgument>("E1", [&] { patch(model, kPrompt, kLonger, 1, 2); });
+  expect_cli("E1", {"patch", "-m", fixture("gpt2-f32"), "--clean-tokens", "1,2,3,4,5", "--corrupted-tokens",
+                    "1,2,3,4,5,6", "--answer", "#1", "--wrong", "#2"});
 }
 
 TEST(BadInputExperiments, E2AnAnswerOfSeveralTokens) {

@@ -43,8 +43,9 @@ class CliExperiments : public ::testing::TestWithParam<std::string> {};
 TEST_P(CliExperiments, PatchAndAttributeMatchPyTorch) {
   const auto want = reference(GetParam());
   const std::string dir = test::fixture_dir(want["model"].get<std::string>()).string();
-  const auto got = run_json({"patch", "-m", dir, "--clean-tokens", ids_arg(want["clean"]), "--corrupted-tokens",
-                             ids_arg(want["corrupted"]), "--answer", tok(want["answer"]), "--wrong", tok(want["wrong"])});
+  const auto got =
+      run_json({"patch", "-m", dir, "--clean-tokens", ids_arg(want["clean"]), "--corrupted-tokens",
+                ids_arg(want["corrupted"]), "--answer", tok(want["answer"]), "--wrong", tok(want["wrong"])});
   EXPECT_LE(max_diff(got["clean"], want["patch"]["clean"]), 1e-5);
   EXPECT_LE(max_diff(got["corrupted"], want["patch"]["corrupted"]), 1e-5);
   for (const char* site : {"resid_pre", "attn_out", "mlp_out", "head"})
@@ -57,7 +58,7 @@ TEST_P(CliExperiments, PatchAndAttributeMatchPyTorch) {
   EXPECT_LE(max_diff(heads["head"], want["patch"]["head"]), 1e-4);
   if (!want.contains("attribute")) return;
   for (const auto& w : want["attribute"]) {
-    std::vector<std::string> args = {"attribute", "-m", dir, "--tokens", ids_arg(want["clean"]), "--answer",
+    std::vector<std::string> args = {"attribute",     "-m", dir, "--tokens", ids_arg(want["clean"]), "--answer",
                                      tok(w["answer"])};
     if (w.contains("wrong")) args.insert(args.end(), {"--wrong", tok(w["wrong"])});
     const auto a = run_json(args);
@@ -106,8 +107,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CliExperiments,
 TEST(CliExperimentsText, TheExampleRunsWithTextAndTokens) {
   const std::string clean = "When Mary and John went to the store, John gave a drink to";
   const std::string corrupted = "When Mary and John went to the store, Mary gave a drink to";
-  const auto by_text = run_json({"patch", "--clean", clean, "--corrupted", corrupted, "--answer", " Mary", "--wrong",
-                                 " John", "--what", "head"});
+  const auto by_text = run_json(
+      {"patch", "--clean", clean, "--corrupted", corrupted, "--answer", " Mary", "--wrong", " John", "--what", "head"});
   const auto ids = run_cli({"tokenize"}, clean), other = run_cli({"tokenize"}, corrupted);
   const auto mary = run_cli({"tokenize"}, " Mary"), john = run_cli({"tokenize"}, " John");
   auto arg = [](const std::string& json) { return ids_arg(nlohmann::json::parse(json)); };

@@ -83,14 +83,16 @@ CLI::App* add_attribute_command(CLI::App& app, AttributeRequest& r) {
   auto* ids = cmd->add_option("--tokens", r.ids, "the prompt as ids, e.g. 464,2068");
   text->excludes(ids);
   cmd->add_option("--answer", r.answer, "the answer: a token's text (\" Mary\") or #id")->required();
-  cmd->add_option("--wrong", r.wrong, "the answer it is set against: a token's text or #id (default: none, the "
-                                      "answer's logit alone)");
+  cmd->add_option("--wrong", r.wrong,
+                  "the answer it is set against: a token's text or #id (default: none, the "
+                  "answer's logit alone)");
   cmd->add_flag("--allow-special", r.allow_special, "read special tokens written in the text as themselves");
   return cmd;
 }
 
 int run_patch(const std::string& model_dir, const LoadOptions& load, const PatchRequest& r) {
-  if (!r.clean && r.clean_ids.empty()) throw InvalidArgument("give the clean prompt: --clean TEXT or --clean-tokens IDS");
+  if (!r.clean && r.clean_ids.empty())
+    throw InvalidArgument("give the clean prompt: --clean TEXT or --clean-tokens IDS");
   if (!r.corrupted && r.corrupted_ids.empty())
     throw InvalidArgument("give the corrupted prompt: --corrupted TEXT or --corrupted-tokens IDS");
   const std::vector<PatchSite> sites = parse_sites(r.what);

@@ -12,7 +12,7 @@
 // (token_args.h: a token's text, or #id).
 struct PatchRequest {
   std::optional<std::string> clean, corrupted;   // text
-  std::string clean_ids, corrupted_ids;           // or ids
+  std::string clean_ids, corrupted_ids;          // or ids
   std::string answer, wrong;
   std::string what = "resid_pre,attn_out,mlp_out,head";
   bool allow_special = false;

@@ -45,7 +45,8 @@ std::int32_t parse_token(const std::string& tok, const std::string& option, cons
   if (ids.size() == 1) return ids[0];
   std::string pieces;
   for (std::size_t i = 0; i < ids.size() && i < 8; ++i)
-    pieces += (i ? ", #" : "#") + std::to_string(ids[i]) + " " + quote_text(tokenizer->decode(std::span(ids).subspan(i, 1)));
+    pieces +=
+        (i ? ", #" : "#") + std::to_string(ids[i]) + " " + quote_text(tokenizer->decode(std::span(ids).subspan(i, 1)));
   if (ids.size() > 8) pieces += ", ...";
   throw InvalidArgument(option + " " + quote_text(tok) + " is " + std::to_string(ids.size()) + " tokens (" + pieces +
                         "), not one: give one token's text, or an id as #" + std::to_string(ids[0]) +

@@ -109,7 +109,12 @@ EMSCRIPTEN_BINDINGS(glassbox) {
       .function("info", &Engine::info)
       .function("start", &Engine::start)
       .function("next", &Engine::next)
-      .function("stop", &Engine::stop);
+      .function("stop", &Engine::stop)
+      .function("patchStart", &Engine::patch_start)
+      .function("patchStep", &Engine::patch_step)
+      .function("patchResult", &Engine::patch_result)
+      .function("patchStop", &Engine::patch_stop)
+      .function("attribute", &Engine::attribute);
   emscripten::class_<Loading>("Loading")
       .class_function("create", &Loading::create, emscripten::allow_raw_pointers())
       .function("size", &Loading::size)

@@ -3,6 +3,13 @@
 // inside a Web Worker / worker thread.
 import { errorClasses, InvalidArgumentError, ModelFormatError, OutOfMemoryError, StateError } from './errors.mjs';
 import { ChatTemplate, hasChatTemplate } from './chat.mjs';
+import {
+  checkAttributeOptions,
+  checkForwardExperiments,
+  checkPatchOptions,
+  checkSteer,
+  PATCH_SITES,
+} from './experiment-options.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
 import { checkIds, checkText } from './input.mjs';
 import { removeCachedModels } from './model-cache.mjs';
@@ -415,6 +422,7 @@ export class LocalModel {
   #engine;
   #chat;
   #generating = false;
+  #patching = false;
 
   // (WeightsLoading.finish makes them.) hasTokenizer: whether tokenizer.json, or vocab.json and
   // merges.txt, came with it; chat: its ChatTemplate (chat.mjs), or null.
@@ -460,11 +468,15 @@ export class LocalModel {
   // alone (V), the LM head run on that row only; { logits: [positions] }: those rows alone
   // (R*V: a masked LM's masks). mask 'bidirectional': every position
   // attends to every other, later ones too, with the same weights (an encoder's view). headMask:
-  // heads switched off (inspectOptions).
+  // heads switched off (inspectOptions). The experiments on the same ids, each a pass of its own
+  // on the model as loaded (causal, no head switched off): saliency (with the target it is of:
+  // the given token, else the last position's most probable), neurons (each layer's and
+  // position's K largest MLP activations), neuron (one neuron at every position).
   async forward(ids, options = undefined) {
-    options = checkForwardOptions(options);
+    options = checkForwardExperiments(checkForwardOptions(options));
     const { attention = false, logits = true, mask = 'causal', hiddenStates = false } = options;
     const rows = typeof logits === 'object' ? Array.from(logits) : [];
+    const { saliency = false, target, neurons = 0, neuron } = options;
     return this.#live().forward(checkIds(ids), {
       logits: logits !== false,
       lastLogits: logits === 'last',
@@ -473,6 +485,10 @@ export class LocalModel {
       causal: mask === 'causal',
       hiddenStates: Boolean(hiddenStates),
       classify: false,
+      saliency,
+      target: target === undefined ? -1 : this.#tokenId(target, 'target'),
+      neurons,
+      neuron: neuron ?? null,
       ...inspectOptions(options),
     });
   }
@@ -510,6 +526,10 @@ export class LocalModel {
       classify: true,
       lens: 0,
       headMask,
+      saliency: false,
+      target: -1,
+      neurons: 0,
+      neuron: null,
     });
     const labels = [...this.labels];
     const probabilities = softmax(logits);
@@ -557,6 +577,7 @@ export class LocalModel {
   // prompt: a string, ids, or a function of the checked options giving the ids (chat's).
   async *#generate(prompt, options, check = checkGenerateOptions) {
     options = check(options);
+    checkSteer(options.steer);
     const {
       maxTokens = 64,
       temperature,
@@ -584,8 +605,15 @@ export class LocalModel {
             ? await this.tokenize(prompt, { allowSpecial })
             : checkIds(prompt, 'prompt');
       const seedValue = seed ?? Math.floor(Math.random() * 2 ** 32);
+      const steer = options.steer && {
+        layer: options.steer.layer,
+        coefficient: options.steer.coefficient,
+        plus: this.#promptIds(options.steer.plus, 'steer.plus'),
+        minus: this.#promptIds(options.steer.minus, 'steer.minus'),
+      };
       signal?.throwIfAborted();
       this.#live().start(ids, {
+        steer: steer ?? null,
         maxTokens,
         temperature,
         topK,
@@ -610,6 +638,91 @@ export class LocalModel {
       this.#engine?.stop();
       this.#generating = false;
     }
+  }
+
+  // Activation patching (glassbox/experiments.h): the corrupted prompt run again with one
+  // activation of the clean run's, for every layer and position (or head) of each site in `what`,
+  // each result normalized, (patched - corrupted) / (clean - corrupted). One layer of one site at a
+  // time, returning to the event loop between them: onProgress gets each row as it comes (a page
+  // draws it), and an abort stops the run there (rejecting with the signal's reason). One run at a
+  // time per model.
+  async patch(options) {
+    const { clean, corrupted, answer, wrong, what = PATCH_SITES, signal } = checkPatchOptions(options);
+    let failure = null;
+    const onProgress = guardCallback('onProgress', options.onProgress, (e) => {
+      failure = e;
+    });
+    const engine = this.#live();
+    if (this.#patching)
+      throw new StateError('activation patching is already running on this model: wait for it, or abort it first');
+    const ids = { clean: this.#promptIds(clean, 'clean'), corrupted: this.#promptIds(corrupted, 'corrupted') };
+    const answerId = this.#tokenId(answer, 'answer');
+    const wrongId = this.#tokenId(wrong, 'wrong');
+    signal?.throwIfAborted();
+    this.#patching = true;
+    try {
+      engine.patchStart(ids.clean, ids.corrupted, answerId, wrongId, Array.from(what));
+      for (;;) {
+        const step = this.#live().patchStep(); // null once every layer of every site is done
+        if (!step) break;
+        onProgress?.(step);
+        if (failure) throw failure;
+        await yieldToEventLoop(); // the page draws the row; an abort can arrive
+        if (signal?.aborted) throw signal.reason;
+      }
+      const r = this.#live().patchResult();
+      const out = { clean: r.clean, corrupted: r.corrupted, tokens: ids };
+      for (const key of ['residPre', 'attnOut', 'mlpOut', 'head']) if (r[key]) out[key] = perLayer(r[key], r.layers);
+      return out;
+    } finally {
+      this.#engine?.patchStop(); // its caches and captured tensors are freed now
+      this.#patching = false;
+    }
+  }
+
+  // Direct logit attribution at the last position of prompt: the final residual stream's parts,
+  // each through the final norm's linear map and dotted with the unembedding of answer minus
+  // wrong's (or answer's alone) -> {embed, posEmbed, heads ([layer] -> (n_head)), mlp (n_layer),
+  // bias, total, residual}.
+  async attribute(options) {
+    const { prompt, answer, wrong } = checkAttributeOptions(options);
+    const engine = this.#live();
+    const ids = this.#promptIds(prompt, 'prompt');
+    const answerId = this.#tokenId(answer, 'answer');
+    const wrongId = wrong === undefined ? -1 : this.#tokenId(wrong, 'wrong');
+    const r = engine.attribute(ids, answerId, wrongId);
+    return {
+      embed: r.embed,
+      posEmbed: r.posEmbed,
+      heads: perLayer(r.heads, r.layers),
+      mlp: r.mlp,
+      bias: r.bias,
+      total: r.total,
+      residual: r.residual,
+    };
+  }
+
+  // A prompt of an experiment: text (encoded as tokenize encodes it) or ids.
+  #promptIds(prompt, what) {
+    if (typeof prompt !== 'string') return checkIds(prompt, what);
+    checkText(prompt, what);
+    return Array.from(this.#live().tokenize(prompt, false, false));
+  }
+
+  // A token of an experiment (checkToken): an id as given (the engine checks it against the
+  // vocabulary), or a text that must encode to exactly one token; else the error names its pieces.
+  #tokenId(token, what) {
+    if (typeof token === 'number') return token;
+    checkText(token, what);
+    const engine = this.#live();
+    const ids = Array.from(engine.tokenize(token, false, false));
+    if (ids.length === 1) return ids[0];
+    if (ids.length === 0) throw new InvalidArgumentError(`${what} is empty: give one token's text, or its id`);
+    const pieces = ids.map((id) => `${JSON.stringify(engine.detokenize([id]))} (id ${id})`);
+    throw new InvalidArgumentError(
+      `${what} ${JSON.stringify(token)} is ${ids.length} tokens: ${pieces.join(', ')}; ` +
+        "give one token's text, or the id of the one you mean",
+    );
   }
 
   async dispose() {
@@ -682,6 +795,12 @@ export class LocalTokenizer {
       throw new StateError('the model this tokenizer belonged to could not be loaded, or was disposed');
     return this.#tokenizer;
   }
+}
+
+// A grid laid out [layer][column] (Float32Array(layers * width)) -> one Float32Array per layer.
+function perLayer(grid, layers) {
+  const width = grid.length / layers;
+  return Array.from({ length: layers }, (_, l) => grid.subarray(l * width, (l + 1) * width));
 }
 
 // Float32Array of exp(x - max) / sum, in doubles: the probabilities sum to 1 within float rounding.

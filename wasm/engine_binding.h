@@ -5,15 +5,18 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "glassbox/error.h"
+#include "glassbox/experiments.h"
 #include "glassbox/generate.h"
 #include "glassbox/generation_config.h"
 #include "glassbox/model.h"
+#include "glassbox/saliency.h"
 #include "glassbox/tokenizer.h"
 #include "js_glue.h"
 
@@ -60,6 +63,27 @@ inline val shape_of(const ModelConfig& c) {
   shape.set("vocabulary", c.vocab_size);
   shape.set("modelType", std::string(c.architecture_name()));
   return shape;
+}
+
+// [layer][position] arrays of K {index, value}, largest first, from top_neurons' (L, T, K).
+inline val neurons_of(const std::vector<NeuronValue>& top, int layers, int positions, int k) {
+  val out = val::array();
+  for (int l = 0; l < layers; ++l) {
+    val rows = val::array();
+    for (int t = 0; t < positions; ++t) {
+      val row = val::array();
+      for (int i = 0; i < k; ++i) {
+        const NeuronValue& n = top[(std::size_t(l) * positions + t) * k + i];
+        val entry = val::object();
+        entry.set("index", n.index);
+        entry.set("value", n.value);
+        row.call<void>("push", entry);
+      }
+      rows.call<void>("push", row);
+    }
+    out.call<void>("push", rows);
+  }
+  return out;
 }
 
 class Engine {
@@ -109,7 +133,10 @@ class Engine {
   // none), headMask (see head_mask_from_js), logitRows (positions, ForwardOptions::logit_rows; []
   // for none) -> {logits?: Float32Array(T*V, V with lastLogits, R*V with R logitRows), attention?:
   // Float32Array(L*H*T*T), hiddenStates?: Float32Array((L+1)*T*C), lens?: [layer][position] arrays of K {id,
-  // probability}}. The page asks for attention only: all T rows of logits would cost T x V x C
+  // probability}}; the experiments (engine.mjs checks them): saliency (boolean) with target (an id,
+  // -1: the last position's argmax) -> saliency: Float32Array(T), target; neurons (K, 0: none) ->
+  // [layer][position] arrays of K {index, value}; neuron ({layer, index} or null) ->
+  // Float32Array(T). The page asks for attention only: all T rows of logits would cost T x V x C
   // multiply-adds it never looks at. causal false: bidirectional attention with the same weights
   // (ForwardOptions::causal). The lens covers every position (so the LM head runs on every row).
   // classify: the pass is Model::classify's (attention and headMask as above), and logits are a
@@ -164,6 +191,28 @@ class Engine {
           layers.call<void>("push", rows);
         }
         out.set("lens", layers);
+      }
+      if (options["saliency"].as<bool>()) {   // target: the given id (>= 0), else the last position's argmax
+        std::int32_t target = options["target"].as<int>();
+        if (target < 0) {
+          // the last position's logits: this pass's, unless it gave other rows or was not causal
+          std::vector<float> own;
+          if (!rows.empty() || !options["causal"].as<bool>()) {
+            KVCache cache = model_.new_cache();
+            own = model_.forward(ids, cache, {.tokenizer_size = tokenizer_size()});
+          }
+          const std::vector<float>& last = own.empty() ? logits : own;
+          target = static_cast<std::int32_t>(std::max_element(last.end() - V, last.end()) - (last.end() - V));
+        }
+        const auto scores = saliency(model_, ids, target);
+        out.set("saliency", typed_array_copy("Float32Array", scores.data(), scores.size()));
+        out.set("target", target);
+      }
+      if (const int k = options["neurons"].as<int>(); k != 0)
+        out.set("neurons", neurons_of(top_neurons(model_, ids, k), c.n_layer, static_cast<int>(ids.size()), k));
+      if (const val n = options["neuron"]; !n.isNull()) {
+        const auto values = neuron_activations(model_, ids, n["layer"].as<int>(), n["index"].as<int>());
+        out.set("neuron", typed_array_copy("Float32Array", values.data(), values.size()));
       }
       return out;
     });
@@ -234,7 +283,8 @@ class Engine {
 
   // Starts a generation (replacing any unfinished one). options: the JS API's names, checked and
   // given defaults by engine.mjs: {maxTokens, temperature, topK, topP, repetitionPenalty, seed,
-  // attention, top, contextFull, lens (0: none), headMask}; a sampling setting left undefined is
+  // attention, top, contextFull, lens (0: none), headMask, steer ({layer, coefficient, plus, minus},
+  // plus and minus as ids; null: none)}; a sampling setting left undefined is
   // generation_config.json's, else glassbox's default (effective_generation), and the stop tokens
   // are the file's, else config.json's.
   void start(const val& prompt_ids, const val& options) {
@@ -256,6 +306,11 @@ class Engine {
       o.head_mask = head_mask_from_js(options["headMask"], model_.config());
       o.lens = options["lens"].as<int>();
       o.tokenizer_size = tokenizer_size();
+      if (const val steer = options["steer"]; !steer.isNull()) {
+        o.steer_layer = steer["layer"].as<int>();
+        o.steer = steering_vector(model_, o.steer_layer, steer["coefficient"].as<float>(), ids_from_js(steer["plus"]),
+                                  ids_from_js(steer["minus"]));
+      }
       const int top = options["top"].as<int>();
       if (top < 0) throw InvalidArgument("top must be an integer >= 0, got " + std::to_string(top));
       top_ = top;
@@ -299,6 +354,79 @@ class Engine {
     });
   }
 
+  // Activation patching one layer at a time (glassbox::Patching; engine.mjs drives it, returning
+  // to the event loop between layers): patch_start checks the arguments and runs the clean and
+  // corrupted passes (replacing any unfinished run); what: the site names.
+  void patch_start(const val& clean, const val& corrupted, int answer, int wrong, const val& what) {
+    guarded([&] {
+      patch_stop();
+      std::vector<PatchSite> sites;
+      const unsigned n = what["length"].as<unsigned>();
+      for (unsigned i = 0; i < n; ++i) sites.push_back(parse_patch_site(what[i].as<std::string>()));
+      patching_.emplace(model_, ids_from_js(clean), ids_from_js(corrupted), answer, wrong, sites);
+      return 0;
+    });
+  }
+
+  // The next layer of the next site: {site, layer, row: Float32Array(T, or n_head), done, total};
+  // null once every one is done.
+  val patch_step() {
+    return guarded([&] {
+      if (!patching_) throw InvalidArgument("no activation patching is running");
+      if (patching_->done()) return val::null();
+      const PatchProgress p = patching_->step();
+      val out = val::object();
+      out.set("site", std::string(patch_site_name(p.site)));
+      out.set("layer", p.layer);
+      out.set("row", typed_array_copy("Float32Array", p.row.data(), p.row.size()));
+      out.set("done", p.done);
+      out.set("total", p.total);
+      return out;
+    });
+  }
+
+  // {clean, corrupted (the raw metrics), layers, residPre?, attnOut?, mlpOut?, head?: Float32Array
+  // (layers x positions, or layers x heads), the sites asked for}.
+  val patch_result() const {
+    return guarded([&] {
+      if (!patching_) throw InvalidArgument("no activation patching is running");
+      const PatchResult& r = patching_->result();
+      val out = val::object();
+      out.set("clean", r.clean);
+      out.set("corrupted", r.corrupted);
+      out.set("layers", r.layers);
+      const std::pair<const char*, const std::vector<float>*> grids[] = {
+          {"residPre", &r.resid_pre}, {"attnOut", &r.attn_out}, {"mlpOut", &r.mlp_out}, {"head", &r.head}};
+      for (const auto& [name, grid] : grids)
+        if (!grid->empty()) out.set(name, typed_array_copy("Float32Array", grid->data(), grid->size()));
+      return out;
+    });
+  }
+
+  // Frees a patching run's caches and tensors (engine.mjs calls it when the run ends, however).
+  void patch_stop() { patching_.reset(); }
+
+  // Direct logit attribution (glassbox::attribute) at the last position; wrong -1: none ->
+  // {embed, posEmbed, layers, heads: Float32Array(layers x n_head), mlp: Float32Array(layers),
+  // bias, total, residual}.
+  val attribute(const val& ids, int answer, int wrong) const {
+    return guarded([&] {
+      const Attribution a = glassbox::attribute(model_, ids_from_js(ids), answer,
+                                                wrong < 0 ? std::nullopt : std::optional<std::int32_t>(wrong));
+      const std::vector<float> heads(a.heads.begin(), a.heads.end()), mlp(a.mlp.begin(), a.mlp.end());
+      val out = val::object();
+      out.set("embed", a.embed);
+      out.set("posEmbed", a.pos_embed);
+      out.set("layers", a.layers);
+      out.set("heads", typed_array_copy("Float32Array", heads.data(), heads.size()));
+      out.set("mlp", typed_array_copy("Float32Array", mlp.data(), mlp.size()));
+      out.set("bias", a.bias);
+      out.set("total", a.total);
+      out.set("residual", a.residual);
+      return out;
+    });
+  }
+
   // Ends the generation, if one runs, and frees its cache and decoder at once (engine.mjs calls it
   // when a generation is aborted or its loop is left early).
   void stop() {
@@ -323,6 +451,7 @@ class Engine {
   int top_ = 0;                          // most probable next tokens to report per step
   std::optional<Generator> generator_;   // refers to model_: declared after it
   std::optional<StreamingDecoder> decoder_;
+  std::optional<Patching> patching_;   // refers to model_ too
 };
 
 }   // namespace glassbox::js

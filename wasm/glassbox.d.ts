@@ -168,6 +168,17 @@ export interface ForwardOptions {
   lens?: number;
   /** Heads to switch off. */
   headMask?: HeadMask;
+  /** Include the saliency (gradient x input) of `target` at every position: a pass of its own with
+   *  a backward pass, for gpt2 and openai-gpt models (others reject, naming the type). */
+  saliency?: boolean;
+  /** The token whose log-probability at the last position the saliency is of (with { saliency:
+   *  true }; default: the last position's most probable). */
+  target?: Tok;
+  /** Include each layer's and position's K largest MLP activations (neurons), an integer from 1 to
+   *  the MLP's width. */
+  neurons?: number;
+  /** Include one neuron's activation at every position. */
+  neuron?: { layer: number; index: number };
 }
 
 /** What forward gives: the logits, and what else the options asked for. */
@@ -182,6 +193,112 @@ export interface ForwardResult {
   /** [layer][position]: the `lens` most probable next tokens of each block's output put through
    *  the final norm and the LM head (the logit lens), most probable first; only with { lens }. */
   lens?: TokenProbability[][][];
+  /** (T): each position's saliency, sum over d of d log p(target) / d x[d] * x[d], x the input of
+   *  the first block (the embeddings as the model sums them); only with { saliency: true }. */
+  saliency?: Float32Array;
+  /** The token the saliency is of (the option's, or the last position's most probable). */
+  target?: number;
+  /** [layer][position]: the K largest MLP activations (after the nonlinearity; gated MLPs: the
+   *  product that enters down_proj), largest first; only with { neurons: K }. */
+  neurons?: NeuronValue[][][];
+  /** (T): the neuron's activation at every position; only with { neuron }. */
+  neuron?: Float32Array;
+}
+
+/** One MLP activation: the neuron's index in its layer, and its value. */
+export interface NeuronValue {
+  index: number;
+  value: number;
+}
+
+/** A token named by a caller: its text as the tokenizer encodes it (' Mary'; it must be one token,
+ *  else the call rejects naming its pieces), or its id (any id of the vocabulary). */
+export type Tok = string | number;
+
+/** Where activation patching replaces an activation: the residual stream entering a block, a
+ *  block's attention or MLP output (each at one position), or one head's attention-weighted values
+ *  before the output projection (TransformerLens's z, at every position). */
+export type PatchSite = 'resid_pre' | 'attn_out' | 'mlp_out' | 'head';
+
+/** One layer of one site done (PatchOptions.onProgress). */
+export interface PatchProgress {
+  site: PatchSite;
+  layer: number;
+  /** The layer's normalized results: (T) by position, or (n_head) for 'head'. */
+  row: Float32Array;
+  /** Layers done over every site asked for, and how many there are. */
+  done: number;
+  total: number;
+}
+
+/** Model.patch's arguments. */
+export interface PatchOptions {
+  /** The clean prompt, and the corrupted one: the same number of tokens. */
+  clean: string | TokenIds;
+  corrupted: string | TokenIds;
+  /** The metric is logit(answer) - logit(wrong) at the last position. */
+  answer: Tok;
+  wrong: Tok;
+  /** The sites to patch (default: all four, in this order). */
+  what?: PatchSite[];
+  /** Called after each layer of each site, with its row of results. */
+  onProgress?: (progress: PatchProgress) => void;
+  /** Stops the run after the layer it is on; the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Model.patch's results: the raw metrics, and a grid per site asked for (the others are absent),
+ *  normalized: (patched - corrupted) / (clean - corrupted), 1 the clean answer, 0 the corrupted. */
+export interface PatchResult {
+  /** logit(answer) - logit(wrong) of the clean and of the corrupted prompt. */
+  clean: number;
+  corrupted: number;
+  /** The ids the prompts became. */
+  tokens: { clean: number[]; corrupted: number[] };
+  /** [layer] -> (T). */
+  residPre?: Float32Array[];
+  attnOut?: Float32Array[];
+  mlpOut?: Float32Array[];
+  /** [layer] -> (n_head). */
+  head?: Float32Array[];
+}
+
+/** Model.attribute's arguments. */
+export interface AttributeOptions {
+  prompt: string | TokenIds;
+  answer: Tok;
+  /** Without it the attribution is of logit(answer) alone. */
+  wrong?: Tok;
+}
+
+/** Direct logit attribution at the last position: each part of the final residual stream through
+ *  the final norm's linear map (its scale from the whole stream), dotted with the unembedding of
+ *  answer minus wrong's. The parts sum to total. */
+export interface Attribution {
+  /** The token embedding's part. */
+  embed: number;
+  /** The position embedding's (0 for rotary models). */
+  posEmbed: number;
+  /** [layer] -> (n_head): each head's output through the output projection. */
+  heads: Float32Array[];
+  /** (n_layer): each MLP's output, less its output bias. */
+  mlp: Float32Array;
+  /** Every bias (output projections', the final norm's beta). */
+  bias: number;
+  /** The metric, as the forward pass gives it. */
+  total: number;
+  /** total minus the sum of the parts (float rounding). */
+  residual: number;
+}
+
+/** Steering by activation addition (GenerateOptions.steer): v = coefficient x (the residual stream
+ *  entering block `layer` at the last position of plus, minus that of minus), added there at
+ *  every position. */
+export interface SteerOptions {
+  layer: number;
+  coefficient: number;
+  plus: string | TokenIds;
+  minus: string | TokenIds;
 }
 
 /** A classifier's verdict (Model.classify). */
@@ -238,6 +355,8 @@ export interface GenerateOptions {
    *  the engine's speed whatever the caller does between steps; an abort or leaving the loop drops
    *  what is queued. Without a worker the engine computes each step when it is asked for. */
   ahead?: number;
+  /** Steer the generation (prompt included) by activation addition. */
+  steer?: SteerOptions;
 }
 
 /** generation_config.json's sampling defaults and stop tokens, camel-cased. */
@@ -356,6 +475,12 @@ export interface Model {
    * the attention too, from the same pass.
    */
   classify(input: string | TokenIds, options?: { headMask?: HeadMask; attention?: boolean }): Promise<ClassifyResult>;
+  /** Activation patching: the corrupted prompt run again with one activation of the clean run's,
+   *  for every layer and position (or head) of each site asked for. One layer at a time, returning
+   *  to the event loop between them (onProgress, signal); one run at a time per model. */
+  patch(options: PatchOptions): Promise<PatchResult>;
+  /** Direct logit attribution at the last position. Rejects for post-norm models (openai-gpt). */
+  attribute(options: AttributeOptions): Promise<Attribution>;
   /** The steps, one per token, for `for await`; once it has ended, the iterator's stopReason and
    *  text say how (next()'s last result carries them too). */
   generate(prompt: string | TokenIds, options?: GenerateOptions): Generation;

@@ -12,6 +12,12 @@
 /** @import { EstimateOptions, GlassboxWorker, LoadOptions, Model, ModelEstimate, ModelFiles, TrainOptions } from './glassbox.js' */
 /** @import * as Api from './glassbox.js' */
 import { errorFromWire, InvalidArgumentError, NetworkError, StateError } from './errors.mjs';
+import {
+  checkAttributeOptions,
+  checkForwardExperiments,
+  checkPatchOptions,
+  checkSteer,
+} from './experiment-options.mjs';
 import { asyncDispose, Generation } from './generation.mjs';
 import { hubDirectoryUrl } from './hub.mjs';
 import { removeCachedModels } from './model-cache.mjs';
@@ -414,7 +420,7 @@ class WorkerModel {
   /** @type {Model['forward']} */
   async forward(ids, options) {
     this.#live();
-    checkForwardOptions(options);
+    checkForwardExperiments(checkForwardOptions(options));
     return this.#channel.call('forward', { ids: plainIds(ids), options });
   }
 
@@ -429,6 +435,33 @@ class WorkerModel {
     this.#live();
     checkClassifyOptions(options);
     return this.#channel.call('classify', { input: plainIds(input), options });
+  }
+
+  // The worker runs it (engine.mjs's patch) and posts each row as it comes; an abort, or an
+  // onProgress that throws, tells it to stop, and the call rejects once it has (so that the model
+  // is free for the next call).
+  /** @type {Model['patch']} */
+  async patch(options) {
+    this.#live();
+    const { onProgress, signal, ...rest } = checkPatchOptions(options);
+    signal?.throwIfAborted();
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const progress = guardCallback('onProgress', onProgress, (e) => stop.abort(e));
+    const args = { ...rest, clean: plainIds(rest.clean), corrupted: plainIds(rest.corrupted) };
+    try {
+      return await this.#channel.callAbortable('patch', { options: args }, stop.signal, (p) => progress?.(p));
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** @type {Model['attribute']} */
+  async attribute(options) {
+    this.#live();
+    const checked = checkAttributeOptions(options);
+    return this.#channel.call('attribute', { options: { ...checked, prompt: plainIds(checked.prompt) } });
   }
 
   // Pipelined: the worker computes up to `ahead` steps (default 8) beyond what this iterator has
@@ -459,6 +492,7 @@ class WorkerModel {
   async *#generate(method, input, options, check) {
     this.#live();
     const { signal, ...rest } = check(options);
+    checkSteer(rest.steer);
     const given = input();
     if (this.#generating)
       throw new StateError('a generation is already running on this model: finish or abort it first');
@@ -609,6 +643,25 @@ class WorkerChannel {
       this.#calls.set(id, { resolve, reject, onStep, onTokenizer });
       this.#worker.postMessage({ id, method, args }, transfer);
     });
+  }
+
+  // A call that `signal` stops: the worker is told ('abort-call'), and once it has answered the
+  // call rejects with the signal's reason (also when the worker had finished before the message
+  // reached it: an aborted call never resolves).
+  async callAbortable(method, args, signal, onStep) {
+    const id = this.#nextId; // (the id call() gives it)
+    const onAbort = () => this.#worker.postMessage({ method: 'abort-call', id });
+    signal.addEventListener('abort', onAbort, { once: true });
+    let result;
+    try {
+      result = await this.call(method, args, [], onStep);
+    } catch (e) {
+      throw signal.aborted ? signal.reason : e;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (signal.aborted) throw signal.reason;
+    return result;
   }
 
   // The worker is gone (disposed, crashed, exited): every pending and later call rejects.

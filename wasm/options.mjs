@@ -198,7 +198,18 @@ export const LOAD_OPTIONS = [
 ];
 export const ESTIMATE_OPTIONS = ['quantize', 'contextLength', 'signal', 'worker', 'wasmPaths'];
 export const TOKENIZE_OPTIONS = ['allowSpecial', 'addSpecial'];
-export const FORWARD_OPTIONS = ['attention', 'logits', 'mask', 'hiddenStates', 'lens', 'headMask'];
+export const FORWARD_OPTIONS = [
+  'attention',
+  'logits',
+  'mask',
+  'hiddenStates',
+  'lens',
+  'headMask',
+  'saliency',
+  'target',
+  'neurons',
+  'neuron',
+];
 export const CLASSIFY_OPTIONS = ['headMask', 'attention'];
 export const GENERATE_OPTIONS = [
   'maxTokens',
@@ -215,6 +226,7 @@ export const GENERATE_OPTIONS = [
   'contextFull',
   'ahead',
   'repetitionPenalty',
+  'steer',
 ];
 export const CHAT_TEMPLATE_OPTIONS = ['addGenerationPrompt', 'date', 'templateVars'];
 // chat's: generate's (but allowSpecial: the rendered conversation's special tokens are always read)
@@ -243,6 +255,9 @@ export function inspectOptions({ lens, headMask }) {
     );
   return { lens: lens ?? 0, headMask: headMask ?? null };
 }
+
+// (The experiments' options, saliency and the rest, and steer, are checked by
+// experiment-options.mjs: the tokenizer entry, which imports this file, has no use for them.)
 
 // The checks of each call's options that need no model, made where the call is made (so that a
 // worker is never sent what it cannot take) and again where it runs. -> the options object.

@@ -7,11 +7,15 @@
 //     {method: 'pull', n}              the page took n more steps: n more may be computed ahead
 //     {method: 'abort'}                end the running generation (what is computed is dropped)
 //     {method: 'cancel-load'}          stop reading the model's files (the load rejects)
+//     {method: 'abort-call', id}       abort call id (a 'patch': it stops after the layer it is
+//                                      on, and rejects)
 //   worker -> page
 //     {ready: true}                    the answer to 'ready?': the worker runs and listens
 //     {id, result}                     the call's result (its typed arrays transferred, not copied)
 //     {id, error: {name, message}}     the call failed (errors.mjs makes the error again)
 //     {id, progress: {loaded, total}}  'load': bytes of model.safetensors read so far
+//     {id, progress: {site, layer, row, done, total}}
+//                                      'patch': one layer of one site done (its row of results)
 //     {id, tokenizer: {config, shape}} 'load': the tokenizer is ready (tokenize and detokenize
 //                                      work from now on, before the weights have arrived);
 //                                      config: config.json's text, as in 'load''s result
@@ -58,6 +62,7 @@ let tokenizer = null; // the tokenizer alone, while the model's weights are on t
 let loading = null; // AbortController of the load in progress
 let generation = null; // the running generation: {credit, aborted, wake}
 let training = null; // train() with a worker: {run (LocalTraining), settings}
+const aborts = new Map(); // id -> AbortController of a call that 'abort-call' can stop
 
 // A batch of steps is posted once this much time went into computing it (the first step of a
 // generation at once, for the time to the first token): one message per few milliseconds instead
@@ -111,6 +116,22 @@ const calls = {
   forwardBatch: (args) => (model ?? noModel()).forwardBatch(args.batch),
   classify: (args) => (model ?? noModel()).classify(args.input, args.options),
   applyChatTemplate: (args) => (model ?? noModel()).applyChatTemplate(args.messages, args.options),
+  // The page's patch has checked the options and keeps its onProgress and signal: here the rows
+  // are posted as they come, and 'abort-call' stops the run.
+  async patch(args, id) {
+    const stop = new AbortController();
+    aborts.set(id, stop);
+    try {
+      return await (model ?? noModel()).patch({
+        ...args.options,
+        signal: stop.signal,
+        onProgress: (progress) => port.send({ id, progress }, [progress.row.buffer]),
+      });
+    } finally {
+      aborts.delete(id);
+    }
+  },
+  attribute: (args) => (model ?? noModel()).attribute(args.options),
   generate: (args, id) => stream((m, options) => m.generate(args.prompt, options), args, id),
   chat: (args, id) => stream((m, options) => m.chat(args.messages, options), args, id),
   // The page's TrainingRun has checked the options; here is its backend (training.mjs).
@@ -207,6 +228,8 @@ port.listen(async (message) => {
     return generation?.wake?.();
   }
   if (message.method === 'cancel-load') return loading?.abort(new DOMException('the load was cancelled', 'AbortError'));
+  if (message.method === 'abort-call')
+    return aborts.get(message.id)?.abort(new DOMException('the call was aborted', 'AbortError'));
   if (message.method === 'abort') {
     if (generation) generation.aborted = true;
     return generation?.wake?.();

@@ -171,8 +171,31 @@ int first_change(const Inputs& in, PatchSite site, int layer, int i) {
 
 }   // namespace
 
-PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupted,
-                  std::int32_t answer, std::int32_t wrong, const PatchOptions& options) {
+// What a patching run holds between its steps: the clean and corrupted passes' tensors, the
+// corrupted pass's cache, and where it is.
+struct Patching::State {
+  State(const Model& m, std::span<const std::int32_t> dirty, std::vector<PatchSite> s, std::int32_t answer,
+        std::int32_t wrong)
+      : model(m),
+        corrupted(dirty.begin(), dirty.end()),
+        sites(std::move(s)),
+        metric(m, answer, wrong),
+        dirty_cache(m.new_cache()) {}
+  const Model& model;
+  std::vector<std::int32_t> corrupted;
+  std::vector<PatchSite> sites;   // as asked, each once
+  experiments::Metric metric;
+  KVCache dirty_cache;
+  Captured clean_run, dirty_run;
+  PatchResult result;
+  double gap = 0;
+  int group = 1;
+  std::size_t site = 0;   // the next step's site (an index into sites) and layer
+  int layer = 0, done = 0, total = 0;
+};
+
+Patching::Patching(const Model& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupted,
+                   std::int32_t answer, std::int32_t wrong, const std::vector<PatchSite>& asked_sites) {
   const ModelConfig& c = model.config();
   experiments::check_next_token_model(model, "patching");
   if (clean.size() != corrupted.size())
@@ -182,62 +205,86 @@ PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::
   experiments::check_prompt(model, corrupted, "the corrupted prompt");
   experiments::check_id(model, answer, "the answer");
   experiments::check_id(model, wrong, "the wrong answer");
-  std::vector<PatchSite> sites;   // as asked, each once
-  for (const PatchSite s : options.sites)
+  std::vector<PatchSite> sites;
+  for (const PatchSite s : asked_sites)
     if (std::find(sites.begin(), sites.end(), s) == sites.end()) sites.push_back(s);
   if (sites.empty()) throw InvalidArgument("patching: no site asked for (resid_pre, attn_out, mlp_out, head)");
   auto asked = [&](PatchSite s) { return std::find(sites.begin(), sites.end(), s) != sites.end(); };
 
   const int T = static_cast<int>(clean.size()), L = c.n_layer, H = c.n_head;
-  const experiments::Metric metric(model, answer, wrong);
-  KVCache clean_cache = model.new_cache(), dirty_cache = model.new_cache();
+  state_ = std::make_unique<State>(model, corrupted, sites, answer, wrong);
+  State& s = *state_;
+  KVCache clean_cache = model.new_cache();
   const experiments::CaptureWhat what = {true, asked(PatchSite::AttnOut), asked(PatchSite::MlpOut),
                                          asked(PatchSite::Head)};
-  const Captured clean_run = experiments::capture(model, clean, clean_cache, what);
-  const Captured dirty_run = experiments::capture(model, corrupted, dirty_cache, what);
-  PatchResult result;
-  result.clean = metric(clean_run.final_stream.data() + std::size_t(T - 1) * c.n_embd);
-  result.corrupted = metric(dirty_run.final_stream.data() + std::size_t(T - 1) * c.n_embd);
+  s.clean_run = experiments::capture(model, clean, clean_cache, what);
+  s.dirty_run = experiments::capture(model, corrupted, s.dirty_cache, what);
+  PatchResult& result = s.result;
+  result.clean = s.metric(s.clean_run.final_stream.data() + std::size_t(T - 1) * c.n_embd);
+  result.corrupted = s.metric(s.dirty_run.final_stream.data() + std::size_t(T - 1) * c.n_embd);
   result.layers = L;
   result.positions = T;
   result.heads = H;
-  const double gap = result.clean - result.corrupted;
-  if (!(std::fabs(gap) >= 1e-6))
+  s.gap = result.clean - result.corrupted;
+  if (!(std::fabs(s.gap) >= 1e-6))
     throw InvalidArgument("the clean and corrupted prompts give the same metric (" + std::to_string(result.clean) +
                           " and " + std::to_string(result.corrupted) +
                           "): patching's results, (patched - corrupted) / (clean - corrupted), are undefined; "
                           "choose prompts, answer and wrong that the model tells apart");
+  for (const PatchSite site : s.sites)
+    result.grid(site).assign(std::size_t(L) * (site == PatchSite::Head ? H : T), 0.0f);
+  s.group = runs_per_group(c, T);
+  s.total = static_cast<int>(s.sites.size()) * L;
+}
 
-  const Inputs in{model, corrupted, clean_run, dirty_run, dirty_cache, metric};
-  const int group = runs_per_group(c, T);
-  int done = 0;
-  const int total = static_cast<int>(sites.size()) * L;
-  for (const PatchSite site : sites) {
-    const bool by_head = site == PatchSite::Head;
-    const int width = by_head ? H : T;
-    std::vector<float>& grid = result.grid(site);
-    grid.assign(std::size_t(L) * width, 0.0f);
-    for (int l = 0; l < L; ++l) {
-      std::vector<Run> runs;   // those that change something (the others' results stay 0)
-      std::vector<int> cells;
-      for (int i = 0; i < width; ++i)
-        if (const int start = first_change(in, site, l, i); start < T) {
-          runs.push_back({start, by_head ? i : 0});
-          cells.push_back(i);
-        }
-      for (std::size_t first = 0; first < runs.size(); first += std::size_t(group)) {
-        const std::size_t n = std::min(runs.size() - first, std::size_t(group));
-        const std::vector<double> m = run_group(in, site, l, std::span(runs).subspan(first, n));
-        for (std::size_t i = 0; i < n; ++i)   // + 0.0f: no -0
-          grid[std::size_t(l) * width + cells[first + i]] = static_cast<float>((m[i] - result.corrupted) / gap) + 0.0f;
-      }
-      ++done;
-      if (options.progress &&
-          !options.progress({site, l, std::span(grid).subspan(std::size_t(l) * width, width), done, total}))
-        throw Cancelled("patching was stopped");
+Patching::Patching(Patching&&) noexcept = default;
+Patching& Patching::operator=(Patching&&) noexcept = default;
+Patching::~Patching() = default;
+
+bool Patching::done() const { return state_->done == state_->total; }
+
+const PatchResult& Patching::result() const { return state_->result; }
+
+PatchResult Patching::take() { return std::move(state_->result); }
+
+PatchProgress Patching::step() {
+  if (done()) throw InvalidArgument("patching: every layer of every site is done");
+  State& s = *state_;
+  const PatchSite site = s.sites[s.site];
+  const int l = s.layer, T = s.result.positions;
+  const bool by_head = site == PatchSite::Head;
+  const int width = by_head ? s.result.heads : T;
+  std::vector<float>& grid = s.result.grid(site);
+  const Inputs in{s.model, s.corrupted, s.clean_run, s.dirty_run, s.dirty_cache, s.metric};
+  std::vector<Run> runs;   // those that change something (the others' results stay 0)
+  std::vector<int> cells;
+  for (int i = 0; i < width; ++i)
+    if (const int start = first_change(in, site, l, i); start < T) {
+      runs.push_back({start, by_head ? i : 0});
+      cells.push_back(i);
     }
+  for (std::size_t first = 0; first < runs.size(); first += std::size_t(s.group)) {
+    const std::size_t n = std::min(runs.size() - first, std::size_t(s.group));
+    const std::vector<double> m = run_group(in, site, l, std::span(runs).subspan(first, n));
+    for (std::size_t i = 0; i < n; ++i)   // + 0.0f: no -0
+      grid[std::size_t(l) * width + cells[first + i]] = static_cast<float>((m[i] - s.result.corrupted) / s.gap) + 0.0f;
   }
-  return result;
+  ++s.done;
+  if (++s.layer == s.result.layers) {
+    s.layer = 0;
+    ++s.site;
+  }
+  return {site, l, std::span<const float>(grid).subspan(std::size_t(l) * width, width), s.done, s.total};
+}
+
+PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupted,
+                  std::int32_t answer, std::int32_t wrong, const PatchOptions& options) {
+  Patching patching(model, clean, corrupted, answer, wrong, options.sites);
+  while (!patching.done()) {
+    const PatchProgress p = patching.step();
+    if (options.progress && !options.progress(p)) throw Cancelled("patching was stopped");
+  }
+  return patching.take();
 }
 
 }   // namespace glassbox

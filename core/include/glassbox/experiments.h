@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -69,6 +70,32 @@ struct PatchResult {
 // L(L+1)/2 layers in all, about (T+1)L/4 times one forward pass of the prompt.
 PatchResult patch(const Model& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupted,
                   std::int32_t answer, std::int32_t wrong, const PatchOptions& options = {});
+
+// The same experiment one layer at a time, for a caller that returns to its event loop between
+// layers (the JS API: its page draws each row as it comes and can stop the run): patch() is
+// made of it, so the results are the same bits. The constructor checks what patch() checks and
+// runs the clean and corrupted passes (throwing as patch() does); each step() then runs the next
+// layer of the next site.
+class Patching {
+ public:
+  Patching(const Model& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupted,
+           std::int32_t answer, std::int32_t wrong, const std::vector<PatchSite>& sites);
+  Patching(Patching&&) noexcept;
+  Patching& operator=(Patching&&) noexcept;
+  ~Patching();
+
+  bool done() const;
+  // The next layer of the next site; its row refers into result() (valid until the next step).
+  // Throws InvalidArgument once done().
+  PatchProgress step();
+  // The results so far (complete once done()): rows not yet run are 0.
+  const PatchResult& result() const;
+  PatchResult take();   // the results, moved out (this run is then spent)
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Direct logit attribution at the last position: the final residual stream split into its parts,
