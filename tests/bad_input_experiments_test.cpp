@@ -1,6 +1,7 @@
 // The bad-input table (docs/bad-input.md), C++ API column of the interpretability experiments'
-// rows (E1-E8): each bad argument throws InvalidArgument with the row's fragment. gpt2-bytes: one
-// byte a token, 2 layers, an MLP 128 wide; llama-gqa: a model type without a backward pass.
+// rows (E1, E3-E8; E2, a token named by its text, is the JS API's): each bad argument throws
+// InvalidArgument with the row's fragment. gpt2-bytes: one byte a token, 2 layers, an MLP 128
+// wide; llama-gqa: a model type without a backward pass.
 #include <gtest/gtest.h>
 
 #include <limits>
