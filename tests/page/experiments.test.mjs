@@ -301,15 +301,13 @@ test("neurons: the last token's top neurons per layer, and one over the prompt, 
   assert.equal(await chips.nth(last).getAttribute('aria-pressed'), 'true', 'the last token is selected');
   const table = panel.getByRole('table', { name: 'Top neurons' });
   const shown = async () =>
-    table
-      .getByRole('button')
-      .evaluateAll((bs) =>
-        bs.map((b) => ({
-          layer: Number(b.dataset.layer),
-          index: Number(b.dataset.index),
-          value: Number(b.dataset.value),
-        })),
-      );
+    table.getByRole('button').evaluateAll((bs) =>
+      bs.map((b) => ({
+        layer: Number(b.dataset.layer),
+        index: Number(b.dataset.index),
+        value: Number(b.dataset.value),
+      })),
+    );
   const expect = (position) =>
     want.neurons.flatMap((layer, l) => layer[position].map((n) => ({ layer: l, index: n.index, value: n.value })));
   const check = (got, wanted) => {

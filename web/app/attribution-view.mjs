@@ -18,16 +18,21 @@ export class AttributionView {
   // result: model.attribute's; metric: the metric in words ("logit(“ Mary”) − logit(“ John”)").
   show(result, metric) {
     const { heads, mlp } = result;
-    let scale = Math.max(Math.abs(result.embed), Math.abs(result.posEmbed), Math.abs(result.bias));
-    for (const row of heads) for (const v of row) scale = Math.max(scale, Math.abs(v));
+    // The heads' bars on their own scale (a head's part is often far smaller than an MLP's or the
+    // biases', which would leave every head's bar a sliver); the MLPs' and the rest on theirs.
+    let headScale = 0,
+      scale = Math.max(Math.abs(result.embed), Math.abs(result.posEmbed), Math.abs(result.bias));
+    for (const row of heads) for (const v of row) headScale = Math.max(headScale, Math.abs(v));
     for (const v of mlp) scale = Math.max(scale, Math.abs(v));
     const grid = new ValueGrid({
       name: 'Heads',
-      caption: '— each head’s output through the output projection (bar to the right: toward the answer).',
+      caption:
+        '— each head’s output through the output projection (bar to the right: toward the answer; ' +
+        `full width: ${formatValue(headScale)}).`,
       rowNames: heads.map((_, l) => ({ label: String(l), spoken: `layer ${l}` })),
       colNames: Array.from(heads[0] ?? [], (_, h) => ({ label: String(h), spoken: `head ${h}` })),
       mode: 'bar',
-      scale,
+      scale: headScale,
     });
     grid.setAll(heads);
     const part = (label, v, dataset) =>

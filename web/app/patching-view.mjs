@@ -73,6 +73,6 @@ function legend() {
     el('span', {}, '−1'),
     el('span', { className: 'vg-legend-bar', attrs: { 'aria-hidden': 'true' } }),
     el('span', {}, '1'),
-    el('span', { className: 'muted' }, ' red: toward the wrong answer · white: as corrupted · blue: as clean'),
+    el('span', { className: 'muted' }, ' blue: the clean answer back (1) · white: as corrupted (0) · red: further from it'),
   );
 }
