@@ -98,8 +98,8 @@ test('the region is there once the model is, with the example ready, and nothing
     `experiments-panel.mjs after the weights (${panelAsked}, ${weightsIn})`,
   );
   const box = (name) => region.getByRole('textbox', { name, exact: true });
-  assert.equal(await box('Clean prompt').inputValue(), CLEAN);
-  assert.equal(await box('Corrupted prompt').inputValue(), CORRUPTED);
+  assert.equal(await box('Clean text').inputValue(), CLEAN);
+  assert.equal(await box('Corrupted text').inputValue(), CORRUPTED);
   assert.equal(await box('Answer').inputValue(), ' Mary');
   assert.equal(await box('Wrong answer').inputValue(), ' John');
   assert.deepEqual(
@@ -133,7 +133,7 @@ test("patching: the grids fill in layer by layer with the progress bar, and equa
   assert.equal(error, undefined);
   assert.match(
     status,
-    /^Done in [\d.]+ s: logit\(“ Mary”\) − logit\(“ John”\) is -1\.761 on the clean prompt, -1\.405 on the corrupted one\.$/,
+    /^Done in [\d.]+ s: logit\(“ Mary”\) − logit\(“ John”\) is -1\.761 on the clean text, -1\.405 on the corrupted one\.$/,
   );
   const layers = want.resid_pre.length,
     T = want.resid_pre[0].length,
@@ -273,7 +273,7 @@ test("steering: coefficient 0 writes the plain text; the example's coefficient t
   await field('Coefficient').fill('3');
   await panel.getByRole('button', { name: 'Run steering' }).click();
   assert.match((await ran(panel)).status, /the steering changed the text/);
-  const prompt = await panel.getByRole('textbox', { name: 'Prompt to continue' }).inputValue();
+  const prompt = await panel.getByRole('textbox', { name: 'Text to continue' }).inputValue();
   const plus = await panel.getByRole('textbox', { name: 'Steer toward' }).inputValue(),
     minus = await panel.getByRole('textbox', { name: 'Steer away from' }).inputValue();
   const generate = (steer) =>
@@ -373,7 +373,7 @@ test("a llama without a tokenizer: patching from token ids, and saliency's error
     .getByLabel('Open the four files…')
     .setInputFiles(['config.json', 'model.safetensors'].map((f) => join(fixture, f)));
   await waitReady(page);
-  assert.equal(await region.getByRole('textbox', { name: 'Clean prompt' }).inputValue(), '5, 9, 12, 7, 3, 9');
+  assert.equal(await region.getByRole('textbox', { name: 'Clean text' }).inputValue(), '5, 9, 12, 7, 3, 9');
   assert.equal(await region.getByRole('textbox', { name: 'Answer', exact: true }).inputValue(), '#12');
   let panel = await openTab('Patching');
   assert.equal(await panel.locator('.vg-cell').count(), 0, 'the shipped model’s grids went with it');

@@ -1,6 +1,6 @@
 // The Experiments region: activation patching, direct logit attribution, saliency, steering and
 // neurons on the model loaded (the JS API's model.patch, model.attribute, forward's { saliency },
-// generate's { steer } and forward's { neurons, neuron }), one tab each. The clean prompt, the
+// generate's { steer } and forward's { neurons, neuron }), one tab each. The clean text, the
 // corrupted one, the answer and the wrong answer are shared by the tabs; steering has its own.
 // One experiment runs at a time; a new model stops it and clears the results. Each result can be
 // copied as JSON (patching and attribution in the CLI's format, the same keys and numbers).
@@ -127,8 +127,8 @@ export class ExperimentsPanel {
     const panel = this.#panel('exp-patching');
     await this.#run(panel, async ({ model, texts, shape }, signal) => {
       const [clean, corrupted] = [
-        await this.#ids('clean', 'Clean prompt'),
-        await this.#ids('corrupted', 'Corrupted prompt'),
+        await this.#ids('clean', 'Clean text'),
+        await this.#ids('corrupted', 'Corrupted text'),
       ];
       const answer = this.#tok('answer', 'Answer'),
         wrong = this.#tok('wrong', 'Wrong answer');
@@ -176,7 +176,7 @@ export class ExperimentsPanel {
       this.#json.set(panel.id, json);
       this.#status(
         panel,
-        `Done in ${seconds(start)}: ${await this.#metric(answer, wrong)} is ${result.clean.toFixed(3)} on the clean prompt, ` +
+        `Done in ${seconds(start)}: ${await this.#metric(answer, wrong)} is ${result.clean.toFixed(3)} on the clean text, ` +
           `${result.corrupted.toFixed(3)} on the corrupted one.`,
         'done',
       );
@@ -186,7 +186,7 @@ export class ExperimentsPanel {
   async #runAttribution() {
     const panel = this.#panel('exp-attribution');
     await this.#run(panel, async ({ model }) => {
-      const prompt = await this.#ids('clean', 'Clean prompt');
+      const prompt = await this.#ids('clean', 'Clean text');
       const answer = this.#tok('answer', 'Answer'),
         wrong = this.#tok('wrong', 'Wrong answer', { optional: true });
       const start = performance.now();
@@ -208,7 +208,7 @@ export class ExperimentsPanel {
   async #runSaliency() {
     const panel = this.#panel('exp-saliency');
     await this.#run(panel, async ({ model, texts }) => {
-      const ids = await this.#ids('clean', 'Clean prompt');
+      const ids = await this.#ids('clean', 'Clean text');
       const target = this.#tok('answer', 'Answer', { optional: true });
       const start = performance.now();
       const result = await model.forward(ids, { saliency: true, target, logits: false });
@@ -228,7 +228,7 @@ export class ExperimentsPanel {
   async #runSteering() {
     const panel = this.#panel('exp-steering');
     await this.#run(panel, async ({ model, shape }, signal) => {
-      const prompt = await this.#ids('steerPrompt', 'Prompt to continue');
+      const prompt = await this.#ids('steerPrompt', 'Text to continue');
       const plus = await this.#ids('plus', 'Steer toward'),
         minus = await this.#ids('minus', 'Steer away from');
       const layer = this.#number('layer', 'Steering layer', { integer: true, min: 0, max: shape.layers - 1 });
@@ -255,7 +255,7 @@ export class ExperimentsPanel {
   async #runNeurons() {
     const panel = this.#panel('exp-neurons');
     await this.#run(panel, async ({ model, texts }) => {
-      const ids = await this.#ids('clean', 'Clean prompt');
+      const ids = await this.#ids('clean', 'Clean text');
       const start = performance.now();
       const result = await model.forward(ids, { neurons: NEURONS_K, logits: false });
       this.#neuronIds = ids;

@@ -73,6 +73,10 @@ function legend() {
     el('span', {}, '−1'),
     el('span', { className: 'vg-legend-bar', attrs: { 'aria-hidden': 'true' } }),
     el('span', {}, '1'),
-    el('span', { className: 'muted' }, ' blue: the clean answer back (1) · white: as corrupted (0) · red: further from it'),
+    el(
+      'span',
+      { className: 'muted' },
+      ' blue: the clean answer back (1) · white: as corrupted (0) · red: further from it',
+    ),
   );
 }
