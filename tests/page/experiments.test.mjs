@@ -13,6 +13,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
@@ -341,6 +343,29 @@ test("neurons: the last token's top neurons per layer, and one over the prompt, 
   const json = await copied();
   assert.deepEqual(json.neuron.layer, layer);
   near(json.neuron.values, over, 1e-5, 'copied neuron');
+});
+
+test('axe-core finds no accessibility problem in any tab, its results shown', async () => {
+  const axe = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa', 'best-practice'];
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axe);
+  for (const name of ['Patching', 'Attribution', 'Saliency', 'Steering', 'Neurons']) {
+    await openTab(name);
+    const found = await page.evaluate(async (values) => {
+      const r = await window.axe.run('#experiments-region', {
+        runOnly: { type: 'tag', values },
+        resultTypes: ['violations'],
+      });
+      return r.violations.map(
+        (v) =>
+          `${v.id} (${v.impact}): ${v.nodes
+            .slice(0, 5)
+            .map((n) => n.target.join(' '))
+            .join(', ')}`,
+      );
+    }, tags);
+    assert.deepEqual(found, [], `axe-core violations in ${name}`);
+  }
 });
 
 test('screenshots: the patching grids at 1280×800 and 390×844', async () => {

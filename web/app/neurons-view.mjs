@@ -48,7 +48,7 @@ export class NeuronsView {
   #showToken(position) {
     const { texts, neurons } = this.#data;
     if (!this.#pressed)
-      this.#caption.textContent = `Token #${position} ${spokenText(texts[position])}: its most active neurons in each layer. Press one to see it over the prompt.`;
+      this.#caption.textContent = `Token #${position} ${spokenText(texts[position])}: its most active neurons in each layer (index: activation). Press one to see it over the prompt.`;
     const rows = neurons.map((layer, l) =>
       el(
         'tr',
@@ -68,8 +68,9 @@ export class NeuronsView {
               },
               on: { click: () => this.#pressNeuron(l, index) },
             },
-            el('span', { className: 'neuron-index' }, `N${index}`),
-            ' ',
+            // shown as "index: value" (the row names the layer), which its name holds whole
+            el('span', { className: 'neuron-index' }, String(index)),
+            ': ',
             el('span', { className: 'neuron-value' }, formatValue(value)),
           );
           return el('td', {}, button);

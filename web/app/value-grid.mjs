@@ -9,17 +9,30 @@ import { el } from './dom.mjs';
 const BLUE = [33, 102, 172]; // ColorBrewer RdBu's ends
 const RED = [178, 24, 43];
 
-// The colour of a value on a scale where ±scale is full strength.
-export function divergingColor(value, scale = 1) {
-  if (!Number.isFinite(value)) return 'rgb(214 219 226)';
+// The colour of a value on a scale where ±scale is full strength, as [r, g, b].
+function divergingRgb(value, scale) {
+  if (!Number.isFinite(value)) return [214, 219, 226];
   const t = Math.min(1, Math.abs(value) / (scale || 1)),
     end = value < 0 ? RED : BLUE;
-  const mix = (c) => Math.round(255 + t * (c - 255));
-  return `rgb(${mix(end[0])} ${mix(end[1])} ${mix(end[2])})`;
+  return end.map((c) => Math.round(255 + t * (c - 255)));
 }
 
-// Whether text on that colour should be white.
-export const darkBackground = (value, scale = 1) => Math.abs(value) / (scale || 1) > 0.55;
+export function divergingColor(value, scale = 1) {
+  const [r, g, b] = divergingRgb(value, scale);
+  return `rgb(${r} ${g} ${b})`;
+}
+
+// Whether text on that colour reads better in white than in the page's near-black (#17202c): the
+// one of the two with the larger WCAG contrast ratio.
+export function darkBackground(value, scale = 1) {
+  const luminance = (rgb) =>
+    rgb
+      .map((c) => c / 255)
+      .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
+      .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);
+  const L = luminance(divergingRgb(value, scale));
+  return 1.05 / (L + 0.05) > (L + 0.05) / (luminance([23, 32, 44]) + 0.05);
+}
 
 // A number for people: 4 significant digits at most, − for minus.
 export function formatValue(v) {
