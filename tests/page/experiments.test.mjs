@@ -84,20 +84,32 @@ const copied = () => page.evaluate(() => navigator.clipboard.readText()).then(JS
 test('the region is there once the model is, with the example ready, and nothing of it loads at start', async () => {
   const context = await suite.browser.newContext({ viewport: { width: 1280, height: 800 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
-  const events = []; // requests made and finished, in order
   ({ page } = await suite.openPage({ context }));
-  page.on('request', (r) => events.push(`request ${r.url()}`));
-  page.on('requestfinished', (r) => events.push(`finished ${r.url()}`));
+  // When the status line first says Ready (the page's clock), and when the region's code is asked
+  // for (this process's: the same computer's clock).
+  await page.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      const status = document.getElementById('status');
+      if (status && /^Ready/.test(status.textContent)) {
+        window.readyAt = Date.now();
+        observer.disconnect();
+      }
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+  let askedAt = null;
+  await page.route('**/app/experiments-panel.mjs', (route) => {
+    askedAt ??= Date.now();
+    return route.continue();
+  });
   await page.goto(suite.pageUrl());
   await waitReady(page);
   region = page.getByRole('region', { name: 'Experiments' });
   await region.waitFor();
-  // The region's code is fetched once the model's weights are in, not with the page.
-  const panelAsked = events.findIndex((e) => /^request .*\/app\/experiments-panel\.mjs$/.test(e));
-  const weightsIn = events.findIndex((e) => /^finished .*\/model\.safetensors$/.test(e));
+  // The region's code is fetched once the model is ready, not with the page.
+  const readyAt = await page.evaluate(() => window.readyAt);
   assert.ok(
-    weightsIn >= 0 && panelAsked > weightsIn,
-    `experiments-panel.mjs after the weights (${panelAsked}, ${weightsIn})`,
+    askedAt !== null && readyAt !== undefined && askedAt >= readyAt,
+    `asked at ${askedAt}, ready at ${readyAt}`,
   );
   const box = (name) => region.getByRole('textbox', { name, exact: true });
   assert.equal(await box('Clean text').inputValue(), CLEAN);
