@@ -3,6 +3,7 @@
 // every model type: activation patching, direct logit attribution, steering, neurons, saliency.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -86,6 +87,31 @@ TEST_P(ExperimentTest, PatchingReportsEachLayerAndStops) {
   o.progress = [&](const PatchProgress&) { return ++calls < 2; };
   EXPECT_THROW(patch(*model_, clean_, corrupted_, want_["answer"], want_["wrong"], o), Cancelled);
   EXPECT_EQ(calls, 2);
+}
+
+// Patching one layer at a time (what the JS API runs, returning to its event loop between layers):
+// the same bits as patch(), each step's row already its final value.
+TEST_P(ExperimentTest, PatchingStepByStepIsPatch) {
+  const PatchResult whole = patch(*model_, clean_, corrupted_, want_["answer"], want_["wrong"]);
+  Patching run(*model_, clean_, corrupted_, want_["answer"], want_["wrong"], {PatchSite::MlpOut, PatchSite::ResidPre});
+  EXPECT_EQ(run.result().clean, whole.clean);
+  EXPECT_EQ(run.result().corrupted, whole.corrupted);
+  int steps = 0;
+  while (!run.done()) {
+    const PatchProgress p = run.step();
+    ++steps;
+    EXPECT_EQ(p.done, steps);
+    EXPECT_EQ(p.site, steps <= model_->config().n_layer ? PatchSite::MlpOut : PatchSite::ResidPre);
+    const std::vector<float>& grid = whole.grid(p.site);
+    EXPECT_TRUE(std::equal(p.row.begin(), p.row.end(), grid.begin() + std::ptrdiff_t(p.layer) * p.row.size()));
+  }
+  EXPECT_EQ(steps, 2 * model_->config().n_layer);
+  EXPECT_THROW(run.step(), InvalidArgument);
+  const PatchResult got = run.take();
+  EXPECT_EQ(got.resid_pre, whole.resid_pre);
+  EXPECT_EQ(got.mlp_out, whole.mlp_out);
+  EXPECT_TRUE(got.attn_out.empty());
+  EXPECT_TRUE(got.head.empty());
 }
 
 TEST_P(ExperimentTest, AttributionMatchesPyTorch) {

@@ -76,7 +76,18 @@ for (const served of ['isolated', 'plain'])
       pipelined,
       own,
       engine,
+      experiments,
     } = results.pop();
+    // The experiments against their float64 reference, in the Web Worker and the page's thread.
+    for (const e of experiments) {
+      const where = `${e.worker ? 'worker' : 'page thread'}: experiments`;
+      assert.equal(e.progress, 4 * e.layers, `${where}: one progress call per layer and site`);
+      assert.ok(e.metric <= 1e-5, `${where}: clean metric off by ${e.metric}`);
+      assert.ok(e.grid <= 1e-4, `${where}: patching grids off by ${e.grid}`);
+      assert.equal(e.aborted, 'AbortError', `${where}: an abort rejects with the signal's reason`);
+      assert.ok(e.saliency.diff <= 1e-4, `${where}: saliency off by ${e.saliency.diff} of the largest score`);
+      assert.ok(e.steered, `${where}: the steered greedy tokens`);
+    }
     assert.deepEqual(
       own,
       { idsMatch: true, again: 'InvalidArgumentError', sameEstimate: true },

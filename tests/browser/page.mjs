@@ -72,6 +72,42 @@ async function scenario(worker) {
   return out;
 }
 
+// The interpretability experiments on gpt2-f32 against its float64 reference
+// (tests/fixtures/experiments): patching with its progress and an abort, saliency, steering.
+async function experimented(worker) {
+  const want = await (await fetch('/tests/fixtures/experiments/gpt2-f32.json')).json();
+  const model = await loadModel('/tests/fixtures/gpt2-f32/', { worker });
+  const { clean, corrupted, answer, wrong } = want;
+  const out = { worker, progress: 0 };
+  const got = await model.patch({ clean, corrupted, answer, wrong, onProgress: () => ++out.progress });
+  const grid = (rows, ref) => Math.max(...ref.flatMap((row, l) => row.map((x, i) => Math.abs(rows[l][i] - x))));
+  out.metric = Math.abs(got.clean - want.patch.clean);
+  out.grid = Math.max(grid(got.residPre, want.patch.resid_pre), grid(got.head, want.patch.head));
+  const stop = new AbortController();
+  out.aborted = await model
+    .patch({ clean, corrupted, answer, wrong, signal: stop.signal, onProgress: () => stop.abort() })
+    .then(
+      () => 'resolved',
+      (e) => e.name,
+    );
+  const s = want.saliency[0];
+  const { saliency, target } = await model.forward(clean, { saliency: true, target: s.target });
+  out.saliency = { target, diff: grid([saliency], [s.scores]) / Math.max(...s.scores.map(Math.abs)) };
+  const run = want.steer.runs[0];
+  const ids = [];
+  const steer = {
+    layer: want.steer.layer,
+    coefficient: run.coefficient,
+    plus: want.steer.plus,
+    minus: want.steer.minus,
+  };
+  for await (const step of model.generate(clean, { maxTokens: 8, temperature: 0, steer })) ids.push(step.id);
+  out.steered = JSON.stringify(ids) === JSON.stringify(run.greedy.tokens);
+  out.layers = model.shape.layers;
+  await model.dispose();
+  return out;
+}
+
 // The four files as File objects (what a file picker or drag-and-drop gives), into a worker.
 async function fromFiles() {
   const file = async (name) => new File([await (await fetch(`/tests/fixtures/gpt2-bytes/${name}`)).blob()], name);
@@ -260,6 +296,7 @@ window.results = (async () => {
   const pipelined = await pipelining(loadModel, '/web/models/brown-small/');
   const own = await ownWorker();
   const engine = await engineOptions();
+  const experiments = [await experimented(true), await experimented(false)];
   return [
     inWorker,
     inPage,
@@ -274,6 +311,7 @@ window.results = (async () => {
       pipelined,
       own,
       engine,
+      experiments,
     },
     files,
   ];

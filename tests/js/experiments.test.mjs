@@ -191,11 +191,18 @@ for (const worker of [false, true]) {
       }),
       (e) => e.name === 'InvalidArgumentError' && e.message === 'onProgress threw: drawing failed',
     );
+    // One run at a time: a second while the first runs is refused, and the first goes on.
+    const first = model.patch(args);
+    await assert.rejects(model.patch(args), (e) => e.name === 'StateError' && /already running/.test(e.message));
     // The model still works: the same results as before.
-    const again = await model.patch(args);
+    const again = await first;
     near(again.clean, want.patch.clean, 1e-5, 'clean metric after the abort');
     assert.ok(maxDiff(again.residPre, want.patch.resid_pre) <= 1e-4);
-    await model.dispose();
+    // Disposed while it runs: the run ends with the model.
+    await assert.rejects(
+      model.patch({ ...args, onProgress: () => void model.dispose() }),
+      (e) => e.name === 'StateError' && /disposed/.test(e.message),
+    );
   });
 
   test(`${mode}: bad experiment arguments are clear errors`, async () => {
