@@ -225,6 +225,22 @@ test('Stop patching ends the run between layers: the layers done stay, the rest 
   assert.equal(await panel.getByRole('button', { name: 'Copy JSON' }).isDisabled(), true, 'no result to copy');
 });
 
+test("the library's errors show in the tab: prompts of different lengths, an answer of several tokens", async () => {
+  const panel = region.getByRole('tabpanel', { name: 'Patching' });
+  const corrupted = region.getByRole('textbox', { name: 'Corrupted text' });
+  await corrupted.fill(`${CORRUPTED} the`);
+  await panel.getByRole('button', { name: 'Run patching' }).click();
+  const { error } = await ran(panel);
+  assert.match(error, /\b14\b[^]*\b15\b|\b15\b[^]*\b14\b/, 'both lengths named');
+  await corrupted.fill(CORRUPTED);
+  const answer = region.getByRole('textbox', { name: 'Answer', exact: true });
+  await answer.fill(' Mary Jane');
+  await panel.getByRole('button', { name: 'Run patching' }).click();
+  assert.match((await ran(panel)).error, /Mary Jane/);
+  await answer.fill(' Mary');
+  assert.equal(await panel.getByRole('button', { name: 'Copy JSON' }).isDisabled(), true, 'no result to copy');
+});
+
 test("attribution: a bar per head and per MLP, equal to the CLI's attribute", async () => {
   const want = run('attribute', '-p', CLEAN, '--answer', ' Mary', '--wrong', ' John');
   const panel = await openTab('Attribution');
