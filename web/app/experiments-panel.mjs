@@ -318,12 +318,12 @@ export class ExperimentsPanel {
       panel.querySelector('.exp-copy').disabled = !!busy || !this.#json.has(panel.id);
   }
 
+  // The library's message as it is, after what failed ("Patching failed: the clean prompt has 5
+  // tokens and the corrupted one 6: ..."); a problem with a field is the field's message alone.
   #fail(panel, e) {
     this.#status(panel, '');
-    this.#error(
-      panel,
-      e instanceof InputProblem ? e.message : `${e.name === 'Error' ? '' : `${e.name}: `}${e.message}`,
-    );
+    const name = $(panel.getAttribute('aria-labelledby')).textContent.trim();
+    this.#error(panel, e instanceof InputProblem ? e.message : `${name} failed: ${e.message}`);
   }
 
   // --- reading the fields
