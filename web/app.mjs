@@ -4,7 +4,9 @@
 //                             Generate ──steps──▶ Sequence + output + next-token chart + layers + status
 //
 // The Train panel (app/train-panel.mjs) trains a GPT in a worker of its own and, when the person
-// uses the result, hands it to the model picker as "Trained here".
+// uses the result, hands it to the model picker as "Trained here". The Experiments region
+// (app/experiments-panel.mjs) runs patching, attribution, saliency, steering and neurons on the
+// model loaded.
 //
 // The views follow the kind of model loaded (modelKind): a GPT generates (Output, Next token,
 // Layers); a classifier labels the prompt (Classification); a masked LM fills the prompt's masks
@@ -868,6 +870,9 @@ const picker = new ModelPicker({
     setGenerating(false);
     status.set(`Ready: ${name} loaded in ${((performance.now() - state.loadStarted) / 1000).toFixed(1)} s.`, 'done');
     startTrainPanel();
+    startExperiments().then((panel) => {
+      if (model === state.model) panel?.setModel({ model, texts: state.texts, idsOnly: state.idsOnly, shape: s, kind });
+    });
     ++wanted;
     await flushPrompt();
   },
@@ -895,6 +900,17 @@ function startTrainPanel() {
         }),
     )
     .catch((e) => status.set(`The Train panel could not start: ${e.message}`, 'error'));
+}
+
+// --- the Experiments region (patching, attribution, saliency, steering, neurons): its code comes
+// with the first model, as the Train panel's does; the region shows for a GPT.
+
+let experiments = null;
+function startExperiments() {
+  experiments ??= import('./app/experiments-panel.mjs')
+    .then(({ ExperimentsPanel }) => new ExperimentsPanel())
+    .catch((e) => status.set(`The Experiments region could not start: ${e.message}`, 'error'));
+  return experiments;
 }
 
 // --- events
