@@ -263,6 +263,38 @@ test(
     await page.waitForFunction(() => /^(Done|Nothing generated)/.test(document.getElementById('status').textContent));
     assert.match(await page.locator('#status').textContent(), /^Done: .*8 tokens/, 'the trained model generated');
     assert.equal(await page.locator('#thumbs canvas').count(), 8, 'the Attention panel shows its 2 x 4 heads');
+    // The Experiments region runs on it too: the two texts differ in their last token alone (rare
+    // bytes, which no merge of the run's vocabulary joins), so patching the stream entering layer 0
+    // there gives the clean answer back (1), and the positions before it change nothing (0).
+    const experiments = page.getByRole('region', { name: 'Experiments' });
+    const box = (name) => experiments.getByRole('textbox', { name, exact: true });
+    await box('Clean text').fill('The jury said ~');
+    await box('Corrupted text').fill('The jury said ^');
+    await box('Answer').fill('#5');
+    await box('Wrong answer').fill('#6');
+    const patching = experiments.getByRole('tabpanel', { name: 'Patching' });
+    await patching.getByRole('button', { name: 'Run patching' }).click();
+    await page.waitForFunction(
+      () => {
+        const panel = document.getElementById('exp-patching');
+        return panel.querySelector('.exp-status').dataset.kind === 'done' || !panel.querySelector('.exp-error').hidden;
+      },
+      null,
+      { timeout: 60_000 },
+    );
+    assert.equal(
+      await patching.locator('.exp-error').isVisible(),
+      false,
+      await patching.locator('.exp-error').textContent(),
+    );
+    const residPre = await patching
+      .getByRole('grid', { name: 'resid_pre', exact: true })
+      .evaluate((t) =>
+        [...t.tBodies[0].rows].map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.value))),
+      );
+    assert.equal(residPre.length, 2, 'a row per layer');
+    assert.ok(Math.abs(residPre[0].at(-1) - 1) < 1e-4, `layer 0, the last position: ${residPre[0].at(-1)}`);
+    assert.deepEqual(residPre[0].slice(0, -1), Array(residPre[0].length - 1).fill(0), 'layer 0 before it');
 
     // Train again, nothing changed: it goes on from the step it stopped at, to the end.
     await recordStatus(page);
