@@ -306,6 +306,7 @@ class WorkerModel {
   #worker; // null once disposed
   #channel; // the calls to it (WorkerChannel)
   #generating = false;
+  #disposing = false; // dispose() has begun: a patch under way ends with the model, whatever its last message
 
   // The worker reads the source itself (see model-source.mjs): a URL is resolved here against the
   // page's address; Blobs/Files are cloned by reference; buffers are copied, so the caller's stay usable.
@@ -451,7 +452,11 @@ class WorkerModel {
     const progress = guardCallback('onProgress', onProgress, (e) => stop.abort(e));
     const args = { ...rest, clean: plainIds(rest.clean), corrupted: plainIds(rest.corrupted) };
     try {
-      return await this.#channel.callAbortable('patch', { options: args }, stop.signal, (p) => progress?.(p));
+      const result = await this.#channel.callAbortable('patch', { options: args }, stop.signal, (p) => progress?.(p));
+      // The worker may have sent its last row before it read the dispose message: the run still
+      // ends with the model, as it does in this thread.
+      if (this.#disposing) throw new StateError('this model has been disposed');
+      return result;
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
@@ -543,6 +548,7 @@ class WorkerModel {
 
   async dispose() {
     if (!this.#worker) return;
+    this.#disposing = true;
     const worker = this.#worker;
     if (!this.#channel.dead) await this.#channel.call('dispose', {}).catch(() => {});
     this.#worker = null;
