@@ -364,7 +364,7 @@ int main(int argc, char** argv) {
   model->add_option("dir", dir, "model directory")->required();
   model->add_option("--ids", ids_file, "JSON array of prompt token ids")->required();
   model->add_option("--decode", decode, "tokens to generate")->check(CLI::Range(1, 100000));
-  model->add_option("--quantize", quantize, "none or int8");
+  model->add_option("--quantize", quantize, "none, int8 or int4");
   model->add_option("--lens", lens_k, "also the logit lens, this many tokens per layer, in every pass")
       ->check(CLI::Range(1, 1 << 20));
   int threads = 1;

@@ -39,7 +39,7 @@ TEST_P(BatchTest, EachSequenceGetsExactlyItsOwnLogits) {
   const auto tokens =
       test::read_json(fixture_dir(GetParam()) / "expected.json")["tokens"].get<std::vector<std::int32_t>>();
   ASSERT_GE(tokens.size(), 6u);
-  for (Quantization q : {Quantization::None, Quantization::Int8}) {
+  for (Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
     const Model model = Model::load(fixture_dir(GetParam()), LoadOptions{q});
     const int V = model.config().vocab_size;
     const auto batch = batch_from(tokens);

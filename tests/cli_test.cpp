@@ -267,8 +267,8 @@ TEST(Cli, BadInputIsAOneLineError) {
   for (int i = 0; i < 32; ++i) too_long += ",1";
   expect_error({"generate", "-m", m, "--tokens", too_long}, "longer than the context of 32");
   expect_error({"frobnicate"}, "unknown command 'frobnicate'");
-  expect_error({"generate", "-m", m, "--tokens", "1", "--quantize", "int4"},
-               "unknown quantization 'int4' (use none or int8)");
+  expect_error({"generate", "-m", m, "--tokens", "1", "--quantize", "int5"},
+               "unknown quantization 'int5' (use none, int8 or int4)");
   expect_error({"generate", "-m", m, "--tokens", "1", "--context-full", "wrap"},
                "context-full policy must be \"slide\" or \"stop\"");
   const auto r = run_cli({"forward", "-m", "/nonexistent", "--tokens", "1"});

@@ -63,7 +63,7 @@ TEST(Bidirectional, LogitRowsRunTheHeadOnThoseRowsAlone) {
   j["mask_token_id"] = 95;
   const auto tokens = test::read_json(dir / "expected.json")["tokens"].get<std::vector<std::int32_t>>();
   ASSERT_GE(tokens.size(), 4u);
-  for (Quantization q : {Quantization::None, Quantization::Int8}) {
+  for (Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
     const Model encoder = Model::from_parts(j.dump(), SafeTensors::open(dir / "model.safetensors"), "config.json", {q});
     const int V = encoder.config().vocab_size;
     ForwardOptions all;

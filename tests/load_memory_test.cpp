@@ -65,7 +65,7 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   // (packed or quantized from the whole tensor) and every F16/BF16 tensor; F32 rows are written
   // where they stay. An F32 copy on the way (per quantization): a Conv1D matrix to quantize, or an
   // F16/BF16 matrix.
-  std::uint64_t staged = 0, copy_none = 0, copy_int8 = 0;
+  std::uint64_t staged = 0, copy_none = 0, copy_quantized = 0;
   for (const auto& t : whole.tensors()) {
     const Kind kind = kind_of(t, config);
     if (kind == Kind::Skipped) continue;
@@ -73,12 +73,12 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
     if (kind != Kind::Rows || t.dtype != DType::F32) staged = std::max(staged, bytes);
     if (kind != Kind::Rows && t.dtype != DType::F32) copy_none = std::max(copy_none, f32_bytes);
     if (kind == Kind::Conv1D || (kind == Kind::Linear && t.dtype != DType::F32))
-      copy_int8 = std::max(copy_int8, f32_bytes);
+      copy_quantized = std::max(copy_quantized, f32_bytes);
   }
-  for (const Quantization q : {Quantization::None, Quantization::Int8}) {
+  for (const Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
     const char* what = quantization_name(q);
     // Every array counted with at most its 64-byte alignment on top; at most three arrays per
-    // tensor (int8 blocks and scales, an F32 copy of the embedding beside the LM head's).
+    // tensor (quantized blocks and scales, an F32 copy of the embedding beside the LM head's).
     const ModelWeights kept = load_weights(config, whole, q);
     const LoadFootprint counted_kept = load_footprint(config, layout, q, WeightSource::Kept);
     EXPECT_GE(counted_kept.owned, kept.owned.allocated()) << what;
@@ -93,7 +93,7 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
     EXPECT_LE(counted.owned, streamed.weights.owned.allocated() + 3 * 64 * whole.tensors().size()) << what;
     EXPECT_GE(counted.owned, counted_kept.owned) << what;   // nothing is read in place
     EXPECT_EQ(counted.staging, staged) << what;
-    EXPECT_EQ(counted.transient, q == Quantization::Int8 ? copy_int8 : copy_none) << what;
+    EXPECT_EQ(counted.transient, q == Quantization::None ? copy_none : copy_quantized) << what;
     EXPECT_EQ(Model::load_memory(config_json, bytes_of(header), {q}), counted.peak()) << what;
   }
 }
@@ -176,7 +176,7 @@ TEST(LoadMemory, LargeHalfPrecisionMatricesConvertInBlocksOfRows) {
   test::write_file(bf16_dir.path() / "model.safetensors", test::make_safetensors(bf16));
   test::write_file(f32_dir.path() / "model.safetensors", test::make_safetensors(f32));
   const std::vector<std::int32_t> ids = {1, 8999, 4500, 3};
-  for (const Quantization q : {Quantization::None, Quantization::Int8}) {
+  for (const Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
     const Model from_bf16 = Model::load(bf16_dir.path(), {q}), from_f32 = Model::load(f32_dir.path(), {q});
     KVCache a = from_bf16.new_cache(), b = from_f32.new_cache();
     EXPECT_EQ(from_bf16.forward(ids, a, {.all_logits = true}), from_f32.forward(ids, b, {.all_logits = true}))

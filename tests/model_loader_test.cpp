@@ -62,7 +62,7 @@ TEST_P(ModelLoaderTest, AnySplitOfTheBytesGivesTheWholeFilesModel) {
   const auto dir = test::fixture_dir(GetParam());
   const std::string config = test::read_file(dir / "config.json");
   const std::string file = test::read_file(dir / "model.safetensors");
-  for (const Quantization q : {Quantization::None, Quantization::Int8}) {
+  for (const Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
     const std::vector<float> want = all_logits(Model::load(dir, {q}));
     std::mt19937 rng(7);
     const std::vector<std::pair<std::string, std::function<std::size_t(int)>>> splits = {
@@ -135,7 +135,7 @@ TEST(ModelLoader, OddShapesInAnyOrder) {
     add("ln_f.bias", {C});
     std::shuffle(tensors.begin(), tensors.end(), rng);
     const std::string file = test::make_safetensors(tensors);
-    for (const Quantization q : {Quantization::None, Quantization::Int8}) {
+    for (const Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
       const std::vector<float> kept = all_logits(
           Model::from_parts(config, SafeTensors::parse(bytes_of(file), "model.safetensors"), "config.json", {q}));
       for (std::size_t piece : {std::size_t(1), std::size_t(5), std::size_t(1) << 20}) {

@@ -97,7 +97,7 @@ TEST_P(ShardsTest, ShardedLoadsAsTheSingleFileBitForBit) {
   ASSERT_FALSE(fs::exists(dir.path() / "model.safetensors"));
   const ShardFiles files = read_shards(dir.path(), names);
   const std::string single = test::read_file(test::fixture_dir(fixture) / "model.safetensors");
-  for (const Quantization q : {Quantization::None, Quantization::Int8}) {
+  for (const Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
     SCOPED_TRACE(quantization_name(q));
     const std::vector<float> want = all_logits(Model::load(test::fixture_dir(fixture), {q}));
     expect_same_bits(all_logits(Model::load(dir.path(), {q})), want, "mapped");

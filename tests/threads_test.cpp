@@ -153,14 +153,14 @@ TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
   EXPECT_GE(2.0 * 48 * 48 * 128, kParallelWork);    // attention too
   test::TempDir dir;
   write_random_model(dir);
-  for (Quantization q : {Quantization::None, Quantization::Int8}) {
+  for (Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
     const Model model = Model::load(dir.path(), LoadOptions{q});
     Result one;
     {
       ThreadCount t(1);
       one = forward_all(model, ids);
     }
-    for (int threads : {2, 3, 7}) {
+    for (int threads : {2, 3, 7, 16}) {
       ThreadCount t(threads);
       const Result many = forward_all(model, ids);
       EXPECT_EQ(many.logits, one.logits) << quantization_name(q) << ", " << threads << " threads";

@@ -23,7 +23,8 @@
 //   glassbox train-tokenizer --vocab-size N -o DIR FILE...
 //   glassbox train -o DIR [options] FILE_OR_FOLDER...    (see train_command.cpp)
 //   glassbox evaluate [-m DIR] FILE_OR_FOLDER...           -> JSON: loss, bits per byte
-//   (generate, chat, forward, patch, attribute, classify, fill-mask, evaluate: [--quantize none|int8] [--threads N]
+//   (generate, chat, forward, patch, attribute, classify, fill-mask, evaluate: [--quantize none|int8|int4] [--threads
+//   N]
 //    [--max-memory MB] [--context N])
 //
 // Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
@@ -212,7 +213,8 @@ int main(int argc, char** argv) {
   std::uint64_t max_memory_mb = 0;
   int context = 0;
   auto add_quantize = [&](CLI::App* cmd) {   // and threads, memory, context: the options of commands that run the model
-    cmd->add_option("--quantize", quantize, "weights in memory: none (F32) or int8 (blocks of 32, ~3.6x fewer bytes)")
+    cmd->add_option("--quantize", quantize,
+                    "weights in memory: none (F32), int8 or int4 (blocks of 32, ~3.6x or ~6.4x fewer bytes)")
         ->capture_default_str();
     cmd->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
     cmd->add_option("--max-memory", max_memory_mb,

@@ -1,5 +1,5 @@
-// Int8 matrix products (layout and contract in quantized.h): quantization, the portable kernel
-// and the choice of kernel.
+// Int8 and int4 matrix products (layouts and contract in quantized.h): quantization, the portable
+// kernels and the choice of kernel.
 //
 // The portable kernel works on tiles of 4 weight rows x 1 block of 32: four exact integer dot
 // products, reduced to one vector of 4 sums (one per row), converted to float and scaled by the 4
@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/quantized_x86.h"
 #include "kernels/simd.h"
@@ -115,6 +116,8 @@ GLASSBOX_INLINE void quantize_block(std::int8_t* q, float* scale, const float* v
 
 constexpr int kPairs = kQ8Block / 2;   // 16-bit words per block row
 
+constexpr int kQ4Bytes = kQ8Block / 2;   // bytes of one int4 row block
+
 #ifdef __wasm_simd128__
 // One weight row's block (32 stored bytes = 16 words W) against x's pairs p (e[16], o[16]):
 // W . e + (W >> 8) . o, 8 products per i32x4.dot_i16x8_s, the words taken as they are stored.
@@ -127,38 +130,73 @@ GLASSBOX_INLINE v128_t row_dot(const std::int8_t* w, const std::int16_t* p) {
   return wasm_i32x4_add(lo, hi);
 }
 
-// The exact dot products of one block of 4 weight rows (128 bytes, row after row) with x, each
-// plus 128 * the sum of x at even k (even_sum128, which the caller takes off): lane r is row r.
-GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int16_t* p) {
-  const v128_t a = row_dot(w, p), b = row_dot(w + kQ8Block, p);
-  const v128_t c = row_dot(w + 2 * kQ8Block, p), d = row_dot(w + 3 * kQ8Block, p);
+// One int4 row's block (16 bytes) against the same pairs, as (w + 8) . x. Masking each word's
+// nibbles gives words U = u_2j + 256 u_2j+1 (low nibbles: values 0..15; shifted by 4 first: values
+// 16..31), the form the pairs are made for: U . e + (U >> 8) . o = u_2j x_2j + u_2j+1 x_2j+1.
+GLASSBOX_INLINE v128_t row_dot(const std::uint8_t* w, const std::int16_t* p) {
+  const v128_t v = wasm_v128_load(w), nibbles = wasm_i16x8_splat(0x0f0f);
+  const v128_t lo = wasm_v128_and(v, nibbles), hi = wasm_v128_and(wasm_u16x8_shr(v, 4), nibbles);
+  const v128_t first = wasm_i32x4_add(wasm_i32x4_dot_i16x8(lo, wasm_v128_load(p)),
+                                      wasm_i32x4_dot_i16x8(wasm_u16x8_shr(lo, 8), wasm_v128_load(p + kPairs)));
+  const v128_t last = wasm_i32x4_add(wasm_i32x4_dot_i16x8(hi, wasm_v128_load(p + 8)),
+                                     wasm_i32x4_dot_i16x8(wasm_u16x8_shr(hi, 8), wasm_v128_load(p + kPairs + 8)));
+  return wasm_i32x4_add(first, last);
+}
+
+// The dot products of one block of 4 weight rows (row after row) with x, each plus what the
+// caller takes off (offset_sums): lane r is row r.
+template <class W>
+GLASSBOX_INLINE Vec4i block_sums4(const W* w, const std::int16_t* p) {
+  constexpr int row = std::is_same_v<W, std::int8_t> ? kQ8Block : kQ4Bytes;
+  const v128_t a = row_dot(w, p), b = row_dot(w + row, p);
+  const v128_t c = row_dot(w + 2 * row, p), d = row_dot(w + 3 * row, p);
   // Transpose and add: [a0+a2, b0+b2, a1+a3, b1+b3], the same for c, d, then [sum a, .., sum d].
   const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
   const v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
   return Vec4i(wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7)));
 }
+
+// What the row dots carry beyond w . x: 128 * x's sum at even k (int8), 8 * its sum (int4).
+GLASSBOX_INLINE std::int32_t offset_sums(const std::int8_t*, const Q8Activations& x, std::size_t tb) {
+  return x.even_sum128[tb];
+}
 #else
-// Natively the compiler vectorizes this loop for each target clone (sign extensions and vpmaddwd),
-// on the stored bytes flipped back to w.
+// Natively the compiler vectorizes these loops for each target clone (sign extensions and
+// vpmaddwd), on the stored bytes flipped back to w (int8) or on the nibbles (int4, as w + 8).
 GLASSBOX_INLINE std::int32_t row_dot(const std::int8_t* w, const std::int8_t* x) {
   std::int32_t s = 0;
   for (int i = 0; i < kQ8Block; ++i) s += std::int32_t(std::int8_t(w[i] ^ (i % 2 ? 0 : -128))) * x[i];
   return s;
 }
-
-GLASSBOX_INLINE Vec4i block_sums4(const std::int8_t* w, const std::int8_t* x) {
-  return Vec4i{row_dot(w, x), row_dot(w + kQ8Block, x), row_dot(w + 2 * kQ8Block, x), row_dot(w + 3 * kQ8Block, x)};
+GLASSBOX_INLINE std::int32_t row_dot(const std::uint8_t* w, const std::int8_t* x) {
+  std::int32_t s = 0;
+  for (int i = 0; i < kQ4Bytes; ++i) s += std::int32_t(w[i] & 15) * x[i] + std::int32_t(w[i] >> 4) * x[i + kQ4Bytes];
+  return s;
 }
+
+template <class W>
+GLASSBOX_INLINE Vec4i block_sums4(const W* w, const std::int8_t* x) {
+  constexpr int row = std::is_same_v<W, std::int8_t> ? kQ8Block : kQ4Bytes;
+  return Vec4i{row_dot(w, x), row_dot(w + row, x), row_dot(w + 2 * row, x), row_dot(w + 3 * row, x)};
+}
+
+GLASSBOX_INLINE std::int32_t offset_sums(const std::int8_t*, const Q8Activations&, std::size_t) { return 0; }
 #endif
+GLASSBOX_INLINE std::int32_t offset_sums(const std::uint8_t*, const Q8Activations& x, std::size_t tb) {
+  return x.sum128[tb] / 16;
+}
 
 // Block b's 4 products of one group, added to acc: float(dot) * (dw * dx), in block order.
-GLASSBOX_INLINE Vec4 add_block(Vec4 acc, const std::int8_t* w, const float* dw, const Q8Activations& x, int t, int b) {
+template <class W>
+GLASSBOX_INLINE Vec4 add_block(Vec4 acc, const W* w, const float* dw, const Q8Activations& x, int t, int b) {
+  constexpr int group_block = kQ8Rows * (std::is_same_v<W, std::int8_t> ? kQ8Block : kQ4Bytes);
   const std::size_t tb = std::size_t(t) * x.blocks + b;
 #ifdef __wasm_simd128__
-  const Vec4i dots = block_sums4(w + b * kQ8Rows * kQ8Block, x.pairs.data() + tb * kQ8Block) - x.even_sum128[tb];
+  const std::int16_t* xb = x.pairs.data() + tb * kQ8Block;
 #else
-  const Vec4i dots = block_sums4(w + b * kQ8Rows * kQ8Block, x.q.data() + tb * kQ8Block);
+  const std::int8_t* xb = x.q.data() + tb * kQ8Block;
 #endif
+  const Vec4i dots = block_sums4(w + b * group_block, xb) - offset_sums(w, x, tb);
   return acc + __builtin_convertvector(dots, Vec4) * (load<Vec4>(dw + b * kQ8Rows) * x.d[tb]);
 }
 
@@ -168,10 +206,13 @@ GLASSBOX_INLINE void store_group(float* out, Vec4 acc, const float* bias, int g,
   for (int r = 0; r < std::min(kQ8Rows, N - n); ++r) out[n + r] = acc[r] + (bias ? bias[n + r] : 0.0f);
 }
 
-GLASSBOX_CLONES void matmul_q8_portable(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd,
-                                        const float* bias, int N, int ld) {
+// W: std::int8_t (int8 weights) or std::uint8_t (int4's nibbles).
+template <class W>
+GLASSBOX_INLINE void matmul_portable(float* out, const Q8Activations& x, const W* wq, const float* wd,
+                                     const float* bias, int N, int ld) {
   const int blocks = x.blocks, groups = (N + kQ8Rows - 1) / kQ8Rows;
-  const std::size_t group_q = std::size_t(blocks) * kQ8Rows * kQ8Block, group_d = std::size_t(blocks) * kQ8Rows;
+  const std::size_t group_q = std::size_t(blocks) * kQ8Rows * (std::is_same_v<W, std::int8_t> ? kQ8Block : kQ4Bytes);
+  const std::size_t group_d = std::size_t(blocks) * kQ8Rows;
   if (x.T == 1) {   // groups g and g + half together (the last one alone when groups is odd)
     const int half = (groups + 1) / 2;
     for (int g = 0; g < half; ++g) {
@@ -194,6 +235,41 @@ GLASSBOX_CLONES void matmul_q8_portable(float* out, const Q8Activations& x, cons
     }
 }
 
+GLASSBOX_CLONES void matmul_q8_portable(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd,
+                                        const float* bias, int N, int ld) {
+  matmul_portable(out, x, wq, wd, bias, N, ld);
+}
+GLASSBOX_CLONES void matmul_q4_portable(float* out, const Q8Activations& x, const std::uint8_t* wq, const float* wd,
+                                        const float* bias, int N, int ld) {
+  matmul_portable(out, x, wq, wd, bias, N, ld);
+}
+
+// One int4 block of 32 values (zeros past n) -> 16 bytes of nibbles and the scale (quantized.h's
+// rule, the reference's arithmetic). The first value of largest magnitude sets the scale and
+// becomes -8; a NaN or an infinity in the block makes the scale NaN or infinite, and its values 0.
+GLASSBOX_INLINE void quantize_block_q4(std::uint8_t* q, float* scale, const float* v, int n) {
+  float x[kQ8Block] = {};
+  if (n > 0) std::memcpy(x, v, sizeof(float) * std::size_t(n));
+  float amax = 0.0f;
+  bool nan = false;
+  for (int i = 0; i < kQ8Block; ++i) {
+    nan |= x[i] != x[i];
+    amax = std::max(amax, std::abs(x[i]));
+  }
+  int first = 0;
+  while (first < kQ8Block && !(std::abs(x[first]) == amax)) ++first;
+  const float d = nan ? NAN : x[first] / -8.0f + 0.0f;   // + 0: an all-zero block's scale is 0, not -0
+  const float inv = d != 0.0f && std::isfinite(d) ? 1.0f / d : 0.0f;
+  const bool divide = std::isinf(inv);   // a subnormal d has no finite inverse
+  std::uint8_t u[kQ8Block];
+  for (int i = 0; i < kQ8Block; ++i) {
+    const float t = (divide ? x[i] / d : x[i] * inv) + 8.5f;
+    u[i] = t == t ? static_cast<std::uint8_t>(std::min(std::max(t, 0.0f), 15.0f)) : 8;   // NaN -> 0 (+8)
+  }
+  for (int j = 0; j < kQ4Bytes; ++j) q[j] = static_cast<std::uint8_t>(u[j] | u[j + kQ4Bytes] << 4);
+  *scale = d;
+}
+
 }   // namespace
 
 GLASSBOX_CLONES void quantize_weights_q8(std::int8_t* q, float* d, const float* w, int N, int K) {
@@ -210,6 +286,17 @@ GLASSBOX_CLONES void quantize_weights_q8(std::int8_t* q, float* d, const float* 
   }
 }
 
+GLASSBOX_CLONES void quantize_weights_q4(std::uint8_t* q, float* d, const float* w, int N, int K) {
+  const Q8Shape s(N, K);
+  for (int n = 0; n < s.Np; ++n)
+    for (int b = 0; b < s.blocks; ++b) {
+      const int k0 = b * kQ8Block;
+      const int len = n < N ? std::min(kQ8Block, K - k0) : 0;   // padding rows are all zero
+      quantize_block_q4(q + q4_index(s, n, k0), d + q8_scale_index(s, n, b),
+                        len ? w + std::size_t(n) * K + k0 : nullptr, len);
+    }
+}
+
 GLASSBOX_CLONES void quantize_activations_q8(Q8Activations& x, const float* in, int T, int K) {
   const Q8Shape s(1, K);
   x.T = T, x.Kp = s.Kp, x.blocks = s.blocks;
@@ -217,7 +304,7 @@ GLASSBOX_CLONES void quantize_activations_q8(Q8Activations& x, const float* in, 
   x.d.resize(std::size_t(T) * s.blocks);
   x.pairs.resize(kQ8Pairs ? x.q.size() : 0);
   x.even_sum128.resize(kQ8Pairs ? x.d.size() : 0);
-  x.sum128.resize(kQ8Sums ? x.d.size() : 0);
+  x.sum128.resize(x.d.size());
   for (int t = 0; t < T; ++t)
     for (int b = 0; b < s.blocks; ++b) {
       const std::size_t tb = std::size_t(t) * s.blocks + b;
@@ -239,11 +326,9 @@ GLASSBOX_CLONES void quantize_activations_q8(Q8Activations& x, const float* in, 
         for (int l = 0; l < 8; ++l) even += sums[l];
         x.even_sum128[tb] = 128 * even;
       }
-      if constexpr (kQ8Sums) {
-        std::int32_t all = 0;
-        for (int i = 0; i < kQ8Block; ++i) all += q[i];
-        x.sum128[tb] = 128 * all;
-      }
+      std::int32_t all = 0;
+      for (int i = 0; i < kQ8Block; ++i) all += q[i];
+      x.sum128[tb] = 128 * all;
     }
 }
 
@@ -293,6 +378,21 @@ void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const 
   if (kernel == Q8Kernel::Avx512Vnni) return x86::matmul_q8_vnni(out, ld, rows, wq, wd, bias, N);
 #endif
   matmul_q8_portable(out, x, wq, wd, bias, N, ld);
+}
+
+void matmul_q4(float* out, const Q8Activations& x, const std::uint8_t* wq, const float* wd, const float* bias, int N,
+               int out_stride, Q8Kernel kernel) {
+  if (!q8_kernel_available(kernel))
+    throw std::invalid_argument("matmul_q4: this CPU does not have the kernel asked for");
+  const int ld = out_stride ? out_stride : N;
+#ifdef GLASSBOX_X86_KERNELS
+  if (kernel == Q8Kernel::Best)
+    kernel = has_avx512_vnni() ? Q8Kernel::Avx512Vnni : has_avx2() ? Q8Kernel::Avx2 : Q8Kernel::Portable;
+  const x86::Q8Rows rows{x.q.data(), x.d.data(), x.sum128.data(), x.T, x.Kp, x.blocks};
+  if (kernel == Q8Kernel::Avx2) return x86::matmul_q4_avx2(out, ld, rows, wq, wd, bias, N);
+  if (kernel == Q8Kernel::Avx512Vnni) return x86::matmul_q4_vnni(out, ld, rows, wq, wd, bias, N);
+#endif
+  matmul_q4_portable(out, x, wq, wd, bias, N, ld);
 }
 
 }   // namespace glassbox::kernels

@@ -1,16 +1,20 @@
-// matmul_q8's kernel for x86-64-v3 (AVX2), compiled with -mavx2 (see quantized_x86.h).
+// matmul_q8's and matmul_q4's kernels for x86-64-v3 (AVX2), compiled with -mavx2 (see
+// quantized_x86.h).
 //
 // AVX2 has no int8 x int8 dot product. vpmaddubsw multiplies unsigned bytes by signed ones and
 // adds pairs into int16: with |x| as the unsigned side and w carrying x's sign (vpsignb), each
 // pair is w0 x0 + w1 x1, at most 2 * 127 * 127 = 32258 (never saturates: |w|, |x| <= 127; also
 // vpsignb would leave -128 as it is). vpmaddwd by 1 then adds pairs of those into int32.
+// Int4's nibbles, stored as w + 8 (0..15), are the unsigned side as they are: a pair is at most
+// 2 * 15 * 127 = 3810, and the loop takes 8 sum(x) off.
 #include "kernels/quantized_x86_loop.h"
 
 namespace glassbox::kernels::x86 {
 namespace {
 
 struct Avx2Dots {
-  static constexpr bool kBiased = false;
+  using Weight = std::int8_t;
+  static constexpr int kRowBytes = 32, kOffset = 0;
   explicit Avx2Dots(const std::int8_t* xq)
       : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))), abs_x(_mm256_abs_epi8(x)) {}
   __m256i row(const std::int8_t* w) const {
@@ -22,11 +26,26 @@ struct Avx2Dots {
   __m256i x, abs_x;
 };
 
+struct Avx2Int4Dots {
+  using Weight = std::uint8_t;
+  static constexpr int kRowBytes = 16, kOffset = 8;
+  explicit Avx2Int4Dots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
+  __m256i row(const std::uint8_t* w) const {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(int4_values(w), x), _mm256_set1_epi16(1));
+  }
+  __m256i x;
+};
+
 }   // namespace
 
 void matmul_q8_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
                     int N) {
   matmul<Avx2Dots>(out, ld, x, wq, wd, bias, N);
+}
+
+void matmul_q4_avx2(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
+                    int N) {
+  matmul<Avx2Int4Dots>(out, ld, x, wq, wd, bias, N);
 }
 
 }   // namespace glassbox::kernels::x86

@@ -1,17 +1,19 @@
-// matmul_q8's kernel for AVX-512 VNNI, on 256-bit vectors (AVX512VL), compiled with
+// matmul_q8's and matmul_q4's kernels for AVX-512 VNNI, on 256-bit vectors (AVX512VL), compiled with
 // those sets switched on (see quantized_x86.h).
 //
 // vpdpbusd multiplies unsigned bytes by signed ones, 4 products into each int32 lane. The weights
 // are the unsigned side as w + 128 (stored: every value's top bit flipped, quantized.h), x the
 // signed one; (w + 128) . x = w . x + 128 sum(x), and the loop takes the 128 sum(x) off. A lane
-// holds at most 4 * 255 * 127 = 129,540: no overflow.
+// holds at most 4 * 255 * 127 = 129,540: no overflow. Int4's nibbles, stored as w + 8, are the
+// unsigned side as they are, and the loop takes 8 sum(x) off.
 #include "kernels/quantized_x86_loop.h"
 
 namespace glassbox::kernels::x86 {
 namespace {
 
 struct VnniDots {
-  static constexpr bool kBiased = true;
+  using Weight = std::int8_t;
+  static constexpr int kRowBytes = 32, kOffset = 128;
   explicit VnniDots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
   __m256i row(const std::int8_t* w) const {
     // Even k are stored flipped already; flip the odd ones: every byte is then w + 128.
@@ -22,11 +24,24 @@ struct VnniDots {
   __m256i x;
 };
 
+struct VnniInt4Dots {
+  using Weight = std::uint8_t;
+  static constexpr int kRowBytes = 16, kOffset = 8;
+  explicit VnniInt4Dots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
+  __m256i row(const std::uint8_t* w) const { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), int4_values(w), x); }
+  __m256i x;
+};
+
 }   // namespace
 
 void matmul_q8_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
                     int N) {
   matmul<VnniDots>(out, ld, x, wq, wd, bias, N);
+}
+
+void matmul_q4_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
+                    int N) {
+  matmul<VnniInt4Dots>(out, ld, x, wq, wd, bias, N);
 }
 
 }   // namespace glassbox::kernels::x86

@@ -1,4 +1,4 @@
-// The x86 kernels of matmul_q8 (layout and contract in quantized.h). Each is compiled in
+// The x86 kernels of matmul_q8 and matmul_q4 (layouts and contract in quantized.h). Each is compiled in
 // its own file with its instruction set switched on (quantized_avx2.cpp, quantized_vnni.cpp), and
 // matmul_q8 calls it only when the CPU reports that set. Those files see nothing but this header
 // and the loop in quantized_x86_loop.h: an inline function of a shared header compiled there
@@ -27,6 +27,10 @@ struct Q8Rows {
 void matmul_q8_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
                     int N);
 void matmul_q8_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
+                    int N);
+void matmul_q4_avx2(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
+                    int N);
+void matmul_q4_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
                     int N);
 
 }   // namespace glassbox::kernels::x86

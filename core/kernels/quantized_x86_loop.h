@@ -1,7 +1,8 @@
-// The loop of the x86 int8 kernels (quantized_x86.h), written once for both. `Dots`
+// The loop of the x86 int8 and int4 kernels (quantized_x86.h), written once for all. `Dots`
 // holds x's 32 values of one block in registers and gives, for one stored weight row of that block
-// (32 bytes), 8 partial sums of its products with them (int32 lanes). Dots::kBiased says the
-// products are (w + 128) . x, so that 128 * sum(x) (Q8Rows::sum128) comes off.
+// (Dots::kRowBytes: 32 bytes of int8, 16 of int4), 8 partial sums of its products with them (int32
+// lanes). Dots::kOffset says the products are (w + kOffset) . x, so that kOffset * sum(x)
+// (Q8Rows::sum128 / 128 * kOffset) comes off.
 //
 // Costs: decoding (T = 1) streams the weights once and is bound by memory bandwidth, so the loop
 //   - keeps two streams of weights in flight (groups g and g + half, as for F32 in kernels.cpp);
@@ -24,7 +25,7 @@
 namespace glassbox::kernels::x86 {
 namespace {
 
-constexpr int kBlock = kBlockValues, kRows = kGroupRows, kGroupBlock = kRows * kBlock;
+constexpr int kBlock = kBlockValues, kRows = kGroupRows;
 constexpr int kPrefetchAhead = 2048;
 
 // [p0+p1 per 32-bit pair ...]: adds the interleaved halves of two vectors (within each 128-bit lane).
@@ -35,11 +36,19 @@ inline __m256i add_pairs64(__m256i p, __m256i q) {
   return _mm256_add_epi32(_mm256_unpacklo_epi64(p, q), _mm256_unpackhi_epi64(p, q));
 }
 
-// The 4 rows of one block (128 bytes at w) against x: per 128-bit lane, [row 0, 1, 2, 3] partial sums.
+// The 16 bytes of an int4 row's block widened to its 32 values (+ 8) in order: the low nibbles
+// (values 0..15) in the low 128 bits, the high ones (16..31) in the high 128.
+inline __m256i int4_values(const std::uint8_t* w) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), _mm256_set1_epi8(0x0f));
+}
+
+// The 4 rows of one block (4 rows of kRowBytes at w) against x: per 128-bit lane, [row 0, 1, 2, 3]
+// partial sums.
 template <class Dots>
-inline __m256i block_rows(const Dots& x, const std::int8_t* w) {
-  return add_pairs64(add_pairs32(x.row(w), x.row(w + kBlock)),
-                     add_pairs32(x.row(w + 2 * kBlock), x.row(w + 3 * kBlock)));
+inline __m256i block_rows(const Dots& x, const typename Dots::Weight* w) {
+  constexpr int row = Dots::kRowBytes;
+  return add_pairs64(add_pairs32(x.row(w), x.row(w + row)), add_pairs32(x.row(w + 2 * row), x.row(w + 3 * row)));
 }
 
 // Bias (if given) plus acc, stored for rows 4g.. that exist.
@@ -50,9 +59,12 @@ inline void store_group(float* out, __m128 acc, const float* bias, int g, int N)
 }
 
 template <class Dots>
-void matmul(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias, int N) {
+void matmul(float* out, int ld, const Q8Rows& x, const typename Dots::Weight* wq, const float* wd, const float* bias,
+            int N) {
+  constexpr int kGroupBlock = kRows * Dots::kRowBytes;
   const int blocks = x.blocks, groups = (N + kRows - 1) / kRows, half = (groups + 1) / 2;
   const std::size_t group_q = std::size_t(blocks) * kGroupBlock, group_d = std::size_t(blocks) * kRows;
+  const auto offset_sum = [](std::int32_t sum128) { return sum128 / 128 * Dots::kOffset; };
   for (int g = 0; g < half; ++g) {
     const int gs[2] = {g, g + half < groups ? g + half : g};   // the last group alone when groups is odd
     for (int t = 0; t < x.T; ++t) {
@@ -64,10 +76,10 @@ void matmul(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const fl
       for (; b + 2 <= blocks; b += 2) {
         const Dots x0(xq + b * kBlock), x1(xq + (b + 1) * kBlock);
         const __m256 dx2 = _mm256_set_m128(_mm_set1_ps(dx[b + 1]), _mm_set1_ps(dx[b]));
-        const __m256i corr = Dots::kBiased ? _mm256_set_m128i(_mm_set1_epi32(sum128[b + 1]), _mm_set1_epi32(sum128[b]))
-                                           : _mm256_setzero_si256();
+        const __m256i corr =
+            _mm256_set_m128i(_mm_set1_epi32(offset_sum(sum128[b + 1])), _mm_set1_epi32(offset_sum(sum128[b])));
         for (int s = 0; s < 2; ++s) {
-          const std::int8_t* w = wq + gs[s] * group_q + std::size_t(b) * kGroupBlock;
+          const typename Dots::Weight* w = wq + gs[s] * group_q + std::size_t(b) * kGroupBlock;
           // The address as an integer: past the matrix's end it is never formed as a pointer.
           for (int line = 0; line < 2 * kGroupBlock; line += 64)
             _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(w) + kPrefetchAhead + line),
@@ -85,7 +97,7 @@ void matmul(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const fl
         for (int s = 0; s < 2; ++s) {
           const __m256i u = block_rows(x0, wq + gs[s] * group_q + std::size_t(b) * kGroupBlock);
           const __m128i dots = _mm_sub_epi32(_mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1)),
-                                             _mm_set1_epi32(Dots::kBiased ? sum128[b] : 0));
+                                             _mm_set1_epi32(offset_sum(sum128[b])));
           const __m128 p = _mm_mul_ps(_mm_cvtepi32_ps(dots),
                                       _mm_mul_ps(_mm_loadu_ps(wd + gs[s] * group_d + b * kRows), _mm_set1_ps(dx[b])));
           acc[s] = _mm_add_ps(acc[s], p);

@@ -223,10 +223,11 @@ void quantize_q8(std::int8_t* q, float* d, const float* v, int n) {
   *d = scale;
 }
 
-// Int8 blocks (layout in quantized.h): each block's dot product is an exact integer, scaled by
-// the two blocks' scales; blocks are summed in order.
-void matmul_q8(float* out, const std::int8_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
-               const float* bias, int T, int Kp, int N) {
+// Int8 and int4 blocks: each block's dot product is an exact integer, scaled by the two blocks'
+// scales; blocks are summed in order. `weight` reads w[n][k] from the stored layout.
+template <class Weight>
+void matmul_blocks(float* out, const std::int8_t* xq, const float* xd, Weight weight, const float* wd,
+                   const float* bias, int T, int Kp, int N) {
   const Q8Shape s(N, Kp);
   const int blocks = s.blocks;
   for (int t = 0; t < T; ++t) {
@@ -236,7 +237,7 @@ void matmul_q8(float* out, const std::int8_t* xq, const float* xd, const std::in
         std::int32_t dot = 0;
         for (int i = 0; i < kQ8Block; ++i) {
           const int k = b * kQ8Block + i;
-          dot += q8_weight(wq, s, n, k) * xq[std::size_t(t) * Kp + k];
+          dot += weight(s, n, k) * xq[std::size_t(t) * Kp + k];
         }
         const float dw = wd[q8_scale_index(s, n, b)];
         sum += static_cast<float>(dot) * (dw * xd[std::size_t(t) * blocks + b]);
@@ -244,6 +245,35 @@ void matmul_q8(float* out, const std::int8_t* xq, const float* xd, const std::in
       out[std::size_t(t) * N + n] = sum + (bias ? bias[n] : 0.0f);
     }
   }
+}
+
+void matmul_q8(float* out, const std::int8_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
+               const float* bias, int T, int Kp, int N) {
+  const auto weight = [&](const Q8Shape& s, int n, int k) { return q8_weight(wq, s, n, k); };
+  matmul_blocks(out, xq, xd, weight, wd, bias, T, Kp, N);
+}
+
+void quantize_q4(std::int8_t* q, float* d, const float* v, int n) {
+  float amax = 0.0f, m = 0.0f;
+  bool nan = false;
+  for (int i = 0; i < n; ++i) {
+    nan |= std::isnan(v[i]);
+    if (std::abs(v[i]) > amax) amax = std::abs(v[i]), m = v[i];
+  }
+  const float scale = nan ? NAN : m / -8.0f + 0.0f;   // + 0: an all-zero block's scale is 0, not -0
+  const float inv = scale != 0.0f && std::isfinite(scale) ? 1.0f / scale : 0.0f;
+  for (int i = 0; i < kQ8Block; ++i) {
+    const float x = i < n ? v[i] : 0.0f;
+    const float t = (std::isinf(inv) ? x / scale : x * inv) + 8.5f;   // a subnormal scale has no finite inverse
+    q[i] = std::isnan(t) ? 0 : static_cast<std::int8_t>(static_cast<int>(std::clamp(t, 0.0f, 15.0f)) - 8);
+  }
+  *d = scale;
+}
+
+void matmul_q4(float* out, const std::int8_t* xq, const float* xd, const std::uint8_t* wq, const float* wd,
+               const float* bias, int T, int Kp, int N) {
+  const auto weight = [&](const Q8Shape& s, int n, int k) { return q4_weight(wq, s, n, k); };
+  matmul_blocks(out, xq, xd, weight, wd, bias, T, Kp, N);
 }
 
 }   // namespace glassbox::kernels::reference

@@ -56,5 +56,11 @@ void attention_gqa(float* out, const float* q, const float* k, const float* v, i
 void quantize_q8(std::int8_t* q, float* d, const float* v, int n);
 void matmul_q8(float* out, const std::int8_t* xq, const float* xd, const std::int8_t* wq, const float* wd,
                const float* bias, int T, int Kp, int N);   // quantized.h
+// One int4 block (quantized.h): m = the first value of largest magnitude, d = m / -8, q[i] =
+// trunc(v[i] / d + 8.5) capped to [0, 15], minus 8 (so m's value is -8), zeros past n; a NaN or
+// infinity in the block: d NaN or infinite, q all 0.
+void quantize_q4(std::int8_t* q, float* d, const float* v, int n);
+void matmul_q4(float* out, const std::int8_t* xq, const float* xd, const std::uint8_t* wq, const float* wd,
+               const float* bias, int T, int Kp, int N);   // quantized.h
 
 }   // namespace glassbox::kernels::reference

@@ -8,16 +8,16 @@
 
 namespace glassbox {
 
-// Runs products that share their input as one: the input quantized once (int8), and the rows of
+// Runs products that share their input as one: the input quantized once (int8, int4), and the rows of
 // every matrix split across the threads (glassbox/threads.h) in slices of 16 rows of one matrix
 // each, in one parallel_for (one wake-up of the threads, where three products would take three).
 // Every output is computed the same way whatever the slice, so the result does not depend on the
 // thread count.
 void linear(std::initializer_list<Product> products, const float* in, int T, Activations& a) {
-  constexpr int kGrain = 16;   // a multiple of the kernels' row tiles (8 for F32, 4 for int8)
+  constexpr int kGrain = 16;   // a multiple of the kernels' row tiles (8 for F32, 4 for int8 and int4)
   const int K = products.begin()->w.K;
-  const bool int8 = products.begin()->w.f32 == nullptr;
-  if (int8) kernels::quantize_activations_q8(a.xq, in, T, K);
+  const bool quantized = products.begin()->w.f32 == nullptr;
+  if (quantized) kernels::quantize_activations_q8(a.xq, in, T, K);
   // The matrices' rows one after another, each rounded up to whole slices.
   int total = 0;
   double work = 0;
@@ -32,18 +32,20 @@ void linear(std::initializer_list<Product> products, const float* in, int T, Act
       first += (p.w.N + kGrain - 1) / kGrain * kGrain;
       if (lo >= hi) continue;
       const float* bias = p.bias ? p.bias + lo : nullptr;
-      if (!int8) {
+      const kernels::Q8Shape s(p.w.N, K);
+      if (p.w.f32)
         kernels::matmul(p.out + lo, in, p.w.f32 + std::size_t(lo) * K, bias, T, K, hi - lo, p.out_stride);
-      } else {
-        const kernels::Q8Shape s(p.w.N, K);
+      else if (p.w.q)
         kernels::matmul_q8(p.out + lo, a.xq, p.w.q + std::size_t(lo) * s.Kp, p.w.d + std::size_t(lo) * s.blocks, bias,
                            hi - lo, p.out_stride);
-      }
+      else
+        kernels::matmul_q4(p.out + lo, a.xq, p.w.q4 + std::size_t(lo) * s.Kp / 2, p.w.d + std::size_t(lo) * s.blocks,
+                           bias, hi - lo, p.out_stride);
     }
   });
 }
 
-// out (T,N) = in (T,K) @ w^T + bias: F32, or int8 after quantizing `in` block by block.
+// out (T,N) = in (T,K) @ w^T + bias: F32, or int8 or int4 after quantizing `in` block by block.
 void linear(float* out, const float* in, const Matrix& w, const float* bias, int T, Activations& a) {
   linear({{out, w.N, w, bias}}, in, T, a);
 }

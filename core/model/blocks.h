@@ -57,7 +57,7 @@ struct Activations {
   std::vector<float> cos, sin;   // (T, rotary_dim / 2) each row's rotary angles
   std::vector<float> scratch;    // (H, S)  one row of attention scores per head
   std::vector<float> probs;      // (H, T, S) only when a hook listens
-  kernels::Q8Activations xq;     // the input of an int8 product, quantized
+  kernels::Q8Activations xq;     // the input of an int8 or int4 product, quantized
   int T;
 };
 
@@ -70,14 +70,14 @@ struct Product {
   const float* bias;
 };
 
-// Runs products that share their input as one: the input quantized once (int8), and the rows of
+// Runs products that share their input as one: the input quantized once (int8, int4), and the rows of
 // every matrix split across the threads (glassbox/threads.h) in slices of 16 rows of one matrix
 // each, in one parallel_for (one wake-up of the threads, where three products would take three).
 // Every output is computed the same way whatever the slice, so the result does not depend on the
 // thread count.
 void linear(std::initializer_list<Product> products, const float* in, int T, Activations& a);
 
-// out (T,N) = in (T,K) @ w^T + bias: F32, or int8 after quantizing `in` block by block.
+// out (T,N) = in (T,K) @ w^T + bias: F32, or int8 or int4 after quantizing `in` block by block.
 void linear(float* out, const float* in, const Matrix& w, const float* bias, int T, Activations& a);
 
 // One sequence of a forward pass, and its rows of the activations. A batch holds several, one

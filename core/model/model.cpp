@@ -24,10 +24,20 @@ struct Model::Impl {
 Quantization parse_quantization(std::string_view name) {
   if (name == "none") return Quantization::None;
   if (name == "int8") return Quantization::Int8;
-  throw InvalidArgument("unknown quantization '" + std::string(name) + "' (use none or int8)");
+  if (name == "int4") return Quantization::Int4;
+  throw InvalidArgument("unknown quantization '" + std::string(name) + "' (use none, int8 or int4)");
 }
 
-const char* quantization_name(Quantization q) { return q == Quantization::Int8 ? "int8" : "none"; }
+const char* quantization_name(Quantization q) {
+  switch (q) {
+    case Quantization::Int8:
+      return "int8";
+    case Quantization::Int4:
+      return "int4";
+    default:
+      return "none";
+  }
+}
 
 namespace {
 

@@ -93,23 +93,26 @@ class Loader {
   void check(const std::string& name, Shape shape) { find(name, shape); }
 
   // The matrix `name` as (N,K) in nn.Linear layout (GPT's Conv1D weights, stored (K,N), are
-  // transposed), packed for the kernels or quantized to int8 blocks.
+  // transposed), packed for the kernels or quantized to int8 or int4 blocks.
   Matrix matrix(const std::string& name, const Dim& N, const Dim& K, bool transpose, Quantization quantize,
                 bool top_level = false) {
     TensorJob& job = transpose ? find(name, {K, N}, top_level) : find(name, {N, K}, top_level);
     MatrixJob m{.N = static_cast<int>(N.n),
                 .K = static_cast<int>(K.n),
                 .transpose = transpose,
-                .int8 = quantize == Quantization::Int8};
+                .quantized = quantize != Quantization::None};
     const kernels::Q8Shape s(m.N, m.K);
     if (quantize == Quantization::None) {
       m.packed = own<float>(N.n * K.n);
     } else {
-      m.q = own<std::int8_t>(static_cast<std::int64_t>(s.q_size()));
+      if (quantize == Quantization::Int8)
+        m.q = own<std::int8_t>(static_cast<std::int64_t>(s.q_size()));
+      else
+        m.q4 = own<std::uint8_t>(static_cast<std::int64_t>(s.q4_size()));
       m.d = own<float>(static_cast<std::int64_t>(s.d_size()));
     }
     job.matrix = m;
-    return {m.packed, m.q, m.d, m.N, m.K};
+    return {m.packed, m.q, m.q4, m.d, m.N, m.K};
   }
 
   // The jobs in the order of the tensors' bytes (offsets tile the data section: safetensors.cpp),
@@ -375,13 +378,15 @@ void convert_matrix(const MatrixJob& m, const TensorInfo& src) {
   const bool in_place = f32_in_place(src.dtype, reinterpret_cast<std::uintptr_t>(src.bytes.data()));
   const auto finish = [&](const float* f32, int n0, int rows) {   // rows n0 .. n0+rows-1, F32 (rows,K)
     const kernels::Q8Shape s(m.N, m.K);
-    if (!m.int8)
+    if (!m.quantized)
       kernels::pack_matrix(m.packed + std::size_t(n0) * m.K, f32, rows, m.K);
-    else
+    else if (m.q)
       kernels::quantize_weights_q8(m.q + std::size_t(n0) * s.Kp, m.d + std::size_t(n0) * s.blocks, f32, rows, m.K);
+    else
+      kernels::quantize_weights_q4(m.q4 + std::size_t(n0) * s.Kp / 2, m.d + std::size_t(n0) * s.blocks, f32, rows, m.K);
   };
   if (m.transpose) {
-    if (!m.int8 && in_place)
+    if (!m.quantized && in_place)
       return kernels::pack_matrix_transposed(m.packed, reinterpret_cast<const float*>(src.bytes.data()), m.N, m.K);
     std::unique_ptr<float[]> copy(new float[static_cast<std::size_t>(src.numel)]);
     to_f32_transposed(src, m.K, m.N, copy.get());
@@ -406,7 +411,7 @@ std::uint64_t matrix_copy_bytes(const TensorJob& job, bool source_in_place) {
   if (!job.matrix) return 0;
   const MatrixJob& m = *job.matrix;
   const bool in_place = job.to_rows || source_in_place;   // rows: F32, 64-aligned
-  if (m.transpose) return !m.int8 && in_place ? 0 : 4 * std::uint64_t(job.tensor->numel);
+  if (m.transpose) return !m.quantized && in_place ? 0 : 4 * std::uint64_t(job.tensor->numel);
   return in_place ? 0 : 4 * std::uint64_t(chunk_rows(m.N, m.K)) * std::uint64_t(m.K);
 }
 
@@ -486,7 +491,7 @@ void matrix_row(const Matrix& m, int n, float* out) {
   }
   const kernels::Q8Shape s(m.N, m.K);
   for (int k = 0; k < m.K; ++k)
-    out[k] = static_cast<float>(kernels::q8_weight(m.q, s, n, k)) *
+    out[k] = static_cast<float>(m.q ? kernels::q8_weight(m.q, s, n, k) : kernels::q4_weight(m.q4, s, n, k)) *
              m.d[kernels::q8_scale_index(s, n, k / kernels::kQ8Block)];
 }
 

@@ -1,5 +1,5 @@
 // The model's parameters in the layouts the kernels want, read from safetensors: F32 arrays, and
-// the matrices optionally as int8 blocks (kernels/quantized.h).
+// the matrices optionally as int8 or int4 blocks (kernels/quantized.h).
 #pragma once
 
 #include <cstdint>
@@ -16,12 +16,13 @@
 namespace glassbox {
 
 // A weight matrix (N,K) in nn.Linear layout, the operand of every matrix product: F32 packed for
-// the kernels (kernels.h's layout), or int8 blocks with their scales (quantized.h's layout) when
-// the model was loaded with Quantization::Int8.
+// the kernels (kernels.h's layout), or int8 or int4 blocks with their scales (quantized.h's
+// layouts) when the model was loaded with Quantization::Int8 or Int4. One of f32, q, q4 is set.
 struct Matrix {
-  const float* f32 = nullptr;       // (N,K) packed, or null when quantized
-  const std::int8_t* q = nullptr;   // (Np,Kp) int8 blocks
-  const float* d = nullptr;         // their scales
+  const float* f32 = nullptr;         // (N,K) packed, or null when quantized
+  const std::int8_t* q = nullptr;     // (Np,Kp) int8 blocks
+  const std::uint8_t* q4 = nullptr;   // (Np,Kp/2) int4 blocks
+  const float* d = nullptr;           // the blocks' scales
   int N = 0, K = 0;
 };
 
@@ -62,8 +63,8 @@ struct LayerWeights {
   const float* cross_proj_b = nullptr;
 };
 
-// Row n of a matrix (K floats) into out: read from the packed form, or the int8 row times its
-// blocks' scales.
+// Row n of a matrix (K floats) into out: read from the packed form, or the int8 or int4 row times
+// its blocks' scales.
 void matrix_row(const Matrix& m, int n, float* out);
 
 // How a checkpoint holds q, k and v (LayerWeights): by its architecture.
@@ -97,14 +98,15 @@ enum class WeightSource {
   Streamed,   // a tensor at a time as they arrive (ModelLoader): every array is the model's own
 };
 
-// A matrix's packed or int8 destination (Matrix's arrays, writable), and how the file holds it.
+// A matrix's packed or quantized destination (Matrix's arrays, writable), and how the file holds it.
 struct MatrixJob {
-  float* packed = nullptr;    // (N,K) packed F32, or null when quantized
-  std::int8_t* q = nullptr;   // int8 blocks and their scales (kernels/quantized.h)
+  float* packed = nullptr;      // (N,K) packed F32, or null when quantized
+  std::int8_t* q = nullptr;     // int8 blocks and their scales (kernels/quantized.h)
+  std::uint8_t* q4 = nullptr;   // or int4 blocks
   float* d = nullptr;
   int N = 0, K = 0;
   bool transpose = false;   // stored (K,N), as GPT's Conv1D weights
-  bool int8 = false;        // quantized (q, d) rather than packed
+  bool quantized = false;   // int8 or int4 (q or q4, d) rather than packed
 };
 
 // What becomes of one tensor of the file: planned from the header, before its bytes are read.
@@ -121,7 +123,7 @@ struct TensorJob {
 // The model's arrays, allocated but not yet written, and one job for each tensor of the file in
 // the order of their bytes (by offset). Finds and checks every tensor (dtype, shape against the
 // config, no unexpected tensors) first: throws ModelFormatError naming the file and the tensor.
-// With Quantization::Int8 every matrix is quantized (the F32 form is not kept); the embeddings,
+// With Quantization::Int8 or Int4 every matrix is quantized (the F32 form is not kept); the embeddings,
 // biases and LayerNorm parameters stay F32. `file` may be a header alone (SafeTensors::parse_header)
 // when the source is Streamed.
 struct WeightPlan {

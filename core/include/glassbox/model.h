@@ -97,8 +97,10 @@ enum class Quantization {
   Int8,   // blocks of 32 int8 values with a float scale each, made at load; products with integer
           // dot products against activations quantized the same way (kernels/quantized.h).
           // ~3.6x fewer bytes to stream per token; embeddings, biases and norms stay F32.
+  Int4,   // blocks of 32 values in [-8, 7] with a float scale each (llama.cpp's Q4_0 rule), made at
+          // load, against int8 activations: ~6.4x fewer bytes than F32, at a larger error.
 };
-// "none" or "int8"; throws InvalidArgument naming the accepted values otherwise.
+// "none", "int8" or "int4"; throws InvalidArgument naming the accepted values otherwise.
 Quantization parse_quantization(std::string_view name);
 const char* quantization_name(Quantization q);
 
