@@ -162,7 +162,7 @@ test(
     // And it does find errors: a wrong option's type is one.
     writeFileSync(
       join(dir, 'wrong.ts'),
-      "import { loadModel } from 'glassbox';\nawait loadModel('x', { quantize: 'int4' });\n",
+      "import { loadModel } from 'glassbox';\nawait loadModel('x', { quantize: 'int5' });\n",
     );
     writeFileSync(
       join(dir, 'tsconfig.json'),
@@ -173,7 +173,7 @@ test(
     );
     assert.throws(
       () => run(join(tools, 'tsc'), ['-p', 'tsconfig.json'], dir),
-      (e) => /int4/.test(e.stdout + e.stderr),
+      (e) => /int5/.test(e.stdout + e.stderr),
     );
   },
 );
