@@ -523,9 +523,10 @@ for (const worker of [false, true]) {
 }
 
 // The same seed gives the same tokens natively (the CLI, build/native/glassbox) and in WebAssembly
-// (this API), greedy and sampled, on every fixture and on the shipped model past its context: the
-// kernels compute every product in one order on both targets, so the logits are the same bits.
-test('native and WebAssembly generate the same tokens for the same seed', async () => {
+// (this API), greedy and sampled, on every fixture and on the shipped model past its context (F32,
+// int8 and int4): the kernels compute every product in one order on both targets, so the logits
+// are the same bits.
+test('native and WebAssembly generate the same tokens for the same seed, F32, int8 and int4', async () => {
   const cli = process.env.GLASSBOX_CLI ?? fileURLToPath(new URL('../../build/native/glassbox', import.meta.url));
   const shipped = new URL('../../web/models/brown-small/', import.meta.url);
   const cases = [];
@@ -537,10 +538,15 @@ test('native and WebAssembly generate the same tokens for the same seed', async 
   const jury = [325, 4543, 553]; // "The jury said"
   cases.push({ source: shipped, prompt: jury, maxTokens: 300, temperature: 0, seed: 1 });
   cases.push({ source: shipped, prompt: jury, maxTokens: 600, temperature: 0.8, topK: 40, topP: 0.95, seed: 3 });
+  // Quantized weights too: the same bits, so the same tokens.
+  for (const quantize of ['int8', 'int4']) {
+    cases.push({ source: shipped, prompt: jury, maxTokens: 300, temperature: 0, seed: 1, quantize });
+    cases.push({ source: shipped, prompt: jury, maxTokens: 300, temperature: 0.8, topK: 40, seed: 3, quantize });
+  }
   for (const c of cases) {
-    const model = await loadModel(c.source);
+    const model = await loadModel(c.source, { quantize: c.quantize });
     const wasm = [];
-    const { source, prompt, ...options } = c; // eslint-disable-line no-unused-vars
+    const { source, prompt, quantize, ...options } = c; // eslint-disable-line no-unused-vars
     for await (const s of model.generate(prompt, options)) wasm.push(s.id);
     await model.dispose();
     const args = [
@@ -559,6 +565,8 @@ test('native and WebAssembly generate the same tokens for the same seed', async 
       String(c.topP ?? 1),
       '--seed',
       String(c.seed),
+      '--quantize',
+      c.quantize ?? 'none',
     ];
     const native = execFileSync(cli, args, { stdio: ['ignore', 'pipe', 'ignore'] })
       .toString()
@@ -566,7 +574,11 @@ test('native and WebAssembly generate the same tokens for the same seed', async 
       .split(' ')
       .filter(Boolean)
       .map(Number);
-    assert.deepEqual(wasm, native, `${fileURLToPath(c.source)} temperature ${c.temperature} seed ${c.seed}`);
+    assert.deepEqual(
+      wasm,
+      native,
+      `${fileURLToPath(c.source)} ${c.quantize ?? 'F32'} temperature ${c.temperature} seed ${c.seed}`,
+    );
     assert.ok(wasm.length > 0);
   }
 });
