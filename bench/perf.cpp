@@ -235,8 +235,7 @@ json run_kernels(int keys, int reps) {
   const double products4_ms = median_ms(
       reps,
       [&] {
-        for (const Q4Matrix& m : matrices4)
-          k::matmul_q4(out.data(), m.K == C ? narrow : wide, m.q, m.d, nullptr, m.N);
+        for (const Q4Matrix& m : matrices4) k::matmul_q4(out.data(), m.K == C ? narrow : wide, m.q, m.d, nullptr, m.N);
       },
       nothing);
   const double values = 100.0 * L * (3 * C + F);   // each layer's 4 products quantize C, C, C and F values

@@ -106,8 +106,7 @@ void matmul(float* out, int ld, const Q8Rows& x, const typename Dots::Weight* wq
   // Two consecutive values, each in 4 lanes: [v[0] x4 | v[1] x4].
   const __m256i twice4 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
   const auto spread2 = [&](const void* v) {
-    return _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(_mm_loadl_epi64(static_cast<const __m128i*>(v))),
-                                       twice4);
+    return _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(_mm_loadl_epi64(static_cast<const __m128i*>(v))), twice4);
   };
   for (int g = 0; g < half; ++g) {
     const int gs[2] = {g, g + half < groups ? g + half : g};   // the last group alone when groups is odd
@@ -120,8 +119,7 @@ void matmul(float* out, int ld, const Q8Rows& x, const typename Dots::Weight* wq
       for (; b + 2 <= blocks; b += 2) {
         const typename Dots::Pair x2(xq + b * kBlock);
         const __m256 dx2 = _mm256_castsi256_ps(spread2(dx + b));
-        const __m256i corr =
-            Dots::kOffset ? _mm256_srai_epi32(spread2(sum128 + b), shift) : _mm256_setzero_si256();
+        const __m256i corr = Dots::kOffset ? _mm256_srai_epi32(spread2(sum128 + b), shift) : _mm256_setzero_si256();
         for (int s = 0; s < 2; ++s) {
           const typename Dots::Weight* w = wq + gs[s] * group_q + std::size_t(b) * kGroupBlock;
           // The address as an integer: past the matrix's end it is never formed as a pointer.
