@@ -13,8 +13,8 @@
 //   glassbox_perf tokenizer DIR TEXT                   encode and decode TEXT's bytes
 //   glassbox_perf triad [--mb N]                       single-core memory bandwidth (STREAM triad)
 //   glassbox_perf kernels [--keys S]                   the decoding kernels alone on GPT-2 small's
-//                                                      shapes (random values): the int8 products of
-//                                                      one token, attention over S cached keys in
+//                                                      shapes (random values): the int8 and int4
+//                                                      products of one token, attention over S cached keys in
 //                                                      all 12 layers, quantizing activations
 //
 // Prints one JSON object. Times are wall-clock (steady_clock); peak memory is the process's
@@ -211,6 +211,33 @@ json run_kernels(int keys, int reps) {
   };
   const auto nothing = [] {};
   const double products_ms = median_ms(reps, products, nothing);
+
+  // The same matrices as int4 (half the bytes of the values): the int8 ones stay allocated, so the
+  // int4 ones start cold in the caches too.
+  struct Q4Matrix {
+    int N, K;
+    std::uint8_t* q;
+    float* d;
+  };
+  std::size_t bytes4 = 0;
+  for (const auto& [N, K] : shapes)
+    bytes4 += padded(k::Q8Shape(N, K).q4_size()) + padded(sizeof(float) * k::Q8Shape(N, K).d_size());
+  glassbox::LargeBlock block4(bytes4);
+  std::vector<Q4Matrix> matrices4;
+  at = block4.data();
+  for (const auto& [N, K] : shapes) {
+    const k::Q8Shape s(N, K);
+    Q4Matrix m{N, K, reinterpret_cast<std::uint8_t*>(at), reinterpret_cast<float*>(at + padded(s.q4_size()))};
+    at += padded(s.q4_size()) + padded(sizeof(float) * s.d_size());
+    k::quantize_weights_q4(m.q, m.d, random(std::size_t(N) * K).data(), N, K);
+    matrices4.push_back(m);
+  }
+  const double products4_ms = median_ms(
+      reps,
+      [&] {
+        for (const Q4Matrix& m : matrices4) k::matmul_q4(out.data(), m.K == C ? narrow : wide, m.q, m.d, nullptr, m.N);
+      },
+      nothing);
   const double values = 100.0 * L * (3 * C + F);   // each layer's 4 products quantize C, C, C and F values
   const double quantize_ms = median_ms(
       reps,
@@ -253,9 +280,11 @@ json run_kernels(int keys, int reps) {
       },
       products);
   const double cache_bytes = 2.0 * L * keys * C * sizeof(float);
-  const double mb = static_cast<double>(bytes) / 1e6;
+  const double mb = static_cast<double>(bytes) / 1e6, mb4 = static_cast<double>(bytes4) / 1e6;
   return {
       {"int8_products", {{"mb", mb}, {"ms", products_ms}, {"gb_s", mb / products_ms}, {"tok_s", 1000.0 / products_ms}}},
+      {"int4_products",
+       {{"mb", mb4}, {"ms", products4_ms}, {"gb_s", mb4 / products4_ms}, {"tok_s", 1000.0 / products4_ms}}},
       {"quantize_activations", {{"ns_per_value", 1e6 * quantize_ms / values}}},
       {"attention",
        {{"keys", keys},

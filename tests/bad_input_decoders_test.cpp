@@ -30,6 +30,7 @@ void expect_row(const std::string& id, const fs::path& dir) {
   test::expect_cli(id, {"forward", "-m", dir.string(), "--tokens", "1,2"});
   test::expect_cpp<ModelFormatError>(id, [&] { Model::load(dir); });
   test::expect_cpp<ModelFormatError>(id, [&] { Model::load(dir, {Quantization::Int8}); });
+  test::expect_cpp<ModelFormatError>(id, [&] { Model::load(dir, {Quantization::Int4}); });
   const std::string config = test::read_file(dir / "config.json");
   if (fs::exists(dir / "model.safetensors")) {
     const std::string weights = test::read_file(dir / "model.safetensors");

@@ -32,7 +32,7 @@ TEST(Int4Kernels, QuantizeEqualsReference) {
   edges[1] = -0.5f;   // x / d + 8.5 = 8: at a whole number
   edges[2] = std::nextafter(-0.5f, 0.0f);
   edges[3] = 6.5f;
-  edges[4] = 6.499999f;                  // 14.999999 after + 8.5 (the float just below 6.5 gives 15.0 there)
+  edges[4] = 6.499999f;                    // 14.999999 after + 8.5 (the float just below 6.5 gives 15.0 there)
   edges[6] = std::nextafter(6.5f, 0.0f);   // as in Q4_0, that addition rounds: 7
   blocks.push_back(edges);
   blocks.push_back({8.0f, -8.0f, 1.0f});   // positive first: d = -1
@@ -140,13 +140,13 @@ TEST(Int4Kernels, StoredNibbles) {
   quantize_weights_q4(q.data(), d.data(), w.data(), 2, 40);
   EXPECT_EQ(d[q8_scale_index(s, 0, 0)], 1.0f);
   EXPECT_EQ(d[q8_scale_index(s, 1, 0)], -2.0f);
-  EXPECT_EQ(q[0], 0 | (6 << 4));         // row 0: values 0 (-8) and 16 (-2)
-  EXPECT_EQ(q[1], 11 | (8 << 4));        // value 1 (3) and 17 (0)
-  EXPECT_EQ(q[16], 0 | (8 << 4));        // row 1: value 0 (16 / -2 = -8)
-  EXPECT_EQ(q[17], 8 | (7 << 4));        // value 17: 2 / -2 = -1
-  EXPECT_EQ(q4_index(s, 0, 32), 64u);    // block 1 of rows 0..3 follows block 0's 64 bytes
-  EXPECT_EQ(q[64 + 8], 8 | (8 << 4));    // padding (k = 48, 56): zeros
-  EXPECT_EQ(q[2 * 16], 8 | (8 << 4));    // row 2, a padding row
+  EXPECT_EQ(q[0], 0 | (6 << 4));        // row 0: values 0 (-8) and 16 (-2)
+  EXPECT_EQ(q[1], 11 | (8 << 4));       // value 1 (3) and 17 (0)
+  EXPECT_EQ(q[16], 0 | (8 << 4));       // row 1: value 0 (16 / -2 = -8)
+  EXPECT_EQ(q[17], 8 | (7 << 4));       // value 17: 2 / -2 = -1
+  EXPECT_EQ(q4_index(s, 0, 32), 64u);   // block 1 of rows 0..3 follows block 0's 64 bytes
+  EXPECT_EQ(q[64 + 8], 8 | (8 << 4));   // padding (k = 48, 56): zeros
+  EXPECT_EQ(q[2 * 16], 8 | (8 << 4));   // row 2, a padding row
 }
 
 // Random x (T,K) and w (N,K), quantized; `sign` draws every value as +-1 (x quantizes to +-127,

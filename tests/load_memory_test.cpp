@@ -11,6 +11,7 @@
 #include "glassbox/error.h"
 #include "glassbox/kv_cache.h"
 #include "glassbox/model.h"
+#include "glassbox/threads.h"
 #include "io/dtype.h"
 #include "model/weights.h"
 #include "test_util.h"
@@ -63,8 +64,8 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   EXPECT_THROW(Model::from_parts(config_json, layout), ModelFormatError);
   // Staged whole when streamed: every Conv1D matrix (transposed on load), every nn.Linear one
   // (packed or quantized from the whole tensor) and every F16/BF16 tensor; F32 rows are written
-  // where they stay. An F32 copy on the way (per quantization): a Conv1D matrix to quantize, or an
-  // F16/BF16 matrix.
+  // where they stay. An F32 copy on the way (per quantization): an F16/BF16 matrix, or to quantize
+  // a Conv1D matrix, 8 of its transposed rows per thread.
   std::uint64_t staged = 0, copy_none = 0, copy_quantized = 0;
   for (const auto& t : whole.tensors()) {
     const Kind kind = kind_of(t, config);
@@ -72,8 +73,9 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
     const std::uint64_t bytes = t.bytes.size(), f32_bytes = 4 * std::uint64_t(t.numel);
     if (kind != Kind::Rows || t.dtype != DType::F32) staged = std::max(staged, bytes);
     if (kind != Kind::Rows && t.dtype != DType::F32) copy_none = std::max(copy_none, f32_bytes);
-    if (kind == Kind::Conv1D || (kind == Kind::Linear && t.dtype != DType::F32))
-      copy_quantized = std::max(copy_quantized, f32_bytes);
+    if (kind == Kind::Conv1D)
+      copy_quantized = std::max(copy_quantized, 4 * 8 * std::uint64_t(t.shape[0]) * std::uint64_t(num_threads()));
+    if (kind == Kind::Linear && t.dtype != DType::F32) copy_quantized = std::max(copy_quantized, f32_bytes);
   }
   for (const Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
     const char* what = quantization_name(q);

@@ -4,14 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
+#include <filesystem>
+#include <cstring>
 #include <chrono>
 #include <thread>
 
 #include "glassbox/error.h"
 #include "glassbox/model.h"
+#include "glassbox/safetensors.h"
 #include "glassbox/threads.h"
 #include "glassbox/trainer.h"
 #include "test_util.h"
+#include "io/dtype.h"
 #include "model/thread_pool.h"
 
 namespace glassbox {
@@ -167,6 +172,61 @@ TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
       EXPECT_EQ(many.attention, one.attention) << quantization_name(q) << ", " << threads << " threads";
     }
   }
+}
+
+// Loading with quantization splits every large matrix across the threads (model/weights.cpp): the
+// arrays, and so the logits, are the same bit for bit at 1 to 16 threads, from an F32 file whose
+// Conv1D weights are transposed 8 rows at a time per thread, and from the same model as BF16
+// (converted a chunk of rows at a time, the embedding's rows too).
+TEST(Threads, QuantizedLoadsDoNotDependOnTheThreadCount) {
+  ModelConfig c;
+  c.architecture = Architecture::GPT2;
+  c.vocab_size = 2048;
+  c.n_positions = 32;
+  c.n_embd = 256;
+  c.n_layer = 1;
+  c.n_head = 4;
+  c.n_inner = 2048;
+  EXPECT_GE(256.0 * 2048, kParallelWork);   // the MLP's matrices and the LM head are split
+  TrainingOptions o;
+  o.seq_len = 32;
+  test::TempDir f32, bf16;
+  Trainer(c, o).save_model(f32.path());
+  // The same tensors as BF16 (every value rounded), beside the same config.
+  const SafeTensors file = SafeTensors::open(f32.path() / "model.safetensors");
+  std::vector<std::vector<std::uint16_t>> halves;
+  std::vector<TensorData> tensors;
+  for (const TensorInfo& t : file.tensors()) {
+    std::vector<float> values(static_cast<std::size_t>(t.numel));
+    std::memcpy(values.data(), t.bytes.data(), t.bytes.size());
+    std::vector<std::uint16_t>& h = halves.emplace_back(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) h[i] = f32_to_bf16(values[i]);
+    tensors.push_back({t.name, DType::BF16, t.shape, std::as_bytes(std::span(h))});
+  }
+  std::filesystem::copy_file(f32.path() / "config.json", bf16.path() / "config.json");
+  test::write_file(bf16.path() / "model.safetensors", safetensors_bytes(tensors));
+
+  std::vector<std::int32_t> ids;
+  for (int i = 0; i < 24; ++i) ids.push_back((i * 37 + 11) % 2048);
+  for (const auto* dir : {&f32, &bf16})
+    for (Quantization q : {Quantization::Int8, Quantization::Int4, Quantization::None}) {
+      Result one;
+      {
+        ThreadCount t(1);
+        one = forward_all(Model::load(dir->path(), LoadOptions{q}), ids);
+      }
+      for (int threads : {2, 5, 16}) {
+        std::optional<Model> model;
+        {
+          ThreadCount t(threads);
+          model.emplace(Model::load(dir->path(), LoadOptions{q}));
+        }
+        ThreadCount t(1);
+        EXPECT_EQ(forward_all(*model, ids).logits, one.logits)
+            << (dir == &f32 ? "F32" : "BF16") << " file, " << quantization_name(q) << ", loaded on " << threads
+            << " threads";
+      }
+    }
 }
 
 // Several threads' forward passes at once: the pool runs one thread's jobs while the others run

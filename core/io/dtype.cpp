@@ -75,12 +75,18 @@ void to_f32(const TensorInfo& t, float* out) {
     case DType::F32:
       std::memcpy(out, p, n * 4);
       return;
-    case DType::F16:
+    case DType::F16:   // one loop per type, each a plain loop the compiler vectorises
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        out[i] = f16_to_f32(h);
+      }
+      return;
     case DType::BF16:
       for (std::size_t i = 0; i < n; ++i) {
         std::uint16_t h;
         std::memcpy(&h, p + 2 * i, 2);
-        out[i] = t.dtype == DType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
+        out[i] = bf16_to_f32(h);
       }
       return;
     default:
@@ -91,7 +97,8 @@ void to_f32(const TensorInfo& t, float* out) {
 namespace {
 
 template <typename Read>
-void transpose_tiles(std::int64_t rows, std::int64_t cols, float* out, Read read) {
+void transpose_tiles(std::int64_t rows, std::int64_t cols, std::int64_t col0, std::int64_t col1, float* out,
+                     Read read) {
   // One pass (convert and transpose together, no temporary), in 32 x 32 tiles: a plain loop strides
   // its writes by a whole row, a new cache line per element; a tile's reads and writes stay within
   // 32 lines each. (Loading a model, the cost is mostly the first touch of the fresh memory the
@@ -99,20 +106,22 @@ void transpose_tiles(std::int64_t rows, std::int64_t cols, float* out, Read read
   constexpr std::int64_t kTile = 32;
   for (std::int64_t r0 = 0; r0 < rows; r0 += kTile) {
     const std::int64_t r1 = std::min(rows, r0 + kTile);
-    for (std::int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const std::int64_t c1 = std::min(cols, c0 + kTile);
+    for (std::int64_t c0 = col0; c0 < col1; c0 += kTile) {
+      const std::int64_t c1 = std::min(col1, c0 + kTile);
       for (std::int64_t r = r0; r < r1; ++r)
-        for (std::int64_t c = c0; c < c1; ++c) out[c * rows + r] = read(r * cols + c);
+        for (std::int64_t c = c0; c < c1; ++c) out[(c - col0) * rows + r] = read(r * cols + c);
     }
   }
 }
 
 }   // namespace
 
-void to_f32_transposed(const TensorInfo& t, std::int64_t rows, std::int64_t cols, float* out) {
+void to_f32_transposed(const TensorInfo& t, std::int64_t rows, std::int64_t cols, float* out, std::int64_t col0,
+                       std::int64_t col1) {
   if (rows * cols != t.numel)
     throw Error("to_f32_transposed: tensor '" + t.name + "' is not " + std::to_string(rows) + " x " +
                 std::to_string(cols));
+  if (col1 < 0) col1 = cols;
   const std::byte* p = t.bytes.data();
   auto half = [p](std::int64_t i) {
     std::uint16_t h;
@@ -121,17 +130,17 @@ void to_f32_transposed(const TensorInfo& t, std::int64_t rows, std::int64_t cols
   };
   switch (t.dtype) {
     case DType::F32:
-      transpose_tiles(rows, cols, out, [p](std::int64_t i) {
+      transpose_tiles(rows, cols, col0, col1, out, [p](std::int64_t i) {
         float f;
         std::memcpy(&f, p + 4 * i, 4);
         return f;
       });
       return;
     case DType::F16:
-      transpose_tiles(rows, cols, out, [&](std::int64_t i) { return f16_to_f32(half(i)); });
+      transpose_tiles(rows, cols, col0, col1, out, [&](std::int64_t i) { return f16_to_f32(half(i)); });
       return;
     case DType::BF16:
-      transpose_tiles(rows, cols, out, [&](std::int64_t i) { return bf16_to_f32(half(i)); });
+      transpose_tiles(rows, cols, col0, col1, out, [&](std::int64_t i) { return bf16_to_f32(half(i)); });
       return;
     default:
       throw Error("to_f32_transposed: tensor '" + t.name + "' is not F32, F16 or BF16");

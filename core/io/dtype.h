@@ -17,7 +17,10 @@ std::uint16_t f32_to_f16(float f);
 std::uint16_t f32_to_bf16(float f);
 // A whole F32, F16 or BF16 tensor (little-endian bytes, any alignment) -> n floats.
 void to_f32(const TensorInfo& tensor, float* out);
-// A (rows, cols) F32, F16 or BF16 tensor -> its (cols, rows) transpose as floats, in one pass.
-void to_f32_transposed(const TensorInfo& tensor, std::int64_t rows, std::int64_t cols, float* out);
+// A (rows, cols) F32, F16 or BF16 tensor -> its (cols, rows) transpose as floats, in one pass;
+// when given, only the tensor's columns col0 .. col1-1: the transpose's rows col0 .. col1-1, with
+// row col0 at out (so that threads can share a transposition, or take it a few rows at a time).
+void to_f32_transposed(const TensorInfo& tensor, std::int64_t rows, std::int64_t cols, float* out,
+                       std::int64_t col0 = 0, std::int64_t col1 = -1);
 
 }   // namespace glassbox

@@ -14,6 +14,7 @@ namespace {
 struct VnniDots {
   using Weight = std::int8_t;
   static constexpr int kRowBytes = 32, kOffset = 128;
+  using Pair = BlockPair<VnniDots>;
   explicit VnniDots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
   __m256i row(const std::int8_t* w) const {
     // Even k are stored flipped already; flip the odd ones: every byte is then w + 128.
@@ -24,9 +25,16 @@ struct VnniDots {
   __m256i x;
 };
 
+struct VnniInt4Dot {
+  static __m256i dot2(__m256i u_lo, __m256i x_lo, __m256i u_hi, __m256i x_hi) {
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u_lo, x_lo), u_hi, x_hi);
+  }
+};
+
 struct VnniInt4Dots {
   using Weight = std::uint8_t;
   static constexpr int kRowBytes = 16, kOffset = 8;
+  using Pair = Int4Pair<VnniInt4Dot>;
   explicit VnniInt4Dots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
   __m256i row(const std::uint8_t* w) const { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), int4_values(w), x); }
   __m256i x;

@@ -1,5 +1,5 @@
 // A whole model from arbitrary bytes: config.json, a NUL byte, then model.safetensors. If it loads
-// (F32, then int8), a forward pass over the first and last token ids with attention captured, and
+// (F32, then int8, then int4), a forward pass over the first and last token ids with attention captured, and
 // one more token through the cache. The same file fed to a ModelLoader in pieces (their sizes
 // taken from the input) must load exactly when the whole file does, into the same logits.
 #include <algorithm>
@@ -51,7 +51,7 @@ std::optional<std::vector<float>> streamed(const std::string& config, std::strin
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace glassbox;
   const auto [config, weights] = fuzz::split_at_nul(fuzz::as_text(data, size));
-  for (const auto q : {Quantization::None, Quantization::Int8}) {
+  for (const auto q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
     std::optional<std::vector<float>> whole;
     try {
       const SafeTensors st =
