@@ -6,8 +6,8 @@
 // For each model: load time, time to first token and prefill tokens/s for a 128-token prompt (the
 // first 128 tokens of the Brown text in the model's own vocabulary, written to
 // build/bench/prompt-NAME.json for the peers to use too), greedy decode tokens/s over 128 tokens
-// with the KV cache, peak memory; with F32 weights and with int8 weights (--quantize int8), on one
-// thread, and natively also on every core. Also: the tokenizer in WebAssembly on the Brown text, and the
+// with the KV cache, peak memory; with F32, int8 and int4 weights (--quantize), on one thread, and
+// natively also on every core. Also: the tokenizer in WebAssembly on the Brown text, and the
 // single-core memory bandwidth (STREAM triad) natively and in WebAssembly, and training tokens/s in
 // both. JSON on stdout.
 import { execFileSync } from 'node:child_process';
@@ -67,6 +67,7 @@ for (const spec of values.model ?? []) {
   const fields = ['load_ms', 'ttft_ms', 'prefill_tok_s', 'decode_tok_s', 'peak_rss_mb'];
   const args = ['model', dir, '--ids', idsFile, '--decode', String(DECODE)];
   const int8 = [...args, '--quantize', 'int8'];
+  const int4 = [...args, '--quantize', 'int4'];
   // Single-thread runs measure the memory bandwidth right after decoding, in the same process,
   // for the decode's share of the roofline at that moment (bench/report.mjs).
   const paired = (a) => [...a, '--triad-after', '256'];
@@ -83,11 +84,16 @@ for (const spec of values.model ?? []) {
       native: repeat('native', paired(int8), withTriad, `${name} int8`),
       wasm: repeat('wasm', paired(int8), withTriad, `${name} int8`),
     },
-    // Natively on every core (--threads 0), F32 and int8.
+    int4: {
+      native: repeat('native', paired(int4), withTriad, `${name} int4`),
+      wasm: repeat('wasm', paired(int4), withTriad, `${name} int4`),
+    },
+    // Natively on every core (--threads 0), F32, int8 and int4.
     all_cores: {
       threads: cpus().length,
       native: repeat('native', [...args, '--threads', '0'], fields, `${name} all cores`),
       int8: repeat('native', [...int8, '--threads', '0'], fields, `${name} int8 all cores`),
+      int4: repeat('native', [...int4, '--threads', '0'], fields, `${name} int4 all cores`),
     },
   };
 }

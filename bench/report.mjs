@@ -55,7 +55,8 @@ const tokenizer = {
 // --- the model
 
 // Bytes of weights one decoded token reads: every matrix once (the tied LM head is the token
-// embedding), as F32 (4 bytes a value) or int8 blocks (32 bytes + a 4-byte scale per 32 values).
+// embedding), as F32 (4 bytes a value), int8 blocks (32 bytes + a 4-byte scale per 32 values) or
+// int4 blocks (16 bytes + a 4-byte scale).
 // Biases, LayerNorms and one position row are left out (< 0.1%).
 function weightBytes(c, bytesPerValue = 4) {
   const C = c.n_embd,
@@ -65,6 +66,7 @@ function weightBytes(c, bytesPerValue = 4) {
   return bytesPerValue * (L * (C * 3 * C + C * C + 2 * C * inner) + V * C);
 }
 const INT8_BYTES = 36 / 32;
+const INT4_BYTES = 20 / 32;
 const targets = []; // [what, measured, goal, met]
 const int8Targets = []; // int8 decoding's
 
@@ -102,8 +104,11 @@ for (const [name, model] of Object.entries(engine.models)) {
     'glassbox wasm': model.wasm,
     'glassbox native int8': model.int8.native,
     'glassbox wasm int8': model.int8.wasm,
+    'glassbox native int4': model.int4.native,
+    'glassbox wasm int4': model.int4.wasm,
     [`glassbox native ${model.all_cores.threads} threads`]: model.all_cores.native,
     [`glassbox native ${model.all_cores.threads} threads int8`]: model.all_cores.int8,
+    [`glassbox native ${model.all_cores.threads} threads int4`]: model.all_cores.int4,
   };
   const withPeers = name === 'gpt2-small-random';
   if (withPeers)
@@ -132,18 +137,23 @@ for (const [name, model] of Object.entries(engine.models)) {
     );
   }
   const int8Bytes = weightBytes(c, INT8_BYTES);
+  const int4Bytes = weightBytes(c, INT4_BYTES);
   const bw = { native: engine.triad.native.gb_s.median * 1e9, wasm: engine.triad.wasm.gb_s.median * 1e9 };
   const roofline = {
     native: bw.native / bytes,
     wasm: bw.wasm / bytes,
     native_int8: bw.native / int8Bytes,
     wasm_int8: bw.wasm / int8Bytes,
+    native_int4: bw.native / int4Bytes,
+    wasm_int4: bw.wasm / int4Bytes,
   };
   const share = {
     native: model.native.decode_tok_s.median / roofline.native,
     wasm: model.wasm.decode_tok_s.median / roofline.wasm,
     native_int8: model.int8.native.decode_tok_s.median / roofline.native_int8,
     wasm_int8: model.int8.wasm.decode_tok_s.median / roofline.wasm_int8,
+    native_int4: model.int4.native.decode_tok_s.median / roofline.native_int4,
+    wasm_int4: model.int4.wasm.decode_tok_s.median / roofline.wasm_int4,
   };
   // The same share run by run: each run's decode against the triad its own process measured right
   // after it (glassbox_perf --triad-after), as a shared machine's bandwidth drifts between minutes;
@@ -155,11 +165,14 @@ for (const [name, model] of Object.entries(engine.models)) {
     wasm: pairedShare(model.wasm, bytes),
     native_int8: pairedShare(model.int8.native, int8Bytes),
     wasm_int8: pairedShare(model.int8.wasm, int8Bytes),
+    native_int4: pairedShare(model.int4.native, int4Bytes),
+    wasm_int4: pairedShare(model.int4.wasm, int4Bytes),
   };
   const entry = {
     config: c,
     weight_bytes_per_token: bytes,
     int8_weight_bytes_per_token: int8Bytes,
+    int4_weight_bytes_per_token: int4Bytes,
     results: rows,
     roofline_decode_tok_s: roofline,
     share_of_roofline: share,
@@ -167,15 +180,21 @@ for (const [name, model] of Object.entries(engine.models)) {
   };
   const pct = (s) => `${(100 * s.median).toFixed(0)}% (${(100 * s.min).toFixed(0)}-${(100 * s.max).toFixed(0)})`;
   console.log(
-    `  decode roofline (triad bandwidth / weight bytes per token: ${(bytes / 1e6).toFixed(1)} MB F32, ${(int8Bytes / 1e6).toFixed(1)} MB int8):`,
+    `  decode roofline (triad bandwidth / weight bytes per token: ${(bytes / 1e6).toFixed(1)} MB F32, ${(int8Bytes / 1e6).toFixed(1)} MB int8, ${(int4Bytes / 1e6).toFixed(1)} MB int4):`,
   );
   console.log(
     `    ${pad('', 12)} ${pad('from the medians above', 36)} run by run, against the triad right after each decode`,
   );
-  for (const k of ['native', 'wasm', 'native_int8', 'wasm_int8'])
+  for (const k of ['native', 'wasm', 'native_int8', 'wasm_int8', 'native_int4', 'wasm_int4'])
     console.log(
       `    ${pad(k.replace('_', ' '), 12)} ${pad(`${roofline[k].toFixed(1)} tok/s; glassbox at ${(100 * share[k]).toFixed(0)}%`, 36)} glassbox at ${pct(paired[k])}`,
     );
+  // Int4 against int8, decode tok/s (medians, one thread): its weights are 20/36 of int8's bytes.
+  for (const where of ['native', 'wasm']) {
+    const r = model.int4[where].decode_tok_s.median / model.int8[where].decode_tok_s.median;
+    entry[`int4_over_int8_decode_${where}`] = r;
+    int8Targets.push([`${name}: ${where} int4 decode / int8 decode`, `${r.toFixed(2)}x`, '>= 1.6x', r >= 1.6]);
+  }
   if (name === 'gpt2-small-random') {
     int8Targets.push([
       'native int8 decode, share of the roofline',
@@ -279,6 +298,8 @@ for (const [name, model] of Object.entries(engine.models)) {
       'wasm vs onnxruntime-web': same(model.wasm.tokens, web.tokens),
       'int8 vs F32 (native)': same(model.int8.native.tokens, model.native.tokens),
       'int8 native vs wasm': same(model.int8.native.tokens, model.int8.wasm.tokens),
+      'int4 vs F32 (native)': same(model.int4.native.tokens, model.native.tokens),
+      'int4 native vs wasm': same(model.int4.native.tokens, model.int4.wasm.tokens),
     };
     console.log(
       `  greedy tokens: ${Object.entries(entry.greedy_tokens)
@@ -378,7 +399,7 @@ for (const [what, got, goal, met] of targets)
 console.log('targets (the page):');
 for (const [what, got, goal, met] of pageTargets)
   console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
-console.log('targets (int8 decoding; its load and memory figures: bench/js_load.mjs):');
+console.log('targets (int8 and int4 decoding; their load and memory figures: bench/js_load.mjs):');
 for (const [what, got, goal, met] of int8Targets)
   console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
 if (trainingTargets.length) console.log('targets (training):');
