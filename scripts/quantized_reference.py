@@ -91,6 +91,13 @@ ALTERATIONS = {
 }
 MIN_MOVE = 1e-2
 
+# An activation whose r = x / d lies within this share of |r| of a rounding point (k + 1/2) may
+# round either way in the engine (float32 arithmetic before the product: a few ulps from float64);
+# the file holds the logits for each way of rounding the ones it finds, at most MAX_NEAR_TIES of
+# them per forward pass (2^n runs).
+NEAR_TIE = 1e-6
+MAX_NEAR_TIES = 4
+
 
 def f32(t):
     """Rounds float64 values to float32 (kept as float64): after one +, -, *, / of float32 values
@@ -102,7 +109,9 @@ def f32(t):
 # Quantizers: (R, Kp) float32 values (as float64) -> (q (R, blocks, 32) int64, d (R, blocks) float)
 
 
-def quantize_q8(v):
+def quantize_q8(v, ties=None):
+    """ties: for activations, a NearTies that records (and may flip) the values next to a rounding
+    point."""
     blocks = v.reshape(v.shape[0], -1, BLOCK)
     d = f32(blocks.abs().amax(-1) / 127)
     d_ = d[..., None]
@@ -110,7 +119,32 @@ def quantize_q8(v):
     r = torch.where(torch.isinf(inv), f32(blocks / d_), f32(blocks * inv))  # a subnormal d divides
     r = r.clamp(-127, 127)
     q = torch.sign(r) * torch.floor(r.abs() + 0.5)  # half away from zero (exact in float64)
+    if ties is not None:
+        q = ties.resolve(r, q)
     return q.to(torch.int64), d
+
+
+class NearTies:
+    """The activations that lie within NEAR_TIE (relative) of a rounding point (k + 1/2) in one
+    forward pass: the engine computes them in float32, the reference in float64, so either may
+    round them the other way, and one such step changes the logits by up to ~0.1. Each one is
+    named (product, row, k) in the order the products run; `flip` gives the ones to round the
+    other way."""
+
+    def __init__(self, flip=()):
+        self.flip, self.found, self.product = set(flip), [], 0
+
+    def resolve(self, r, q):
+        near = ((r.abs() - torch.floor(r.abs()) - 0.5).abs() <= NEAR_TIE * r.abs()).nonzero().tolist()
+        for row, block, i in near:
+            name = (self.product, row, block * BLOCK + i)
+            self.found.append(name)
+            if name in self.flip:  # the other neighbour of r
+                low = torch.floor(r[row, block, i].abs())
+                other = low if q[row, block, i].abs() > low else low + 1
+                q[row, block, i] = torch.sign(r[row, block, i]) * other
+        self.product += 1
+        return q
 
 
 def quantize_q4(v, alter=()):
@@ -143,9 +177,9 @@ def padded(v):
     return torch.nn.functional.pad(v, (0, -v.shape[1] % BLOCK))
 
 
-def quantized_product(x, w, weights, alter=()):
+def quantized_product(x, w, weights, alter=(), ties=None):
     """x (..., K) float64 activations, w (N, K) float32 values, weights "int8" / "int4" -> x w^T
-    (..., N) by the contract (float32 values, as float64), without the bias."""
+    (..., N) by the contract (float32 values, as float64), without the bias. ties: see NearTies."""
     lead, K = x.shape[:-1], x.shape[-1]
     xf = padded(f32(x.reshape(-1, K)))
     wq, wd = quantize_q8(padded(w)) if weights == "int8" else quantize_q4(padded(w), alter)
@@ -157,7 +191,7 @@ def quantized_product(x, w, weights, alter=()):
         xq, xd = xf.reshape(xf.shape[0], -1, BLOCK), torch.ones(xf.shape[0], xf.shape[1] // BLOCK)
         dots = torch.einsum("tbi,nbi->tnb", xq, wq.to(torch.float64))  # float products, not exact
     else:
-        xq, xd = quantize_q8(xf)
+        xq, xd = quantize_q8(xf, ties)
         dots = torch.einsum("tbi,nbi->tnb", xq, wq).to(torch.float64)  # exact integers
     s = torch.zeros(xf.shape[0], w.shape[0], dtype=torch.float64)
     for b in range(xd.shape[1]):  # blocks in order, float32 sums
@@ -171,18 +205,18 @@ class Quantized:
     (nn.Linear or an embedding used as the head, S (out, in)) and `S[ids]` (an embedding's rows).
     The product is the quantized one; the rows are the F32 values."""
 
-    def __init__(self, stored, weights, alter):
-        self.stored, self.weights, self.alter = stored, weights, alter
+    def __init__(self, stored, weights, alter, ties):
+        self.stored, self.weights, self.alter, self.ties = stored, weights, alter, ties
 
     @property
     def T(self):
-        return Quantized(self.stored.T, self.weights, self.alter)
+        return Quantized(self.stored.T, self.weights, self.alter, self.ties)
 
     def __getitem__(self, index):
         return self.stored[index]
 
     def __rmatmul__(self, x):  # x @ S = x (S^T)^T: S^T's rows are the quantized ones, along K
-        return quantized_product(x, self.stored.T.contiguous(), self.weights, self.alter)
+        return quantized_product(x, self.stored.T.contiguous(), self.weights, self.alter, self.ties)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,9 +271,9 @@ def load(name):
     return (lambda weights: decoder_reference.forward(s, weights, tokens)[0]), w, tokens
 
 
-def quantized_weights(w, weights, alter=()):
+def quantized_weights(w, weights, alter=(), ties=None):
     """Every matrix (2-D tensor) wrapped; vectors (biases, norms) as they are."""
-    return {k: Quantized(t, weights, alter) if t.dim() == 2 else t for k, t in w.items()}
+    return {k: Quantized(t, weights, alter, ties) if t.dim() == 2 else t for k, t in w.items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,9 +289,19 @@ def make(name):
         raise RuntimeError(f"{name}: the plain forward pass is {read_error:.3g} from expected.json")
     out, line = {"tokens": tokens}, f"{name:27s}"
     for weights in MODES:
-        logits = forward(quantized_weights(w, weights))
-        out[weights] = {"logits": make_fixtures.rounded(logits.tolist())}
-        line += f"  {weights}: max |q - f32| {float((logits - plain).abs().max()):.3g}"
+        ties = NearTies()
+        logits = forward(quantized_weights(w, weights, ties=ties))
+        near = ties.found
+        if len(near) > MAX_NEAR_TIES:
+            raise RuntimeError(f"{name} {weights}: {len(near)} activations next to a rounding point")
+        out[weights] = {"logits": make_fixtures.rounded(logits.tolist()), "near_ties": [list(n) for n in near]}
+        alternatives = []
+        for subset in range(1, 2 ** len(near)):  # every other way of rounding them
+            flipped = [i for i in range(len(near)) if subset >> i & 1]
+            other = forward(quantized_weights(w, weights, ties=NearTies(near[i] for i in flipped)))
+            alternatives.append({"flipped": flipped, "logits": make_fixtures.rounded(other.tolist())})
+        out[weights]["alternatives"] = alternatives
+        line += f"  {weights}: max |q - f32| {float((logits - plain).abs().max()):.3g}, {len(near)} near ties"
         for alter in ALTERATIONS:
             if weights == "int8" and alter in ("swapped_nibbles", "max_over_7"):
                 continue
