@@ -20,6 +20,12 @@ which is the correctly rounded float32 result):
   product: s = sum over blocks b, in order, of float32(exact integer dot of block b) * (dw_b * dx_b),
       then s + b (the bias added by the reference, in float64)
 
+One thing float64 cannot settle: an activation that lies next to a rounding point (r = x / d within
+NEAR_TIE of k + 1/2) may round the other way in the engine's float32, and that one step moves the
+logits by up to ~0.1. The script names every such activation in the pass (`near_ties`: product,
+row, k, in the order the products run) and also writes the logits for every other way of rounding
+them (`alternatives`); the test takes the closest.
+
 The weights are read from the fixture's files as the engine reads them (model.safetensors or the
 sharded index; F32, F16 and BF16 to float32; other dtypes are buffers the engine ignores), the
 config from config.json. Before writing, the script checks its reading: with plain weights the
@@ -282,7 +288,9 @@ def quantized_weights(w, weights, alter=(), ties=None):
 
 def make(name):
     forward, w, tokens = load(name)
-    expected = torch.tensor(json.load(open(os.path.join(FIXTURES_DIR, name, "expected.json")))["logits"], dtype=torch.float64)
+    expected = torch.tensor(
+        json.load(open(os.path.join(FIXTURES_DIR, name, "expected.json")))["logits"], dtype=torch.float64
+    )
     plain = forward(w)
     read_error = float((plain - expected).abs().max())
     if read_error > 1e-6:  # expected.json holds 9 significant digits
