@@ -756,14 +756,14 @@ test('progress reports bytes; a model too large for the WebAssembly heap is refu
   );
   await model.dispose();
 
-  // A header promising two F32 copies of a 4.1 GB embedding (its rows and the LM head's), and its
-  // 2 GB of F16 gathered whole before they are converted (tests/js/made-up-models.mjs).
+  // A header promising a 4.1 GB F32 copy of an embedding (the LM head's) beside its 2 GB of F16
+  // rows (tests/js/made-up-models.mjs).
   const core = await loadCore();
   const inUse = core.heapBytesInUse();
   const heap = core.HEAPU8.length;
   await assert.rejects(
     loadModel(hugeModel()),
-    /the model needs about 977\d MB of WebAssembly memory; at most \d+ MB are left/,
+    /the model needs about 586\d MB of WebAssembly memory; at most \d+ MB are left/,
   );
   assert.equal(core.heapBytesInUse(), inUse);
   assert.equal(core.HEAPU8.length, heap, 'the heap did not grow');
@@ -890,12 +890,12 @@ test(
     const url = `http://127.0.0.1:${server.address().port}/huge/`;
     try {
       for (const worker of [false, true]) {
-        // Two F32 copies of its 4.1 GB embedding and the 2 GB of F16 it is made from.
+        // A 4.1 GB F32 copy of its embedding and the embedding's 2 GB of F16 rows.
         await assert.rejects(
           loadModel(url, { worker }),
           {
             name: 'OutOfMemoryError',
-            message: /^the model needs about 977\d MB of WebAssembly memory; at most \d+ MB are left/,
+            message: /^the model needs about 586\d MB of WebAssembly memory; at most \d+ MB are left/,
           },
           `worker: ${worker}`,
         );
@@ -1059,7 +1059,7 @@ test('estimateModel: the memory a model needs, without its weights', { timeout: 
 
   const huge = await estimateModel(hugeModel());
   assert.equal(huge.fits, false);
-  assert.match(`${Math.ceil(huge.totalBytes / 2 ** 20)}`, /^977\d$/);
+  assert.match(`${Math.ceil(huge.totalBytes / 2 ** 20)}`, /^586\d$/);
 
   let sent = 0;
   const server = createServer((req, res) => {

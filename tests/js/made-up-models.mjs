@@ -124,9 +124,8 @@ export function bomModelFiles() {
 
 // A model too large for a WebAssembly heap, given as its config.json and the header of its
 // model.safetensors alone (no data): GPT-2 with a 4,000,000-token vocabulary 256 wide, in F16.
-// Loading it would take two F32 copies of the embedding (its rows, the LM head's packed copy),
-// 2 x 4.1 GB, and its 2 GB of F16 gathered whole: it must be refused from the header, before
-// anything is allocated.
+// Loading it would take the embedding's rows as they are (2 GB of F16) and the LM head's packed F32
+// copy (4.1 GB): it must be refused from the header, before anything is allocated.
 export function hugeModel() {
   const V = 4_000_000,
     C = 256,
