@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { SHAPES, writeModel } from './make_decoders.mjs';
+import { DEFAULT_SHAPES, SHAPES, writeModel } from './make_decoders.mjs';
 import { stats } from './merge.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -87,16 +87,17 @@ const gpt2 = join(out, 'gpt2-small-random');
 if (!existsSync(join(gpt2, 'model.safetensors')))
   throw new Error(`${gpt2} is missing: /usr/bin/python3 bench/make_model.py ${gpt2} --no-onnx makes it`);
 const dirs = { 'gpt2-small': gpt2 };
-for (const [name, config] of Object.entries(SHAPES)) {
+const names = values.model ?? ['gpt2-small', ...DEFAULT_SHAPES]; // the 3B shapes when named
+for (const name of names) {
+  if (dirs[name]) continue;
+  if (!SHAPES[name]) throw new Error(`no model ${name}; the models: gpt2-small, ${Object.keys(SHAPES).join(', ')}`);
   const dir = join(out, name);
   if (!existsSync(join(dir, 'model.safetensors'))) {
     process.stderr.write(`bench: making ${dir}\n`);
-    writeModel(dir, config);
+    writeModel(dir, SHAPES[name]);
   }
   dirs[name] = dir;
 }
-const names = values.model ?? Object.keys(dirs);
-for (const n of names) if (!dirs[n]) throw new Error(`no model ${n}; the models: ${Object.keys(dirs).join(', ')}`);
 
 // The prompt: 32 ids every vocabulary here has.
 const idsFile = join(out, 'prompt-decoders.json');

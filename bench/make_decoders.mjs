@@ -3,7 +3,7 @@
 // repository has it and model.safetensors with its tensor names and dtype, so that loading reads
 // what it would read from the real files. Speed and memory depend on the shape, not on the values.
 //
-//   node bench/make_decoders.mjs OUT_DIR [NAME ...]      (default: every shape below)
+//   node bench/make_decoders.mjs OUT_DIR [NAME ...]      (default: DEFAULT_SHAPES)
 //
 // writes OUT_DIR/NAME/{config.json, model.safetensors}; a directory that already has both is kept.
 // Weights: uniform with standard deviation 0.02 (the hubs' initializer_range), norms' weights 1 and
@@ -104,6 +104,69 @@ export const SHAPES = {
     transformers_version: '4.45.0.dev0',
     use_cache: true,
     vocab_size: 128256,
+  },
+  // meta-llama/Llama-3.2-3B: llama, 28 x 3072, 24 heads of 128 sharing 8 KV heads, llama3 rope
+  // scaling, tied head; 6.4 GB as BF16. Not among the defaults (bench/decoders.mjs): it runs in
+  // WebAssembly's 4 GB only as int4.
+  'llama-3.2-3b': {
+    architectures: ['LlamaForCausalLM'],
+    attention_bias: false,
+    attention_dropout: 0.0,
+    bos_token_id: 128000,
+    eos_token_id: 128001,
+    head_dim: 128,
+    hidden_act: 'silu',
+    hidden_size: 3072,
+    initializer_range: 0.02,
+    intermediate_size: 8192,
+    max_position_embeddings: 131072,
+    mlp_bias: false,
+    model_type: 'llama',
+    num_attention_heads: 24,
+    num_hidden_layers: 28,
+    num_key_value_heads: 8,
+    pretraining_tp: 1,
+    rms_norm_eps: 1e-5,
+    rope_scaling: {
+      factor: 32.0,
+      high_freq_factor: 4.0,
+      low_freq_factor: 1.0,
+      original_max_position_embeddings: 8192,
+      rope_type: 'llama3',
+    },
+    rope_theta: 500000.0,
+    tie_word_embeddings: true,
+    torch_dtype: 'bfloat16',
+    transformers_version: '4.45.0.dev0',
+    use_cache: true,
+    vocab_size: 128256,
+  },
+  // Qwen/Qwen2.5-3B: qwen2, 36 x 2048, 16 heads sharing 2 KV heads, q/k/v biases, tied head;
+  // 6.2 GB as BF16. Not among the defaults, as Llama-3.2-3B.
+  'qwen2.5-3b': {
+    architectures: ['Qwen2ForCausalLM'],
+    attention_dropout: 0.0,
+    bos_token_id: 151643,
+    eos_token_id: 151643,
+    hidden_act: 'silu',
+    hidden_size: 2048,
+    initializer_range: 0.02,
+    intermediate_size: 11008,
+    max_position_embeddings: 32768,
+    max_window_layers: 36,
+    model_type: 'qwen2',
+    num_attention_heads: 16,
+    num_hidden_layers: 36,
+    num_key_value_heads: 2,
+    rms_norm_eps: 1e-6,
+    rope_theta: 1000000.0,
+    sliding_window: 32768,
+    tie_word_embeddings: true,
+    torch_dtype: 'bfloat16',
+    transformers_version: '4.40.1',
+    use_cache: true,
+    use_sliding_window: false,
+    vocab_size: 151936,
   },
   // EleutherAI/pythia-410m: gpt_neox, 24 x 1024, 16 heads, rotary on a quarter of each head,
   // parallel residual, a separate embed_out. Its hub weights are F16.
@@ -279,10 +342,13 @@ export function writeModel(dir, config, seed = 1) {
   return 8 + json.length + offset;
 }
 
+// The shapes scripts/bench --decoders makes and measures; the 3B ones are made when named.
+export const DEFAULT_SHAPES = Object.keys(SHAPES).filter((name) => !name.endsWith('-3b'));
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [out, ...names] = process.argv.slice(2);
   if (!out) throw new Error('usage: node bench/make_decoders.mjs OUT_DIR [NAME ...]');
-  for (const name of names.length ? names : Object.keys(SHAPES)) {
+  for (const name of names.length ? names : DEFAULT_SHAPES) {
     const config = SHAPES[name];
     if (!config) throw new Error(`no shape ${name}; the shapes: ${Object.keys(SHAPES).join(', ')}`);
     const dir = join(out, name);
