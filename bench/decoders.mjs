@@ -9,6 +9,7 @@
 // says why) and figures are medians with min-max.
 //
 //   node bench/decoders.mjs [--runs N] [--decode N] [--model NAME ...] [--build native|wasm ...]
+//                           [--form none|int8|int4 ...]
 //                                                                            JSON on stdout
 //
 // Derived figures, per model: the bytes a decoded token streams (every weight matrix it multiplies
@@ -37,12 +38,14 @@ const { values } = parseArgs({
     decode: { type: 'string', default: '64' },
     model: { type: 'string', multiple: true },
     build: { type: 'string', multiple: true }, // native, wasm (default: both)
+    form: { type: 'string', multiple: true }, // none, int8, int4 (default: all three)
     child: { type: 'string' }, // a JS API run: the model directory
     quantize: { type: 'string', default: 'none' },
     ids: { type: 'string' },
   },
 });
 const decode = Number(values.decode);
+const forms = values.form ?? ['none', 'int8', 'int4'];
 
 // One run through the public JS API, in this process: JSON on stdout.
 async function child(dir) {
@@ -187,7 +190,7 @@ const wasm = (dir, quantize) =>
 const raw = {};
 for (let r = 1; r <= runs; ++r)
   for (const name of names)
-    for (const quantize of ['none', 'int8', 'int4'])
+    for (const quantize of forms)
       for (const [build, run] of [
         ['native', native],
         ['wasm', wasm],
@@ -224,7 +227,7 @@ for (const name of names) {
     kv_bytes_per_position: kvPosition,
   });
   for (const build of builds)
-    for (const quantize of ['none', 'int8', 'int4']) {
+    for (const quantize of forms) {
       const results = raw[name][build]?.[quantize];
       if (!results?.length) continue;
       const figure = (key) => stats(results.map((x) => x[key]));

@@ -1,12 +1,15 @@
-// Bigger GPT-2s on the page, as a person loads them, in headless Chromium: the model's four files
-// opened from this device (the "Open files" panel) with "Int8 weights" ticked, so the F32 file
-// streams into the engine's worker and is quantized on the way. Per model: the time from
+// Bigger models on the page, as a person loads them, in headless Chromium: the model's files
+// (config.json, model.safetensors and its tokenizer's files: vocab.json + merges.txt or
+// tokenizer.json, whichever the directory has) opened from this device (the "Open files" panel)
+// with "Int8 weights" (or --quantize int4: "Int4 weights") ticked, so the file streams into the
+// engine's worker and is quantized on the way. Per model: the time from
 // choosing the files to the status line's "Ready", the most memory Chromium's processes held
 // together meanwhile and while generating (their resident sizes summed, sampled every 100 ms), and
 // the status line's tokens/s over a generation of N tokens (greedy). One fresh browser per model.
 //
-//   node bench/page_models.mjs [--tokens N] DIR...      (DIR: bench/make_model.py's output)  JSON on stdout
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+//   node bench/page_models.mjs [--tokens N] [--quantize int8|int4] DIR...   JSON on stdout
+//   (DIR: bench/make_model.py's output, or bench/make_decoders.mjs's with a tokenizer.json beside)
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -18,10 +21,12 @@ import { launchOptions } from '../scripts/chromium.mjs';
 import { startServer } from '../scripts/serve.mjs';
 
 const { values, positionals } = parseArgs({
-  options: { tokens: { type: 'string', default: '64' } },
+  options: { tokens: { type: 'string', default: '64' }, quantize: { type: 'string', default: 'int8' } },
   allowPositionals: true,
 });
 const N = Number(values.tokens);
+const box = { int8: 'Int8 weights', int4: 'Int4 weights' }[values.quantize];
+if (!box) throw new Error(`--quantize must be int8 or int4, got ${values.quantize}`);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const server = await startServer(root, 0);
 
@@ -61,7 +66,10 @@ for (const dir of positionals) {
       );
     await ready();
     const before = chromiumRss();
-    await page.getByLabel('Int8 weights').check();
+    await page.locator('details#advanced').evaluate((d) => {
+      d.open = true; // the weights' boxes are under Advanced
+    });
+    await page.getByLabel(box).check();
     await ready();
     await page
       .getByRole('combobox', { name: 'Model', exact: true })
@@ -73,7 +81,11 @@ for (const dir of positionals) {
     const t0 = Date.now();
     await page
       .getByLabel('The four files')
-      .setInputFiles(['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'].map((f) => join(dir, f)));
+      .setInputFiles(
+        ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt', 'tokenizer.json']
+          .filter((f) => existsSync(join(dir, f)))
+          .map((f) => join(dir, f)),
+      );
     await ready();
     const loadMs = Date.now() - t0;
     const status = await page.locator('#status').textContent();
@@ -90,7 +102,7 @@ for (const dir of positionals) {
     const done = await page.locator('#status').textContent();
     const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     results[basename(dir)] = {
-      shape: `${config.n_layer} layers, ${config.n_embd} wide, ${config.n_head} heads`,
+      shape: `${config.n_layer ?? config.num_hidden_layers} layers, ${config.n_embd ?? config.hidden_size} wide`,
       file_mb: statSync(join(dir, 'model.safetensors')).size / 2 ** 20,
       load_ms: loadMs,
       chromium_rss_before_mb: before / 2 ** 20,
@@ -105,4 +117,4 @@ for (const dir of positionals) {
   }
 }
 server.server.close();
-console.log(JSON.stringify({ tokens: N, quantize: 'int8', results }, null, 2));
+console.log(JSON.stringify({ tokens: N, quantize: values.quantize, results }, null, 2));

@@ -857,7 +857,9 @@ const picker = new ModelPicker({
     const kv = s.kvHeads < s.heads ? ` (${s.kvHeads} KV head${s.kvHeads === 1 ? '' : 's'})` : '';
     modelInfo.textContent =
       `${name}: ${what}, ${s.layers} layers × ${s.heads} heads${kv}, ${s.width} wide, ` +
-      `${formatInt(s.positions)} positions, ${formatInt(s.vocabulary)}-token vocabulary` +
+      `${formatInt(s.positions)} positions` +
+      `${model.contextLength < s.positions ? ` (a context of ${formatInt(model.contextLength)})` : ''}` +
+      `, ${formatInt(s.vocabulary)}-token vocabulary` +
       `${state.idsOnly ? ', no tokenizer (it reads token ids)' : ''}` +
       `${state.chat ? ', a chat template (it talks)' : ''}; ` +
       `${model.quantize === 'int8' || model.quantize === 'int4' ? model.quantize : 'F32'} weights, ` +

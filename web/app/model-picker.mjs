@@ -5,7 +5,7 @@
 // loading a large checkpoint never blocks the page. Failures are shown on the page (role=alert).
 import { estimateModel, loadModel } from '../dist/glassbox.mjs';
 import { SHIPPED, SHIPPED_MODELS, shippedLoad } from '../start.mjs';
-import { clear, el, formatBytes } from './dom.mjs';
+import { clear, el, formatBytes, formatInt } from './dom.mjs';
 import { cacheAvailable, clearCache, listCached, modelDirectoryUrl, removeCached } from './model-cache.mjs';
 import { filesFromDataTransfer, pickModelFiles } from './model-files.mjs';
 
@@ -27,6 +27,10 @@ export const HUB_MODELS = [
 const FORM_NAMES = { none: 'F32', int8: 'int8', int4: 'int4' };
 const FORM_LABELS = { int8: 'Int8 weights', int4: 'Int4 weights' };
 const SMALLER_FORMS = { none: ['int8', 'int4'], int8: ['int4'], int4: [] };
+// Contexts to try, largest first, when a model's weights fit in the tab but not with the keys and
+// values of its full context (a 3B model's int4 weights, 2.7 GB, beside 1.3 GB of cache at 4,096
+// positions).
+const SMALLER_CONTEXTS = [2048, 1024, 512];
 
 export class ModelPicker {
   #select = $('model-select');
@@ -367,15 +371,32 @@ export class ModelPicker {
         if (early.tokenizer) onTokenizer(early.tokenizer);
         model = await early.promise;
       } else {
-        model = await loadModel(source, {
-          worker: true,
-          cache,
-          sha256,
-          quantize: this.#quantize(),
-          signal: loading.signal,
-          onProgress,
-          onTokenizer,
-        });
+        const quantize = this.#quantize();
+        const load = (contextLength) =>
+          loadModel(source, {
+            worker: true,
+            cache,
+            sha256,
+            quantize,
+            ...(contextLength && { contextLength }),
+            signal: loading.signal,
+            onProgress,
+            onTokenizer,
+          });
+        try {
+          model = await load();
+        } catch (e) {
+          // Refused from its header for want of memory: with a shorter context, if one fits.
+          if (e?.name !== 'OutOfMemoryError' || id !== this.#loadId) throw e;
+          const context = await this.#contextThatFits(source, quantize, loading.signal);
+          if (!context) throw e;
+          this.#showProgress(
+            `Loading ${name} with a context of ${formatInt(context)} positions (its full context does not fit)`,
+            0,
+            0,
+          );
+          model = await load(context);
+        }
       }
     } catch (e) {
       model?.dispose();
@@ -400,6 +421,18 @@ export class ModelPicker {
     performance.mark('glassbox:model-ready');
     this.#callbacks.onLoaded(model, name, SHIPPED_MODELS.find((m) => m.value === value)?.example ?? null);
     return model;
+  }
+
+  // The largest of SMALLER_CONTEXTS whose keys and values fit beside the weights, or null.
+  async #contextThatFits(source, quantize, signal) {
+    for (const contextLength of SMALLER_CONTEXTS) {
+      try {
+        if ((await estimateModel(source, { quantize, contextLength, signal, worker: true })).fits) return contextLength;
+      } catch {
+        return null; // the first refusal stands
+      }
+    }
+    return null;
   }
 
   #fail(error, name) {
