@@ -40,7 +40,15 @@ const { values } = parseArgs({
 // The fixtures: every writer path (GPT-2's Conv1D transposes, Llama's rotary permutation with and
 // without grouped KV heads, Llama 3's rope_freqs, linear rope scaling and shards, Qwen2's biases,
 // Qwen3's q/k norms, GPT-NeoX's regrouped qkv and partial rotary).
-const MODELS = ['gpt2-f32', 'llama-gqa', 'llama-llama3-bf16', 'llama-linear-sharded', 'qwen2-bf16', 'qwen3-qk-norm', 'gpt-neox-parallel'];
+const MODELS = [
+  'gpt2-f32',
+  'llama-gqa',
+  'llama-llama3-bf16',
+  'llama-linear-sharded',
+  'qwen2-bf16',
+  'qwen3-qk-norm',
+  'gpt-neox-parallel',
+];
 const TYPES = [
   { gguf: 'f32', quantize: 'none' },
   { gguf: 'q8_0', quantize: 'int8' },
@@ -61,18 +69,36 @@ const PROMPTS = 3,
   PROMPT_LEN = 6,
   STEPS = 20;
 
-const glassbox = (args) => execFileSync(values.cli, args, { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const glassbox = (args) =>
+  execFileSync(values.cli, args, { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 
 function greedyIds(dir, prompt, n, quantize) {
-  const out = glassbox(['generate', '-m', dir, '--tokens', prompt.join(','), '-n', String(n), '--temperature', '0', '--quantize', quantize, '--threads', '1']);
+  const out = glassbox([
+    'generate',
+    '-m',
+    dir,
+    '--tokens',
+    prompt.join(','),
+    '-n',
+    String(n),
+    '--temperature',
+    '0',
+    '--quantize',
+    quantize,
+    '--threads',
+    '1',
+  ]);
   // Fewer than n when it stopped at the end-of-sequence token.
   const ids = out.match(/-?\d+/g)?.map(Number) ?? [];
-  if (ids.length === 0 || ids.length > n) throw new Error(`glassbox generate printed ${ids.length} ids, expected up to ${n}: ${out.slice(0, 200)}`);
+  if (ids.length === 0 || ids.length > n)
+    throw new Error(`glassbox generate printed ${ids.length} ids, expected up to ${n}: ${out.slice(0, 200)}`);
   return ids;
 }
 
 function forwardLogits(dir, tokens, quantize) {
-  const out = JSON.parse(glassbox(['forward', '-m', dir, '--tokens', tokens.join(','), '--quantize', quantize, '--threads', '1']));
+  const out = JSON.parse(
+    glassbox(['forward', '-m', dir, '--tokens', tokens.join(','), '--quantize', quantize, '--threads', '1']),
+  );
   return out.logits;
 }
 
@@ -95,7 +121,8 @@ function writeDequantizedTwin(dir, type, twinDir) {
   }
   // The rest as F32, but for stored masks (BOOL buffers), which glassbox ignores.
   for (const [name, t] of plan.weights.tensors)
-    if (!out.has(name) && ['F32', 'F16', 'BF16'].includes(t.dtype)) out.set(name, { shape: plan.weights.shape(name), x: plan.weights.read(name) });
+    if (!out.has(name) && ['F32', 'F16', 'BF16'].includes(t.dtype))
+      out.set(name, { shape: plan.weights.shape(name), x: plan.weights.read(name) });
   const header = {};
   let offset = 0;
   for (const [name, { shape, x }] of out) {
@@ -107,15 +134,24 @@ function writeDequantizedTwin(dir, type, twinDir) {
   const len = Buffer.alloc(8);
   len.writeBigUInt64LE(BigInt(json.length));
   mkdirSync(twinDir, { recursive: true });
-  writeFileSync(join(twinDir, 'model.safetensors'), Buffer.concat([len, json, ...[...out.values()].map(({ x }) => Buffer.from(x.buffer, x.byteOffset, x.byteLength))]));
+  writeFileSync(
+    join(twinDir, 'model.safetensors'),
+    Buffer.concat([len, json, ...[...out.values()].map(({ x }) => Buffer.from(x.buffer, x.byteOffset, x.byteLength))]),
+  );
   copyFileSync(join(dir, 'config.json'), join(twinDir, 'config.json'));
 }
 
 function top2(row) {
-  let a = -Infinity, b = -Infinity, ia = -1;
+  let a = -Infinity,
+    b = -Infinity,
+    ia = -1;
   for (let i = 0; i < row.length; i++) {
     const v = row[i];
-    if (v > a) { b = a; a = v; ia = i; } else if (v > b) b = v;
+    if (v > a) {
+      b = a;
+      a = v;
+      ia = i;
+    } else if (v > b) b = v;
   }
   return { id: ia, margin: a - b };
 }
@@ -134,7 +170,18 @@ async function checkModel(name, type, outDir) {
     writeDequantizedTwin(dir, type.gguf, twinDir);
   }
   const peer = await loadGguf(file, { threads: 1, contextSize: Math.max(256, nCtx), kvType: 'F32' });
-  const result = { model: name, type: type.gguf, quantize: type.quantize, steps: 0, compared: 0, disagreements: [], maxLogitDiff: 0, fromF32: { glassbox: 0, llamaCpp: 0 }, logitRange: 0, twinDiff: 0 };
+  const result = {
+    model: name,
+    type: type.gguf,
+    quantize: type.quantize,
+    steps: 0,
+    compared: 0,
+    disagreements: [],
+    maxLogitDiff: 0,
+    fromF32: { glassbox: 0, llamaCpp: 0 },
+    logitRange: 0,
+    twinDiff: 0,
+  };
   try {
     for (let p = 0; p < PROMPTS; p++) {
       const prompt = Array.from({ length: PROMPT_LEN }, (_, j) => (1 + 17 * p + 29 * j) % nVocab);
@@ -147,7 +194,8 @@ async function checkModel(name, type, outDir) {
       const twin = twinDir ? forwardLogits(twinDir, seq, 'none').slice(PROMPT_LEN - 1) : null;
       for (let k = 0; k < ids.length; k++) {
         const mine = top2(ours[k]);
-        if (mine.id !== ids[k]) throw new Error(`${name}: glassbox forward's argmax ${mine.id} is not generate's ${ids[k]} at step ${k}`);
+        if (mine.id !== ids[k])
+          throw new Error(`${name}: glassbox forward's argmax ${mine.id} is not generate's ${ids[k]} at step ${k}`);
         for (let v = 0; v < nVocab; v++) {
           result.maxLogitDiff = Math.max(result.maxLogitDiff, Math.abs(ours[k][v] - theirs[k][v]));
           result.fromF32.glassbox = Math.max(result.fromF32.glassbox, Math.abs(ours[k][v] - f32[k][v]));
@@ -159,13 +207,19 @@ async function checkModel(name, type, outDir) {
         if (mine.margin < MARGIN[type.gguf]) continue;
         result.compared++;
         const other = top2(theirs[k]).id;
-        if (other !== ids[k]) result.disagreements.push({ prompt, step: k, glassbox: ids[k], llamaCpp: other, margin: mine.margin });
+        if (other !== ids[k])
+          result.disagreements.push({ prompt, step: k, glassbox: ids[k], llamaCpp: other, margin: mine.margin });
       }
     }
   } finally {
     await dispose(peer);
   }
-  const tolerance = type.gguf === 'f32' ? (['gpt2', 'gpt_neox'].includes(config.model_type) ? F32_TOLERANCE.gelu : F32_TOLERANCE.other) : DEQUANTIZED_TOLERANCE;
+  const tolerance =
+    type.gguf === 'f32'
+      ? ['gpt2', 'gpt_neox'].includes(config.model_type)
+        ? F32_TOLERANCE.gelu
+        : F32_TOLERANCE.other
+      : DEQUANTIZED_TOLERANCE;
   const diff = type.gguf === 'f32' ? result.maxLogitDiff : result.twinDiff;
   result.ok = result.disagreements.length === 0 && diff <= tolerance;
   result.tolerance = tolerance;
@@ -181,18 +235,31 @@ try {
       results.push(r);
       const head = `${r.ok ? 'ok  ' : 'FAIL'} ${name} ${type.gguf} vs ${type.quantize}: ${r.compared}/${r.steps} steps compared (margin >= ${MARGIN[type.gguf]}), ${r.disagreements.length} disagree`;
       const e = (v) => v.toExponential(2);
-      if (type.gguf === 'f32') console.log(`${head}; max |logit difference| ${e(r.maxLogitDiff)} (tolerance ${r.tolerance})`);
+      if (type.gguf === 'f32')
+        console.log(`${head}; max |logit difference| ${e(r.maxLogitDiff)} (tolerance ${r.tolerance})`);
       else
         console.log(
           `${head}; max |logit difference| ${e(r.maxLogitDiff)}, against F32 on the decoded weights ${e(r.twinDiff)} (tolerance ${r.tolerance}); ` +
             `distance from F32: glassbox ${r.fromF32.glassbox.toFixed(2)}, llama.cpp ${r.fromF32.llamaCpp.toFixed(2)} (|logits| <= ${r.logitRange.toFixed(1)})`,
         );
-      for (const d of r.disagreements) console.log(`     step ${d.step} of prompt ${d.prompt}: glassbox ${d.glassbox}, llama.cpp ${d.llamaCpp}, margin ${d.margin.toFixed(3)}`);
+      for (const d of r.disagreements)
+        console.log(
+          `     step ${d.step} of prompt ${d.prompt}: glassbox ${d.glassbox}, llama.cpp ${d.llamaCpp}, margin ${d.margin.toFixed(3)}`,
+        );
     }
 } finally {
   if (!values.out) rmSync(outDir, { recursive: true, force: true });
 }
-if (values.json) console.log(JSON.stringify({ margins: MARGIN, f32Tolerance: F32_TOLERANCE, dequantizedTolerance: DEQUANTIZED_TOLERANCE, results }, null, 1));
+if (values.json)
+  console.log(
+    JSON.stringify(
+      { margins: MARGIN, f32Tolerance: F32_TOLERANCE, dequantizedTolerance: DEQUANTIZED_TOLERANCE, results },
+      null,
+      1,
+    ),
+  );
 const failed = results.filter((r) => !r.ok).length;
-console.log(`${results.length - failed} of ${results.length} checks agree; ${results.reduce((a, r) => a + r.compared, 0)} steps compared of ${results.reduce((a, r) => a + r.steps, 0)}`);
+console.log(
+  `${results.length - failed} of ${results.length} checks agree; ${results.reduce((a, r) => a + r.compared, 0)} steps compared of ${results.reduce((a, r) => a + r.steps, 0)}`,
+);
 process.exit(failed ? 1 : 0);

@@ -45,13 +45,16 @@ export async function dispose(peer) {
 // position from `from` on, llama.cpp's full logit vector (Float32Array of nVocab) for the next token.
 export async function logitsAlong(peer, tokens, from, nVocab) {
   await peer.sequence.clearHistory();
-  const input = tokens.map((t, i) => (i >= from ? [t, { generateNext: { logits: true, options: { temperature: 0 } } }] : t));
+  const input = tokens.map((t, i) =>
+    i >= from ? [t, { generateNext: { logits: true, options: { temperature: 0 } } }] : t,
+  );
   const out = await peer.sequence.controlledEvaluate(input);
   const rows = [];
   for (let i = from; i < tokens.length; i++) {
     const logits = out[i]?.next?.logits;
     if (!logits) throw new Error(`llama.cpp returned no logits at position ${i}`);
-    if (logits.size !== nVocab) throw new Error(`llama.cpp returned ${logits.size} logits at position ${i}, expected ${nVocab}`);
+    if (logits.size !== nVocab)
+      throw new Error(`llama.cpp returned ${logits.size} logits at position ${i}, expected ${nVocab}`);
     const row = new Float32Array(nVocab);
     for (const [id, v] of logits) row[id] = v;
     rows.push(row);

@@ -82,7 +82,9 @@ export function writeModelGguf(dir, dest, options = {}) {
 
 function main(argv) {
   const args = [];
-  let type = 'f32', noTokenizer = false, verbose = false;
+  let type = 'f32',
+    noTokenizer = false,
+    verbose = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--type') type = argv[++i];
@@ -91,7 +93,8 @@ function main(argv) {
     else if (a.startsWith('--')) throw new Error(`unknown option ${a}`);
     else args.push(a);
   }
-  if (args.length !== 2) throw new Error('usage: write_gguf.mjs MODEL_DIR OUT.gguf [--type f32|q8_0|q4_0] [--no-tokenizer] [--verbose]');
+  if (args.length !== 2)
+    throw new Error('usage: write_gguf.mjs MODEL_DIR OUT.gguf [--type f32|q8_0|q4_0] [--no-tokenizer] [--verbose]');
   const log = verbose ? (s) => process.stderr.write(`${s}\n`) : () => {};
   const r = writeModelGguf(args[0], args[1], { type, noTokenizer, log });
   process.stderr.write(`wrote ${args[1]}: ${r.arch}, ${r.tensors} tensors, ${r.type}\n`);

@@ -45,7 +45,9 @@ function ungroupQkv(x, nHead, headDim, rowLen) {
 
 // Llama 3's rope scaling as the per-dimension frequency divisors llama.cpp takes (rope_freqs.weight).
 function llama3RopeFactors(scaling, theta, dim) {
-  const factor = scaling.factor ?? 8, low = scaling.low_freq_factor ?? 1, high = scaling.high_freq_factor ?? 4;
+  const factor = scaling.factor ?? 8,
+    low = scaling.low_freq_factor ?? 1,
+    high = scaling.high_freq_factor ?? 4;
   const old = scaling.original_max_position_embeddings ?? 8192;
   const out = new Float32Array(dim / 2);
   for (let k = 0; k < dim / 2; k++) {
@@ -71,7 +73,9 @@ function gpt2(config, w) {
   const nEmbd = need(config, ['n_embd'], 'embedding size');
   const nFf = config.n_inner ?? 4 * nEmbd;
   if ((config.activation_function ?? 'gelu_new') !== 'gelu_new')
-    process.stderr.write(`write_gguf: llama.cpp's gpt2 uses the tanh GELU; this model's activation is ${config.activation_function}\n`);
+    process.stderr.write(
+      `write_gguf: llama.cpp's gpt2 uses the tanh GELU; this model's activation is ${config.activation_function}\n`,
+    );
   const meta = [
     u32('gpt2.context_length', need(config, ['n_positions', 'n_ctx'], 'context length')),
     u32('gpt2.embedding_length', nEmbd),
@@ -80,7 +84,11 @@ function gpt2(config, w) {
     u32('gpt2.attention.head_count', need(config, ['n_head'], 'head count')),
     f32('gpt2.attention.layer_norm_epsilon', config.layer_norm_epsilon ?? 1e-5),
   ];
-  const conv = (src) => ({ src, map: (x, [rows, cols]) => transpose(x, rows, cols), dims: ([rows, cols]) => [rows, cols] });
+  const conv = (src) => ({
+    src,
+    map: (x, [rows, cols]) => transpose(x, rows, cols),
+    dims: ([rows, cols]) => [rows, cols],
+  });
   const tensors = [
     { name: 'token_embd.weight', src: `${p}wte.weight` },
     { name: 'position_embd.weight', src: `${p}wpe.weight`, keepF32: true },
@@ -88,7 +96,8 @@ function gpt2(config, w) {
     { name: 'output_norm.bias', src: `${p}ln_f.bias` },
   ];
   for (let i = 0; i < config.n_layer; i++) {
-    const h = `${p}h.${i}.`, b = `blk.${i}.`;
+    const h = `${p}h.${i}.`,
+      b = `blk.${i}.`;
     tensors.push(
       { name: `${b}attn_norm.weight`, src: `${h}ln_1.weight` },
       { name: `${b}attn_norm.bias`, src: `${h}ln_1.bias` },
@@ -116,8 +125,14 @@ function llamaLike(config, w, arch) {
   const headDim = config.head_dim ?? hidden / nHead;
   const theta = config.rope_theta ?? 10000;
   const window = config.sliding_window;
-  const sliding = config.model_type === 'mistral' ? window != null && window < config.max_position_embeddings : config.use_sliding_window === true;
-  if (sliding) throw new Error(`sliding-window attention (sliding_window ${window}) has no counterpart in llama.cpp's ${arch} architecture`);
+  const sliding =
+    config.model_type === 'mistral'
+      ? window != null && window < config.max_position_embeddings
+      : config.use_sliding_window === true;
+  if (sliding)
+    throw new Error(
+      `sliding-window attention (sliding_window ${window}) has no counterpart in llama.cpp's ${arch} architecture`,
+    );
   const meta = [
     u32(`${arch}.context_length`, need(config, ['max_position_embeddings'], 'context length')),
     u32(`${arch}.embedding_length`, hidden),
@@ -129,20 +144,33 @@ function llamaLike(config, w, arch) {
     f32(`${arch}.rope.freq_base`, theta),
     u32(`${arch}.rope.dimension_count`, headDim),
   ];
-  if (config.head_dim != null) meta.push(u32(`${arch}.attention.key_length`, headDim), u32(`${arch}.attention.value_length`, headDim));
+  if (config.head_dim != null)
+    meta.push(u32(`${arch}.attention.key_length`, headDim), u32(`${arch}.attention.value_length`, headDim));
   const scaling = config.rope_scaling;
   const ropeType = scaling && (scaling.rope_type ?? scaling.type);
   const tensors = [
     { name: 'token_embd.weight', src: 'model.embed_tokens.weight' },
     { name: 'output_norm.weight', src: 'model.norm.weight' },
   ];
-  if (ropeType === 'linear') meta.push({ key: `${arch}.rope.scaling.type`, type: T.STRING, value: 'linear' }, f32(`${arch}.rope.scaling.factor`, scaling.factor));
-  else if (ropeType === 'llama3' && arch === 'llama') tensors.push({ name: 'rope_freqs.weight', make: () => llama3RopeFactors(scaling, theta, headDim), shape: [headDim / 2] });
-  else if (ropeType && ropeType !== 'default') throw new Error(`rope_scaling type '${ropeType}' is not supported by this writer`);
-  if (!config.tie_word_embeddings && w.has('lm_head.weight')) tensors.push({ name: 'output.weight', src: 'lm_head.weight' });
+  if (ropeType === 'linear')
+    meta.push(
+      { key: `${arch}.rope.scaling.type`, type: T.STRING, value: 'linear' },
+      f32(`${arch}.rope.scaling.factor`, scaling.factor),
+    );
+  else if (ropeType === 'llama3' && arch === 'llama')
+    tensors.push({
+      name: 'rope_freqs.weight',
+      make: () => llama3RopeFactors(scaling, theta, headDim),
+      shape: [headDim / 2],
+    });
+  else if (ropeType && ropeType !== 'default')
+    throw new Error(`rope_scaling type '${ropeType}' is not supported by this writer`);
+  if (!config.tie_word_embeddings && w.has('lm_head.weight'))
+    tensors.push({ name: 'output.weight', src: 'lm_head.weight' });
   const permute = arch === 'llama';
   for (let i = 0; i < config.num_hidden_layers; i++) {
-    const l = `model.layers.${i}.`, b = `blk.${i}.`;
+    const l = `model.layers.${i}.`,
+      b = `blk.${i}.`;
     const rows = (n) => (permute ? { map: (x, shape) => permuteRotary(x, n, shape.length > 1 ? shape[1] : 1) } : {});
     tensors.push(
       { name: `${b}attn_norm.weight`, src: `${l}input_layernorm.weight` },
@@ -155,7 +183,12 @@ function llamaLike(config, w, arch) {
       { name: `${b}ffn_up.weight`, src: `${l}mlp.up_proj.weight` },
       { name: `${b}ffn_down.weight`, src: `${l}mlp.down_proj.weight` },
     );
-    for (const [n, heads] of [['q', nHead], ['k', nKv], ['v', 0], ['o', 0]]) {
+    for (const [n, heads] of [
+      ['q', nHead],
+      ['k', nKv],
+      ['v', 0],
+      ['o', 0],
+    ]) {
       const src = `${l}self_attn.${n}_proj.bias`;
       const name = `${b}attn_${n === 'o' ? 'output' : n}.bias`;
       if (w.has(src)) tensors.push({ name, src, ...(heads ? rows(heads) : {}) });
@@ -195,7 +228,8 @@ function gptNeox(config, w) {
     { name: 'output.weight', src: 'embed_out.weight' },
   ];
   for (let i = 0; i < config.num_hidden_layers; i++) {
-    const l = `${g}layers.${i}.`, b = `blk.${i}.`;
+    const l = `${g}layers.${i}.`,
+      b = `blk.${i}.`;
     const qkv = { map: (x, shape) => ungroupQkv(x, nHead, headDim, shape.length > 1 ? shape[1] : 1) };
     tensors.push(
       { name: `${b}attn_norm.weight`, src: `${l}input_layernorm.weight` },
@@ -220,12 +254,20 @@ export const MODEL_TYPES = ['gpt2', 'llama', 'mistral', 'qwen2', 'qwen3', 'gpt_n
 // config.json + the weights' index -> { arch, meta, tensors, embedding }.
 export function describe(config, weights) {
   switch (config.model_type) {
-    case 'gpt2': return gpt2(config, weights);
-    case 'llama': case 'mistral': return llamaLike(config, weights, 'llama');
-    case 'qwen2': return llamaLike(config, weights, 'qwen2');
-    case 'qwen3': return llamaLike(config, weights, 'qwen3');
-    case 'gpt_neox': return gptNeox(config, weights);
+    case 'gpt2':
+      return gpt2(config, weights);
+    case 'llama':
+    case 'mistral':
+      return llamaLike(config, weights, 'llama');
+    case 'qwen2':
+      return llamaLike(config, weights, 'qwen2');
+    case 'qwen3':
+      return llamaLike(config, weights, 'qwen3');
+    case 'gpt_neox':
+      return gptNeox(config, weights);
     default:
-      throw new Error(`model_type '${config.model_type}' cannot be written as GGUF (supported: ${MODEL_TYPES.join(', ')})`);
+      throw new Error(
+        `model_type '${config.model_type}' cannot be written as GGUF (supported: ${MODEL_TYPES.join(', ')})`,
+      );
   }
 }

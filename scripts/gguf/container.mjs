@@ -9,8 +9,19 @@ export const ALIGNMENT = 32;
 
 // GGUF metadata value types.
 export const T = {
-  UINT8: 0, INT8: 1, UINT16: 2, INT16: 3, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7,
-  STRING: 8, ARRAY: 9, UINT64: 10, INT64: 11, FLOAT64: 12,
+  UINT8: 0,
+  INT8: 1,
+  UINT16: 2,
+  INT16: 3,
+  UINT32: 4,
+  INT32: 5,
+  FLOAT32: 6,
+  BOOL: 7,
+  STRING: 8,
+  ARRAY: 9,
+  UINT64: 10,
+  INT64: 11,
+  FLOAT64: 12,
 };
 
 class ByteWriter {
@@ -38,23 +49,57 @@ class ByteWriter {
     this.push(bytes);
   }
   scalar(type, v) {
-    const sizes = { [T.UINT8]: 1, [T.INT8]: 1, [T.UINT16]: 2, [T.INT16]: 2, [T.UINT32]: 4, [T.INT32]: 4,
-      [T.FLOAT32]: 4, [T.BOOL]: 1, [T.UINT64]: 8, [T.INT64]: 8, [T.FLOAT64]: 8 };
+    const sizes = {
+      [T.UINT8]: 1,
+      [T.INT8]: 1,
+      [T.UINT16]: 2,
+      [T.INT16]: 2,
+      [T.UINT32]: 4,
+      [T.INT32]: 4,
+      [T.FLOAT32]: 4,
+      [T.BOOL]: 1,
+      [T.UINT64]: 8,
+      [T.INT64]: 8,
+      [T.FLOAT64]: 8,
+    };
     if (type === T.STRING) return this.string(v);
     const b = Buffer.alloc(sizes[type]);
     switch (type) {
-      case T.UINT8: b.writeUInt8(v); break;
-      case T.INT8: b.writeInt8(v); break;
-      case T.UINT16: b.writeUInt16LE(v); break;
-      case T.INT16: b.writeInt16LE(v); break;
-      case T.UINT32: b.writeUInt32LE(v); break;
-      case T.INT32: b.writeInt32LE(v); break;
-      case T.FLOAT32: b.writeFloatLE(v); break;
-      case T.BOOL: b.writeUInt8(v ? 1 : 0); break;
-      case T.UINT64: b.writeBigUInt64LE(BigInt(v)); break;
-      case T.INT64: b.writeBigInt64LE(BigInt(v)); break;
-      case T.FLOAT64: b.writeDoubleLE(v); break;
-      default: throw new Error(`unknown GGUF value type ${type}`);
+      case T.UINT8:
+        b.writeUInt8(v);
+        break;
+      case T.INT8:
+        b.writeInt8(v);
+        break;
+      case T.UINT16:
+        b.writeUInt16LE(v);
+        break;
+      case T.INT16:
+        b.writeInt16LE(v);
+        break;
+      case T.UINT32:
+        b.writeUInt32LE(v);
+        break;
+      case T.INT32:
+        b.writeInt32LE(v);
+        break;
+      case T.FLOAT32:
+        b.writeFloatLE(v);
+        break;
+      case T.BOOL:
+        b.writeUInt8(v ? 1 : 0);
+        break;
+      case T.UINT64:
+        b.writeBigUInt64LE(BigInt(v));
+        break;
+      case T.INT64:
+        b.writeBigInt64LE(BigInt(v));
+        break;
+      case T.FLOAT64:
+        b.writeDoubleLE(v);
+        break;
+      default:
+        throw new Error(`unknown GGUF value type ${type}`);
     }
     this.push(b);
   }
@@ -101,7 +146,7 @@ export function writeGguf(dest, metadata, tensors) {
   try {
     let pos = 0;
     const put = (buf) => {
-      for (let done = 0; done < buf.length; ) done += writeSync(fd, buf, done, buf.length - done);
+      for (let done = 0; done < buf.length;) done += writeSync(fd, buf, done, buf.length - done);
       pos += buf.length;
     };
     put(header);
@@ -118,7 +163,9 @@ export function writeGguf(dest, metadata, tensors) {
     closeSync(fd);
     renameSync(tmp, dest);
   } catch (e) {
-    try { closeSync(fd); } catch {}
+    try {
+      closeSync(fd);
+    } catch {}
     rmSync(tmp, { force: true });
     throw e;
   }

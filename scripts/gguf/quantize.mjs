@@ -104,7 +104,8 @@ export function encode(type, x) {
 // The values a block encoding stands for (ggml's dequantize_row_q8_0 / _q4_0): d * q, and
 // d * (q - 8) for Q4_0.
 export function decode(type, bytes, count) {
-  if (type === GGML_TYPE.F32) return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + count * 4));
+  if (type === GGML_TYPE.F32)
+    return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + count * 4));
   const out = new Float32Array(count);
   const size = BLOCK_BYTES[type];
   for (let b = 0; b < count / QK; b++) {
@@ -119,4 +120,3 @@ export function decode(type, bytes, count) {
   }
   return out;
 }
-

@@ -41,7 +41,13 @@ export class Weights {
         if (name === '__metadata__') continue;
         const [begin, end] = t.data_offsets;
         if (dataStart + end > size) throw new Error(`${file}: tensor ${name} runs past the end of the file`);
-        this.tensors.set(name, { file, dtype: t.dtype, shape: t.shape, begin: dataStart + begin, end: dataStart + end });
+        this.tensors.set(name, {
+          file,
+          dtype: t.dtype,
+          shape: t.shape,
+          begin: dataStart + begin,
+          end: dataStart + end,
+        });
       }
     }
   }
@@ -65,11 +71,12 @@ export class Weights {
   read(name) {
     const t = this.info(name);
     const count = t.shape.reduce((a, b) => a * b, 1);
-    if (t.end - t.begin !== count * BYTES[t.dtype]) throw new Error(`tensor '${name}': byte length does not match its shape`);
+    if (t.end - t.begin !== count * BYTES[t.dtype])
+      throw new Error(`tensor '${name}': byte length does not match its shape`);
     const bytes = Buffer.alloc(t.end - t.begin);
     const fd = openSync(t.file, 'r');
     try {
-      for (let done = 0; done < bytes.length; ) {
+      for (let done = 0; done < bytes.length;) {
         const n = readSync(fd, bytes, done, Math.min(bytes.length - done, 1 << 30), t.begin + done);
         if (n <= 0) throw new Error(`tensor '${name}': short read`);
         done += n;

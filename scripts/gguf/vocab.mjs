@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { T } from './container.mjs';
 
 // llama.cpp's token types (llama_token_type).
-const NORMAL = 1, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5;
+const NORMAL = 1,
+  CONTROL = 3,
+  USER_DEFINED = 4,
+  UNUSED = 5;
 
 // The pre-tokenizer names llama.cpp knows (llama-vocab.cpp), chosen by the split regex the file carries.
 function preTokenizerName(modelType, tokenizerJson) {
@@ -35,17 +38,24 @@ function readTokenizer(dir, modelType) {
   const tj = join(dir, 'tokenizer.json');
   const vj = join(dir, 'vocab.json');
   const mt = join(dir, 'merges.txt');
-  let vocab, merges, added = [], json = null;
+  let vocab,
+    merges,
+    added = [],
+    json = null;
   if (existsSync(vj) && existsSync(mt)) {
     vocab = readJson(vj);
-    merges = readFileSync(mt, 'utf8').split('\n').filter((l) => l && !l.startsWith('#version'));
+    merges = readFileSync(mt, 'utf8')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#version'));
     // GPT-2's only special token: its end of text, a control token.
     if ('<|endoftext|>' in vocab) added.push({ content: '<|endoftext|>', id: vocab['<|endoftext|>'], special: true });
   } else if (existsSync(tj)) {
     json = readJson(tj);
     const model = json.model ?? {};
     if (model.type !== 'BPE' || !JSON.stringify(json.pre_tokenizer ?? json.decoder ?? '').includes('ByteLevel')) {
-      throw new Error(`${tj}: only byte-level BPE tokenizers can be written (this one is ${model.type ?? 'unknown'}); use --no-tokenizer to write the model without one`);
+      throw new Error(
+        `${tj}: only byte-level BPE tokenizers can be written (this one is ${model.type ?? 'unknown'}); use --no-tokenizer to write the model without one`,
+      );
     }
     vocab = model.vocab;
     merges = (model.merges ?? []).map((m) => (Array.isArray(m) ? m.join(' ') : m));
@@ -85,14 +95,16 @@ function specialId(config, key) {
 export function vocabMetadata(dir, config, arch, nVocab, { noTokenizer = false } = {}) {
   const meta = [{ key: `${arch}.vocab_size`, type: T.UINT32, value: nVocab }];
   const tok = (!noTokenizer && readTokenizer(dir, config.model_type)) || placeholder(nVocab);
-  const tokens = [], types = [];
+  const tokens = [],
+    types = [];
   for (let i = 0; i < nVocab; i++) {
     const t = tok.byId.get(i);
     tokens.push(t ? t.text : `[PAD${i}]`);
     types.push(t ? t.type : UNUSED);
   }
   const beyond = [...tok.byId.keys()].filter((id) => id >= nVocab);
-  if (beyond.length) throw new Error(`the tokenizer has ids up to ${Math.max(...beyond)} but the embedding has ${nVocab} rows`);
+  if (beyond.length)
+    throw new Error(`the tokenizer has ids up to ${Math.max(...beyond)} but the embedding has ${nVocab} rows`);
   meta.push(
     { key: 'tokenizer.ggml.model', type: T.STRING, value: 'gpt2' },
     { key: 'tokenizer.ggml.pre', type: T.STRING, value: tok.pre },
