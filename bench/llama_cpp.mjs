@@ -72,6 +72,17 @@ function promptIds(dir) {
   return Array.from({ length: PROMPT }, (_, i) => (1 + 997 * i) % config.vocab_size);
 }
 
+// The installed versions (bench/package-lock.json pins them) and the llama.cpp release they carry.
+function peerVersions() {
+  const read = (p) => JSON.parse(readFileSync(new URL(`./node_modules/${p}`, import.meta.url), 'utf8'));
+  const meta = read('@node-llama-cpp/linux-x64/bins/linux-x64/_nlcBuildMetadata.json');
+  return {
+    'node-llama-cpp': read('node-llama-cpp/package.json').version,
+    '@node-llama-cpp/linux-x64': read('@node-llama-cpp/linux-x64/package.json').version,
+    'llama.cpp': `${meta.buildOptions.llamaCpp.repo} ${meta.buildOptions.llamaCpp.release}`,
+  };
+}
+
 const llama = await openLlama();
 const results = [];
 for (const spec of values.model) {
@@ -119,7 +130,7 @@ console.log(
   JSON.stringify(
     {
       peer: 'llama.cpp',
-      package: '@node-llama-cpp/linux-x64 3.22.1 (node-llama-cpp 3.22.1)',
+      package: peerVersions(),
       cpu: cpus()[0]?.model,
       cores: cpus().length,
       llama_cpu_math_cores: llama.cpuMathCores,

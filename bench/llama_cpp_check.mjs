@@ -4,9 +4,13 @@
 // with glassbox's CLI on the same token ids:
 //   - glassbox generates greedily (`generate --tokens P -n N --temperature 0`, with --quantize
 //     int8 for Q8_0 and int4 for Q4_0); its logits along that sequence come from `forward`;
-//   - llama.cpp evaluates the same sequence (teacher-forced) and gives its logits at every step;
+//   - llama.cpp evaluates the same sequence (teacher-forced) and gives its next-token
+//     probabilities at every step; both sides are compared as log-probabilities (the logits less
+//     each row's log-sum-exp);
 //   - at every step where glassbox's top-2 logit margin is at least MARGIN[type], llama.cpp's
-//     argmax must be glassbox's token; for F32 every logit must also agree within F32_TOLERANCE.
+//     argmax must be glassbox's token; for F32 every log-probability must also agree within
+//     F32_TOLERANCE; a quantized file's must agree within DEQUANTIZED_TOLERANCE with glassbox's
+//     F32 engine on the weights the file decodes to.
 // The two quantize activations differently (llama.cpp: Q8_0 blocks of each matrix product's input;
 // glassbox: its own int8 rule), so quantized logits differ by more than F32's and only clear
 // margins are compared. The KV cache is F32 in llama.cpp here (its default F16 would add its own
@@ -14,7 +18,7 @@
 //
 //   node bench/llama_cpp_check.mjs [--cli build/native/glassbox] [--out DIR] [--json]
 //
-// Prints one line per model and type (steps compared / steps, worst logit difference), a JSON
+// Prints one line per model and type (steps compared / steps, worst log-probability difference), a JSON
 // summary with --json, and exits 1 if any compared step or logit disagrees. Run by scripts/bench
 // (after `cd bench && npm ci`); needs the native CLI.
 import { execFileSync } from 'node:child_process';
@@ -26,7 +30,7 @@ import { parseArgs } from 'node:util';
 import { transpose } from '../scripts/gguf/arch.mjs';
 import { GGML_TYPE, decode, encode } from '../scripts/gguf/quantize.mjs';
 import { planGguf, writeModelGguf } from '../scripts/write_gguf.mjs';
-import { dispose, loadGguf, logitsAlong } from './llama_cpp_peer.mjs';
+import { dispose, loadGguf, logProbsAlong } from './llama_cpp_peer.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values } = parseArgs({
@@ -59,10 +63,10 @@ const TYPES = [
 // models (rows of 32 values: one block per row, so the logits move by up to 1 for Q8_0 and 7 for
 // Q4_0 where F32's reach 14): only steps whose winner is clear of that noise are compared.
 const MARGIN = { f32: 0.01, q8_0: 0.5, q4_0: 2.5 };
-// Quantized: the largest |logit difference| allowed between llama.cpp on the GGUF and glassbox's F32
+// Quantized: the largest |log-probability difference| allowed between llama.cpp on the GGUF and glassbox's F32
 // engine on the weights it decodes to: llama.cpp's Q8_0 activations move logits by up to ~0.5 here.
 const DEQUANTIZED_TOLERANCE = 1.0;
-// F32: the largest |logit difference| allowed at any step, any token: llama.cpp computes GELU
+// F32: the largest |log-probability difference| allowed at any step, any token: llama.cpp computes GELU
 // through an fp16 table (GPT-2, GPT-NeoX), the rest agree to float32 rounding.
 const F32_TOLERANCE = { gelu: 5e-3, other: 1e-4 };
 const PROMPTS = 3,
@@ -95,11 +99,17 @@ function greedyIds(dir, prompt, n, quantize) {
   return ids;
 }
 
-function forwardLogits(dir, tokens, quantize) {
+// glassbox's log-softmax at every position: llama.cpp's side comes as probabilities (node-llama-cpp
+// 3.21 returns no logits), and log-probabilities are the logits less each row's log-sum-exp.
+function forwardLogProbs(dir, tokens, quantize) {
   const out = JSON.parse(
     glassbox(['forward', '-m', dir, '--tokens', tokens.join(','), '--quantize', quantize, '--threads', '1']),
   );
-  return out.logits;
+  return out.logits.map((row) => {
+    const max = Math.max(...row);
+    const lse = max + Math.log(row.reduce((a, v) => a + Math.exp(v - max), 0));
+    return row.map((v) => v - lse);
+  });
 }
 
 // The weights a quantized GGUF stands for, as a glassbox model directory (F32 safetensors): each
@@ -187,11 +197,11 @@ async function checkModel(name, type, outDir) {
       const prompt = Array.from({ length: PROMPT_LEN }, (_, j) => (1 + 17 * p + 29 * j) % nVocab);
       const ids = greedyIds(dir, prompt, steps, type.quantize);
       const seq = [...prompt, ...ids.slice(0, -1)];
-      const ours = forwardLogits(dir, seq, type.quantize).slice(PROMPT_LEN - 1);
-      const theirs = await logitsAlong(peer, seq, PROMPT_LEN - 1, nVocab);
-      // How far each quantized run is from glassbox's F32 logits (which llama.cpp's F32 matches).
-      const f32 = type.quantize === 'none' ? ours : forwardLogits(dir, seq, 'none').slice(PROMPT_LEN - 1);
-      const twin = twinDir ? forwardLogits(twinDir, seq, 'none').slice(PROMPT_LEN - 1) : null;
+      const ours = forwardLogProbs(dir, seq, type.quantize).slice(PROMPT_LEN - 1);
+      const theirs = await logProbsAlong(peer, seq, PROMPT_LEN - 1, nVocab);
+      // How far each quantized run is from glassbox's F32 (which llama.cpp's F32 matches).
+      const f32 = type.quantize === 'none' ? ours : forwardLogProbs(dir, seq, 'none').slice(PROMPT_LEN - 1);
+      const twin = twinDir ? forwardLogProbs(twinDir, seq, 'none').slice(PROMPT_LEN - 1) : null;
       for (let k = 0; k < ids.length; k++) {
         const mine = top2(ours[k]);
         if (mine.id !== ids[k])
@@ -236,11 +246,11 @@ try {
       const head = `${r.ok ? 'ok  ' : 'FAIL'} ${name} ${type.gguf} vs ${type.quantize}: ${r.compared}/${r.steps} steps compared (margin >= ${MARGIN[type.gguf]}), ${r.disagreements.length} disagree`;
       const e = (v) => v.toExponential(2);
       if (type.gguf === 'f32')
-        console.log(`${head}; max |logit difference| ${e(r.maxLogitDiff)} (tolerance ${r.tolerance})`);
+        console.log(`${head}; max |log-p difference| ${e(r.maxLogitDiff)} (tolerance ${r.tolerance})`);
       else
         console.log(
-          `${head}; max |logit difference| ${e(r.maxLogitDiff)}, against F32 on the decoded weights ${e(r.twinDiff)} (tolerance ${r.tolerance}); ` +
-            `distance from F32: glassbox ${r.fromF32.glassbox.toFixed(2)}, llama.cpp ${r.fromF32.llamaCpp.toFixed(2)} (|logits| <= ${r.logitRange.toFixed(1)})`,
+          `${head}; max |log-p difference| ${e(r.maxLogitDiff)}, against F32 on the decoded weights ${e(r.twinDiff)} (tolerance ${r.tolerance}); ` +
+            `distance from F32: glassbox ${r.fromF32.glassbox.toFixed(2)}, llama.cpp ${r.fromF32.llamaCpp.toFixed(2)} (|log p| <= ${r.logitRange.toFixed(1)})`,
         );
       for (const d of r.disagreements)
         console.log(

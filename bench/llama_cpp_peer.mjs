@@ -41,22 +41,25 @@ export async function dispose(peer) {
   await peer.model.dispose();
 }
 
-// Teacher-forced logits: evaluates `tokens` from the start of the sequence and returns, for every
-// position from `from` on, llama.cpp's full logit vector (Float32Array of nVocab) for the next token.
-export async function logitsAlong(peer, tokens, from, nVocab) {
+// Teacher-forced log-probabilities: evaluates `tokens` from the start of the sequence and returns,
+// for every position from `from` on, llama.cpp's log-softmax over the vocabulary for the next token
+// (Float64Array of nVocab). node-llama-cpp 3.21 gives the full softmax of the logits (greedy
+// sampling leaves them as they are), not the logits: these equal the logits less their
+// log-sum-exp, so comparing them with glassbox's log-softmax compares the logits.
+export async function logProbsAlong(peer, tokens, from, nVocab) {
   await peer.sequence.clearHistory();
   const input = tokens.map((t, i) =>
-    i >= from ? [t, { generateNext: { logits: true, options: { temperature: 0 } } }] : t,
+    i >= from ? [t, { generateNext: { probabilities: true, options: { temperature: 0 } } }] : t,
   );
   const out = await peer.sequence.controlledEvaluate(input);
   const rows = [];
   for (let i = from; i < tokens.length; i++) {
-    const logits = out[i]?.next?.logits;
-    if (!logits) throw new Error(`llama.cpp returned no logits at position ${i}`);
-    if (logits.size !== nVocab)
-      throw new Error(`llama.cpp returned ${logits.size} logits at position ${i}, expected ${nVocab}`);
-    const row = new Float32Array(nVocab);
-    for (const [id, v] of logits) row[id] = v;
+    const probs = out[i]?.next?.probabilities;
+    if (!probs) throw new Error(`llama.cpp returned no probabilities at position ${i}`);
+    if (probs.size !== nVocab)
+      throw new Error(`llama.cpp returned ${probs.size} probabilities at position ${i}, expected ${nVocab}`);
+    const row = new Float64Array(nVocab);
+    for (const [id, p] of probs) row[id] = Math.log(p);
     rows.push(row);
   }
   return rows;
