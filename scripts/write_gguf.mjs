@@ -2,14 +2,15 @@
 // Writes a glassbox model directory (config.json + model.safetensors or its shards, F32/F16/BF16,
 // and its tokenizer) as a GGUF file that llama.cpp loads, so llama.cpp can run the same weights.
 //
-//   node scripts/write_gguf.mjs MODEL_DIR OUT.gguf [--type f32|q8_0|q4_0] [--no-tokenizer]
+//   node scripts/write_gguf.mjs MODEL_DIR OUT.gguf [--type f32|q8_0|q4_0] [--no-tokenizer] [--verbose]
 //
 // --type: how the matrices are stored (default f32). q8_0 / q4_0 quantize every 2-D weight whose rows
 // are a multiple of 32 values (token embedding and LM head included, as llama.cpp's converter does);
-// norms, biases and GPT-2's position embedding stay F32. Model types: gpt2, llama, mistral (without
-// a sliding window), qwen2, qwen3, gpt_neox. The tokenizer (vocab.json + merges.txt, or a byte-level
-// BPE tokenizer.json) becomes llama.cpp's "gpt2" vocabulary; a directory with none, or
-// --no-tokenizer, gets llama.cpp's "none" vocabulary (the model then runs on token ids).
+// norms, biases, GPT-2's position embedding and any matrix with other rows stay F32. Model types:
+// gpt2, llama, mistral (without a sliding window), qwen2, qwen3, gpt_neox. The tokenizer
+// (vocab.json + merges.txt, or a byte-level BPE tokenizer.json) becomes llama.cpp's "gpt2"
+// vocabulary; a directory with none, or --no-tokenizer, gets a placeholder one (gguf/vocab.mjs
+// says why), and the model runs on token ids. Errors name the problem; nothing is left behind.
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
