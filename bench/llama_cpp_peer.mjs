@@ -36,6 +36,12 @@ export async function loadGguf(path, { threads = 1, contextSize = 512, kvType = 
   return { llama, model, context, sequence: context.getSequence() };
 }
 
+// A GGUF holding only a vocabulary, for tokenizing: llama.cpp's tokenizer on the writer's metadata.
+export async function loadVocab(path) {
+  const llama = await openLlama();
+  return llama.loadModel({ modelPath: path, vocabOnly: true, gpuLayers: 0 });
+}
+
 export async function dispose(peer) {
   await peer.context.dispose();
   await peer.model.dispose();
