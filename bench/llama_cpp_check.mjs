@@ -15,12 +15,14 @@
 // glassbox: its own int8 rule), so quantized logits differ by more than F32's and only clear
 // margins are compared. The KV cache is F32 in llama.cpp here (its default F16 would add its own
 // rounding); llama.cpp's GELU reads an fp16 table, hence GPT-2's larger F32 tolerance.
+// Also: the writer's vocabularies tokenize in llama.cpp as in glassbox (TOKENIZERS below).
 //
 //   node bench/llama_cpp_check.mjs [--cli build/native/glassbox] [--out DIR] [--json]
 //
-// Prints one line per model and type (steps compared / steps, worst log-probability difference), a JSON
-// summary with --json, and exits 1 if any compared step or logit disagrees. Run by scripts/bench
-// (after `cd bench && npm ci`); needs the native CLI.
+// Prints one line per tokenizer and per model and type (steps compared / steps, worst
+// log-probability difference), a JSON summary with --json, and exits 1 if anything disagrees.
+// About 15 s. Run by scripts/bench (after `cd bench && npm ci`); needs the native CLI and the root
+// devDependencies (scripts/setup).
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
