@@ -1,7 +1,7 @@
 // The modern decoders' speed and memory, beside GPT-2 small, for scripts/bench --decoders: random
 // weights with the shapes of SmolLM2-135M, Qwen2.5-0.5B, Llama-3.2-1B and pythia-410m
 // (bench/make_decoders.mjs, made once into build/bench/) and GPT-2 small (bench/make_model.py),
-// F32 and int8, on one thread:
+// F32, int8 and int4, on one thread:
 //   natively   glassbox_perf (bench/perf.cpp): load, prefill a 32-token prompt of ids, greedy decode;
 //   WebAssembly the public JS API in Node (web/dist/glassbox.mjs): estimateModel, loadModel,
 //              generate with the same prompt, temperature 0.
@@ -12,7 +12,7 @@
 //                                                                            JSON on stdout
 //
 // Derived figures, per model: the bytes a decoded token streams (every weight matrix it multiplies
-// by, as the engine holds it: 4 bytes a weight in F32, 36 bytes per block of 32 in int8; and the
+// by, as the engine holds it: 4 bytes a weight in F32, 36 bytes per block of 32 in int8, 20 in int4; and the
 // keys and values it reads, at the decode's middle position), the decode's GB/s (tokens/s x those
 // bytes) and its ratio to GPT-2 small's in the same build and form; the peak resident memory over
 // the resident weights + the KV cache the run allocates. Llama-3.2-1B's config asks for 131,072
@@ -139,7 +139,7 @@ function kvBytesPerPosition(config) {
   return 2 * layers * (config.num_key_value_heads ?? heads) * headDim * 4;
 }
 
-const BYTES_PER_WEIGHT = { none: 4, int8: 36 / 32 };
+const BYTES_PER_WEIGHT = { none: 4, int8: 36 / 32, int4: 20 / 32 };
 const builds = values.build ?? ['native', 'wasm'];
 for (const b of builds) if (b !== 'native' && b !== 'wasm') throw new Error(`--build is native or wasm, not ${b}`);
 const runs = Number(values.runs);
@@ -186,7 +186,7 @@ const wasm = (dir, quantize) =>
 const raw = {};
 for (let r = 1; r <= runs; ++r)
   for (const name of names)
-    for (const quantize of ['none', 'int8'])
+    for (const quantize of ['none', 'int8', 'int4'])
       for (const [build, run] of [
         ['native', native],
         ['wasm', wasm],
@@ -223,11 +223,11 @@ for (const name of names) {
     kv_bytes_per_position: kvPosition,
   });
   for (const build of builds)
-    for (const quantize of ['none', 'int8']) {
+    for (const quantize of ['none', 'int8', 'int4']) {
       const results = raw[name][build]?.[quantize];
       if (!results?.length) continue;
       const figure = (key) => stats(results.map((x) => x[key]));
-      const form = quantize === 'none' ? 'f32' : 'int8';
+      const form = quantize === 'none' ? 'f32' : quantize;
       if (results[0].refused) {
         entry[`${build}_${form}`] = {
           refused: results[0].refused,
@@ -261,7 +261,7 @@ for (const name of names) {
 const base = report.models['gpt2-small'];
 if (base)
   for (const entry of Object.values(report.models))
-    for (const key of ['native_f32', 'native_int8', 'wasm_f32', 'wasm_int8']) {
+    for (const key of ['native_f32', 'native_int8', 'native_int4', 'wasm_f32', 'wasm_int8', 'wasm_int4']) {
       const e = entry[key],
         b = base[key];
       if (!e?.decode_gb_s || !b?.decode_gb_s) continue;
@@ -278,7 +278,7 @@ process.stderr.write(
 );
 process.stderr.write('|---|---|---|---|---|---|---|---|---|\n');
 for (const [name, entry] of Object.entries(report.models))
-  for (const key of ['native_f32', 'native_int8', 'wasm_f32', 'wasm_int8']) {
+  for (const key of ['native_f32', 'native_int8', 'native_int4', 'wasm_f32', 'wasm_int8', 'wasm_int4']) {
     const e = entry[key];
     if (!e) continue;
     if (e.refused) {

@@ -3,7 +3,7 @@
 // the load left behind, and greedy decode tokens/s over 128 tokens. For the streaming load: its
 // peak against the weights the model holds.
 //
-//   node bench/js_load.mjs --runs N --model DIR [--quantize none|int8] [--tokens T]     JSON on stdout
+//   node bench/js_load.mjs --runs N --model DIR [--quantize none|int8|int4] [--tokens T]     JSON on stdout
 //
 // --tokens: how many to generate (default 129); the model's context (1023 after a one-token
 // prompt) shows that a full context's keys and values fit beside the weights (heap_mb at the end).

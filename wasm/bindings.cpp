@@ -41,7 +41,7 @@ using namespace glassbox::js;
 class Loading {
  public:
   // header: a Uint8Array of the file's first bytes through the end of its header; options:
-  // {quantize: "none" | "int8", sha256: boolean, context: number (0: the default)}.
+  // {quantize: "none" | "int8" | "int4", sha256: boolean, context: number (0: the default)}.
   static Loading* create(const std::string& config_json, const val& header, const val& options) {
     return guarded([&] {
       const auto bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(header);

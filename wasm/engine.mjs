@@ -287,7 +287,7 @@ export async function memoryNeeded(
 // (readModelHeader): {fileBytes, loadBytes, cacheBytes, totalBytes, limitBytes, fits}.
 /**
  * @param {string | URL | import('./glassbox.js').ModelFiles} source
- * @param {{ quantize?: 'none' | 'int8', contextLength?: number, signal?: AbortSignal,
+ * @param {{ quantize?: 'none' | 'int8' | 'int4', contextLength?: number, signal?: AbortSignal,
  *   wasmPaths?: string | URL | null }} [options]
  */
 export async function estimate(source, { quantize = 'none', contextLength = 0, signal, wasmPaths } = {}) {

@@ -119,10 +119,12 @@ export interface LoadOptions {
   /** For a URL source: keep the files with the Cache API (true: the cache "glassbox-models", or a
    *  cache name) and read them from there next time. Needs a secure context (https or localhost). */
   cache?: boolean | string;
-  /** How the weights are held: 'none' (F32, the default) or 'int8' (blocks of 32 values with a scale,
+  /** How the weights are held: 'none' (F32, the default), 'int8' (blocks of 32 values with a scale,
    *  quantized at load: ~3.6x fewer bytes to read per token, so decoding is faster; the logits move by
-   *  a few hundredths, and the shipped model's validation loss by 0.002%). */
-  quantize?: 'none' | 'int8';
+   *  a few hundredths, and the shipped model's validation loss by 0.002%) or 'int4' (blocks of 32
+   *  values in [-8, 7] with a scale, llama.cpp's Q4_0 rule: ~6.4x fewer bytes than F32, at a larger
+   *  error: the shipped model's logits move by up to 2.4). */
+  quantize?: 'none' | 'int8' | 'int4';
   /** The SHA-256 of model.safetensors, 64 hex digits: the load fails unless the file has it (a copy
    *  in the cache that does not is removed). A download is also held to the size the server
    *  announced (Content-Length). */
@@ -425,8 +427,8 @@ export interface Model {
   readonly config: ModelConfig;
   /** The model's sizes as the engine parsed them (defaults included). */
   readonly shape: ModelShape;
-  /** The weights' form in memory, as loaded: 'none' (F32) or 'int8'. */
-  readonly quantize: 'none' | 'int8';
+  /** The weights' form in memory, as loaded: 'none' (F32), 'int8' or 'int4'. */
+  readonly quantize: 'none' | 'int8' | 'int4';
   /** The most positions a sequence holds (LoadOptions.contextLength, or its default). */
   readonly contextLength: number;
   /** Threads the engine computes with: one per core (up to 8) where the page is cross-origin isolated
@@ -644,7 +646,7 @@ export const MODEL_FILES: readonly string[];
 export interface ModelEstimate {
   /** model.safetensors' size (0: the server did not say). */
   fileBytes: number;
-  /** The weights as the engine holds them (F32 or int8), and loading them. */
+  /** The weights as the engine holds them (F32, int8 or int4), and loading them. */
   loadBytes: number;
   /** A generation's keys and values at the model's full context. */
   cacheBytes: number;
@@ -669,7 +671,7 @@ export function estimateModel(source: string | URL | ModelFiles, options?: Estim
 /** estimateModel's options. */
 export interface EstimateOptions {
   /** The weights' form the count is for (LoadOptions.quantize). */
-  quantize?: 'none' | 'int8';
+  quantize?: 'none' | 'int8' | 'int4';
   /** The context the KV cache is counted for (LoadOptions.contextLength; default: the model's
    *  positions, at most 4,096). */
   contextLength?: number;

@@ -99,8 +99,8 @@ export function checkContextLength(contextLength) {
 
 export function checkQuantize(quantize) {
   if (quantize === undefined) return 'none';
-  if (quantize !== 'none' && quantize !== 'int8')
-    throw new InvalidArgumentError(`quantize must be 'none' or 'int8', got ${formatValue(quantize)}`);
+  if (quantize !== 'none' && quantize !== 'int8' && quantize !== 'int4')
+    throw new InvalidArgumentError(`quantize must be 'none', 'int8' or 'int4', got ${formatValue(quantize)}`);
   return quantize;
 }
 

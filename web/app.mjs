@@ -860,7 +860,7 @@ const picker = new ModelPicker({
       `${formatInt(s.positions)} positions, ${formatInt(s.vocabulary)}-token vocabulary` +
       `${state.idsOnly ? ', no tokenizer (it reads token ids)' : ''}` +
       `${state.chat ? ', a chat template (it talks)' : ''}; ` +
-      `${model.quantize === 'int8' ? 'int8' : 'F32'} weights, ` +
+      `${model.quantize === 'int8' || model.quantize === 'int4' ? model.quantize : 'F32'} weights, ` +
       `${model.threads > 1 ? `${model.threads} threads` : '1 thread (threads need a cross-origin isolated page)'}.`;
     attention.configure(s.layers, s.heads, s.kvHeads);
     layers.reset(s.layers);

@@ -102,7 +102,9 @@ Attribution attribute(const Model& model, std::span<const std::int32_t> tokens, 
     for (int i = 0; i < C; ++i) part[i] = v[i];
     return share(part.data());
   };
-  out.embed = of_floats(w.wte + std::size_t(tokens[T - 1]) * C);
+  std::vector<float> embedding(C);
+  w.wte.row(tokens[T - 1], embedding.data());
+  out.embed = of_floats(embedding.data());
   out.pos_embed = w.wpe ? of_floats(w.wpe + std::size_t(T - 1) * C) : 0.0;
 
   std::vector<float> proj(std::size_t(C) * Dq);   // W_O (C,Dq) of one layer, row by row

@@ -48,7 +48,7 @@ std::vector<float> parameters(const ModelConfig& c, const ModelWeights& w, const
   std::vector<float> params(layout.size());
   const training::ModelView<float> p = layout.view(params.data());
   const std::size_t C = c.n_embd, F = c.n_inner;
-  std::copy_n(w.wte, std::size_t(c.vocab_size) * C, p.wte);
+  for (int v = 0; v < c.vocab_size; ++v) w.wte.row(v, p.wte + std::size_t(v) * C);
   std::copy_n(w.wpe, std::size_t(c.n_positions) * C, p.wpe);
   auto copy = [](const float* from, std::size_t n, float* to) {
     if (from)

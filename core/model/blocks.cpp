@@ -250,13 +250,11 @@ void embed(const ModelConfig& c, const ModelWeights& w, std::span<const float> i
   for (const Sequence& seq : seqs) {
     for (int t = 0; t < seq.T(); ++t, ++row) {
       const int pos = seq.cache->size() + t;
-      const float* te = w.wte + std::size_t(seq.tokens[t]) * C;
       float* x = a.x.data() + row * C;
+      w.wte.row(seq.tokens[t], x);
       if (w.wpe) {
         const float* pe = w.wpe + std::size_t(pos) * C;
-        for (int i = 0; i < C; ++i) x[i] = te[i] + pe[i];
-      } else {
-        std::copy(te, te + C, x);
+        for (int i = 0; i < C; ++i) x[i] += pe[i];
       }
       // freqs = inv_freq @ position: one float product per angle, as transformers computes it;
       // its cosine and sine in double, rounded once (the same floats from every C library)

@@ -3,8 +3,9 @@
 // The header gives every tensor's place in the file, so the whole load is planned before the data
 // comes (plan_weights: the arrays allocated, one job per tensor in file order). Then each tensor's
 // bytes go where they are needed with no copy beyond the caller's write into window():
-//   - F32 tensors kept as F32 rows (embeddings, biases, norms) straight into those rows; the tied
-//     LM head is then packed or quantized from the embedding's rows;
+//   - F32 tensors kept as F32 rows (embeddings, biases, norms) straight into those rows, and a
+//     16-bit token embedding straight into its rows as they are (RowTable); the tied LM head is
+//     then packed or quantized from the embedding's rows;
 //   - tensors that must be whole before they can be converted (Conv1D matrices are transposed;
 //     F16/BF16 tensors) into one staging buffer, reused, as large as the largest of them;
 //   - tensors whose values are not used (causal-mask buffers, the tied LM head's copy) through a
@@ -81,7 +82,7 @@ struct ModelLoader::Impl {
     const TensorJob& job = plan.jobs[next];
     const std::uint64_t done = received - start_of(job);
     const std::size_t left = static_cast<std::size_t>(tensor_bytes(*job.tensor) - done);
-    if (streams_into_rows(job)) return {reinterpret_cast<std::byte*>(job.rows) + done, left};
+    if (streams_into_rows(job)) return {rows_bytes(job) + done, left};
     if (job.skipped()) return std::span(scratch).first(std::min(left, scratch.size()));
     return {staging.data() + done, left};
   }
@@ -106,7 +107,7 @@ struct ModelLoader::Impl {
       if (received < start_of(job) + tensor_bytes(*job.tensor)) return;
       if (!job.skipped()) {
         const std::size_t n = static_cast<std::size_t>(tensor_bytes(*job.tensor));
-        const std::byte* bytes = streams_into_rows(job) ? reinterpret_cast<const std::byte*>(job.rows) : staging.data();
+        const std::byte* bytes = streams_into_rows(job) ? rows_bytes(job) : staging.data();
         convert_tensor(job, {bytes, n});
       }
       ++next;

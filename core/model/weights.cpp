@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include <algorithm>
+#include <cstring>
 #include <initializer_list>
 #include <set>
 #include <tuple>
@@ -164,6 +165,19 @@ class Loader {
   // A bias (N) when the model has one there, else null.
   const float* bias(bool present, const std::string& name, const Dim& N) { return present ? take(name, {N}) : nullptr; }
 
+  // A token embedding's rows (RowTable): F32 as take() gives them; a 16-bit tensor's bytes as they
+  // are, where they are when the file is kept, else a copy the model owns.
+  RowTable row_table(const std::string& name, Shape shape) {
+    const TensorInfo& t = *find(name, shape).tensor;
+    const int cols = static_cast<int>(t.shape[1]);
+    if (t.dtype == DType::F32) return {reinterpret_cast<const std::byte*>(take(name, shape)), DType::F32, cols};
+    if (source_ == WeightSource::Kept) return {t.bytes.data(), t.dtype, cols};
+    TensorJob& job = find(name, shape);
+    job.to_raw_rows = true;
+    job.raw_rows = own<std::byte>(static_cast<std::int64_t>(tensor_bytes(t)));
+    return {job.raw_rows, t.dtype, cols};
+  }
+
   // The sinusoidal position table (P, C), computed (counting: nothing to compute).
   float* sinusoidal_table(std::int64_t P, std::int64_t C) {
     float* table = own<float>(P * C);
@@ -255,7 +269,7 @@ void load_decoder(const ModelConfig& c, Loader& load, Quantization quantize, Mod
                                               "its own matrix, not the token embedding");
   else
     w.lm_head = load.matrix(head, V, C, false, quantize, /*top_level=*/true);
-  w.wte = load.take(embed, {V, C});
+  w.wte = load.row_table(embed, {V, C});
   if (c.position_encoding == PositionEncoding::Learned) w.wpe = load.take("wpe.weight", {P, C});
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string h = (neo ? "h." : "layers.") + std::to_string(l) + ".";
@@ -313,7 +327,7 @@ void load_all(const ModelConfig& c, Loader& load, Quantization quantize, ModelWe
   // demand: a token's row is one or two pages).
   const std::string wte = gpt2 ? "wte.weight" : "tokens_embed.weight";
   w.lm_head = load.matrix(wte, V, C, /*transpose=*/false, quantize);
-  w.wte = load.take(wte, {V, C});
+  w.wte = load.row_table(wte, {V, C});
   if (c.position_encoding == PositionEncoding::Sinusoidal) {
     // Computed. The project's own models also store the table (for other GPT-2 loaders): its
     // shape is checked, its values are not used.
@@ -482,7 +496,13 @@ WeightPlan plan(const ModelConfig& config, const SafeTensors& file, Quantization
 
 std::uint64_t tensor_bytes(const TensorInfo& t) { return std::uint64_t(t.numel) * dtype_size(t.dtype); }
 
-bool streams_into_rows(const TensorJob& job) { return job.to_rows && job.tensor->dtype == DType::F32; }
+bool streams_into_rows(const TensorJob& job) {
+  return job.to_raw_rows || (job.to_rows && job.tensor->dtype == DType::F32);
+}
+
+std::byte* rows_bytes(const TensorJob& job) {
+  return job.to_raw_rows ? job.raw_rows : reinterpret_cast<std::byte*>(job.rows);
+}
 
 std::uint64_t staging_bytes(const std::vector<TensorJob>& jobs) {
   std::uint64_t largest = 0;
@@ -494,6 +514,10 @@ std::uint64_t staging_bytes(const std::vector<TensorJob>& jobs) {
 void convert_tensor(const TensorJob& job, std::span<const std::byte> bytes) {
   TensorInfo src = *job.tensor;
   src.bytes = bytes;
+  if (job.to_raw_rows) {   // 16-bit rows: the file's bytes, the matrix made from them
+    if (bytes.data() != job.raw_rows) std::memcpy(job.raw_rows, bytes.data(), bytes.size());
+    src.bytes = std::span<const std::byte>(job.raw_rows, bytes.size());
+  }
   if (job.to_rows) {
     if (bytes.data() != reinterpret_cast<const std::byte*>(job.rows)) to_f32_on_threads(src, job.rows);
     src.dtype = DType::F32;   // the matrix is made from the rows: the same values, already F32
@@ -535,6 +559,19 @@ LoadFootprint load_footprint(const ModelConfig& config, const SafeTensors& file,
   }
   if (source == WeightSource::Streamed) footprint.staging = staging_bytes(p.jobs);
   return footprint;
+}
+
+void RowTable::row(std::int64_t r, float* out) const {
+  const std::byte* p = data + std::size_t(r) * cols * dtype_size(dtype);
+  if (dtype == DType::F32) {
+    std::memcpy(out, p, sizeof(float) * std::size_t(cols));
+    return;
+  }
+  for (int i = 0; i < cols; ++i) {
+    std::uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    out[i] = dtype == DType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
+  }
 }
 
 void matrix_row(const Matrix& m, int n, float* out) {

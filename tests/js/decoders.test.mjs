@@ -3,7 +3,7 @@
 // ReferenceTest checks them (tests/model_test.cpp): every decoder fixture loads from its directory
 // in this thread and in a worker, with no tokenizer (the fixtures have none: they run on ids), and
 // gives PyTorch's logits (within 1e-4), attention over query heads (1e-5), hidden states, logit
-// lens, head masks and greedy tokens; int8 weights stay near; a files object, an HTTP URL and a
+// lens, head masks and greedy tokens; int8 and int4 weights stay near; a files object, an HTTP URL and a
 // hub id load the same bits.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { estimateModel, loadModel } from '../../web/dist/glassbox.mjs';
+import { checkQuantizedError } from './quantized-error.mjs';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const dir = (name) => join(fixtures, name);
@@ -143,20 +144,21 @@ for (const worker of [false, true]) {
   }
 }
 
-// Int8 weights against PyTorch's F32 logits: within 4% of the logits' span, and really quantized
-// (the bound and its reason: tests/model_test.cpp, Int8LogitsStayNearPyTorch).
-test('int8: every decoder stays near PyTorch', async () => {
-  for (const name of DECODERS) {
-    const want = expected(name);
-    const model = await loadModel(dir(name), { quantize: 'int8' });
-    const { logits } = await model.forward(want.tokens);
-    await model.dispose();
-    const flat = want.logits.flat();
-    const span = Math.max(...flat) - Math.min(...flat);
-    const diff = maxDiff(logits, want.logits);
-    assert.ok(diff < 0.04 * span && diff > 1e-4, `${name} int8: max |logit - PyTorch| = ${diff} (span ${span})`);
-  }
-});
+// Int8 and int4 weights against PyTorch's F32 logits: the largest error within 4% (int4: 50%) of
+// the logits' span, the root mean square error within 6% (int4: 60%) of their standard deviation,
+// and really quantized (the bounds and their reasons: tests/model_test.cpp,
+// QuantizedLogitsStayNearPyTorch).
+for (const quantize of ['int8', 'int4'])
+  test(`${quantize}: every decoder stays near PyTorch`, async () => {
+    for (const name of DECODERS) {
+      const want = expected(name);
+      const model = await loadModel(dir(name), { quantize });
+      assert.equal(model.quantize, quantize);
+      const { logits } = await model.forward(want.tokens);
+      await model.dispose();
+      checkQuantizedError(assert, logits, want.logits, quantize, name);
+    }
+  });
 
 // The logits of one fixture's tokens from a loaded model (then disposed).
 async function logitsOf(model, name) {

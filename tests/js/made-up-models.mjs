@@ -2,26 +2,25 @@
 // merges}), so that a test knows what they must do without a reference run. Shared by the Node
 // tests (tests/js), the browser tests and the page test; plain JS, no Node APIs.
 
-// The tensors of a GPT-2 with one block: [name, shape].
-function gpt2Shapes({ V, C, P }) {
-  return [
-    ['wte.weight', [V, C]],
-    ['wpe.weight', [P, C]],
-    ['h.0.ln_1.weight', [C]],
-    ['h.0.ln_1.bias', [C]],
-    ['h.0.attn.c_attn.weight', [C, 3 * C]],
-    ['h.0.attn.c_attn.bias', [3 * C]],
-    ['h.0.attn.c_proj.weight', [C, C]],
-    ['h.0.attn.c_proj.bias', [C]],
-    ['h.0.ln_2.weight', [C]],
-    ['h.0.ln_2.bias', [C]],
-    ['h.0.mlp.c_fc.weight', [C, 4 * C]],
-    ['h.0.mlp.c_fc.bias', [4 * C]],
-    ['h.0.mlp.c_proj.weight', [4 * C, C]],
-    ['h.0.mlp.c_proj.bias', [C]],
-    ['ln_f.weight', [C]],
-    ['ln_f.bias', [C]],
-  ];
+// The tensors of a GPT-2 with L blocks (default one): [name, shape].
+function gpt2Shapes({ V, C, P, L = 1 }) {
+  const blocks = [];
+  for (let l = 0; l < L; ++l)
+    blocks.push(
+      [`h.${l}.ln_1.weight`, [C]],
+      [`h.${l}.ln_1.bias`, [C]],
+      [`h.${l}.attn.c_attn.weight`, [C, 3 * C]],
+      [`h.${l}.attn.c_attn.bias`, [3 * C]],
+      [`h.${l}.attn.c_proj.weight`, [C, C]],
+      [`h.${l}.attn.c_proj.bias`, [C]],
+      [`h.${l}.ln_2.weight`, [C]],
+      [`h.${l}.ln_2.bias`, [C]],
+      [`h.${l}.mlp.c_fc.weight`, [C, 4 * C]],
+      [`h.${l}.mlp.c_fc.bias`, [4 * C]],
+      [`h.${l}.mlp.c_proj.weight`, [4 * C, C]],
+      [`h.${l}.mlp.c_proj.bias`, [C]],
+    );
+  return [['wte.weight', [V, C]], ['wpe.weight', [P, C]], ...blocks, ['ln_f.weight', [C]], ['ln_f.bias', [C]]];
 }
 
 // An openai-gpt with one block, its weights all zero, whose config.json leaves n_positions out
@@ -125,15 +124,30 @@ export function bomModelFiles() {
 
 // A model too large for a WebAssembly heap, given as its config.json and the header of its
 // model.safetensors alone (no data): GPT-2 with a 4,000,000-token vocabulary 256 wide, in F16.
-// Loading it would take two F32 copies of the embedding (its rows, the LM head's packed copy),
-// 2 x 4.1 GB, and its 2 GB of F16 gathered whole: it must be refused from the header, before
-// anything is allocated.
+// Loading it would take the embedding's rows as they are (2 GB of F16) and the LM head's packed F32
+// copy (4.1 GB): it must be refused from the header, before anything is allocated.
 export function hugeModel() {
   const V = 4_000_000,
     C = 256,
     P = 16;
   const config = { model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: 1, n_head: 1 };
   return { config: JSON.stringify(config), weights: safetensors(gpt2Shapes({ V, C, P }), 'F16', false).bytes };
+}
+
+// A model that is its matrices, given as its config.json and the header of its model.safetensors
+// alone (no data): GPT-2 4,096 wide with `layers` blocks, a 16-token vocabulary and 16 positions, in
+// F16. Each block's matrices are 805 MB as F32 (4 bytes a weight), 226 MB as int8 (36 bytes per 32)
+// and 126 MB as int4 (20 bytes per 32), so the form decides whether it fits in a WebAssembly heap:
+// with 8 blocks int8 fits and F32 does not; with 20 only int4 fits.
+export function matricesModel(layers) {
+  const V = 16,
+    C = 4096,
+    P = 16;
+  const config = { model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: layers, n_head: 32 };
+  return {
+    config: JSON.stringify(config),
+    weights: safetensors(gpt2Shapes({ V, C, P, L: layers }), 'F16', false).bytes,
+  };
 }
 
 // A model whose weights fit in a WebAssembly heap but whose KV cache at its full context does not:

@@ -1,7 +1,7 @@
 // Sharded checkpoints (model.safetensors.index.json and the shards it names) through the JS API:
 // the gpt2-f32 fixture split into shards by this test loads as the single file does, bit for bit,
 // from a directory path, from an HTTP URL, and as a files object (buffers and Blobs), in this
-// thread and in a worker, with F32 and int8 matrices; estimateModel reads every shard's header.
+// thread and in a worker, with F32, int8 and int4 matrices; estimateModel reads every shard's header.
 // The bad-input table's rows B74-B85, JS API column (C++ API and CLI: tests/shards_test.cpp).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -86,7 +86,7 @@ after(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-test('a sharded checkpoint loads as the single file, bit for bit: path, URL, files object; thread and worker; F32 and int8', async () => {
+test('a sharded checkpoint loads as the single file, bit for bit: path, URL, files object; thread and worker; F32, int8 and int4', async () => {
   const dir = fresh();
   const names = writeSharded(dir, 3);
   const url = `${base}${dir.slice(root.length + 1)}/`;
@@ -95,7 +95,7 @@ test('a sharded checkpoint loads as the single file, bit for bit: path, URL, fil
     index: readFileSync(join(dir, INDEX)),
     weights,
   });
-  for (const quantize of ['none', 'int8']) {
+  for (const quantize of ['none', 'int8', 'int4']) {
     const want = await logitsOf(await loadModel(fixture, { quantize }));
     for (const worker of [false, true]) {
       const how = `quantize ${quantize}, worker ${worker}`;
@@ -115,7 +115,7 @@ test("estimateModel reads every shard: the single file's estimate, and the shard
   const names = writeSharded(dir, 3);
   const url = `${base}${dir.slice(root.length + 1)}/`;
   const shardBytes = names.reduce((n, name) => n + statSync(join(dir, name)).size, 0);
-  for (const quantize of ['none', 'int8']) {
+  for (const quantize of ['none', 'int8', 'int4']) {
     const single = await estimateModel(fixture, { quantize });
     for (const worker of [false, true])
       for (const source of [dir, url]) {

@@ -50,10 +50,10 @@ before(() => {
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-test('the tarball holds what runs and its papers, within 1,138 KB', () => {
+test('the tarball holds what runs and its papers, within 1,142 KB', () => {
   const files = packed.files.map((f) => f.path).sort();
   assert.deepEqual(files, [...manifest.files, 'package.json', 'README.md', 'LICENSE'].sort());
-  assert.ok(packed.size <= 1138 * 1024, `the tarball is ${packed.size} bytes`);
+  assert.ok(packed.size <= 1142 * 1024, `the tarball is ${packed.size} bytes`);
   assert.equal(packed.name, 'glassbox');
   assert.match(packed.version, /^\d+\.\d+\.\d+$/);
   const changelog = readFileSync(join(dist, 'CHANGELOG.md'), 'utf8');
@@ -62,9 +62,9 @@ test('the tarball holds what runs and its papers, within 1,138 KB', () => {
 
 // What a page that generates downloads: the engine without the trainer (a module of its own,
 // loaded by train() alone).
-test("the engine's glassbox-core.wasm within 278 KB gzipped", () => {
+test("the engine's glassbox-core.wasm within 282 KB gzipped", () => {
   const bytes = gzipSync(readFileSync(join(dist, 'glassbox-core.wasm')), { level: 9 }).length;
-  assert.ok(bytes <= 278 * 1024, `${bytes} bytes gzipped`);
+  assert.ok(bytes <= 282 * 1024, `${bytes} bytes gzipped`);
 });
 
 test('the tokenizer entry: its JS and WebAssembly within 200 KB gzipped', () => {
@@ -162,7 +162,7 @@ test(
     // And it does find errors: a wrong option's type is one.
     writeFileSync(
       join(dir, 'wrong.ts'),
-      "import { loadModel } from 'glassbox';\nawait loadModel('x', { quantize: 'int4' });\n",
+      "import { loadModel } from 'glassbox';\nawait loadModel('x', { quantize: 'int5' });\n",
     );
     writeFileSync(
       join(dir, 'tsconfig.json'),
@@ -173,7 +173,7 @@ test(
     );
     assert.throws(
       () => run(join(tools, 'tsc'), ['-p', 'tsconfig.json'], dir),
-      (e) => /int4/.test(e.stdout + e.stderr),
+      (e) => /int5/.test(e.stdout + e.stderr),
     );
   },
 );

@@ -2,7 +2,7 @@
 // tokenizer), in headless Chromium by accessible names: a decoder opened from files (one
 // model.safetensors, or a sharded checkpoint) reads token ids in the Prompt box, shows its tokens as
 // #id, its attention per query head naming the KV head it shares, the Layers grid as PyTorch's logit
-// lens, and generates PyTorch's greedy tokens, with every head and with a head off, F32 and int8;
+// lens, and generates PyTorch's greedy tokens, with every head and with a head off, F32, int8 and int4;
 // bad ids are explained under the prompt. The Model picker's hub models fill the URL form, show
 // the memory estimate and download (the hub's addresses answered here from a fixture).
 //
@@ -166,20 +166,26 @@ test('ids that are not ids of the vocabulary are explained under the prompt, and
   );
 });
 
-test('int8 weights and a sharded checkpoint from files', async () => {
-  // Int8: the same model again, quantized; still on ids.
+test('int8 and int4 weights and a sharded checkpoint from files', async () => {
+  // Int8, then int4 (which unticks Int8): the same model again, quantized; still on ids.
   await openAdvanced(page);
-  await arm(page);
-  await page.getByRole('checkbox', { name: 'Int8 weights', exact: true }).check();
-  await waitReady(page);
-  assert.match(await page.locator('#model-info').textContent(), /qwen2, .*no tokenizer.*; int8 weights/);
   const prompt = page.getByRole('textbox', { name: 'Prompt', exact: true });
-  await prompt.fill('1, 2, 3');
-  await settled(page);
-  await setSampling(page, { 'Max tokens': 4 });
-  assert.match(await generate(page), /^Done: reached Max tokens\. 4 tokens/);
+  for (const form of ['int8', 'int4']) {
+    await arm(page);
+    await page.getByRole('checkbox', { name: `${form === 'int8' ? 'Int8' : 'Int4'} weights`, exact: true }).check();
+    await waitReady(page);
+    assert.match(
+      await page.locator('#model-info').textContent(),
+      new RegExp(`qwen2, .*no tokenizer.*; ${form} weights`),
+    );
+    await prompt.fill('1, 2, 3');
+    await settled(page);
+    await setSampling(page, { 'Max tokens': 4 });
+    assert.match(await generate(page), /^Done: reached Max tokens\. 4 tokens/);
+  }
+  assert.equal(await page.getByRole('checkbox', { name: 'Int8 weights', exact: true }).isChecked(), false);
   await arm(page);
-  await page.getByRole('checkbox', { name: 'Int8 weights', exact: true }).uncheck();
+  await page.getByRole('checkbox', { name: 'Int4 weights', exact: true }).uncheck();
   await waitReady(page);
 
   // A sharded checkpoint: its index and the shards it names (any order), no tokenizer; MQA-free

@@ -103,13 +103,15 @@ test('while generating on a phone, Stop stays on the screen and the Output is in
   await context.close();
 });
 
-test('Advanced holds Int8 weights, the cached models, Top-k and Top-p; Max tokens, Temperature and Seed stay in view', async () => {
+test('Advanced holds Int8 and Int4 weights, the cached models, Top-k and Top-p; Max tokens, Temperature and Seed stay in view', async () => {
   const { page, context } = await openReady({ width: 1280, height: 800 });
   const advanced = page.locator('details#advanced');
   assert.equal(await advanced.locator(':scope > summary').textContent(), 'Advanced');
   assert.equal(await advanced.evaluate((d) => d.open), false, 'closed at first');
   // (hidden controls are not in the accessibility tree: found by id, then by name once shown)
-  const inside = ['#quantize-int8', '#cache-details', '#top-k', '#top-p'].map((id) => page.locator(id));
+  const inside = ['#quantize-int8', '#quantize-int4', '#cache-details', '#top-k', '#top-p'].map((id) =>
+    page.locator(id),
+  );
   for (const control of inside) {
     assert.equal(await control.count(), 1);
     assert.ok(await control.evaluate((e) => !!e.closest('details#advanced')), 'inside Advanced');
@@ -130,6 +132,7 @@ test('Advanced holds Int8 weights, the cached models, Top-k and Top-p; Max token
   await openAdvanced(page);
   for (const control of [
     page.getByRole('checkbox', { name: 'Int8 weights' }),
+    page.getByRole('checkbox', { name: 'Int4 weights' }),
     page.getByText(/^Cached models/),
     page.getByRole('spinbutton', { name: 'Top-k', exact: true }),
     page.getByRole('spinbutton', { name: 'Top-p', exact: true }),

@@ -115,7 +115,7 @@ export async function settled(page) {
   await page.waitForTimeout(250); // the prompt's tokenization is debounced (120 ms)
 }
 
-// Opens the Advanced disclosure under Generate (Top-k, Top-p, Int8 weights, the cached models).
+// Opens the Advanced disclosure under Generate (Top-k, Top-p, Int8 and Int4 weights, the cached models).
 export async function openAdvanced(page) {
   await page.locator('details#advanced').evaluate((d) => {
     d.open = true;

@@ -30,7 +30,13 @@ import {
   statusKind,
   waitReady,
 } from './harness.mjs';
-import { BOM_TOKEN_TEXT, bomModelFiles, hugeModel, openaiGptDefaultContext } from '../js/made-up-models.mjs';
+import {
+  BOM_TOKEN_TEXT,
+  bomModelFiles,
+  hugeModel,
+  matricesModel,
+  openaiGptDefaultContext,
+} from '../js/made-up-models.mjs';
 
 // The CLI's tokens are the reference for the chips: ctest passes the native build's path (scripts/test
 // builds the native preset before the wasm one, whose ctest runs this).
@@ -977,6 +983,54 @@ test('the Int8 weights toggle reloads the model quantized, and greedy text stays
   assert.match(await page.locator('#model-info').textContent(), /F32 weights/);
 });
 
+// Int4 moves the shipped model's logits by up to 2.4, so its greedy text may part from F32's: the
+// page's tokens are the CLI's `--quantize int4` ones instead (the same bits natively and in
+// WebAssembly). The two boxes exclude each other.
+test("the Int4 weights toggle reloads the model as int4, unticking Int8, and greedy text is the CLI's int4 text", async () => {
+  const { page } = main;
+  const prompt = 'In the morning, the';
+  await page.getByRole('textbox', { name: 'Prompt' }).fill(prompt);
+  await settled(page);
+  await setSampling(page, { 'Max tokens': 24, Temperature: 0 });
+  await openAdvanced(page);
+  const int8 = page.getByRole('checkbox', { name: 'Int8 weights' });
+  const int4 = page.getByRole('checkbox', { name: 'Int4 weights' });
+  assert.equal(await int4.getAttribute('aria-describedby'), 'quantize-hint');
+  await arm(page);
+  await int8.check();
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /int8 weights/);
+  await arm(page);
+  await int4.check();
+  await waitReady(page);
+  assert.equal(await int8.isChecked(), false, 'ticking Int4 unticks Int8');
+  assert.match(await page.locator('#model-info').textContent(), /6 layers × 8 heads.*int4 weights/);
+  assert.match(await generate(page), /^Done: reached Max tokens\. 24 tokens/);
+  const model = join(root, 'web/models/brown-small');
+  const ids = JSON.parse(execFileSync(cli, ['tokenize', '-m', model], { input: prompt }).toString());
+  const native = execFileSync(
+    cli,
+    ['generate', '-m', model, '--tokens', ids.join(','), '-n', '24', '--temperature', '0', '--quantize', 'int4'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  )
+    .toString()
+    .trim()
+    .split(' ')
+    .map(Number);
+  assert.equal(native.length, 24);
+  assert.deepEqual(await chipIds(page, true), native, "the CLI's int4 greedy tokens");
+  // And back: Int8 unticks Int4; unticking it gives F32 again.
+  await arm(page);
+  await int8.check();
+  await waitReady(page);
+  assert.equal(await int4.isChecked(), false, 'ticking Int8 unticks Int4');
+  assert.match(await page.locator('#model-info').textContent(), /int8 weights/);
+  await arm(page);
+  await int8.uncheck();
+  await waitReady(page);
+  assert.match(await page.locator('#model-info').textContent(), /F32 weights/);
+});
+
 // The shipped model's context is 256 tokens: past it the window slides (the engine's default) and
 // the page keeps the attention of the last 256 tokens only (and draws only those), so 1,250 more
 // tokens add their text and chips to the page but no attention rows (24 KB each: ~30 MB).
@@ -1508,6 +1562,64 @@ test('vocabulary strings are text, never HTML; a failed load says why on the pag
   );
   await page.getByLabel(/Read special tokens/).uncheck();
   await setSampling(page, { Temperature: 0.8 });
+});
+
+// Under the URL field, a model too large for a tab as F32 names the first smaller form of its
+// weights that fits: int8 (8 blocks 4,096 wide: 6.4 GB as F32), else int4 (20 blocks: int8's
+// 4.3 GB do not fit either). The estimate follows the Int8 and Int4 boxes.
+test('the memory estimate suggests Int8 weights where they fit, else Int4', async () => {
+  const { page, context } = await openShipped('shipped');
+  const dirs = {};
+  for (const layers of [8, 20]) {
+    const m = matricesModel(layers);
+    dirs[layers] = join(root, `build/page-test-matrices-${layers}`);
+    await mkdir(dirs[layers], { recursive: true });
+    await writeFile(join(dirs[layers], 'config.json'), m.config);
+    await writeFile(join(dirs[layers], 'model.safetensors'), m.weights);
+  }
+  try {
+    const estimate = page.locator('#model-url-estimate');
+    const estimated = async (pattern) => {
+      await page.waitForFunction(
+        ([source, flags]) => new RegExp(source, flags).test(document.getElementById('model-url-estimate').textContent),
+        [pattern.source, pattern.flags],
+        { timeout: 30_000 },
+      );
+      assert.ok(await estimate.isVisible());
+      return estimate.getAttribute('data-kind');
+    };
+    const urlOf = (layers) => new URL(`build/page-test-matrices-${layers}/`, url).href;
+    const tooLarge = (form) =>
+      `\\([\\d.]+ GB for the ${form} weights, [\\d.]+ [KM]B for a full context\\): more than the 3\\.9\\d GB a browser tab's engine can have\\.`;
+    const model = page.getByRole('combobox', { name: 'Model', exact: true });
+    const field = page.getByRole('textbox', { name: 'Model URL' });
+    await model.selectOption({ label: 'Download from a URL…' });
+    await field.fill(urlOf(8));
+    assert.equal(
+      await estimated(new RegExp(`${tooLarge('F32')} With Int8 weights it needs about \\d\\.\\d\\d GB and fits\\.$`)),
+      'too-large',
+    );
+    await field.fill(urlOf(20));
+    assert.equal(
+      await estimated(new RegExp(`${tooLarge('F32')} With Int4 weights it needs about \\d\\.\\d\\d GB and fits\\.$`)),
+      'too-large',
+    );
+    // The boxes reload the shipped model (closing the URL form) and count again for their form.
+    await openAdvanced(page);
+    for (const [box, want] of [
+      ['Int8 weights', new RegExp(`${tooLarge('int8')} With Int4 weights it needs about \\d\\.\\d\\d GB and fits\\.$`)],
+      ['Int4 weights', /\(\d\.\d\d GB for the int4 weights, [\d.]+ MB for a full context\): it fits in the 3\.9\d GB/],
+    ]) {
+      await arm(page);
+      await page.getByRole('checkbox', { name: box }).check();
+      await waitReady(page);
+      await model.selectOption({ label: 'Download from a URL…' });
+      assert.equal(await estimated(want), box === 'Int8 weights' ? 'too-large' : 'fits');
+    }
+  } finally {
+    await context.close();
+    for (const dir of Object.values(dirs)) await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('a 548 MB GPT-2 checkpoint from a URL: the page keeps responding while it loads, then it runs', async () => {

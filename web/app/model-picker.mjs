@@ -22,6 +22,12 @@ export const HUB_MODELS = [
   { id: 'Qwen/Qwen2.5-0.5B-Instruct', what: 'qwen2, 0.5B parameters, chat' },
 ];
 
+// The weights' forms (loadModel's quantize): as the page names them, the boxes that ask for them,
+// and the smaller forms to suggest, in order, when a model does not fit.
+const FORM_NAMES = { none: 'F32', int8: 'int8', int4: 'int4' };
+const FORM_LABELS = { int8: 'Int8 weights', int4: 'Int4 weights' };
+const SMALLER_FORMS = { none: ['int8', 'int4'], int8: ['int4'], int4: [] };
+
 export class ModelPicker {
   #select = $('model-select');
   #filesPanel = $('files-panel');
@@ -40,6 +46,7 @@ export class ModelPicker {
   #progressText = $('load-progress-text');
   #error = $('model-error');
   #int8 = $('quantize-int8');
+  #int4 = $('quantize-int4');
   #cacheSummary = $('cache-summary');
   #cacheList = $('cache-list');
   #cacheClear = $('cache-clear');
@@ -59,10 +66,17 @@ export class ModelPicker {
   constructor(callbacks) {
     this.#callbacks = callbacks;
     this.#select.addEventListener('change', () => this.#picked());
-    this.#int8.addEventListener('change', () => {
-      this.#reload();
-      this.#estimateSoon(0);
-    });
+    // The weights' forms exclude each other: ticking one unticks the other, and the model reloads.
+    for (const [box, other] of [
+      [this.#int8, this.#int4],
+      [this.#int4, this.#int8],
+    ]) {
+      box.addEventListener('change', () => {
+        if (box.checked) other.checked = false;
+        this.#reload();
+        this.#estimateSoon(0);
+      });
+    }
     this.#urlInput.addEventListener('input', () => this.#estimateSoon(500));
     for (const input of [$('model-files'), $('model-folder')]) {
       input.addEventListener('change', () => {
@@ -86,15 +100,21 @@ export class ModelPicker {
       this.#cacheSummary.textContent = 'Cached models (not available: this page is not in a secure context)';
   }
 
-  // Takes over the shipped model's load that start.mjs began (unless the Int8 box, as the browser
-  // restored it, asks for other weights: then it loads again).
+  // Takes over the shipped model's load that start.mjs began (unless the Int8 or Int4 box, as the
+  // browser restored it, asks for other weights: then it loads again).
   async start() {
     this.refreshCache(); // the list of cached models does not hold up the load
-    const quantize = this.#int8.checked ? 'int8' : 'none';
+    if (this.#int8.checked && this.#int4.checked) this.#int4.checked = false; // one form at a time
+    const quantize = this.#quantize();
     if (quantize === shippedLoad.quantize)
       return this.#load(SHIPPED.url, SHIPPED.name, 'shipped', { early: shippedLoad });
-    shippedLoad.controller.abort(new Error('the Int8 weights were asked for'));
+    shippedLoad.controller.abort(new Error(`the ${quantize} weights were asked for`));
     return this.#load(SHIPPED.url, SHIPPED.name, 'shipped');
+  }
+
+  // The weights' form the boxes ask for: loadModel's quantize.
+  #quantize() {
+    return this.#int8.checked ? 'int8' : this.#int4.checked ? 'int4' : 'none';
   }
 
   async refreshCache() {
@@ -214,22 +234,26 @@ export class ModelPicker {
     }
     const controller = (this.#estimating = new AbortController());
     this.#estimatedFor = this.#urlInput.value;
-    const int8 = this.#int8.checked;
+    const quantize = this.#quantize();
+    const count = (form) => estimateModel(dir, { quantize: form, signal: controller.signal, worker: true });
     show('Checking the size of this model…', 'pending');
     try {
-      const e = await estimateModel(dir, { quantize: int8 ? 'int8' : 'none', signal: controller.signal, worker: true });
+      const e = await count(quantize);
       if (controller.signal.aborted) return;
       const size = e.fileBytes ? `model.safetensors is ${formatBytes(e.fileBytes)}. ` : '';
-      const parts = `${formatBytes(e.loadBytes)} for the ${int8 ? 'int8' : 'F32'} weights, ${formatBytes(e.cacheBytes)} for a full context`;
+      const parts = `${formatBytes(e.loadBytes)} for the ${FORM_NAMES[quantize]} weights, ${formatBytes(e.cacheBytes)} for a full context`;
       let text = `${size}It needs about ${formatBytes(e.totalBytes)} of memory (${parts}): `;
       if (e.fits) {
         text += `it fits in the ${formatBytes(e.limitBytes)} a browser tab's engine can have.`;
       } else {
         text += `more than the ${formatBytes(e.limitBytes)} a browser tab's engine can have.`;
-        if (!int8) {
-          const small = await estimateModel(dir, { quantize: 'int8', signal: controller.signal, worker: true });
+        // The first smaller form that fits (int8 before int4: it moves the logits less).
+        for (const form of SMALLER_FORMS[quantize]) {
+          const small = await count(form);
           if (controller.signal.aborted) return;
-          if (small.fits) text += ` With Int8 weights it needs about ${formatBytes(small.totalBytes)} and fits.`;
+          if (!small.fits) continue;
+          text += ` With ${FORM_LABELS[form]} it needs about ${formatBytes(small.totalBytes)} and fits.`;
+          break;
         }
       }
       show(text, e.fits ? 'fits' : 'too-large');
@@ -347,7 +371,7 @@ export class ModelPicker {
           worker: true,
           cache,
           sha256,
-          quantize: this.#int8.checked ? 'int8' : 'none',
+          quantize: this.#quantize(),
           signal: loading.signal,
           onProgress,
           onTokenizer,
