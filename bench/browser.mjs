@@ -37,10 +37,10 @@ async function run(served, quantize, threads) {
   const page = await browser.newPage();
   await page.goto(new URL('web/dist/glassbox.d.ts', servers[served].url).href); // any page of the origin
   const result = await page.evaluate(
-    async ({ dir, prompt, quantize, decode }) => {
+    async ({ dir, prompt, quantize, asked, decode }) => {
       const { loadModel } = await import('/web/dist/glassbox.mjs');
       let t0 = performance.now();
-      const model = await loadModel(dir, { worker: true, quantize, ...(threads ? { threads } : {}) });
+      const model = await loadModel(dir, { worker: true, quantize, ...(asked ? { threads: asked } : {}) });
       const load_ms = performance.now() - t0;
       t0 = performance.now();
       let first = 0,
@@ -60,7 +60,7 @@ async function run(served, quantize, threads) {
         decode_tok_s: (1000 * (n - 1)) / (end - first),
       };
     },
-    { dir: `/${relative(root, modelDir)}/`, prompt, quantize, threads, decode: DECODE },
+    { dir: `/${relative(root, modelDir)}/`, prompt, quantize, asked: threads, decode: DECODE },
   );
   await page.close();
   return result;

@@ -403,9 +403,9 @@ void to_f32_on_threads(const TensorInfo& src, float* out) {
 
 // Rows of a Conv1D matrix (stored (K,N)) transposed at a time when it is quantized: 8 x K floats
 // stay in cache until they are quantized. Each thread of the load has one such buffer, instead of
-// an F32 copy of the whole matrix (fresh memory, first touched, written and read once more): the
-// load of GPT-2 small as int8 took half the time on two threads of a Zen 4 VM (8 rows at a time
-// beat 16 and 64, whose passes over the stored rows reach further).
+// an F32 copy of the whole matrix (fresh memory, first touched, written and read once more); more
+// rows at a time reach further across the stored rows in each pass and were slower
+// (docs/performance.md, Loading).
 constexpr int kPanelRows = 8;
 
 // Rows n0 .. n0+rows-1 of a matrix from their F32 values (rows,K): packed or quantized.
