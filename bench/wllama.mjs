@@ -140,10 +140,10 @@ const models = (values.fixtures ? FIXTURES.map((f) => `${f}=${join(root, 'tests/
 urlPath(values['gguf-dir'], '--gguf-dir');
 
 // Rejects with a clear message when `promise` does not settle in time (a page that hangs).
-function within(promise, what) {
+function within(promise) {
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s (--timeout)`)), timeoutMs);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -161,8 +161,15 @@ const chromiumVersion = browser.version();
 async function openPage(server) {
   const page = await browser.newPage();
   const errors = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text().slice(0, 300)));
-  page.on('pageerror', (e) => errors.push(String(e).slice(0, 300)));
+  // (not the 404s of the optional files the JS API looks for)
+  page.on(
+    'console',
+    (m) =>
+      m.type() === 'error' &&
+      !m.text().startsWith('Failed to load resource') &&
+      errors.push(m.text().split('\n')[0].slice(0, 200)),
+  );
+  page.on('pageerror', (e) => errors.push(String(e).split('\n')[0].slice(0, 200)));
   await page.goto(new URL('web/dist/glassbox.d.ts', servers[server].url).href); // any file of the origin
   const isolated = await page.evaluate(() => globalThis.crossOriginIsolated);
   if (!isolated) throw new Error(`the ${server} page is not cross-origin isolated`);
@@ -173,9 +180,9 @@ async function openPage(server) {
 async function onPage(server, what, fn) {
   const { page, errors } = await openPage(server);
   try {
-    return await within(fn(page), what);
+    return await within(fn(page));
   } catch (e) {
-    const seen = errors.length ? `; the page logged: ${errors.slice(-3).join(' | ')}` : '';
+    const seen = errors.length ? `; the page logged: ${[...new Set(errors)].slice(-4).join(' | ')}` : '';
     throw new Error(`${what}: ${e.message.split('\n')[0]}${seen}`);
   } finally {
     await page.close().catch(() => {});
@@ -201,13 +208,27 @@ async function glassboxRun(model, prompt, type, { decode, context } = TIMED, top
 
 async function wllamaRun(model, prompt, type, gguf) {
   return onPage('wllama', `wllama ${type} on ${model.name} (${gguf.file})`, async (page) => {
-    const loaded = await wllamaLoad(page, { url: gguf.url, nCtx: CONTEXT, kvType: values['kv-type'] });
-    versions ??= { libllama: loaded.version, multithread: loaded.multithread };
+    const loaded = await wllamaLoadOrSay(page, gguf, CONTEXT);
     const run = await wllamaGenerate(page, { prompt, maxTokens: DECODE + 1 });
     if (run.prompt_tokens !== prompt.length)
       throw new Error(`wllama read the prompt as ${run.prompt_tokens} tokens, not ${prompt.length}`);
     return { ...loaded, ...run };
   });
+}
+
+// wllama with the GGUF file on the page; a file it rejects fails saying so (wllama does not name
+// the problem: its log, which onPage adds to the error, does).
+async function wllamaLoadOrSay(page, gguf, nCtx) {
+  let loaded;
+  try {
+    loaded = await wllamaLoad(page, { url: gguf.url, nCtx, kvType: values['kv-type'] });
+  } catch (e) {
+    throw new Error(`wllama could not load ${gguf.file} (${e.message.split('\n')[0]})`);
+  }
+  // On a file it cannot load, wllama's loadModel may resolve all the same, with no context.
+  if (!(loaded.n_ctx >= nCtx)) throw new Error(`wllama could not load ${gguf.file} (its context: ${loaded.n_ctx})`);
+  versions ??= { libllama: loaded.version, multithread: loaded.multithread };
+  return loaded;
 }
 
 // The cross-check of one model and type on each of `prompts` (the header says how). -> { steps,
@@ -218,8 +239,7 @@ async function crossCheck(model, prompts, type, gguf, shape = TIMED) {
   const ours = [];
   for (const prompt of prompts) ours.push(await glassboxRun(model, prompt, type, shape, TOP));
   return onPage('wllama', `the cross-check of wllama ${type} on ${model.name}`, async (page) => {
-    const loaded = await wllamaLoad(page, { url: gguf.url, nCtx: shape.context, kvType: values['kv-type'] });
-    versions ??= { libllama: loaded.version, multithread: loaded.multithread };
+    await wllamaLoadOrSay(page, gguf, shape.context);
     const result = {
       steps: 0,
       compared: 0,
