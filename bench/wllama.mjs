@@ -55,6 +55,13 @@ import { stats } from './merge.mjs';
 import { cachedGguf, promptIds } from './peer_inputs.mjs';
 import { wllamaGenerate, wllamaGenerateLogprobs, wllamaLoad, writeIdVocabGguf } from './wllama_peer.mjs';
 
+const log = (s) => process.stderr.write(`wllama: ${s}\n`);
+// An error ends the run with its message alone (the pages are closed first, in the finally below).
+process.setUncaughtExceptionCaptureCallback((e) => {
+  log(`error: ${e?.message ?? e}`);
+  process.exit(1);
+});
+
 const root = resolve(new URL('..', import.meta.url).pathname);
 const { values } = parseArgs({
   options: {
@@ -94,13 +101,6 @@ const fixturePrompts = (nVocab) =>
   Array.from({ length: FIXTURE_SHAPE.prompts }, (_, p) =>
     Array.from({ length: FIXTURE_SHAPE.length }, (_, j) => (1 + 17 * p + 29 * j) % nVocab),
   );
-
-const log = (s) => process.stderr.write(`wllama: ${s}\n`);
-// An error ends the run with its message alone (the pages are closed first, in the finally below).
-process.setUncaughtExceptionCaptureCallback((e) => {
-  log(`error: ${e?.message ?? e}`);
-  process.exit(1);
-});
 
 const runs = values.fixtures ? 0 : Number(values.runs);
 if (!Number.isInteger(runs) || runs < 0) throw new Error(`--runs must be an integer >= 0, got ${values.runs}`);
