@@ -63,9 +63,12 @@ GLASSBOX_INLINE void to_int8(std::int8_t* q, const Vec8 (&t)[kQ8Block / simd::kL
     wasm_v128_store(q + 16 * i, wasm_i8x16_narrow_i16x8(lo, hi));
   }
 #else
+  // Narrowed as vectors (vpmovdb, or packs): a byte at a time, the quantizer took a third of the
+  // time of loading a 16-bit model as int8.
+  typedef std::int8_t Vec8c __attribute__((vector_size(8)));
   for (int i = 0; i < kQ8Block / simd::kLanes; ++i) {
-    const Vec8i v = __builtin_convertvector(t[i], Vec8i);
-    for (int l = 0; l < simd::kLanes; ++l) q[i * simd::kLanes + l] = static_cast<std::int8_t>(v[l]);
+    const Vec8c v = __builtin_convertvector(__builtin_convertvector(t[i], Vec8i), Vec8c);
+    std::memcpy(q + i * simd::kLanes, &v, sizeof v);
   }
 #endif
 }
