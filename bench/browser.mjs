@@ -1,6 +1,7 @@
-// The engine in headless Chromium, as the page runs it (the JS API, engine in a Web Worker): the
-// threaded module where the page is cross-origin isolated, the single-threaded one where it is
-// not. For scripts/bench; RUNS fresh pages per setting -> medians with min-max, JSON on stdout.
+// The engine in headless Chromium, as the page runs it (the JS API, engine in a Web Worker:
+// bench/chromium_glassbox.mjs): the threaded module where the page is cross-origin isolated, the
+// single-threaded one where it is not. For scripts/bench; RUNS fresh pages per setting -> medians
+// with min-max, JSON on stdout.
 //
 //   node bench/browser.mjs MODEL_DIR PROMPT_IDS.json RUNS
 //
@@ -17,6 +18,7 @@ import { chromium } from 'playwright-core';
 
 import { launchOptions } from '../scripts/chromium.mjs';
 
+import { glassboxGenerate } from './chromium_glassbox.mjs';
 import { stats } from './merge.mjs';
 import { startServer } from '../scripts/serve.mjs';
 
@@ -36,32 +38,13 @@ const browser = await chromium.launch(launchOptions);
 async function run(served, quantize, threads) {
   const page = await browser.newPage();
   await page.goto(new URL('web/dist/glassbox.d.ts', servers[served].url).href); // any page of the origin
-  const result = await page.evaluate(
-    async ({ dir, prompt, quantize, asked, decode }) => {
-      const { loadModel } = await import('/web/dist/glassbox.mjs');
-      let t0 = performance.now();
-      const model = await loadModel(dir, { worker: true, quantize, ...(asked ? { threads: asked } : {}) });
-      const load_ms = performance.now() - t0;
-      t0 = performance.now();
-      let first = 0,
-        n = 0;
-      for await (const step of model.generate(prompt, { maxTokens: decode + 1, temperature: 0 })) {
-        if (++n === 1) first = performance.now();
-        void step;
-      }
-      const end = performance.now();
-      const threads = model.threads;
-      await model.dispose();
-      return {
-        threads,
-        load_ms,
-        ttft_ms: first - t0,
-        prefill_tok_s: (1000 * prompt.length) / (first - t0),
-        decode_tok_s: (1000 * (n - 1)) / (end - first),
-      };
-    },
-    { dir: `/${relative(root, modelDir)}/`, prompt, quantize, asked: threads, decode: DECODE },
-  );
+  const result = await glassboxGenerate(page, {
+    dir: `/${relative(root, modelDir)}/`,
+    prompt,
+    quantize,
+    threads,
+    decode: DECODE,
+  });
   await page.close();
   return result;
 }

@@ -16,7 +16,7 @@
 // while newer than their model's config.json and weights. Each figure is the median of --runs
 // runs (min and max beside it). JSON on stdout, its results keyed 'MODEL TYPE THREADS'; progress on
 // stderr.
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { writeModelGguf } from '../scripts/write_gguf.mjs';
 import { dispose, greedyTimed, loadGguf, openLlama } from './llama_cpp_peer.mjs';
 import { stats } from './merge.mjs';
+import { cachedGguf, promptIds } from './peer_inputs.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values } = parseArgs({
@@ -48,30 +49,8 @@ if (!values.model?.length) throw new Error('give at least one --model NAME=DIR')
 
 const log = (s) => process.stderr.write(`llama_cpp: ${s}\n`);
 
-function gguf(name, dir, type) {
-  mkdirSync(values['gguf-dir'], { recursive: true });
-  const file = join(values['gguf-dir'], `${name}-${type}.gguf`);
-  const sources = ['config.json', 'model.safetensors', 'model.safetensors.index.json']
-    .map((f) => join(dir, f))
-    .filter(existsSync);
-  if (existsSync(file) && sources.every((f) => statSync(f).mtimeMs < statSync(file).mtimeMs)) return file;
-  log(`writing ${file}`);
-  const t0 = performance.now();
-  writeModelGguf(dir, file, { type });
-  log(`wrote ${file} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  return file;
-}
-
-function promptIds(dir) {
-  if (values.prompt) {
-    const ids = JSON.parse(readFileSync(values.prompt, 'utf8'));
-    if (!Array.isArray(ids) || ids.length !== PROMPT)
-      throw new Error(`${values.prompt}: expected a JSON array of ${PROMPT} ids`);
-    return ids;
-  }
-  const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
-  return Array.from({ length: PROMPT }, (_, i) => (1 + 997 * i) % config.vocab_size);
-}
+const gguf = (name, dir, type) =>
+  cachedGguf(join(values['gguf-dir'], `${name}-${type}.gguf`), dir, (file) => writeModelGguf(dir, file, { type }), log);
 
 // The installed versions (bench/package-lock.json pins them) and the llama.cpp release they carry.
 function peerVersions() {
@@ -92,7 +71,7 @@ for (const spec of values.model) {
   if (eq < 1) throw new Error(`--model wants NAME=DIR, got ${spec}`);
   const name = spec.slice(0, eq),
     dir = spec.slice(eq + 1);
-  const prompt = promptIds(dir);
+  const prompt = promptIds(dir, values.prompt, PROMPT);
   for (const type of types) {
     const file = gguf(name, dir, type);
     for (const threads of threadCounts) {

@@ -11,12 +11,23 @@
 //   BROWSER.json           bench/browser.mjs: glassbox in Chromium, threaded and not
 //   PAGE.json              bench/page.mjs: the web page, beside the JS API in a worker
 //   ENTRY.json             bench/tokenizer_entry.mjs: the tokenizer entry beside model.tokenize
+//   --wllama WLLAMA.json   (optional, anywhere among the arguments) bench/wllama.mjs's timed runs:
+//                          glassbox int8/int4 against wllama Q8_0/Q4_0 in Chromium, one thread;
+//   --wllama-check C.json  and its cross-check (bench/wllama.mjs --runs 0)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
 import { stats } from './merge.mjs';
 
-const [nativeFile, peersFile, engineFile, onnxFile, browserFile, pageFile, entryFile, outFile] = process.argv.slice(2);
+const args = process.argv.slice(2);
+// `--NAME FILE` taken out of the arguments (null when absent).
+const option = (name) => {
+  const i = args.indexOf(name);
+  return i < 0 ? null : args.splice(i, 2)[1];
+};
+const wllamaFile = option('--wllama'),
+  wllamaCheckFile = option('--wllama-check');
+const [nativeFile, peersFile, engineFile, onnxFile, browserFile, pageFile, entryFile, outFile] = args;
 const read = (f) => JSON.parse(readFileSync(f, 'utf8'));
 const native = read(nativeFile),
   peers = read(peersFile),
@@ -393,6 +404,48 @@ if (engine.training) {
     t.same_losses,
   ]);
 }
+// --- WebAssembly, one thread: glassbox against wllama (llama.cpp in WebAssembly) in Chromium
+if (wllamaFile) wllamaReport(read(wllamaFile), wllamaCheckFile && read(wllamaCheckFile));
+
+function wllamaReport(w, check) {
+  const TYPE = { q8_0: 'Q8_0', q4_0: 'Q4_0', f32: 'F32' };
+  console.log(
+    `\nWebAssembly, one thread: glassbox int8 vs wllama Q8_0 (and int4 vs Q4_0): headless Chromium ` +
+      `${w.chromium}, cross-origin isolated, @wllama/wllama ${w.package['@wllama/wllama']} (llama.cpp ` +
+      `${w.package['llama.cpp']}), the same weights; ${w.prompt_tokens}-token prompt, ${w.decode_tokens} greedy tokens, ` +
+      `KV cache ${w.kv_type}; median (min-max) of ${Object.values(w.results)[0]?.glassbox?.decode_tok_s.runs ?? 0} fresh pages each`,
+  );
+  console.log(`  ${pad('', 34)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} decode glassbox / wllama`);
+  const rows = {};
+  for (const [key, r] of Object.entries(w.results)) {
+    const decode = r.glassbox.decode_tok_s.median / r.wllama.decode_tok_s.median;
+    const prefill = r.glassbox.prefill_tok_s.median / r.wllama.prefill_tok_s.median;
+    console.log(
+      `  ${pad(`${r.model}: glassbox ${r.quantize}`, 34)} ${pad(m(r.glassbox.prefill_tok_s), 22)} ${pad(m(r.glassbox.decode_tok_s), 22)} ${decode.toFixed(2)}x (prefill ${prefill.toFixed(2)}x)`,
+    );
+    console.log(
+      `  ${pad(`${r.model}: wllama ${TYPE[r.type]}`, 34)} ${pad(m(r.wllama.prefill_tok_s), 22)} ${pad(m(r.wllama.decode_tok_s), 22)} greedy tokens: ${r.greedy_tokens}`,
+    );
+    rows[key] = { ...r, ratio: { decode, prefill } };
+    if (r.type !== 'f32')
+      int8Targets.push([
+        `${r.model}: WASM ${r.quantize} decode / wllama ${TYPE[r.type]}`,
+        `${decode.toFixed(2)}x`,
+        '>= 1.0x',
+        decode >= 1,
+      ]);
+  }
+  if (check) console.log("  the greedy cross-check on the test fixtures' models (bench/wllama.mjs --fixtures):");
+  for (const [key, r] of Object.entries(check?.results ?? {})) {
+    const c = r.check;
+    console.log(
+      `    ${key} vs ${r.quantize}: ${c.ok ? 'agree' : 'DISAGREE'}: ${c.compared}/${c.steps} steps with glassbox's margin >= ${c.margin} ` +
+        `(${c.disagreements.length} differ); ${c.agree}/${c.steps} steps give the same token; max |log p difference| ${c.maxLogpDiff.toExponential(2)}`,
+    );
+  }
+  report.wllama = { ...w, results: rows, check: check?.results ?? null };
+}
+
 console.log('\ntargets (F32 speed, the tokenizer, the .wasm):');
 for (const [what, got, goal, met] of targets)
   console.log(`  ${met ? 'met   ' : 'missed'} ${pad(what, 42)} ${pad(got, 10)} goal ${goal}`);
