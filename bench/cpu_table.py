@@ -17,7 +17,8 @@ gpt2-xl's) and run this with --perf pointing at the copy. docs/benchmarks.md hol
 CPU.
 
 For each model, thread count and weight form, each run is one glassbox_perf process (`model DIR
---ids PROMPT --decode N --threads T`), alternating with a PyTorch run at the same thread count, so
+--ids PROMPT --decode N --threads T`), alternating with a PyTorch run (a process too) at the same
+thread count, so
 that both share the machine's slow and fast spells. Both prefill the same 128-id prompt and decode
 N greedy tokens with a KV cache, computing the last position's logits only (what generation
 needs):
@@ -166,10 +167,37 @@ class TorchPeer:
             return prefill, time.perf_counter() - start, ids[:n]
 
 
+def torch_child(model_dir, threads, decode, ids_file):
+    """One PyTorch run in this process (cpu_table.py --torch-run): JSON on stdout."""
+    import torch
+
+    torch.set_num_threads(threads)
+    with open(os.path.join(model_dir, "config.json")) as f:
+        config = json.load(f)
+    with open(ids_file) as f:
+        prompt = json.load(f)
+    peer = TorchPeer(model_dir, config)
+    peer.greedy(prompt[:16], 4)  # warm-up
+    prefill, decode_s, ids = peer.greedy(prompt, decode)
+    print(json.dumps({"prefill_s": prefill, "decode_s": decode_s, "tokens": ids, "kind": peer.kind}))
+
+
+def torch_run(model_dir, threads, decode, ids_file):
+    """A PyTorch run in a fresh process, as glassbox's: no thread of one run (OpenMP's spin after
+    each operation) is left to take a core from the next."""
+    args = [sys.executable, os.path.abspath(__file__), "--torch-run", model_dir, str(threads), str(decode), ids_file]
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"cpu_table: the PyTorch run failed ({done.returncode}):\n{done.stderr.strip()}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 # ---------------------------------------------------------------------------------------------
 
 
 def main():
+    if len(sys.argv) == 6 and sys.argv[1] == "--torch-run":
+        return torch_child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", action="append", required=True, help="NAME=DIR")
     parser.add_argument("--perf", default=os.path.join(HERE, "..", "build", "perf-static", "glassbox_perf"))
@@ -219,21 +247,17 @@ def main():
         ids_file = os.path.join(tempfile.mkdtemp(), "prompt.json")
         with open(ids_file, "w") as f:
             json.dump(prompt, f)
-        peer = TorchPeer(model_dir, config) if use_torch else None
-        if peer:
-            report["torch_model"] = peer.kind
+        peer = use_torch
         rows = {}
         for n in threads:
-            if peer:
-                torch.set_num_threads(n)
-                peer.greedy(prompt[:16], 4)  # warm-up
             runs = {form: [] for form in forms}
             torch_runs = []
             for r in range(args.runs):
                 for form in forms:
                     runs[form].append(glassbox_run(args.perf, model_dir, ids_file, args.decode, n, form))
                 if peer:
-                    torch_runs.append(peer.greedy(prompt, args.decode))
+                    torch_runs.append(torch_run(model_dir, n, args.decode, ids_file))
+                    report["torch_model"] = torch_runs[-1]["kind"]
                 log(f"{name}, {n} thread(s): run {r + 1} of {args.runs}")
             for form in forms:
                 row = {
@@ -252,14 +276,21 @@ def main():
                 rows[f"glassbox {form} {n}"] = row
             if peer:
                 rows[f"pytorch f32 {n}"] = {
-                    "prefill_tok_s": stats([PROMPT / p for p, _, _ in torch_runs]),
-                    "decode_tok_s": stats([args.decode / d for _, d, _ in torch_runs]),
-                    "tokens": torch_runs[0][2],
+                    "prefill_tok_s": stats([PROMPT / r["prefill_s"] for r in torch_runs]),
+                    "decode_tok_s": stats([args.decode / r["decode_s"] for r in torch_runs]),
+                    "tokens": torch_runs[0]["tokens"],
                 }
-                same = next((i for i, (a, b) in enumerate(zip(torch_runs[0][2], rows[f"glassbox f32 {n}"]["tokens"])) if a != b), None)
+                same = next(
+                    (
+                        i
+                        for i, (a, b) in enumerate(zip(torch_runs[0]["tokens"], rows[f"glassbox f32 {n}"]["tokens"]))
+                        if a != b
+                    ),
+                    None,
+                )
                 rows[f"pytorch f32 {n}"]["first_greedy_difference"] = same
         report["models"][name] = {"dir": model_dir, "config": config, "rows": rows}
-        print_table(name, report, rows, threads, forms, peer is not None)
+        print_table(name, report, rows, threads, forms, use_torch)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
@@ -276,7 +307,9 @@ def print_table(name, report, rows, threads, forms, with_torch):
         if form == "f32" and with_torch:
             lines.append(("PyTorch f32 decode tok/s", [rows[f"pytorch f32 {n}"]["decode_tok_s"] for n in threads]))
     for form in forms:
-        lines.append((f"glassbox {form} prefill tok/s", [rows[f"glassbox {form} {n}"]["prefill_tok_s"] for n in threads]))
+        lines.append(
+            (f"glassbox {form} prefill tok/s", [rows[f"glassbox {form} {n}"]["prefill_tok_s"] for n in threads])
+        )
         if form == "f32" and with_torch:
             lines.append(("PyTorch f32 prefill tok/s", [rows[f"pytorch f32 {n}"]["prefill_tok_s"] for n in threads]))
     for label, cells in lines:
@@ -294,7 +327,9 @@ def print_table(name, report, rows, threads, forms, with_torch):
         for n in threads:
             d = rows[f"pytorch f32 {n}"]["first_greedy_difference"]
             steps = len(rows[f"pytorch f32 {n}"]["tokens"])
-            agree = f"the same {steps} greedy tokens" if d is None else f"the same greedy tokens up to step {d} of {steps}"
+            agree = (
+                f"the same {steps} greedy tokens" if d is None else f"the same greedy tokens up to step {d} of {steps}"
+            )
             print(f"- {n} thread{'s' if n > 1 else ''}: glassbox F32 and PyTorch pick {agree}")
     sys.stdout.flush()
 
