@@ -14,7 +14,8 @@
 // --prompt: a JSON array of prompt ids (engine.mjs writes build/bench/prompt-NAME.json); without
 // it, 128 ids spread over the vocabulary. GGUF files are written once into --gguf-dir and reused
 // while newer than their model's config.json and weights. Each figure is the median of --runs
-// runs (min and max beside it). JSON on stdout; progress on stderr.
+// runs (min and max beside it). JSON on stdout, its results keyed 'MODEL TYPE THREADS'; progress on
+// stderr.
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -63,7 +64,8 @@ function peerVersions() {
 }
 
 const llama = await openLlama();
-const results = [];
+// Keyed 'MODEL TYPE THREADS' (as bench/merge.mjs pools rounds: by key).
+const results = {};
 for (const spec of values.model) {
   const eq = spec.indexOf('=');
   if (eq < 1) throw new Error(`--model wants NAME=DIR, got ${spec}`);
@@ -101,7 +103,7 @@ for (const spec of values.model) {
       log(
         `${name} ${type} ${threads} thread(s): prefill ${row.prefill_tok_s.median.toFixed(1)} tok/s, decode ${row.decode_tok_s.median.toFixed(1)} tok/s`,
       );
-      results.push(row);
+      results[`${name} ${type} ${threads}`] = row;
     }
   }
 }

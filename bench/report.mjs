@@ -14,6 +14,8 @@
 //   --wllama WLLAMA.json   (optional, anywhere among the arguments) bench/wllama.mjs's timed runs:
 //                          glassbox int8/int4 against wllama Q8_0/Q4_0 in Chromium, one thread;
 //   --wllama-check C.json  and its cross-check (bench/wllama.mjs --runs 0)
+//   --llama-cpp LLAMA.json (optional) bench/llama_cpp.mjs: llama.cpp natively (F32, Q8_0, Q4_0) on
+//                          one thread and on every core, beside glassbox's native rows
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
@@ -26,7 +28,8 @@ const option = (name) => {
   return i < 0 ? null : args.splice(i, 2)[1];
 };
 const wllamaFile = option('--wllama'),
-  wllamaCheckFile = option('--wllama-check');
+  wllamaCheckFile = option('--wllama-check'),
+  llamaCppFile = option('--llama-cpp');
 const [nativeFile, peersFile, engineFile, onnxFile, browserFile, pageFile, entryFile, outFile] = args;
 const read = (f) => JSON.parse(readFileSync(f, 'utf8'));
 const native = read(nativeFile),
@@ -444,6 +447,52 @@ function wllamaReport(w, check) {
     );
   }
   report.wllama = { ...w, results: rows, check: check?.results ?? null };
+}
+
+// --- natively: glassbox against llama.cpp on the same weights, one thread and every core
+if (llamaCppFile) llamaCppReport(read(llamaCppFile));
+
+function llamaCppReport(l) {
+  const FORMS = { f32: ['F32', null], q8_0: ['Q8_0', 'int8'], q4_0: ['Q4_0', 'int4'] };
+  console.log(
+    `\nNatively: glassbox against llama.cpp ${l.package['llama.cpp']} (npm node-llama-cpp ` +
+      `${l.package['node-llama-cpp']}, its prebuilt CPU build), GGUF files written from the same weights; ` +
+      `${l.prompt_tokens}-token prompt, ${l.decode_tokens} greedy tokens; median (min-max)`,
+  );
+  console.log(`  ${pad('', 40)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} decode glassbox / llama.cpp`);
+  const rows = {};
+  for (const [key, r] of Object.entries(l.results)) {
+    const model = engine.models[r.model];
+    if (!model) continue;
+    const [type, quantize] = FORMS[r.type];
+    // glassbox's row at the same thread count: one thread, or every core (engine.mjs, --threads 0)
+    const allCores = r.threads === model.all_cores.threads && r.threads > 1;
+    if (r.threads !== 1 && !allCores) continue;
+    const where = allCores ? model.all_cores : model;
+    const ours = quantize ? (allCores ? where[quantize] : where[quantize].native) : where.native;
+    const decode = ours.decode_tok_s.median / r.decode_tok_s.median;
+    const prefill = ours.prefill_tok_s.median / r.prefill_tok_s.median;
+    const threads = `${r.threads} thread${r.threads > 1 ? 's' : ''}`;
+    console.log(
+      `  ${pad(`${r.model}, ${threads}: glassbox ${quantize ?? 'F32'}`, 40)} ${pad(m(ours.prefill_tok_s), 22)} ${pad(m(ours.decode_tok_s), 22)} ${decode.toFixed(2)}x (prefill ${prefill.toFixed(2)}x)`,
+    );
+    console.log(
+      `  ${pad(`${r.model}, ${threads}: llama.cpp ${type}`, 40)} ${pad(m(r.prefill_tok_s), 22)} ${m(r.decode_tok_s)}`,
+    );
+    rows[key] = {
+      ...r,
+      glassbox: { prefill_tok_s: ours.prefill_tok_s, decode_tok_s: ours.decode_tok_s },
+      ratio: { decode, prefill },
+    };
+    if (quantize === 'int8')
+      int8Targets.push([
+        `${r.model}: native int8 decode / llama.cpp Q8_0, ${threads}`,
+        `${decode.toFixed(2)}x`,
+        '>= 1.0x',
+        decode >= 1,
+      ]);
+  }
+  report.llama_cpp = { ...l, results: rows };
 }
 
 console.log('\ntargets (F32 speed, the tokenizer, the .wasm):');

@@ -10,6 +10,7 @@
 
 #include "kernels/quantized.h"
 #include "kernels/reference.h"
+#include "quantized_matmul_cases.h"
 #include "test_util.h"
 
 namespace glassbox::kernels {
@@ -149,71 +150,12 @@ TEST(Int4Kernels, StoredNibbles) {
   EXPECT_EQ(q[2 * 16], 8 | (8 << 4));   // row 2, a padding row
 }
 
-// Random x (T,K) and w (N,K), quantized; `sign` draws every value as +-1 (x quantizes to +-127,
-// w to -8 and 7): the largest products the kernels' integer steps must hold.
-struct Q4Case {
-  Q4Case(int T, int K, int N, std::mt19937& rng, bool sign = false)
-      : x(values(std::size_t(T) * K, rng, 1.0f, sign)),
-        w(values(std::size_t(N) * K, rng, 0.1f, sign)),
-        bias(random_vector(N, rng)),
-        s(N, K),
-        wq(s.q4_size()),
-        wd(s.d_size()) {
-    quantize_weights_q4(wq.data(), wd.data(), w.data(), N, K);
-    quantize_activations_q8(xq, x.data(), T, K);
-  }
-  static std::vector<float> values(std::size_t n, std::mt19937& rng, float scale, bool sign) {
-    auto v = random_vector(n, rng, scale);
-    if (sign)
-      for (float& f : v) f = f < 0.0f ? -1.0f : 1.0f;
-    return v;
-  }
-  std::vector<float> x, w, bias;
-  Q8Shape s;
-  std::vector<std::uint8_t> wq;
-  std::vector<float> wd;
-  Q8Activations xq;
-};
-
-// As int8's: every kernel this CPU has equals the reference bit for bit, on ragged shapes (K, N
-// not multiples of 32 and 4; odd numbers of blocks and of row groups), at the extremes, and on a
-// slice of the rows written with a stride (as the threads do).
+// As int8's (tests/quantized_matmul_cases.h): every kernel this CPU has equals the reference bit
+// for bit, on ragged shapes, at the extremes (x at +-127, w at -8 and 7), and on a slice of the rows
+// written with a stride.
 TEST(Int4Kernels, MatmulEqualsReference) {
   std::mt19937 rng(23);
-  const int shapes[][3] = {{1, 1, 1},   {1, 32, 4},  {3, 33, 5},   {1, 768, 13}, {5, 100, 7},   {2, 3072, 9},
-                           {6, 64, 64}, {1, 16, 50}, {1, 800, 21}, {1, 96, 12},  {1, 3072, 40}, {2, 800, 9}};
-  int kernels_run = 0;
-  for (const Q8Kernel kernel : {Q8Kernel::Best, Q8Kernel::Portable, Q8Kernel::Avx2, Q8Kernel::Avx512Vnni}) {
-    if (!q8_kernel_available(kernel)) {
-      EXPECT_THROW(matmul_q4(nullptr, Q8Activations{}, nullptr, nullptr, nullptr, 0, 0, kernel), std::invalid_argument);
-      continue;
-    }
-    ++kernels_run;
-    for (const bool sign : {false, true})
-      for (const auto& sh : shapes) {
-        const int T = sh[0], K = sh[1], N = sh[2];
-        Q4Case c(T, K, N, rng, sign);
-        std::vector<float> ref(std::size_t(T) * N, 8.0f);
-        for (const float* bias : {static_cast<const float*>(c.bias.data()), static_cast<const float*>(nullptr)}) {
-          std::vector<float> fast(std::size_t(T) * N, 7.0f);
-          matmul_q4(fast.data(), c.xq, c.wq.data(), c.wd.data(), bias, N, 0, kernel);
-          reference::matmul_q4(ref.data(), c.xq.q.data(), c.xq.d.data(), c.wq.data(), c.wd.data(), bias, T, c.s.Kp, N);
-          for (std::size_t i = 0; i < fast.size(); ++i)
-            ASSERT_EQ(fast[i], ref[i]) << "kernel " << int(kernel) << " T=" << T << " K=" << K << " N=" << N
-                                       << " i=" << i;
-        }
-        if (N <= 4) continue;   // rows 4.. N-1 alone, from their slice of the weights
-        std::vector<float> slice(std::size_t(T) * N, 9.0f);
-        matmul_q4(slice.data() + 4, c.xq, c.wq.data() + 4 * std::size_t(c.s.Kp) / 2, c.wd.data() + 4 * c.s.blocks,
-                  nullptr, N - 4, N, kernel);
-        for (int t = 0; t < T; ++t)
-          for (int n = 0; n < N; ++n)
-            ASSERT_EQ(slice[std::size_t(t) * N + n], n < 4 ? 9.0f : ref[std::size_t(t) * N + n])
-                << "slice t=" << t << " n=" << n;
-      }
-  }
-  std::printf("int4 kernels checked on this CPU: %d (of 4, Best included)\n", kernels_run);
-  EXPECT_GE(kernels_run, 2);
+  test_quantized::expect_kernels_equal_reference<std::uint8_t>(rng);
 }
 
 // Against the F32 product: w is off by up to half of its block's step (|largest| / 8) per value,
@@ -221,19 +163,7 @@ TEST(Int4Kernels, MatmulEqualsReference) {
 // 1.6% here; bound 5%), about ten times int8's.
 TEST(Int4Kernels, MatmulApproximatesF32) {
   std::mt19937 rng(24);
-  const int T = 4, K = 768, N = 64;
-  Q4Case c(T, K, N, rng);
-  std::vector<float> q4(std::size_t(T) * N), f32(q4.size());
-  matmul_q4(q4.data(), c.xq, c.wq.data(), c.wd.data(), nullptr, N);
-  reference::matmul(f32.data(), c.x.data(), c.w.data(), nullptr, T, K, N);
-  double worst = 0.0;
-  for (int t = 0; t < T; ++t)
-    for (int n = 0; n < N; ++n) {
-      double mass = 0.0;
-      for (int k = 0; k < K; ++k) mass += std::abs(c.x[t * K + k] * c.w[n * K + k]);
-      worst = std::max(worst, std::abs(q4[t * N + n] - f32[t * N + n]) / mass);
-    }
-  std::printf("int4 product: worst |error| / sum |x w| = %.4f\n", worst);
+  const double worst = test_quantized::worst_error_against_f32<std::uint8_t>(rng);
   EXPECT_LT(worst, 0.05);
   EXPECT_GT(worst, 0.0);
 }

@@ -11,6 +11,7 @@
 #include "kernels/kernels.h"
 #include "kernels/quantized.h"
 #include "kernels/reference.h"
+#include "quantized_matmul_cases.h"
 #include "test_util.h"
 
 namespace glassbox::kernels {
@@ -584,91 +585,18 @@ TEST(Kernels, QuantizeActivationsRoundTrip) {
     }
 }
 
-// Quantized forms of random x (T,K) and w (N,K); `sign` draws every value as +-1 instead, which
-// quantizes to +-127: the largest products the kernels' integer steps must hold.
-struct Q8Case {
-  Q8Case(int T, int K, int N, std::mt19937& rng, bool sign = false)
-      : x(values(std::size_t(T) * K, rng, 1.0f, sign)),
-        w(values(std::size_t(N) * K, rng, 0.1f, sign)),
-        bias(random_vector(N, rng)),
-        s(N, K),
-        wq(s.q_size()),
-        wd(s.d_size()) {
-    quantize_weights_q8(wq.data(), wd.data(), w.data(), N, K);
-    quantize_activations_q8(xq, x.data(), T, K);
-  }
-  static std::vector<float> values(std::size_t n, std::mt19937& rng, float scale, bool sign) {
-    auto v = random_vector(n, rng, scale);
-    if (sign)
-      for (float& f : v) f = f < 0.0f ? -1.0f : 1.0f;
-    return v;
-  }
-  std::vector<float> x, w, bias;
-  Q8Shape s;
-  std::vector<std::int8_t> wq;
-  std::vector<float> wd;
-  Q8Activations xq;
-};
-
-// Integer dot products are exact and blocks are summed in one order, so every kernel this CPU has
-// equals the reference bit for bit, on ragged shapes too (K, N not multiples of 32 and 4; an odd
-// number of blocks and of row groups), with values at the extremes, and on a slice of the rows
-// written with a stride (as the threads do).
+// Every int8 kernel this CPU has equals the reference bit for bit, on ragged shapes, at the
+// extremes and on a slice of the rows (tests/quantized_matmul_cases.h).
 TEST(Kernels, MatmulQ8EqualsReference) {
   std::mt19937 rng(13);
-  const int shapes[][3] = {{1, 1, 1},   {1, 32, 4},  {3, 33, 5},   {1, 768, 13}, {5, 100, 7},   {2, 3072, 9},
-                           {6, 64, 64}, {1, 16, 50}, {1, 800, 21}, {1, 96, 12},  {1, 3072, 40}, {2, 800, 9}};
-  int kernels_run = 0;
-  for (const Q8Kernel kernel : {Q8Kernel::Best, Q8Kernel::Portable, Q8Kernel::Avx2, Q8Kernel::Avx512Vnni}) {
-    if (!q8_kernel_available(kernel)) {
-      EXPECT_THROW(matmul_q8(nullptr, Q8Activations{}, nullptr, nullptr, nullptr, 0, 0, kernel), std::invalid_argument);
-      continue;
-    }
-    ++kernels_run;
-    for (const bool sign : {false, true})
-      for (const auto& sh : shapes) {
-        const int T = sh[0], K = sh[1], N = sh[2];
-        Q8Case c(T, K, N, rng, sign);
-        std::vector<float> ref(std::size_t(T) * N, 8.0f);
-        for (const float* bias : {static_cast<const float*>(c.bias.data()), static_cast<const float*>(nullptr)}) {
-          std::vector<float> fast(std::size_t(T) * N, 7.0f);
-          matmul_q8(fast.data(), c.xq, c.wq.data(), c.wd.data(), bias, N, 0, kernel);
-          reference::matmul_q8(ref.data(), c.xq.q.data(), c.xq.d.data(), c.wq.data(), c.wd.data(), bias, T, c.s.Kp, N);
-          for (std::size_t i = 0; i < fast.size(); ++i)
-            ASSERT_EQ(fast[i], ref[i]) << "kernel " << int(kernel) << " T=" << T << " K=" << K << " N=" << N
-                                       << " i=" << i;
-        }
-        // Rows 4.. N-1 alone, from their slice of the weights, into the same place of out.
-        if (N <= 4) continue;
-        std::vector<float> slice(std::size_t(T) * N, 9.0f);
-        matmul_q8(slice.data() + 4, c.xq, c.wq.data() + 4 * std::size_t(c.s.Kp), c.wd.data() + 4 * c.s.blocks, nullptr,
-                  N - 4, N, kernel);
-        for (int t = 0; t < T; ++t)
-          for (int n = 0; n < N; ++n)
-            ASSERT_EQ(slice[std::size_t(t) * N + n], n < 4 ? 9.0f : ref[std::size_t(t) * N + n])
-                << "slice t=" << t << " n=" << n;
-      }
-  }
-  std::printf("int8 kernels checked on this CPU: %d (of 4, Best included)\n", kernels_run);
-  EXPECT_GE(kernels_run, 2);
+  test_quantized::expect_kernels_equal_reference<std::int8_t>(rng);
 }
 
 // Against the F32 product: each of x and w is off by at most half a step per value, so the
 // error stays a small fraction of sum |x| |w| (measured 0.12% here; bound 1%).
 TEST(Kernels, MatmulQ8ApproximatesF32) {
   std::mt19937 rng(14);
-  const int T = 4, K = 768, N = 64;
-  Q8Case c(T, K, N, rng);
-  std::vector<float> q8(std::size_t(T) * N), f32(q8.size());
-  matmul_q8(q8.data(), c.xq, c.wq.data(), c.wd.data(), nullptr, N);
-  reference::matmul(f32.data(), c.x.data(), c.w.data(), nullptr, T, K, N);
-  double worst = 0.0;
-  for (int t = 0; t < T; ++t)
-    for (int n = 0; n < N; ++n) {
-      double mass = 0.0;   // sum |x| |w|, the scale of the rounding errors
-      for (int k = 0; k < K; ++k) mass += std::abs(c.x[t * K + k] * c.w[n * K + k]);
-      worst = std::max(worst, std::abs(q8[t * N + n] - f32[t * N + n]) / mass);
-    }
+  const double worst = test_quantized::worst_error_against_f32<std::int8_t>(rng);
   EXPECT_LT(worst, 0.01);
   EXPECT_GT(worst, 0.0);   // it did quantize
 }

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "kernels/quantized_x86.h"
@@ -62,9 +63,12 @@ GLASSBOX_INLINE void to_int8(std::int8_t* q, const Vec8 (&t)[kQ8Block / simd::kL
     wasm_v128_store(q + 16 * i, wasm_i8x16_narrow_i16x8(lo, hi));
   }
 #else
+  // Narrowed as vectors (vpmovdb, or packs): a byte at a time, the quantizer took a third of the
+  // time of loading a 16-bit model as int8.
+  typedef std::int8_t Vec8c __attribute__((vector_size(8)));
   for (int i = 0; i < kQ8Block / simd::kLanes; ++i) {
-    const Vec8i v = __builtin_convertvector(t[i], Vec8i);
-    for (int l = 0; l < simd::kLanes; ++l) q[i * simd::kLanes + l] = static_cast<std::int8_t>(v[l]);
+    const Vec8c v = __builtin_convertvector(__builtin_convertvector(t[i], Vec8i), Vec8c);
+    std::memcpy(q + i * simd::kLanes, &v, sizeof v);
   }
 #endif
 }
@@ -398,37 +402,56 @@ bool q8_kernel_available(Q8Kernel kernel) {
   }
 }
 
+namespace {
+// Each weight type's kernels: int8 (std::int8_t) and int4 (std::uint8_t, two values a byte).
+template <class W>
+struct KernelsFor;
+template <>
+struct KernelsFor<std::int8_t> {
+  static constexpr const char* kName = "matmul_q8";
+  static constexpr auto portable = matmul_q8_portable;
+#ifdef GLASSBOX_X86_KERNELS
+  static constexpr auto avx2 = x86::matmul_q8_avx2, vnni = x86::matmul_q8_vnni;
+#endif
+};
+template <>
+struct KernelsFor<std::uint8_t> {
+  static constexpr const char* kName = "matmul_q4";
+  static constexpr auto portable = matmul_q4_portable;
+#ifdef GLASSBOX_X86_KERNELS
+  static constexpr auto avx2 = x86::matmul_q4_avx2, vnni = x86::matmul_q4_vnni;
+#endif
+};
+
 // The x86 kernels where the CPU has them: the portable kernel's per-row widening and horizontal
 // sums cost more than reading the memory, and they do fewer of both (docs/performance.md, Int8
 // kernels).
-void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd, const float* bias, int N,
-               int out_stride, Q8Kernel kernel) {
+template <class W>
+void matmul_quantized(float* out, const Q8Activations& x, const W* wq, const float* wd, const float* bias, int N,
+                      int out_stride, Q8Kernel kernel) {
+  using Kernels = KernelsFor<W>;
   if (!q8_kernel_available(kernel))
-    throw std::invalid_argument("matmul_q8: this CPU does not have the kernel asked for");
+    throw std::invalid_argument(std::string(Kernels::kName) + ": this CPU does not have the kernel asked for");
   const int ld = out_stride ? out_stride : N;
 #ifdef GLASSBOX_X86_KERNELS
   if (kernel == Q8Kernel::Best)
     kernel = has_avx512_vnni() ? Q8Kernel::Avx512Vnni : has_avx2() ? Q8Kernel::Avx2 : Q8Kernel::Portable;
   const x86::Q8Rows rows{x.q.data(), x.d.data(), x.sum128.data(), x.T, x.Kp, x.blocks};
-  if (kernel == Q8Kernel::Avx2) return x86::matmul_q8_avx2(out, ld, rows, wq, wd, bias, N);
-  if (kernel == Q8Kernel::Avx512Vnni) return x86::matmul_q8_vnni(out, ld, rows, wq, wd, bias, N);
+  if (kernel == Q8Kernel::Avx2) return Kernels::avx2(out, ld, rows, wq, wd, bias, N);
+  if (kernel == Q8Kernel::Avx512Vnni) return Kernels::vnni(out, ld, rows, wq, wd, bias, N);
 #endif
-  matmul_q8_portable(out, x, wq, wd, bias, N, ld);
+  Kernels::portable(out, x, wq, wd, bias, N, ld);
+}
+}   // namespace
+
+void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd, const float* bias, int N,
+               int out_stride, Q8Kernel kernel) {
+  matmul_quantized(out, x, wq, wd, bias, N, out_stride, kernel);
 }
 
 void matmul_q4(float* out, const Q8Activations& x, const std::uint8_t* wq, const float* wd, const float* bias, int N,
                int out_stride, Q8Kernel kernel) {
-  if (!q8_kernel_available(kernel))
-    throw std::invalid_argument("matmul_q4: this CPU does not have the kernel asked for");
-  const int ld = out_stride ? out_stride : N;
-#ifdef GLASSBOX_X86_KERNELS
-  if (kernel == Q8Kernel::Best)
-    kernel = has_avx512_vnni() ? Q8Kernel::Avx512Vnni : has_avx2() ? Q8Kernel::Avx2 : Q8Kernel::Portable;
-  const x86::Q8Rows rows{x.q.data(), x.d.data(), x.sum128.data(), x.T, x.Kp, x.blocks};
-  if (kernel == Q8Kernel::Avx2) return x86::matmul_q4_avx2(out, ld, rows, wq, wd, bias, N);
-  if (kernel == Q8Kernel::Avx512Vnni) return x86::matmul_q4_vnni(out, ld, rows, wq, wd, bias, N);
-#endif
-  matmul_q4_portable(out, x, wq, wd, bias, N, ld);
+  matmul_quantized(out, x, wq, wd, bias, N, out_stride, kernel);
 }
 
 }   // namespace glassbox::kernels

@@ -27,23 +27,16 @@ struct Avx2Dots {
   __m256i x, abs_x;
 };
 
-// (u_lo . x_lo + u_hi . x_hi) in int32 lanes: the two int16 sums of pairs add without overflow (7620).
+// Int4's products (Int4Dots): u . x in int32 lanes; (u_lo . x_lo + u_hi . x_hi), where the two
+// int16 sums of pairs add without overflow (7620).
 struct Avx2Int4Dot {
+  static __m256i dot1(__m256i u, __m256i x) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
+  }
   static __m256i dot2(__m256i u_lo, __m256i x_lo, __m256i u_hi, __m256i x_hi) {
     const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(u_lo, x_lo), _mm256_maddubs_epi16(u_hi, x_hi));
     return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
   }
-};
-
-struct Avx2Int4Dots {
-  using Weight = std::uint8_t;
-  static constexpr int kRowBytes = 16, kOffset = 8;
-  using Pair = Int4Pair<Avx2Int4Dot>;
-  explicit Avx2Int4Dots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
-  __m256i row(const std::uint8_t* w) const {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(int4_values(w), x), _mm256_set1_epi16(1));
-  }
-  __m256i x;
 };
 
 }   // namespace
@@ -55,7 +48,7 @@ void matmul_q8_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, 
 
 void matmul_q4_avx2(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
                     int N) {
-  matmul<Avx2Int4Dots>(out, ld, x, wq, wd, bias, N);
+  matmul<Int4Dots<Avx2Int4Dot>>(out, ld, x, wq, wd, bias, N);
 }
 
 }   // namespace glassbox::kernels::x86

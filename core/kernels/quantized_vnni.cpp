@@ -25,19 +25,12 @@ struct VnniDots {
   __m256i x;
 };
 
+// Int4's products (Int4Dots): u . x, and u_lo . x_lo + u_hi . x_hi, in int32 lanes.
 struct VnniInt4Dot {
+  static __m256i dot1(__m256i u, __m256i x) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, x); }
   static __m256i dot2(__m256i u_lo, __m256i x_lo, __m256i u_hi, __m256i x_hi) {
-    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u_lo, x_lo), u_hi, x_hi);
+    return _mm256_dpbusd_epi32(dot1(u_lo, x_lo), u_hi, x_hi);
   }
-};
-
-struct VnniInt4Dots {
-  using Weight = std::uint8_t;
-  static constexpr int kRowBytes = 16, kOffset = 8;
-  using Pair = Int4Pair<VnniInt4Dot>;
-  explicit VnniInt4Dots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
-  __m256i row(const std::uint8_t* w) const { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), int4_values(w), x); }
-  __m256i x;
 };
 
 }   // namespace
@@ -49,7 +42,7 @@ void matmul_q8_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, 
 
 void matmul_q4_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
                     int N) {
-  matmul<VnniInt4Dots>(out, ld, x, wq, wd, bias, N);
+  matmul<Int4Dots<VnniInt4Dot>>(out, ld, x, wq, wd, bias, N);
 }
 
 }   // namespace glassbox::kernels::x86

@@ -86,6 +86,18 @@ struct Int4Pair {
   __m256i lo, hi;
 };
 
+// An int4 kernel's Dots, from its Dot: dot1(u, x), one row's 32 values (+ 8, unsigned bytes)
+// against x's, and dot2 (Int4Pair). The nibbles, stored as w + 8, are the unsigned side as they are.
+template <class Dot>
+struct Int4Dots {
+  using Weight = std::uint8_t;
+  static constexpr int kRowBytes = kBlock / 2, kOffset = 8;
+  using Pair = Int4Pair<Dot>;
+  explicit Int4Dots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
+  __m256i row(const std::uint8_t* w) const { return Dot::dot1(int4_values(w), x); }
+  __m256i x;
+};
+
 // Bias (if given) plus acc, stored for rows 4g.. that exist.
 inline void store_group(float* out, __m128 acc, const float* bias, int g, int N) {
   alignas(16) float v[kRows];
