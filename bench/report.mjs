@@ -13,7 +13,7 @@
 //   ENTRY.json             bench/tokenizer_entry.mjs: the tokenizer entry beside model.tokenize
 //   --wllama WLLAMA.json   (optional, anywhere among the arguments) bench/wllama.mjs's timed runs:
 //                          glassbox int8/int4 against wllama Q8_0/Q4_0 in Chromium, one thread;
-//   --wllama-check C.json  and its cross-check (bench/wllama.mjs --runs 0)
+//   --wllama-check C.json  and its cross-check on the test fixtures (bench/wllama.mjs --fixtures)
 //   --llama-cpp LLAMA.json (optional) bench/llama_cpp.mjs: llama.cpp natively (F32, Q8_0, Q4_0) on
 //                          one thread and on every core, beside glassbox's native rows
 import { readFileSync, writeFileSync } from 'node:fs';
