@@ -35,6 +35,7 @@ import { planGguf, writeModelGguf } from '../scripts/write_gguf.mjs';
 import { T, writeGguf } from '../scripts/gguf/container.mjs';
 import { vocabMetadata } from '../scripts/gguf/vocab.mjs';
 import { dispose, loadGguf, loadVocab, logProbsAlong } from './llama_cpp_peer.mjs';
+import { CHECK_FIXTURES, GREEDY_MARGIN } from './peer_inputs.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values } = parseArgs({
@@ -45,28 +46,13 @@ const { values } = parseArgs({
   },
 });
 
-// The fixtures: every writer path (GPT-2's Conv1D transposes, Llama's rotary permutation with and
-// without grouped KV heads, Llama 3's rope_freqs, linear rope scaling and shards, Qwen2's biases,
-// Qwen3's q/k norms, GPT-NeoX's regrouped qkv and partial rotary).
-const MODELS = [
-  'gpt2-f32',
-  'llama-gqa',
-  'llama-llama3-bf16',
-  'llama-linear-sharded',
-  'qwen2-bf16',
-  'qwen3-qk-norm',
-  'gpt-neox-parallel',
-];
+const MODELS = CHECK_FIXTURES;
 const TYPES = [
   { gguf: 'f32', quantize: 'none' },
   { gguf: 'q8_0', quantize: 'int8' },
   { gguf: 'q4_0', quantize: 'int4' },
 ];
-// Steps whose glassbox top-2 margin is below this are not compared (logit units).
-// The quantized margins are set by how far the two quantized runs fall from F32 on these tiny
-// models (rows of 32 values: one block per row, so the logits move by up to 1 for Q8_0 and 7 for
-// Q4_0 where F32's reach 14): only steps whose winner is clear of that noise are compared.
-const MARGIN = { f32: 0.01, q8_0: 0.5, q4_0: 2.5 };
+const MARGIN = GREEDY_MARGIN;
 // Quantized: the largest |log-probability difference| allowed between llama.cpp on the GGUF and glassbox's F32
 // engine on the weights it decodes to: llama.cpp's Q8_0 activations move logits by up to ~0.5 here.
 const DEQUANTIZED_TOLERANCE = 1.0;

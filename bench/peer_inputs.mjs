@@ -1,6 +1,7 @@
 // What the llama.cpp peers (bench/llama_cpp.mjs natively, bench/wllama.mjs in Chromium) are given,
 // the same for both: the prompt's token ids, and GGUF files written from a glassbox model
-// directory once and reused while newer than the directory's config.json and weights.
+// directory once and reused while newer than the directory's config.json and weights; and what
+// their greedy cross-checks share (bench/llama_cpp_check.mjs, bench/wllama.mjs --fixtures).
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -32,3 +33,23 @@ export function cachedGguf(file, dir, write, log = () => {}) {
   log(`wrote ${file} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return file;
 }
+
+// The cross-checks' models, test fixtures that take every path of the GGUF writer: GPT-2's Conv1D
+// transposes, Llama's rotary permutation with and without grouped KV heads, Llama 3's rope_freqs,
+// linear rope scaling and shards, Qwen2's biases, Qwen3's q/k norms, GPT-NeoX's regrouped qkv and
+// partial rotary.
+export const CHECK_FIXTURES = [
+  'gpt2-f32',
+  'llama-gqa',
+  'llama-llama3-bf16',
+  'llama-linear-sharded',
+  'qwen2-bf16',
+  'qwen3-qk-norm',
+  'gpt-neox-parallel',
+];
+
+// Steps whose glassbox top-2 margin is below this are not compared (logit units), per GGUF type.
+// The quantized margins are set by how far the two quantized runs fall from F32 on the fixtures
+// (rows of 32 values: one block per row, so the logits move by up to 1 for Q8_0 and 7 for Q4_0
+// where F32's reach 14): only steps whose winner is clear of that noise are compared.
+export const GREEDY_MARGIN = { f32: 0.01, q8_0: 0.5, q4_0: 2.5 };

@@ -52,7 +52,7 @@ import { launchOptions } from '../scripts/chromium.mjs';
 import { startServer } from '../scripts/serve.mjs';
 import { glassboxGenerate } from './chromium_glassbox.mjs';
 import { stats } from './merge.mjs';
-import { cachedGguf, promptIds } from './peer_inputs.mjs';
+import { CHECK_FIXTURES, GREEDY_MARGIN, cachedGguf, promptIds } from './peer_inputs.mjs';
 import { wllamaGenerate, wllamaGenerateLogprobs, wllamaLoad, writeIdVocabGguf } from './wllama_peer.mjs';
 
 const log = (s) => process.stderr.write(`wllama: ${s}\n`);
@@ -79,23 +79,15 @@ const { values } = parseArgs({
 const PROMPT = 128,
   DECODE = 128,
   CONTEXT = PROMPT + DECODE + 8;
-// glassbox's quantization for each GGUF type, and the smallest glassbox top-2 margin (logit units)
-// at which the greedy tokens must agree: bench/llama_cpp_check.mjs's.
+// glassbox's quantization for each GGUF type; the greedy tokens must agree where glassbox's top-2
+// margin is at least GREEDY_MARGIN's (bench/peer_inputs.mjs, as bench/llama_cpp_check.mjs).
 const QUANTIZE = { f32: 'none', q8_0: 'int8', q4_0: 'int4' };
-const MARGIN = { f32: 0.01, q8_0: 0.5, q4_0: 2.5 };
+const MARGIN = GREEDY_MARGIN;
 const TOP = 5;
 // --fixtures: bench/llama_cpp_check.mjs's models (every writer path) and prompts: 3 prompts of 6
 // ids, 20 greedy tokens each. Their logits are wider apart than random full-size models', so
 // many more steps clear the margins.
-const FIXTURES = [
-  'gpt2-f32',
-  'llama-gqa',
-  'llama-llama3-bf16',
-  'llama-linear-sharded',
-  'qwen2-bf16',
-  'qwen3-qk-norm',
-  'gpt-neox-parallel',
-];
+const FIXTURES = CHECK_FIXTURES;
 const FIXTURE_SHAPE = { prompts: 3, length: 6, decode: 19, context: 32 };
 const fixturePrompts = (nVocab) =>
   Array.from({ length: FIXTURE_SHAPE.prompts }, (_, p) =>
