@@ -285,14 +285,34 @@ GLASSBOX_INLINE void quantize_block_q4(std::uint8_t* q, float* scale, const floa
     value = larger ? x[i] : value;
     at = larger ? Vec8i{} + i : at;
   }
-  float largest = 0.0f, m = 0.0f;
-  int first = kQ8Block;
-  bool any_nan = false;
-  for (int l = 0; l < simd::kLanes; ++l) {
-    any_nan |= nan[l] != 0;
-    const int index = at[l] * simd::kLanes + l;
-    if (amax[l] > largest || (amax[l] == largest && index < first)) largest = amax[l], m = value[l], first = index;
-  }
+  // Across the lanes, without a branch per lane: the largest magnitude in every lane (amax holds
+  // no NaN), then the earliest position holding it, and that lane's value.
+  const auto lanes_max = [](Vec8 a) {
+    a = a < __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3)
+            ? __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3)
+            : a;
+    a = a < __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5)
+            ? __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5)
+            : a;
+    return a < __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6)
+               ? __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6)
+               : a;
+  };
+  const auto lanes_min = [](Vec8i a) {
+    a = a > __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3)
+            ? __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3)
+            : a;
+    a = a > __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5)
+            ? __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5)
+            : a;
+    return a > __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6)
+               ? __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6)
+               : a;
+  };
+  const Vec8i index = at * simd::kLanes + Vec8i{0, 1, 2, 3, 4, 5, 6, 7};
+  const int first = lanes_min(amax == lanes_max(amax) ? index : Vec8i{} + kQ8Block)[0];
+  const float m = value[first % simd::kLanes];
+  const bool any_nan = lanes_min(nan)[0] != 0;        // a NaN lane is -1 (all ones), the others 0
   const float d = any_nan ? NAN : m / -8.0f + 0.0f;   // + 0: an all-zero block's scale is 0, not -0
   const float inv = d != 0.0f && std::isfinite(d) ? 1.0f / d : 0.0f;
   const bool divide = std::isinf(inv);   // a subnormal d has no finite inverse
