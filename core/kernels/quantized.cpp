@@ -239,12 +239,13 @@ GLASSBOX_INLINE void matmul_portable(float* out, const Q8Activations& x, const W
     }
 }
 
-GLASSBOX_CLONES void matmul_q8_portable(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd,
-                                        const float* bias, int N, int ld) {
+// The portable kernel, compiled once per target clone (kernels/simd.h), for each weight type.
+GLASSBOX_CLONES void matmul_cloned(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd,
+                                   const float* bias, int N, int ld) {
   matmul_portable(out, x, wq, wd, bias, N, ld);
 }
-GLASSBOX_CLONES void matmul_q4_portable(float* out, const Q8Activations& x, const std::uint8_t* wq, const float* wd,
-                                        const float* bias, int N, int ld) {
+GLASSBOX_CLONES void matmul_cloned(float* out, const Q8Activations& x, const std::uint8_t* wq, const float* wd,
+                                   const float* bias, int N, int ld) {
   matmul_portable(out, x, wq, wd, bias, N, ld);
 }
 
@@ -423,55 +424,34 @@ bool q8_kernel_available(Q8Kernel kernel) {
 }
 
 namespace {
-// Each weight type's kernels: int8 (std::int8_t) and int4 (std::uint8_t, two values a byte).
-template <class W>
-struct KernelsFor;
-template <>
-struct KernelsFor<std::int8_t> {
-  static constexpr const char* kName = "matmul_q8";
-  static constexpr auto portable = matmul_q8_portable;
-#ifdef GLASSBOX_X86_KERNELS
-  static constexpr auto avx2 = x86::matmul_q8_avx2, vnni = x86::matmul_q8_vnni;
-#endif
-};
-template <>
-struct KernelsFor<std::uint8_t> {
-  static constexpr const char* kName = "matmul_q4";
-  static constexpr auto portable = matmul_q4_portable;
-#ifdef GLASSBOX_X86_KERNELS
-  static constexpr auto avx2 = x86::matmul_q4_avx2, vnni = x86::matmul_q4_vnni;
-#endif
-};
-
 // The x86 kernels where the CPU has them: the portable kernel's per-row widening and horizontal
 // sums cost more than reading the memory, and they do fewer of both (docs/performance.md, Int8
-// kernels).
+// kernels). W: std::int8_t (int8) or std::uint8_t (int4), which picks each kernel's overload.
 template <class W>
-void matmul_quantized(float* out, const Q8Activations& x, const W* wq, const float* wd, const float* bias, int N,
-                      int out_stride, Q8Kernel kernel) {
-  using Kernels = KernelsFor<W>;
+void matmul_quantized(const char* name, float* out, const Q8Activations& x, const W* wq, const float* wd,
+                      const float* bias, int N, int out_stride, Q8Kernel kernel) {
   if (!q8_kernel_available(kernel))
-    throw std::invalid_argument(std::string(Kernels::kName) + ": this CPU does not have the kernel asked for");
+    throw std::invalid_argument(std::string(name) + ": this CPU does not have the kernel asked for");
   const int ld = out_stride ? out_stride : N;
 #ifdef GLASSBOX_X86_KERNELS
   if (kernel == Q8Kernel::Best)
     kernel = has_avx512_vnni() ? Q8Kernel::Avx512Vnni : has_avx2() ? Q8Kernel::Avx2 : Q8Kernel::Portable;
   const x86::Q8Rows rows{x.q.data(), x.d.data(), x.sum128.data(), x.T, x.Kp, x.blocks};
-  if (kernel == Q8Kernel::Avx2) return Kernels::avx2(out, ld, rows, wq, wd, bias, N);
-  if (kernel == Q8Kernel::Avx512Vnni) return Kernels::vnni(out, ld, rows, wq, wd, bias, N);
+  if (kernel == Q8Kernel::Avx2) return x86::matmul_avx2(out, ld, rows, wq, wd, bias, N);
+  if (kernel == Q8Kernel::Avx512Vnni) return x86::matmul_vnni(out, ld, rows, wq, wd, bias, N);
 #endif
-  Kernels::portable(out, x, wq, wd, bias, N, ld);
+  matmul_cloned(out, x, wq, wd, bias, N, ld);
 }
 }   // namespace
 
 void matmul_q8(float* out, const Q8Activations& x, const std::int8_t* wq, const float* wd, const float* bias, int N,
                int out_stride, Q8Kernel kernel) {
-  matmul_quantized(out, x, wq, wd, bias, N, out_stride, kernel);
+  matmul_quantized("matmul_q8", out, x, wq, wd, bias, N, out_stride, kernel);
 }
 
 void matmul_q4(float* out, const Q8Activations& x, const std::uint8_t* wq, const float* wd, const float* bias, int N,
                int out_stride, Q8Kernel kernel) {
-  matmul_quantized(out, x, wq, wd, bias, N, out_stride, kernel);
+  matmul_quantized("matmul_q4", out, x, wq, wd, bias, N, out_stride, kernel);
 }
 
 }   // namespace glassbox::kernels

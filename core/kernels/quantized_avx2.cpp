@@ -41,13 +41,13 @@ struct Avx2Int4Dot {
 
 }   // namespace
 
-void matmul_q8_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
-                    int N) {
+void matmul_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
+                 int N) {
   matmul<Avx2Dots>(out, ld, x, wq, wd, bias, N);
 }
 
-void matmul_q4_avx2(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
-                    int N) {
+void matmul_avx2(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
+                 int N) {
   matmul<Int4Dots<Avx2Int4Dot>>(out, ld, x, wq, wd, bias, N);
 }
 

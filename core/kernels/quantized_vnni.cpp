@@ -35,13 +35,13 @@ struct VnniInt4Dot {
 
 }   // namespace
 
-void matmul_q8_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
-                    int N) {
+void matmul_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
+                 int N) {
   matmul<VnniDots>(out, ld, x, wq, wd, bias, N);
 }
 
-void matmul_q4_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
-                    int N) {
+void matmul_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
+                 int N) {
   matmul<Int4Dots<VnniInt4Dot>>(out, ld, x, wq, wd, bias, N);
 }
 

@@ -23,15 +23,13 @@ struct Q8Rows {
   int T, Kp, blocks;
 };
 
-// out (T,N) with rows ld apart.
-void matmul_q8_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
-                    int N);
-void matmul_q8_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
-                    int N);
-void matmul_q4_avx2(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
-                    int N);
-void matmul_q4_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
-                    int N);
+// out (T,N) with rows ld apart; int8 weights (std::int8_t) or int4's nibbles (std::uint8_t).
+void matmul_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias, int N);
+void matmul_avx2(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
+                 int N);
+void matmul_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias, int N);
+void matmul_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
+                 int N);
 
 }   // namespace glassbox::kernels::x86
 #endif
