@@ -63,8 +63,8 @@ GLASSBOX_INLINE void to_int8(std::int8_t* q, const Vec8 (&t)[kQ8Block / simd::kL
     wasm_v128_store(q + 16 * i, wasm_i8x16_narrow_i16x8(lo, hi));
   }
 #else
-  // Narrowed as vectors (vpmovdb, or packs): a byte at a time, the quantizer took a third of the
-  // time of loading a 16-bit model as int8.
+  // Narrowed as vectors (vpmovdb, or packs): a byte at a time, this step was much of the cost of
+  // quantizing a model's weights at load.
   typedef std::int8_t Vec8c __attribute__((vector_size(8)));
   for (int i = 0; i < kQ8Block / simd::kLanes; ++i) {
     const Vec8c v = __builtin_convertvector(__builtin_convertvector(t[i], Vec8i), Vec8c);
