@@ -12,10 +12,12 @@
 //                                                      differs at position P (default T / 2)
 //   glassbox_perf tokenizer DIR TEXT                   encode and decode TEXT's bytes
 //   glassbox_perf triad [--mb N]                       single-core memory bandwidth (STREAM triad)
-//   glassbox_perf kernels [--keys S]                   the decoding kernels alone on GPT-2 small's
-//                                                      shapes (random values): the int8 and int4
-//                                                      products of one token, attention over S cached keys in
-//                                                      all 12 layers, quantizing activations
+//   glassbox_perf kernels [--keys S] [--prompt T]      the kernels alone on GPT-2 small's shapes
+//                                                      (random values): the int8 and int4 products
+//                                                      of one token, attention over S cached keys
+//                                                      in all 12 layers, quantizing activations,
+//                                                      and one layer's products for a T-row prompt
+//                                                      (F32, int8, int4)
 //
 // Prints one JSON object. Times are wall-clock (steady_clock); peak memory is the process's
 // resident high-water mark (getrusage natively; Node's process.resourceUsage() in WebAssembly), and
@@ -167,7 +169,7 @@ double median_ms(int reps, F&& fn, B&& before) {
 
 // The kernels a decoded token of GPT-2 small spends its time in, alone: what each costs, and how
 // close to the memory's speed the bandwidth-bound ones get (docs/performance.md, Int8 kernels).
-json run_kernels(int keys, int reps) {
+json run_kernels(int keys, int prompt, int reps) {
   namespace k = glassbox::kernels;
   constexpr int L = 12, H = 12, hd = 64, C = H * hd, F = 4 * C, V = 50257;
   std::mt19937 rng(1);
@@ -279,12 +281,55 @@ json run_kernels(int keys, int reps) {
                          cache[2 * l + 1] + h * hd, C, 1, keys - 1, hd, 0.125f, nullptr, scratch.data());
       },
       products);
+  // A prompt's products, bound by arithmetic: one layer's four matrices against `prompt` rows, F32
+  // (packed, kernels.h), int8 and int4 (the activations quantized as each product does).
+  const int T = prompt;
+  const auto tx = random(std::size_t(T) * F);
+  std::vector<float> wide_out(std::size_t(T) * F);
+  double flops = 0;
+  for (int i = 0; i < 4; ++i) flops += 2.0 * T * shapes[i].first * shapes[i].second;
+  std::vector<std::vector<float>> packed;
+  for (int i = 0; i < 4; ++i) {
+    const auto [N, K] = shapes[i];
+    packed.emplace_back(std::size_t(N) * K);
+    k::pack_matrix(packed.back().data(), random(std::size_t(N) * K).data(), N, K);
+  }
+  const double prompt_f32_ms = median_ms(
+      reps,
+      [&] {
+        for (int i = 0; i < 4; ++i)
+          k::matmul(wide_out.data(), tx.data(), packed[i].data(), nullptr, T, shapes[i].second, shapes[i].first);
+      },
+      nothing);
+  k::Q8Activations prompt_narrow, prompt_wide;
+  const auto prompt_ms = [&](auto product) {
+    return median_ms(
+        reps,
+        [&] {
+          k::quantize_activations_q8(prompt_narrow, tx.data(), T, C);
+          k::quantize_activations_q8(prompt_wide, tx.data(), T, F);
+          for (int i = 0; i < 4; ++i) product(i, shapes[i].second == C ? prompt_narrow : prompt_wide);
+        },
+        nothing);
+  };
+  const double prompt_int8_ms = prompt_ms([&](int i, const k::Q8Activations& a) {
+    k::matmul_q8(wide_out.data(), a, matrices[i].q, matrices[i].d, nullptr, matrices[i].N);
+  });
+  const double prompt_int4_ms = prompt_ms([&](int i, const k::Q8Activations& a) {
+    k::matmul_q4(wide_out.data(), a, matrices4[i].q, matrices4[i].d, nullptr, matrices4[i].N);
+  });
+
   const double cache_bytes = 2.0 * L * keys * C * sizeof(float);
   const double mb = static_cast<double>(bytes) / 1e6, mb4 = static_cast<double>(bytes4) / 1e6;
   return {
       {"int8_products", {{"mb", mb}, {"ms", products_ms}, {"gb_s", mb / products_ms}, {"tok_s", 1000.0 / products_ms}}},
       {"int4_products",
        {{"mb", mb4}, {"ms", products4_ms}, {"gb_s", mb4 / products4_ms}, {"tok_s", 1000.0 / products4_ms}}},
+      {"prompt_products",
+       {{"tokens", T},
+        {"f32_gflop_s", flops / prompt_f32_ms / 1e6},
+        {"int8_gflop_s", flops / prompt_int8_ms / 1e6},
+        {"int4_gflop_s", flops / prompt_int4_ms / 1e6}}},
       {"quantize_activations", {{"ns_per_value", 1e6 * quantize_ms / values}}},
       {"attention",
        {{"keys", keys},
@@ -421,6 +466,10 @@ int main(int argc, char** argv) {
   kernels->add_option("--keys", keys, "cached positions attention reads")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  int prompt = 128;
+  kernels->add_option("--prompt", prompt, "prompt rows of the prompt products")
+      ->check(CLI::Range(2, 4096))
+      ->capture_default_str();
   kernels->add_option("--reps", reps, "timings, of which the median")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
@@ -461,7 +510,7 @@ int main(int argc, char** argv) {
     } else if (*tokenizer)
       out = run_tokenizer(dir, text_file);
     else if (*kernels)
-      out = run_kernels(keys, reps);
+      out = run_kernels(keys, prompt, reps);
 #ifdef GLASSBOX_PERF_TRAINING
     else if (*train) {
       const auto config = glassbox::ModelConfig::parse(json{{"model_type", "gpt2"},

@@ -27,6 +27,7 @@ namespace glassbox::kernels::simd {
 typedef float Vec8 __attribute__((vector_size(32)));
 typedef std::int32_t Vec8i __attribute__((vector_size(32)));
 typedef float Vec4 __attribute__((vector_size(16)));
+typedef float Vec16 __attribute__((vector_size(64)));   // one AVX-512 register (kernels.cpp's prompt tiles)
 typedef std::int32_t Vec4i __attribute__((vector_size(16)));
 constexpr int kLanes = 8;
 
