@@ -426,7 +426,8 @@ __attribute__((target("arch=x86-64-v4"))) void prefill_avx512(float* out, int ld
 //   AVX-512 (32 registers of 16 floats)             16 x 4   (16 x 5, 16 x 6 as fast; 8 x 5 to
 //                                                             8 x 12 slower; 8-float vectors'
 //                                                             8 x 4 a third slower)
-//   AVX2 (16 registers of 8 floats)                 4 x 4    (8 x 4 spills)
+//   AVX2 (16 registers of 8 floats)                 8 x 2    (4 x 4 slower: a shuffle of x per
+//                                                             2 rows, not 4; 8 x 4 spills)
 GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N,
                             int out_stride) {
   const int ld = out_stride ? out_stride : N;
@@ -447,7 +448,7 @@ GLASSBOX_CLONES void matmul(float* out, const float* x, const float* w, const fl
     if (has_avx512())
       prefill_avx512(out, ld, x, w, bias, T, K, N8);
     else
-      prefill<Vec8, 4, 4>(out, ld, x, w, bias, T, K, N8);
+      prefill<Vec8, 8, 2>(out, ld, x, w, bias, T, K, N8);
 #else
     prefill<Vec8, 4, 4>(out, ld, x, w, bias, T, K, N8);
 #endif
