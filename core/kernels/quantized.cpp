@@ -261,6 +261,14 @@ GLASSBOX_INLINE Vec8i to_int(Vec8 v) {
 #endif
 }
 
+// pick(every lane of v), in every lane: three shuffles and picks (a tree over the 8 lanes).
+template <class V, class Pick>
+GLASSBOX_INLINE V across_lanes(V v, Pick pick) {
+  v = pick(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3));
+  v = pick(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5));
+  return pick(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6));
+}
+
 // One int4 block of 32 values (zeros past n) -> 16 bytes of nibbles and the scale (quantized.h's
 // rule; reference::quantize_q4 is the same arithmetic written plainly, tested to give the same
 // bits), 8 lanes at a time: a quantized load converts every weight of the model once, and a
@@ -288,33 +296,13 @@ GLASSBOX_INLINE void quantize_block_q4(std::uint8_t* q, float* scale, const floa
   }
   // Across the lanes, without a branch per lane: the largest magnitude in every lane (amax holds
   // no NaN), then the earliest position holding it, and that lane's value.
-  const auto lanes_max = [](Vec8 a) {
-    a = a < __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3)
-            ? __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3)
-            : a;
-    a = a < __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5)
-            ? __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5)
-            : a;
-    return a < __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6)
-               ? __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6)
-               : a;
-  };
-  const auto lanes_min = [](Vec8i a) {
-    a = a > __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3)
-            ? __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3)
-            : a;
-    a = a > __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5)
-            ? __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5)
-            : a;
-    return a > __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6)
-               ? __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6)
-               : a;
-  };
+  const auto max_of = [](auto a, auto b) { return a < b ? b : a; };
+  const auto min_of = [](auto a, auto b) { return a > b ? b : a; };
   const Vec8i index = at * simd::kLanes + Vec8i{0, 1, 2, 3, 4, 5, 6, 7};
-  const int first = lanes_min(amax == lanes_max(amax) ? index : Vec8i{} + kQ8Block)[0];
+  const int first = across_lanes(amax == across_lanes(amax, max_of) ? index : Vec8i{} + kQ8Block, min_of)[0];
   const float m = value[first % simd::kLanes];
-  const bool any_nan = lanes_min(nan)[0] != 0;        // a NaN lane is -1 (all ones), the others 0
-  const float d = any_nan ? NAN : m / -8.0f + 0.0f;   // + 0: an all-zero block's scale is 0, not -0
+  const bool any_nan = across_lanes(nan, min_of)[0] != 0;   // a NaN lane is -1 (all ones), the others 0
+  const float d = any_nan ? NAN : m / -8.0f + 0.0f;         // + 0: an all-zero block's scale is 0, not -0
   const float inv = d != 0.0f && std::isfinite(d) ? 1.0f / d : 0.0f;
   const bool divide = std::isinf(inv);   // a subnormal d has no finite inverse
   Vec8i u[kVecs];
