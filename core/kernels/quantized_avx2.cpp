@@ -15,13 +15,16 @@ namespace {
 struct Avx2Dots {
   using Weight = std::int8_t;
   static constexpr int kRowBytes = 32, kOffset = 0;
-  using Pair = BlockPair<Avx2Dots>;
+  template <int TX>
+  using Pair = BlockPair<Avx2Dots, TX>;
+  Avx2Dots() = default;
   explicit Avx2Dots(const std::int8_t* xq)
       : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))), abs_x(_mm256_abs_epi8(x)) {}
-  __m256i row(const std::int8_t* w) const {
-    // The stored bytes at even k are w ^ 0x80 (quantized.h): flip them back.
-    const __m256i wv =
-        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(0x0080));
+  // The stored bytes at even k are w ^ 0x80 (quantized.h): flip them back.
+  static __m256i weights(const std::int8_t* w) {
+    return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(0x0080));
+  }
+  __m256i dot(__m256i wv) const {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(abs_x, _mm256_sign_epi8(wv, x)), _mm256_set1_epi16(1));
   }
   __m256i x, abs_x;

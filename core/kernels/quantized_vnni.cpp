@@ -14,14 +14,15 @@ namespace {
 struct VnniDots {
   using Weight = std::int8_t;
   static constexpr int kRowBytes = 32, kOffset = 128;
-  using Pair = BlockPair<VnniDots>;
+  template <int TX>
+  using Pair = BlockPair<VnniDots, TX>;
+  VnniDots() = default;
   explicit VnniDots(const std::int8_t* xq) : x(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq))) {}
-  __m256i row(const std::int8_t* w) const {
-    // Even k are stored flipped already; flip the odd ones: every byte is then w + 128.
-    const __m256i wv =
-        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(-0x8000));
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), wv, x);
+  // Even k are stored flipped already; flip the odd ones: every byte is then w + 128.
+  static __m256i weights(const std::int8_t* w) {
+    return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)), _mm256_set1_epi16(-0x8000));
   }
+  __m256i dot(__m256i wv) const { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), wv, x); }
   __m256i x;
 };
 
