@@ -39,7 +39,7 @@ std::string mistral_template() {
   return test::read_json(test::fixture_dir("chat/mistral-7b-instruct-v0.1.json"))["template"].get<std::string>();
 }
 
-bool has_cli() { return !std::string(GLASSBOX_CLI_PATH).empty(); }
+using test::has_cli;
 
 const char* kTwoUserTurns = R"([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])";
 const char* kToolTurn = R"([{"role": "user", "content": "a"}, {"role": "tool", "content": "b"}])";

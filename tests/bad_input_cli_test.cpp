@@ -29,7 +29,7 @@ using test::TempDir;
 
 const fs::path kShipped = GLASSBOX_SHIPPED_MODEL_DIR;   // 8,192 tokens, 7,935 merges
 
-bool has_cli() { return !std::string(GLASSBOX_CLI_PATH).empty(); }
+using test::has_cli;
 
 // The CLI refuses these while it reads its arguments: one line, exit status 2 (bad usage).
 void expect_cli_usage(const std::string& id, const std::vector<std::string>& args) {

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using test::BrokenModel;
 using test::edit_config;
 
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using test::bytes_of;
 
 // Row `id` on every C++ surface, for the model in `dir`.
 void expect_row(const std::string& id, const fs::path& dir) {

@@ -21,7 +21,7 @@ namespace {
 
 using test::fixture_dir;
 
-std::vector<std::int32_t> ids_of(const nlohmann::json& j) { return j.get<std::vector<std::int32_t>>(); }
+using test::ids_of;
 
 // The reference's tolerances (the fixtures' README): raw metrics and attribution parts 1e-5,
 // normalized grids 1e-4 (every fixture's clean-corrupted gap is at least 1), neurons 1e-5.

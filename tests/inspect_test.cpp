@@ -16,7 +16,7 @@ namespace {
 
 using test::fixture_dir;
 
-std::vector<std::int32_t> ids_of(const nlohmann::json& j) { return j.get<std::vector<std::int32_t>>(); }
+using test::ids_of;
 
 // (n_layer, n_head) factors: 1, and 0 for the [layer, head] pairs listed.
 std::vector<float> head_mask(const ModelConfig& c, const nlohmann::json& silenced) {

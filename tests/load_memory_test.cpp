@@ -22,13 +22,13 @@ namespace {
 using test::fixture_dir;
 
 // The first 8 + N bytes of a safetensors file: its length field and header.
-std::string header_of(const std::string& file) {
+std::string safetensors_header(const std::string& file) {
   std::uint64_t n = 0;
   std::memcpy(&n, file.data(), 8);
   return file.substr(0, 8 + n);
 }
 
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using test::bytes_of;
 
 class LoadMemoryTest : public ::testing::TestWithParam<std::string> {};
 
@@ -60,7 +60,7 @@ TEST_P(LoadMemoryTest, CountsWhatTheLoaderAllocates) {
   const std::string config_json = test::read_file(dir / "config.json");
   const ModelConfig config = ModelConfig::parse(config_json);
   const std::string file = test::read_file(dir / "model.safetensors");
-  const std::string header = header_of(file);
+  const std::string header = safetensors_header(file);
   ASSERT_LT(header.size(), file.size());
   const SafeTensors whole = SafeTensors::parse(bytes_of(file), "model.safetensors");
   const SafeTensors layout = SafeTensors::parse_header(bytes_of(header), "model.safetensors");
@@ -198,7 +198,7 @@ TEST(LoadMemory, LargeHalfPrecisionMatricesConvertInBlocksOfRows) {
     EXPECT_EQ(from_bf16.forward(ids, a, {.all_logits = true}), from_f32.forward(ids, b, {.all_logits = true}))
         << quantization_name(q);
     const std::string file = test::read_file(bf16_dir.path() / "model.safetensors");
-    const SafeTensors layout = SafeTensors::parse_header(bytes_of(header_of(file)), "model.safetensors");
+    const SafeTensors layout = SafeTensors::parse_header(bytes_of(safetensors_header(file)), "model.safetensors");
     EXPECT_EQ(load_footprint(ModelConfig::parse(config.dump()), layout, q, WeightSource::Streamed).transient,
               4u * 8192 * C)
         << quantization_name(q);

@@ -18,7 +18,7 @@
 namespace glassbox {
 namespace {
 
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using test::bytes_of;
 
 std::string header_of(const std::string& file) { return file.substr(0, ModelLoader::header_size(bytes_of(file))); }
 

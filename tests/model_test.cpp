@@ -15,7 +15,7 @@ namespace {
 
 using test::fixture_dir;
 
-std::vector<std::int32_t> ids_of(const nlohmann::json& j) { return j.get<std::vector<std::int32_t>>(); }
+using test::ids_of;
 
 // All logits (T,V) and attention (L,H,T,T) of one forward over `tokens` from an empty cache.
 struct FullForward {

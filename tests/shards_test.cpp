@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using test::bytes_of;
 
 // Every position's logits for ids that visit the vocabulary.
 std::vector<float> all_logits(const Model& m) {

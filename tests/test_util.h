@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,5 +104,14 @@ struct CommandResult {
 };
 // Runs the glassbox CLI with these arguments (each shell-quoted) and optional stdin text.
 CommandResult run_cli(const std::vector<std::string>& args, const std::string& stdin_text = "");
+// Whether this build has the CLI to run (natively; the WebAssembly build has none).
+inline bool has_cli() { return !std::string(GLASSBOX_CLI_PATH).empty(); }
+
+// A string's bytes, as the loaders take a file's.
+inline std::span<const std::byte> bytes_of(const std::string& s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
+// A JSON array of token ids (the fixtures' expected.json).
+inline std::vector<std::int32_t> ids_of(const nlohmann::json& j) { return j.get<std::vector<std::int32_t>>(); }
 
 }   // namespace glassbox::test
