@@ -409,8 +409,16 @@ GLASSBOX_INLINE void prefill(float* out, int ld, const float* x, const float* w,
 // spent a shuffle for every 2. Asked at run time because one source serves every clone of matmul
 // (simd.h); compiled for x86-64-v4 alone, the one target where a Vec16 is a register.
 static bool has_avx512() {
+#ifdef GLASSBOX_NATIVE_ARCH   // a build for one CPU takes the tiles of the set it was compiled for
+#ifdef __AVX512F__
+  return true;
+#else
+  return false;
+#endif
+#else
   static const bool yes = __builtin_cpu_supports("avx512f");
   return yes;
+#endif
 }
 __attribute__((target("arch=x86-64-v4"))) void prefill_avx512(float* out, int ld, const float* x, const float* w,
                                                               const float* bias, int T, int K, int N8) {
