@@ -284,7 +284,7 @@ json run_kernels(int keys, int prompt, int reps) {
   // A prompt's products, bound by arithmetic: one layer's four matrices against `prompt` rows, F32
   // (packed, kernels.h), int8 and int4 (the activations quantized as each product does).
   const int T = prompt;
-  const auto tx = random(std::size_t(T) * F);
+  const auto prompt_x = random(std::size_t(T) * F);
   std::vector<float> wide_out(std::size_t(T) * F);
   double flops = 0;
   for (int i = 0; i < 4; ++i) flops += 2.0 * T * shapes[i].first * shapes[i].second;
@@ -298,7 +298,7 @@ json run_kernels(int keys, int prompt, int reps) {
       reps,
       [&] {
         for (int i = 0; i < 4; ++i)
-          k::matmul(wide_out.data(), tx.data(), packed[i].data(), nullptr, T, shapes[i].second, shapes[i].first);
+          k::matmul(wide_out.data(), prompt_x.data(), packed[i].data(), nullptr, T, shapes[i].second, shapes[i].first);
       },
       nothing);
   k::Q8Activations prompt_narrow, prompt_wide;
@@ -306,8 +306,8 @@ json run_kernels(int keys, int prompt, int reps) {
     return median_ms(
         reps,
         [&] {
-          k::quantize_activations_q8(prompt_narrow, tx.data(), T, C);
-          k::quantize_activations_q8(prompt_wide, tx.data(), T, F);
+          k::quantize_activations_q8(prompt_narrow, prompt_x.data(), T, C);
+          k::quantize_activations_q8(prompt_wide, prompt_x.data(), T, F);
           for (int i = 0; i < 4; ++i) product(i, shapes[i].second == C ? prompt_narrow : prompt_wide);
         },
         nothing);

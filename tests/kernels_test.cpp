@@ -11,6 +11,7 @@
 #include "kernels/kernels.h"
 #include "kernels/quantized.h"
 #include "kernels/reference.h"
+#include "matmul_tiling_cases.h"
 #include "quantized_matmul_cases.h"
 #include "test_util.h"
 
@@ -71,27 +72,8 @@ TEST(Kernels, MatmulMatchesReference) {
   }
 }
 
-// The tiles (several weight rows x several input rows) change the speed, not the bits: each row of
-// a T-row product equals the same row computed alone (the decoding path), exactly.
-// K = 1603 also cuts a prompt's columns into blocks (kernels.cpp's kKBlock, 768), which decoding
-// does not. N = 45 is 5 groups of 8 (decoding pairs 4 of them; AVX-512's prompt tiles of 16 rows
-// leave one) and 5 rows; T = 11 and 13 leave rows past whole tiles of every width (2, 4 or 8 rows).
-TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) {
-  std::mt19937 rng(3);
-  for (const auto& [K, T] : {std::pair{77, 11}, std::pair{1603, 11}, std::pair{77, 13}, std::pair{1603, 13}}) {
-    const int N = 45;
-    const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng),
-               b = random_vector(N, rng);
-    const auto p = packed(w, N, K);
-    std::vector<float> all(std::size_t(T) * N), one(N);
-    matmul(all.data(), x.data(), p.data(), b.data(), T, K, N);
-    for (int t = 0; t < T; ++t) {
-      matmul(one.data(), x.data() + std::size_t(t) * K, p.data(), b.data(), 1, K, N);
-      for (int n = 0; n < N; ++n)
-        ASSERT_EQ(all[std::size_t(t) * N + n], one[n]) << "K=" << K << " T=" << T << " t=" << t << " n=" << n;
-    }
-  }
-}
+// Each row of a prompt's product equals the same row decoded alone, bit for bit (matmul_tiling_cases.h).
+TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) { test_tiling::expect_prompt_rows_equal_decoding(); }
 
 TEST(Kernels, AttentionMatchesReference) {
   std::mt19937 rng(2);

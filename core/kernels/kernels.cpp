@@ -351,13 +351,11 @@ constexpr int kDecodeStreams = 2;
 #endif
 
 // A prompt (T > 1): tiles of R weight rows x TX input rows over every packed group, each weight
-// load reused TX times and each input load R times; the last T % TX rows in tiles of 4 rows (when
-// TX is larger) and then one at a time. The tiles go down all T rows with the same R weight rows,
-// which should stay in the L1 cache: R rows of GPT-2's MLP projection (K = 3072) are 48 KB, more
-// than a 32 KB L1 data cache, so K is cut into blocks of kKBlock columns and the accumulators wait
-// in `partial` between blocks. That made this product clearly faster in WebAssembly (4 x 2
-// tiles), nearly as fast as the products with K = 768, and changed nothing natively
-// (docs/performance.md, Prompts).
+// load reused TX times and each input load R times; the last T % TX rows one at a time. The tiles go down all T rows
+// with the same R weight rows, which should stay in the L1 cache: R rows of GPT-2's MLP projection (K = 3072) are 48
+// KB, more than a 32 KB L1 data cache, so K is cut into blocks of kKBlock columns and the accumulators wait in
+// `partial` between blocks. That made this product clearly faster in WebAssembly (4 x 2 tiles), nearly as fast as the
+// products with K = 768, and changed nothing natively (docs/performance.md, Prompts).
 constexpr int kKBlock = 768;
 
 // Rows t .. of x in tiles of TX rows while whole tiles remain; returns the first row left.
@@ -379,8 +377,7 @@ GLASSBOX_INLINE void rows_of_prompt(float* out, int ld, const float* x, int T, i
   const int kv = K - K % kAccLanes;
   for (int k0 = 0;; k0 += kKBlock) {   // at least once: K < 4 is all tail
     const int k1 = std::min(kv, k0 + kKBlock);
-    int t = tile_rows<V, TX, R>(out, ld, x, T, K, group, r0, bias, n0, k0, k1, partial, 0);
-    if constexpr (TX > 4) t = tile_rows<V, 4, R>(out, ld, x, T, K, group, r0, bias, n0, k0, k1, partial, t);
+    const int t = tile_rows<V, TX, R>(out, ld, x, T, K, group, r0, bias, n0, k0, k1, partial, 0);
     tile_rows<V, 1, R>(out, ld, x, T, K, group, r0, bias, n0, k0, k1, partial, t);
     if (k1 == kv) break;
   }
@@ -405,8 +402,8 @@ GLASSBOX_INLINE void prefill(float* out, int ld, const float* x, const float* w,
 #if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
 // AVX-512 has 32 vector registers of 16 floats: tiles of 16 weight rows (two packed groups, four
 // registers of four rows) x 4 prompt rows, 16 accumulators. Each input load (4 floats, broadcast
-// to the 4 rows of a register: one shuffle) now serves 16 rows, where 8-float vectors' tiles
-// spent a shuffle for every 2. Asked at run time because one source serves every clone of matmul
+// to the 4 rows of a register: one shuffle) serves 16 rows, where 8-float vectors' tiles spend a
+// shuffle for every 2. Asked at run time because one source serves every clone of matmul
 // (simd.h); compiled for x86-64-v4 alone, the one target where a Vec16 is a register.
 static bool has_avx512() {
 #ifdef GLASSBOX_NATIVE_ARCH   // a build for one CPU takes the tiles of the set it was compiled for
