@@ -105,11 +105,12 @@ json run_model(const std::string& dir, const std::string& ids_file, int decode, 
 
   std::vector<glassbox::TokenProbability> lens;
   const glassbox::ForwardOptions options{.lens_k = lens_k, .lens = lens_k > 0 ? &lens : nullptr};
-  glassbox::KVCache cache = model.new_cache();
-  // Room for every position up front, as generation does (Generator): growing the cache between two
-  // tokens would time a one-off copy of it among the decoded tokens.
-  cache.reserve(std::min<int>(model.config().n_positions, int(prompt.size()) + decode));
+  // The first token's time includes making the cache, with room for every position up front, as
+  // generation does (Generator): growing the cache between two tokens would time a one-off copy of
+  // it among the decoded tokens.
   t0 = Clock::now();
+  glassbox::KVCache cache = model.new_cache();
+  cache.reserve(std::min<int>(model.config().n_positions, int(prompt.size()) + decode));
   std::vector<float> logits = model.forward(prompt, cache, options);
   std::int32_t next = argmax(logits);
   const double ttft_ms = ms_since(t0);

@@ -17,6 +17,7 @@
 #include "glassbox/trainer.h"
 #include "test_util.h"
 #include "io/dtype.h"
+#include "model/blocks.h"
 #include "model/thread_pool.h"
 
 namespace glassbox {
@@ -151,11 +152,23 @@ void write_random_model(const test::TempDir& dir) {
   Trainer(c, o).save_model(dir.path());
 }
 
+// The logits of every position, without a hook (a prompt's causal attention is then split into
+// blocks of rows, blocks.h).
+std::vector<float> forward_logits(const Model& model, const std::vector<std::int32_t>& ids) {
+  KVCache cache = model.new_cache();
+  ForwardOptions o;
+  o.all_logits = true;
+  return model.forward(ids, cache, o);
+}
+
 TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
   std::vector<std::int32_t> ids;
   for (int i = 0; i < 48; ++i) ids.push_back((i * 37 + 11) % 512);
-  EXPECT_GE(48.0 * 3 * 128 * 128, kParallelWork);   // the qkv product is split
-  EXPECT_GE(2.0 * 48 * 48 * 128, kParallelWork);    // attention too
+  EXPECT_GE(48.0 * 3 * 128 * 128, kParallelWork);           // the qkv product is split
+  EXPECT_GE(2.0 * 48 * 48 * 128, kParallelWork);            // attention too, and without a hook in
+  EXPECT_GT(48, kAttentionRows);                            // blocks of rows
+  EXPECT_GE(48.0 * 512 * kActivationCost, kParallelWork);   // GELU
+  EXPECT_GE(48.0 * 512 * kQuantizeCost, kParallelWork);     // int8, int4: the MLP projection's input
   test::TempDir dir;
   write_random_model(dir);
   for (Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
@@ -170,6 +183,72 @@ TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
       const Result many = forward_all(model, ids);
       EXPECT_EQ(many.logits, one.logits) << quantization_name(q) << ", " << threads << " threads";
       EXPECT_EQ(many.attention, one.attention) << quantization_name(q) << ", " << threads << " threads";
+      EXPECT_EQ(forward_logits(model, ids), one.logits) << quantization_name(q) << ", " << threads << " threads";
+    }
+  }
+}
+
+// A Llama-shaped model (RMSNorm, a gated SiLU MLP, rotary positions, grouped-query attention), with
+// random weights, wide enough that a 48-token prompt's norms are split across threads too.
+void write_random_llama(const test::TempDir& dir) {
+  const int V = 256, C = 192, F = 512, layers = 2, kv = 96;   // 4 heads of 48, 2 key/value heads
+  nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}},
+                           {"model_type", "llama"},
+                           {"vocab_size", V},
+                           {"hidden_size", C},
+                           {"max_position_embeddings", 64},
+                           {"intermediate_size", F},
+                           {"num_hidden_layers", layers},
+                           {"num_attention_heads", 4},
+                           {"num_key_value_heads", 2},
+                           {"hidden_act", "silu"},
+                           {"rms_norm_eps", 1e-6},
+                           {"tie_word_embeddings", false},
+                           {"rope_theta", 10000.0}};
+  std::mt19937 rng(7);
+  std::vector<test::RawTensor> tensors;
+  const auto add = [&](const std::string& name, std::vector<std::int64_t> shape, float scale) {
+    std::size_t n = 1;
+    for (std::int64_t d : shape) n *= std::size_t(d);
+    tensors.push_back(test::f32_tensor(name, shape, test::random_vector(n, rng, scale)));
+  };
+  add("model.embed_tokens.weight", {V, C}, 1.0f);
+  add("lm_head.weight", {V, C}, 0.1f);
+  add("model.norm.weight", {C}, 1.0f);
+  for (int l = 0; l < layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    add(p + "input_layernorm.weight", {C}, 1.0f);
+    add(p + "post_attention_layernorm.weight", {C}, 1.0f);
+    add(p + "self_attn.q_proj.weight", {C, C}, 0.1f);
+    add(p + "self_attn.k_proj.weight", {kv, C}, 0.1f);
+    add(p + "self_attn.v_proj.weight", {kv, C}, 0.1f);
+    add(p + "self_attn.o_proj.weight", {C, C}, 0.1f);
+    add(p + "mlp.gate_proj.weight", {F, C}, 0.1f);
+    add(p + "mlp.up_proj.weight", {F, C}, 0.1f);
+    add(p + "mlp.down_proj.weight", {C, F}, 0.05f);
+  }
+  test::write_file(dir.path() / "config.json", config.dump());
+  test::write_file(dir.path() / "model.safetensors", test::make_safetensors(tensors));
+}
+
+TEST(Threads, LlamaShapedForwardDoesNotDependOnTheThreadCount) {
+  std::vector<std::int32_t> ids;
+  for (int i = 0; i < 48; ++i) ids.push_back((i * 53 + 5) % 256);
+  EXPECT_GE(48.0 * 192 * kNormCost, kParallelWork);         // RMSNorm
+  EXPECT_GE(48.0 * 512 * kActivationCost, kParallelWork);   // SiLU times up
+  EXPECT_GE(2.0 * 48 * 48 * 192, kParallelWork);            // attention, in blocks of rows
+  test::TempDir dir;
+  write_random_llama(dir);
+  for (Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
+    const Model model = Model::load(dir.path(), LoadOptions{q});
+    Result one;
+    {
+      ThreadCount t(1);
+      one = forward_all(model, ids);
+    }
+    for (int threads : {1, 2, 3, 7, 16}) {
+      ThreadCount t(threads);
+      EXPECT_EQ(forward_logits(model, ids), one.logits) << quantization_name(q) << ", " << threads << " threads";
     }
   }
 }

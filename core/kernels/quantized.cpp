@@ -346,7 +346,7 @@ GLASSBOX_CLONES void quantize_weights_q4(std::uint8_t* q, float* d, const float*
     }
 }
 
-GLASSBOX_CLONES void quantize_activations_q8(Q8Activations& x, const float* in, int T, int K) {
+void size_activations_q8(Q8Activations& x, int T, int K) {
   const Q8Shape s(1, K);
   x.T = T, x.Kp = s.Kp, x.blocks = s.blocks;
   x.q.resize(std::size_t(T) * s.Kp);
@@ -354,7 +354,16 @@ GLASSBOX_CLONES void quantize_activations_q8(Q8Activations& x, const float* in, 
   x.pairs.resize(kQ8Pairs ? x.q.size() : 0);
   x.even_sum128.resize(kQ8Pairs ? x.d.size() : 0);
   x.sum128.resize(x.d.size());
-  for (int t = 0; t < T; ++t)
+}
+
+void quantize_activations_q8(Q8Activations& x, const float* in, int T, int K) {
+  size_activations_q8(x, T, K);
+  quantize_activation_rows_q8(x, in, K, 0, T);
+}
+
+GLASSBOX_CLONES void quantize_activation_rows_q8(Q8Activations& x, const float* in, int K, int t0, int t1) {
+  const Q8Shape s(1, K);
+  for (int t = t0; t < t1; ++t)
     for (int b = 0; b < s.blocks; ++b) {
       const std::size_t tb = std::size_t(t) * s.blocks + b;
       const int k0 = b * kQ8Block;

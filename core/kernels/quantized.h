@@ -76,6 +76,10 @@ struct Q8Activations {
   std::vector<std::int32_t> sum128;   // (T,blocks) 128 * sum of q (taken off (w + 128) . q and, / 16, (w + 8) . q)
 };
 void quantize_activations_q8(Q8Activations& x, const float* in, int T, int K);
+// The same in two steps, so that threads can share the rows: x sized for (T,K), then rows t0 .. t1-1
+// of in quantized (each row alone: the bits do not depend on how the rows are split).
+void size_activations_q8(Q8Activations& x, int T, int K);
+void quantize_activation_rows_q8(Q8Activations& x, const float* in, int K, int t0, int t1);
 
 // The kernels of matmul_q8. All give the same bits; Best picks the fastest this CPU has.
 //   Portable   vector extensions / SIMD128, 16-bit dot products (every target)

@@ -8,6 +8,33 @@
 
 namespace glassbox {
 
+Activations::Activations(const ModelConfig& c, int T, int n_keys) : scratch(std::size_t(c.n_head) * n_keys), T(T) {
+  const std::size_t C = std::size_t(T) * c.n_embd, Q = std::size_t(T) * q_width(c), F = std::size_t(T) * c.n_inner,
+                    W = std::size_t(T) * (q_width(c) + 2 * kv_width(c));
+  std::span<float>* arrays[] = {&x, &h, &qkv, &q, &heads, &branch, &fc, &up, &attn};
+  const std::size_t sizes[] = {C, C, W, Q, Q, C, F, c.mlp == Mlp::Gated ? F : 0, c.parallel_residual ? C : 0};
+  const auto padded = [](std::size_t n) { return (n + 15) / 16 * 16; };   // each array on a 64-byte line
+  std::size_t total = 0;
+  for (std::size_t n : sizes) total += padded(n);
+  memory_ = LargeBlock(total * sizeof(float));
+  float* p = reinterpret_cast<float*>(memory_.data());
+  if (!memory_.on_huge_pages()) std::fill_n(p, total, 0.0f);   // a fresh mapping is zero already
+  for (std::size_t i = 0; i < std::size(arrays); ++i) {
+    *arrays[i] = {p, sizes[i]};
+    p += padded(sizes[i]);
+  }
+}
+
+namespace {
+
+// Rows of a step between the products across the threads (blocks.h: kNormCost and the rest).
+template <class F>
+void for_rows(int T, int width, double cost, F&& fn) {
+  parallel_for(T, 1, double(T) * width * cost, fn);
+}
+
+}   // namespace
+
 // Runs products that share their input as one: the input quantized once (int8, int4), and the rows of
 // every matrix split across the threads (glassbox/threads.h) in slices of 16 rows of one matrix
 // each, in one parallel_for (one wake-up of the threads, where three products would take three).
@@ -17,7 +44,10 @@ void linear(std::initializer_list<Product> products, const float* in, int T, Act
   constexpr int kGrain = 16;   // a multiple of the kernels' row tiles (8 for F32, 4 for int8 and int4)
   const int K = products.begin()->w.K;
   const bool quantized = products.begin()->w.f32 == nullptr;
-  if (quantized) kernels::quantize_activations_q8(a.xq, in, T, K);
+  if (quantized) {
+    kernels::size_activations_q8(a.xq, T, K);
+    for_rows(T, K, kQuantizeCost, [&](int t0, int t1) { kernels::quantize_activation_rows_q8(a.xq, in, K, t0, t1); });
+  }
   // The matrices' rows one after another, each rounded up to whole slices.
   int total = 0;
   double work = 0;
@@ -150,10 +180,10 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
     const float* factors = o.head_mask.empty() ? nullptr : o.head_mask.data() + std::size_t(l) * H;   // (H)
     if (o.hook) a.probs.assign(std::size_t(H) * T * S, 0.0f);
     float* heads = a.heads.data() + row0 * Dq;
-    const double work = 2.0 * T * S * Dq;            // scores and weighted sums over every head
-    parallel_for(H, 1, work, [&](int h0, int h1) {   // head h reads columns h*hd .. of q, (h/group)*hd .. of k, v
-      if (T == 1) {   // decoding: each cache row read once for the heads of one key/value head
-        for (int h = h0; h < h1;) {
+    const double work = 2.0 * T * S * Dq;   // scores and weighted sums over every head
+    if (T == 1) {
+      parallel_for(H, 1, work, [&](int h0, int h1) {   // head h reads columns h*hd .. of q, (h/group)*hd .. of k, v
+        for (int h = h0; h < h1;) {                    // each cache row read once for the heads of one key/value head
           const int g = h / group, end = group == 1 ? h1 : std::min(h1, (g + 1) * group);
           kernels::attention_one_query(heads + h * hd, q + h * hd, K + g * hd, V + g * hd, Dkv, S, end - h, hd, scale,
                                        o.hook ? a.probs.data() + std::size_t(h) * S : nullptr,
@@ -161,15 +191,24 @@ void attention_block(const ModelConfig& c, const LayerWeights& L, int l, const f
                                        /*shared_kv=*/group > 1);
           h = end;
         }
-        return;
-      }
-      for (int h = h0; h < h1; ++h) {
-        const int g = h / group;
-        float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
-        kernels::attention(heads + h * hd, Dq, q + h * hd, Dq, K + g * hd, V + g * hd, Dkv, T, pos0, hd, scale, probs,
-                           a.scratch.data() + std::size_t(h) * S, mask, factors ? factors[h] : 1.0f);
-      }
-    });
+      });
+    } else {
+      // Jobs of one head's rows rb*R .. : with heads alone, a 12-head model would leave threads
+      // idle past 12. A causal query row's output does not depend on the rows computed beside it;
+      // without the causal mask (every row sees pos0+T keys) or when the probabilities are
+      // captured (rows pos0+T apart), a head's rows stay one job.
+      const int R = mask.causal && !o.hook ? kAttentionRows : T, blocks = (T + R - 1) / R;
+      parallel_for(H * blocks, 1, work, [&](int i0, int i1) {
+        std::vector<float> scratch(static_cast<std::size_t>(S));   // one row of scores
+        for (int i = i0; i < i1; ++i) {
+          const int h = i / blocks, g = h / group, t0 = i % blocks * R, rows = std::min(R, T - t0);
+          float* probs = o.hook ? a.probs.data() + std::size_t(h) * T * S : nullptr;
+          kernels::attention(heads + std::size_t(t0) * Dq + h * hd, Dq, q + std::size_t(t0) * Dq + h * hd, Dq,
+                             K + g * hd, V + g * hd, Dkv, rows, pos0 + t0, hd, scale, probs, scratch.data(), mask,
+                             factors ? factors[h] : 1.0f);
+        }
+      });
+    }
     emit(o, "attn_probs", l, {H, T, S}, 3, a.probs.data());
     row0 += std::size_t(T);
   }
@@ -214,14 +253,16 @@ void cross_attention_block(const ModelConfig& c, const LayerWeights& L, int l, c
 void mlp_block(const ModelConfig& c, const LayerWeights& L, int l, const float* in, int T, Activations& a,
                const ForwardOptions& o, std::span<const BlockEdit> edits) {
   const int F = c.n_inner;
-  if (c.mlp == Mlp::Gated) {   // (T,C) -> (T,F) twice
+  const bool gated = c.mlp == Mlp::Gated;
+  if (gated)   // (T,C) -> (T,F) twice
     linear({{a.fc.data(), F, L.gate_w, L.gate_b}, {a.up.data(), F, L.fc_w, L.fc_b}}, in, T, a);
-    activation(c.activation, a.fc.data(), a.fc.size());
-    kernels::multiply(a.fc.data(), a.up.data(), a.fc.size());
-  } else {
-    linear(a.fc.data(), in, L.fc_w, L.fc_b, T, a);   // (T,C) -> (T,F)
-    activation(c.activation, a.fc.data(), a.fc.size());
-  }
+  else
+    linear(a.fc.data(), in, L.fc_w, L.fc_b, T, a);        // (T,C) -> (T,F)
+  for_rows(T, F, kActivationCost, [&](int t0, int t1) {   // act(gate) [* up]
+    const std::size_t at = std::size_t(t0) * F, n = std::size_t(t1 - t0) * F;
+    activation(c.activation, a.fc.data() + at, n);
+    if (gated) kernels::multiply(a.fc.data() + at, a.up.data() + at, n);
+  });
   emit(o, "mlp_act", l, {T, F}, 2, a.fc.data());
   linear(a.branch.data(), a.fc.data(), L.fc_proj_w, L.fc_proj_b, T, a);   // (T,F) -> (T,C)
   apply_edits(edits, BlockEdit::Site::MlpOut, l, a.branch.data(), c.n_embd, 0);
@@ -231,10 +272,14 @@ void mlp_block(const ModelConfig& c, const LayerWeights& L, int l, const float* 
 // A block's norm: LayerNorm or RMSNorm (config.h's Norm), in (T,C) -> out (T,C); out may alias in.
 void norm(const ModelConfig& c, float* out, const float* in, const float* weight, const float* bias, int T) {
   const float eps = static_cast<float>(c.layer_norm_epsilon);
-  if (c.norm == Norm::RMSNorm)
-    kernels::rmsnorm(out, in, weight, T, c.n_embd, eps);
-  else
-    kernels::layernorm(out, in, weight, bias, T, c.n_embd, eps);
+  const int C = c.n_embd;
+  for_rows(T, C, kNormCost, [&](int t0, int t1) {
+    const std::size_t at = std::size_t(t0) * C;
+    if (c.norm == Norm::RMSNorm)
+      kernels::rmsnorm(out + at, in + at, weight, t1 - t0, C, eps);
+    else
+      kernels::layernorm(out + at, in + at, weight, bias, t1 - t0, C, eps);
+  });
 }
 
 }   // namespace

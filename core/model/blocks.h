@@ -15,6 +15,7 @@
 #include "glassbox/kv_cache.h"
 #include "glassbox/model.h"
 #include "kernels/quantized.h"
+#include "model/arena.h"
 #include "model/weights.h"
 
 namespace glassbox {
@@ -29,37 +30,45 @@ inline void emit(const ForwardOptions& o, const char* name, int layer, std::arra
 // Allocated per call: O(T*C + T*F) floats, small beside the weights every call streams (GPT-2
 // small decoding: ~30 KB against 500 MB). n_keys: the most keys any sequence's query sees.
 // Dq = n_head * head_dim, Dkv = kv_heads * head_dim (both C for gpt2).
+// The (T, ...) arrays are one LargeBlock, zeroed: a prompt's arrays (GPT-2 small, 128 tokens:
+// 4.7 MB) then sit on huge pages, first touched in 3 page faults instead of ~1,150, which had
+// cost the calling thread ~12 ms of a ~250 ms prompt on a 2-core VM (docs/performance.md,
+// Threads).
 struct Activations {
-  Activations(const ModelConfig& c, int T, int n_keys)
-      : x(std::size_t(T) * c.n_embd),
-        h(x.size()),
-        qkv(std::size_t(T) * (q_width(c) + 2 * kv_width(c))),
-        q(std::size_t(T) * q_width(c)),
-        heads(q.size()),
-        branch(x.size()),
-        fc(std::size_t(T) * c.n_inner),
-        up(c.mlp == Mlp::Gated ? fc.size() : 0),
-        attn(c.parallel_residual ? x.size() : 0),
-        scratch(std::size_t(c.n_head) * n_keys),
-        T(T) {}
+  Activations(const ModelConfig& c, int T, int n_keys);
   static int q_width(const ModelConfig& c) { return c.n_head * c.head_dim(); }
   static int kv_width(const ModelConfig& c) { return c.kv_heads() * c.head_dim(); }
   int rows() const { return T; }
-  std::vector<float> x;          // (T, C)  residual stream
-  std::vector<float> h;          // (T, C)  normalised input of a sub-layer
-  std::vector<float> qkv;        // (T, Dq + 2 Dkv)  the projections, as the weights lay them out
-  std::vector<float> q;          // (T, Dq) the queries, head after head (normed, rotated)
-  std::vector<float> heads;      // (T, Dq) attention output before the projection
-  std::vector<float> branch;     // (T, C)  output of a sub-layer (attention or MLP)
-  std::vector<float> fc;         // (T, F)  MLP hidden layer (a gated MLP's gate)
-  std::vector<float> up;         // (T, F)  a gated MLP's up projection
-  std::vector<float> attn;       // (T, C)  a parallel block's attention output, beside its MLP's
+  std::span<float> x;            // (T, C)  residual stream
+  std::span<float> h;            // (T, C)  normalised input of a sub-layer
+  std::span<float> qkv;          // (T, Dq + 2 Dkv)  the projections, as the weights lay them out
+  std::span<float> q;            // (T, Dq) the queries, head after head (normed, rotated)
+  std::span<float> heads;        // (T, Dq) attention output before the projection
+  std::span<float> branch;       // (T, C)  output of a sub-layer (attention or MLP)
+  std::span<float> fc;           // (T, F)  MLP hidden layer (a gated MLP's gate)
+  std::span<float> up;           // (T, F)  a gated MLP's up projection
+  std::span<float> attn;         // (T, C)  a parallel block's attention output, beside its MLP's
   std::vector<float> cos, sin;   // (T, rotary_dim / 2) each row's rotary angles
   std::vector<float> scratch;    // (H, S)  one row of attention scores per head
   std::vector<float> probs;      // (H, T, S) only when a hook listens
   kernels::Q8Activations xq;     // the input of an int8 or int4 product, quantized
   int T;
+
+ private:
+  LargeBlock memory_;   // x .. attn
 };
+
+// The steps between the products (norms, activations, quantizing a product's input) run row by
+// row across the threads, as the products do: each row is computed alone, so the bits do not
+// depend on the thread count. On one thread they are a few percent of a prompt's time, a share
+// that more threads would not shrink (a serial 4% is 40% of the time on 16 threads). Their costs
+// per value, in multiply-adds of a product (parallel_for's threshold, thread_pool.h), from a
+// GPT-2 prompt's profile on AVX-512; a decoded token's rows stay below the threshold, on the
+// calling thread.
+constexpr double kActivationCost = 100, kNormCost = 60, kQuantizeCost = 50;
+// A prompt's causal attention: each head's queries in blocks of this many rows, one job each
+// (with one job per head, a 12-head model would leave threads idle past 12).
+constexpr int kAttentionRows = 32;
 
 // One matrix product of a group that reads the same input (q, k and v; a gated MLP's gate and up):
 // out (T,N) with rows out_stride apart = in (T,K) @ w^T + bias.

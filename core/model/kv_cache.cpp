@@ -7,6 +7,7 @@
 
 #include "glassbox/error.h"
 #include "model/arena.h"
+#include "model/thread_pool.h"
 
 namespace glassbox {
 
@@ -44,6 +45,14 @@ void KVCache::reserve(int positions) {
   if (2 * std::int64_t(grown) > n_ctx_) grown = n_ctx_;
   const std::size_t row = sizeof(float) * std::size_t(n_embd_);
   LargeBlock block(std::size_t(2) * n_layer_ * grown * row);
+  // Each thread zeroes its share of the new huge pages (by first touching them), where the
+  // prompt's first layer would have had the calling thread zero them all.
+  if (block.on_huge_pages()) {
+    const int pages = int((block.size() + LargeBlock::kHugePageBytes - 1) / LargeBlock::kHugePageBytes);
+    parallel_for(pages, 1, double(block.size()), [&](int p0, int p1) {
+      for (int p = p0; p < p1; ++p) block.data()[std::size_t(p) * LargeBlock::kHugePageBytes] = std::byte{0};
+    });
+  }
   if (size_ > 0)   // the filled positions move; the rest stay unwritten
     for (int i = 0; i < 2 * n_layer_; ++i)
       std::memcpy(block.data() + std::size_t(i) * grown * row, matrix(i), size_ * row);
