@@ -1,8 +1,8 @@
 """One CPU's table: glassbox natively against PyTorch, from one thread to every core.
 
     python3 bench/cpu_table.py --model gpt2-small=DIR [--model NAME=DIR ...]
-        [--perf build/perf-static/glassbox_perf] [--threads 1,4,all] [--forms f32,int8,int4]
-        [--runs 3] [--decode 128] [--no-torch] [--json FILE]
+        [--perf build/perf-static/glassbox_perf] [--variant NAME=PERF ...] [--threads 1,4,all]
+        [--forms f32,int8,int4] [--runs 3] [--decode 128] [--no-torch] [--json FILE]
 
 The native part of scripts/bench, made to run on another machine from a copied build: it needs
 Python 3 and a glassbox_perf binary, and runs PyTorch beside it where torch is installed. On the
@@ -24,12 +24,18 @@ N greedy tokens with a KV cache, computing the last position's logits only (what
 needs):
   prefill tok/s = 128 / (the prompt's forward pass + its argmax)
   decode tok/s  = N / (the N one-token forward passes after it, argmaxes included)
+Both first warm up, untimed, with a 16-token prompt and 4 tokens (glassbox_perf --warm-up): their
+threads started, their memory allocators and caches primed.
 PyTorch is transformers' AutoModelForCausalLM (F32, eager) where transformers is installed, and
 otherwise, for GPT-2, make_model.py's own module (the same math and the same weights). PyTorch
 runs F32 only. At one thread, glassbox_perf also measures the memory bandwidth (STREAM triad) in
 the same process right after decoding: decode's share of the roofline = decode tok/s x bytes of
 weights per token / triad. Figures are medians (min-max) of --runs. JSON to --json, the table as
 markdown on stdout, progress on stderr.
+
+--variant NAME=PERF (repeatable) measures other builds of glassbox_perf too, each run in turn with
+the others: bench/build_variants makes the alternatives of the decoding kernels' memory tuning
+(core/kernels/tuning.h) and an FMA build, to find which suits a CPU.
 """
 
 import argparse
@@ -81,6 +87,7 @@ def weight_bytes(config, bytes_per_value):
 
 def glassbox_run(perf, model_dir, ids_file, decode, threads, form):
     args = [perf, "model", model_dir, "--ids", ids_file, "--decode", str(decode), "--threads", str(threads)]
+    args += ["--warm-up"]  # as the PyTorch run's
     if form != "f32":
         args += ["--quantize", form]
     if threads == 1:
@@ -201,6 +208,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", action="append", required=True, help="NAME=DIR")
     parser.add_argument("--perf", default=os.path.join(HERE, "..", "build", "perf-static", "glassbox_perf"))
+    parser.add_argument("--variant", action="append", default=[], help="NAME=PERF: another glassbox_perf build")
     parser.add_argument("--threads", default="1,4,all", help="thread counts; all: one per core")
     parser.add_argument("--forms", default="f32,int8,int4")
     parser.add_argument("--runs", type=int, default=3)
@@ -223,8 +231,15 @@ def main():
             parser.error(f"--forms: unknown form '{form}' (use f32, int8 or int4)")
     if args.runs < 1 or args.decode < 1:
         parser.error("--runs and --decode must be positive")
-    if not os.access(args.perf, os.X_OK):
-        parser.error(f"--perf: {args.perf} is not an executable (build it: see this file's header)")
+    builds = [("glassbox", args.perf)]
+    for spec in args.variant:
+        name, _, perf = spec.partition("=")
+        if not name or not perf or name == "glassbox" or name in dict(builds):
+            parser.error(f"--variant wants NAME=PERF with a new name, got {spec}")
+        builds.append((name, perf))
+    for name, perf in builds:
+        if not os.access(perf, os.X_OK):
+            parser.error(f"{name}: {perf} is not an executable (build it: see this file's header)")
     use_torch = not args.no_torch
     if use_torch:
         try:
@@ -250,30 +265,31 @@ def main():
         peer = use_torch
         rows = {}
         for n in threads:
-            runs = {form: [] for form in forms}
+            runs = {(b, form): [] for b, _ in builds for form in forms}
             torch_runs = []
             for r in range(args.runs):
                 for form in forms:
-                    runs[form].append(glassbox_run(args.perf, model_dir, ids_file, args.decode, n, form))
+                    for b, perf in builds:
+                        runs[b, form].append(glassbox_run(perf, model_dir, ids_file, args.decode, n, form))
                 if peer:
                     torch_runs.append(torch_run(model_dir, n, args.decode, ids_file))
                     report["torch_model"] = torch_runs[-1]["kind"]
                 log(f"{name}, {n} thread(s): run {r + 1} of {args.runs}")
-            for form in forms:
+            for (b, form), these in runs.items():
                 row = {
-                    "prefill_tok_s": stats([x["prefill_tok_s"] for x in runs[form]]),
-                    "decode_tok_s": stats([x["decode_tok_s"] for x in runs[form]]),
-                    "load_ms": stats([x["load_ms"] for x in runs[form]]),
-                    "tokens": runs[form][0]["tokens"],
+                    "prefill_tok_s": stats([x["prefill_tok_s"] for x in these]),
+                    "decode_tok_s": stats([x["decode_tok_s"] for x in these]),
+                    "load_ms": stats([x["load_ms"] for x in these]),
+                    "tokens": these[0]["tokens"],
                 }
                 if n == 1:
                     shares = [
                         x["decode_tok_s"] * weight_bytes(config, BYTES_PER_VALUE[form]) / (x["triad_gb_s"] * 1e9)
-                        for x in runs[form]
+                        for x in these
                     ]
-                    row["triad_gb_s"] = stats([x["triad_gb_s"] for x in runs[form]])
+                    row["triad_gb_s"] = stats([x["triad_gb_s"] for x in these])
                     row["roofline_share"] = stats(shares)
-                rows[f"glassbox {form} {n}"] = row
+                rows[f"{b} {form} {n}"] = row
             if peer:
                 rows[f"pytorch f32 {n}"] = {
                     "prefill_tok_s": stats([PROMPT / r["prefill_s"] for r in torch_runs]),
@@ -290,39 +306,38 @@ def main():
                 )
                 rows[f"pytorch f32 {n}"]["first_greedy_difference"] = same
         report["models"][name] = {"dir": model_dir, "config": config, "rows": rows}
-        print_table(name, report, rows, threads, forms, use_torch)
+        print_table(name, report, rows, threads, forms, use_torch, [b for b, _ in builds])
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
 
 
-def print_table(name, report, rows, threads, forms, with_torch):
+def print_table(name, report, rows, threads, forms, with_torch, builds):
     m = lambda s, d=1: f"{s['median']:,.{d}f}"
     print(f"\n{name}, {report['cpu']} ({report['cores']} cores), medians of {report['runs']} runs:\n")
     print("| | " + " | ".join(f"{n} thread{'s' if n > 1 else ''}" for n in threads) + " |")
     print("|---|" + "---|" * len(threads))
     lines = []
-    for form in forms:
-        lines.append((f"glassbox {form} decode tok/s", [rows[f"glassbox {form} {n}"]["decode_tok_s"] for n in threads]))
-        if form == "f32" and with_torch:
-            lines.append(("PyTorch f32 decode tok/s", [rows[f"pytorch f32 {n}"]["decode_tok_s"] for n in threads]))
-    for form in forms:
-        lines.append(
-            (f"glassbox {form} prefill tok/s", [rows[f"glassbox {form} {n}"]["prefill_tok_s"] for n in threads])
-        )
-        if form == "f32" and with_torch:
-            lines.append(("PyTorch f32 prefill tok/s", [rows[f"pytorch f32 {n}"]["prefill_tok_s"] for n in threads]))
+    for step in ("decode", "prefill"):
+        for form in forms:
+            for b in builds:
+                lines.append((f"{b} {form} {step} tok/s", [rows[f"{b} {form} {n}"][f"{step}_tok_s"] for n in threads]))
+            if form == "f32" and with_torch:
+                lines.append(
+                    (f"PyTorch f32 {step} tok/s", [rows[f"pytorch f32 {n}"][f"{step}_tok_s"] for n in threads])
+                )
     for label, cells in lines:
         print(f"| {label} | " + " | ".join(m(c) for c in cells) + " |")
     if 1 in threads:
         print()
         for form in forms:
-            row = rows[f"glassbox {form} 1"]
-            share, triad = row["roofline_share"], row["triad_gb_s"]
-            print(
-                f"- {form} decode, one thread: {100 * share['median']:.0f}% ({100 * share['min']:.0f}-"
-                f"{100 * share['max']:.0f}%) of the roofline its triad implies ({m(triad)} GB/s)"
-            )
+            for b in builds:
+                row = rows[f"{b} {form} 1"]
+                share, triad = row["roofline_share"], row["triad_gb_s"]
+                print(
+                    f"- {b} {form} decode, one thread: {100 * share['median']:.0f}% ({100 * share['min']:.0f}-"
+                    f"{100 * share['max']:.0f}%) of the roofline its triad implies ({m(triad)} GB/s)"
+                )
     if with_torch:
         for n in threads:
             d = rows[f"pytorch f32 {n}"]["first_greedy_difference"]

@@ -4,9 +4,10 @@
 //
 //   glassbox_perf model DIR --ids FILE [--decode N]   load, prefill the prompt ids (JSON array in
 //                 [--triad-after MB] [--lens K]        FILE), then N greedy tokens with the KV cache
-//                                                      (with --lens, each pass also computes the
+//                 [--warm-up]                          (with --lens, each pass also computes the
 //                                                      logit lens, K tokens per layer); then, the
-//                                                      model freed, the triad
+//                                                      model freed, the triad. --warm-up: first an
+//                                                      untimed 16-token prompt and 4 tokens
 //   glassbox_perf patch DIR [--tokens T] [--at P]      activation patching (resid_pre, then every
 //                 [--threads N]                        site) of a T-token prompt against one that
 //                                                      differs at position P (default T / 2)
@@ -96,7 +97,7 @@ std::int32_t argmax(const std::vector<float>& logits) {
 // Load; the prompt in one forward pass (time to first token = that + the argmax); then `decode`
 // greedy tokens one forward pass each, exactly as the peers' loop does.
 json run_model(const std::string& dir, const std::string& ids_file, int decode, glassbox::Quantization quantize,
-               int lens_k) {
+               int lens_k, bool warm_up) {
   const auto prompt = json::parse(read_file(ids_file)).get<std::vector<std::int32_t>>();
   auto t0 = Clock::now();
   const glassbox::Model model = glassbox::Model::load(dir, glassbox::LoadOptions{quantize});
@@ -105,6 +106,11 @@ json run_model(const std::string& dir, const std::string& ids_file, int decode, 
 
   std::vector<glassbox::TokenProbability> lens;
   const glassbox::ForwardOptions options{.lens_k = lens_k, .lens = lens_k > 0 ? &lens : nullptr};
+  if (warm_up) {   // what a peer's warm-up does: a 16-token prompt and 4 tokens, untimed
+    glassbox::KVCache cache = model.new_cache();
+    std::vector<std::int32_t> ids(prompt.begin(), prompt.begin() + std::min<std::size_t>(16, prompt.size()));
+    for (int i = 0; i < 5; ++i) ids = {argmax(model.forward(ids, cache, options))};
+  }
   // The first token's time includes making the cache, with room for every position up front, as
   // generation does (Generator): growing the cache between two tokens would time a one-off copy of
   // it among the decoded tokens.
@@ -444,6 +450,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   int threads = 1;
   model->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
+  bool warm_up = false;
+  model->add_flag("--warm-up", warm_up, "first a 16-token prompt and 4 tokens, untimed (as a peer's warm-up)");
   int triad_after = 0;
   model
       ->add_option("--triad-after", triad_after,
@@ -497,7 +505,7 @@ int main(int argc, char** argv) {
     json out;
     if (*model) {
       glassbox::set_num_threads(threads);
-      out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize), lens_k);
+      out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize), lens_k, warm_up);
       out["threads"] = glassbox::num_threads();
       // The memory bandwidth at the moment of this decode (a shared machine's speed drifts from one
       // minute to the next), for the decode's share of the roofline (bench/report.mjs).

@@ -320,7 +320,7 @@ GLASSBOX_INLINE void tile_block(float* out, int ld, const float* x, int K, const
 // hardware prefetchers stop at 4 KB pages, and with the weights on 2 MB pages (core/model/arena.h)
 // the hint keeps the next page's lines coming; 2 KB ahead beat both no hint and 3 KB (see
 // docs/performance.md, Decoding). Each output accumulates as in tile, so the bits are the same.
-constexpr int kPrefetchBytes = 2048;   // 16 steps of k ahead (each step reads 128 bytes a stream)
+// kPrefetchBytes (kernels/tuning.h): 2048 is 16 steps of k ahead (each step reads 128 bytes a stream).
 
 template <int S>
 GLASSBOX_INLINE void decode_tile(float* out, const float* x, int K, const float* const (&groups)[S],
@@ -333,8 +333,10 @@ GLASSBOX_INLINE void decode_tile(float* out, const float* x, int K, const float*
     const Vec8 xv = concat(x4, x4);
     for (int s = 0; s < S; ++s) {
       const float* w = groups[s] + static_cast<std::size_t>(k) * kPackRows;
-      prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes);   // this step's 128 bytes, 16 steps on
-      prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes + 64);
+      if constexpr (kPrefetchBytes > 0) {   // this step's 128 bytes, 16 steps on
+        prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes);
+        prefetch(reinterpret_cast<const char*>(w) + kPrefetchBytes + 64);
+      }
       for (int p = 0; p < P; ++p) acc[s][p] += xv * load(w + 2 * p * kAccLanes);
     }
   }
@@ -343,12 +345,6 @@ GLASSBOX_INLINE void decode_tile(float* out, const float* x, int K, const float*
     for (int r = 0; r < kPackRows; ++r)
       out[n0s[s] + r] = finish_row(row_lanes(acc[s][r / 2], r % 2), x, K, groups[s], r, bias, n0s[s]);
 }
-
-#ifdef __wasm_simd128__
-constexpr int kDecodeStreams = 1;   // two streams' 16 accumulator registers would fill V8's 16
-#else
-constexpr int kDecodeStreams = 2;
-#endif
 
 // A prompt (T > 1): tiles of R weight rows x TX input rows over every packed group, each weight
 // load reused TX times and each input load R times; the last T % TX rows one at a time. The tiles go down all T rows

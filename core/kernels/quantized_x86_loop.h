@@ -6,7 +6,7 @@
 //
 // Costs: decoding (T = 1) streams the weights once and is bound by memory bandwidth, so the loop
 //   - keeps two streams of weights in flight (groups g and g + half, as for F32 in kernels.cpp);
-//   - prefetches every 64-byte line 2 KB ahead, for each stream (prefetching every other line lost
+//   - prefetches every 64-byte line 2 KB ahead (kernels/tuning.h), for each stream (prefetching every other line lost
 //     a third of the speed);
 //   - uses 256-bit vectors: 512-bit ones streamed slower on Zen 4, and on Intel they lower the
 //     clock;
@@ -23,12 +23,12 @@
 #include <cstdint>
 
 #include "kernels/quantized_x86.h"
+#include "kernels/tuning.h"
 
 namespace glassbox::kernels::x86 {
 namespace {
 
 constexpr int kBlock = kBlockValues, kRows = kGroupRows;
-constexpr int kPrefetchAhead = 2048;
 
 // [p0+p1 per 32-bit pair ...]: adds the interleaved halves of two vectors (within each 128-bit lane).
 inline __m256i add_pairs32(__m256i p, __m256i q) {
@@ -167,9 +167,10 @@ inline void group_rows(float* out, int ld, const Q8Rows& x, int t0, const Groups
     for (int s = 0; s < 2; ++s) {
       const typename Dots::Weight* w = m.wq + gs[s] * m.group_q + std::size_t(b) * G::kGroupBlock;
       // The address as an integer: past the matrix's end it is never formed as a pointer.
-      for (int line = 0; line < 2 * G::kGroupBlock; line += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(w) + kPrefetchAhead + line),
-                     _MM_HINT_NTA);
+      if constexpr (kPrefetchBytes > 0)
+        for (int line = 0; line < 2 * G::kGroupBlock; line += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(w) + kPrefetchBytes + line),
+                       static_cast<_mm_hint>(kPrefetchHint));
       __m256i dots[TX];
       x2.rows4(w, G::kGroupBlock, dots);
       const __m256 wd2 = _mm256_loadu_ps(m.wd + gs[s] * m.group_d + b * kRows);

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/tuning.h"
+
 // Natively on x86-64 the hot kernels are compiled three times, for the baseline (SSE2), x86-64-v3
 // (AVX2) and x86-64-v4 (AVX-512), and the loader picks the best one the CPU has (GCC/Clang
 // target_clones, an ifunc): one binary runs everywhere and uses what it finds. The vector code is
@@ -44,10 +46,10 @@ GLASSBOX_INLINE void store(T* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-// Asks for the cache line at p to be fetched for reading ahead of its use, with the lowest
-// locality (prefetchnta: a streamed weight is read once). A hint, never a fault; WebAssembly has
-// no such instruction, and there it compiles to nothing.
-GLASSBOX_INLINE void prefetch(const void* p) { __builtin_prefetch(p, 0, 0); }
+// Asks for the cache line at p to be fetched for reading ahead of its use, with the locality of
+// kernels/tuning.h (by default the lowest, prefetchnta: a streamed weight is read once). A hint,
+// never a fault; WebAssembly has no such instruction, and there it compiles to nothing.
+GLASSBOX_INLINE void prefetch(const void* p) { __builtin_prefetch(p, 0, GLASSBOX_PREFETCH_HINT); }
 
 GLASSBOX_INLINE Vec8 splat(float x) { return Vec8{} + x; }
 

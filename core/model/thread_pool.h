@@ -66,13 +66,20 @@ std::shared_ptr<ThreadPool> forward_pool();
 // handing out ranges costs microseconds (a decoded token of a small model has dozens of short
 // jobs, and splitting them made its decoding slower: docs/performance.md, Threads).
 constexpr double kParallelWork = 1 << 19;
+// WebAssembly built without threads has one thread: every job runs inline, and the module holds
+// no pool code (a page downloads it).
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+constexpr bool kHasThreads = false;
+#else
+constexpr bool kHasThreads = true;
+#endif
 template <typename F>
 void parallel_for(int n, int grain, double work, F&& fn) {
-  if (work < kParallelWork) {   // inline, without wrapping fn in a std::function
+  if (!kHasThreads || work < kParallelWork) {   // inline, without wrapping fn in a std::function
     if (n > 0) fn(0, n);
     return;
   }
-  forward_pool()->run(n, grain, std::function<void(int, int)>(std::ref(fn)));
+  if constexpr (kHasThreads) forward_pool()->run(n, grain, std::function<void(int, int)>(std::ref(fn)));
 }
 
 }   // namespace glassbox
