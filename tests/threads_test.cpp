@@ -161,6 +161,27 @@ std::vector<float> forward_logits(const Model& model, const std::vector<std::int
   return model.forward(ids, cache, o);
 }
 
+// The model's forward pass over ids on 1, 2, 3, 7 and 16 threads, F32, int8 and int4, against one
+// thread's: the logits and attention with a hook listening, and the logits without one.
+void expect_the_same_bits_on_any_thread_count(const std::filesystem::path& dir, const std::vector<std::int32_t>& ids) {
+  for (Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
+    const Model model = Model::load(dir, LoadOptions{q});
+    Result one;
+    {
+      ThreadCount t(1);
+      one = forward_all(model, ids);
+    }
+    for (int threads : {1, 2, 3, 7, 16}) {
+      ThreadCount t(threads);
+      const Result many = forward_all(model, ids);
+      EXPECT_EQ(many.logits, one.logits) << quantization_name(q) << ", " << threads << " threads";
+      EXPECT_EQ(many.attention, one.attention) << quantization_name(q) << ", " << threads << " threads";
+      EXPECT_EQ(forward_logits(model, ids), one.logits)
+          << quantization_name(q) << ", " << threads << " threads, no hook";
+    }
+  }
+}
+
 TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
   std::vector<std::int32_t> ids;
   for (int i = 0; i < 48; ++i) ids.push_back((i * 37 + 11) % 512);
@@ -171,21 +192,7 @@ TEST(Threads, ForwardDoesNotDependOnTheThreadCount) {
   EXPECT_GE(48.0 * 512 * kQuantizeCost, kParallelWork);     // int8, int4: the MLP projection's input
   test::TempDir dir;
   write_random_model(dir);
-  for (Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
-    const Model model = Model::load(dir.path(), LoadOptions{q});
-    Result one;
-    {
-      ThreadCount t(1);
-      one = forward_all(model, ids);
-    }
-    for (int threads : {2, 3, 7, 16}) {
-      ThreadCount t(threads);
-      const Result many = forward_all(model, ids);
-      EXPECT_EQ(many.logits, one.logits) << quantization_name(q) << ", " << threads << " threads";
-      EXPECT_EQ(many.attention, one.attention) << quantization_name(q) << ", " << threads << " threads";
-      EXPECT_EQ(forward_logits(model, ids), one.logits) << quantization_name(q) << ", " << threads << " threads";
-    }
-  }
+  expect_the_same_bits_on_any_thread_count(dir.path(), ids);
 }
 
 // A Llama-shaped model (RMSNorm, a gated SiLU MLP, rotary positions, grouped-query attention), with
@@ -239,18 +246,7 @@ TEST(Threads, LlamaShapedForwardDoesNotDependOnTheThreadCount) {
   EXPECT_GE(2.0 * 48 * 48 * 192, kParallelWork);            // attention, in blocks of rows
   test::TempDir dir;
   write_random_llama(dir);
-  for (Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
-    const Model model = Model::load(dir.path(), LoadOptions{q});
-    Result one;
-    {
-      ThreadCount t(1);
-      one = forward_all(model, ids);
-    }
-    for (int threads : {1, 2, 3, 7, 16}) {
-      ThreadCount t(threads);
-      EXPECT_EQ(forward_logits(model, ids), one.logits) << quantization_name(q) << ", " << threads << " threads";
-    }
-  }
+  expect_the_same_bits_on_any_thread_count(dir.path(), ids);
 }
 
 // Loading with quantization splits every large matrix across the threads (model/weights.cpp): the
