@@ -6,8 +6,8 @@
 //
 // Costs: decoding (T = 1) streams the weights once and is bound by memory bandwidth, so the loop
 //   - keeps two streams of weights in flight (groups g and g + half, as for F32 in kernels.cpp);
-//   - prefetches every 64-byte line 2 KB ahead (kernels/tuning.h), for each stream (prefetching every other line lost
-//     a third of the speed);
+//   - prefetches every 64-byte line 2 KB ahead (kernels/tuning.h), for each stream (prefetching
+//     every other line lost a third of the speed);
 //   - uses 256-bit vectors: 512-bit ones streamed slower on Zen 4, and on Intel they lower the
 //     clock;
 //   - reduces 2 blocks x 4 rows at once, [block b rows 0-3 | block b+1 rows 0-3] (Dots::Pair).
