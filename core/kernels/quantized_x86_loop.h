@@ -169,8 +169,8 @@ inline void group_rows(float* out, int ld, const Q8Rows& x, int t0, const Groups
       // The address as an integer: past the matrix's end it is never formed as a pointer.
       if constexpr (kPrefetchBytes > 0)
         for (int line = 0; line < 2 * G::kGroupBlock; line += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(w) + kPrefetchBytes + line),
-                       static_cast<_mm_hint>(kPrefetchHint));
+          __builtin_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(w) + kPrefetchBytes + line),
+                             0, kPrefetchHint);
       __m256i dots[TX];
       x2.rows4(w, G::kGroupBlock, dots);
       const __m256 wd2 = _mm256_loadu_ps(m.wd + gs[s] * m.group_d + b * kRows);
