@@ -31,9 +31,8 @@ inline void emit(const ForwardOptions& o, const char* name, int layer, std::arra
 // small decoding: ~30 KB against 500 MB). n_keys: the most keys any sequence's query sees.
 // Dq = n_head * head_dim, Dkv = kv_heads * head_dim (both C for gpt2).
 // The (T, ...) arrays are one LargeBlock, zeroed: a prompt's arrays (GPT-2 small, 128 tokens:
-// 4.7 MB) then sit on huge pages, first touched in 3 page faults instead of ~1,150, which had
-// cost the calling thread ~12 ms of a ~250 ms prompt on a 2-core VM (docs/performance.md,
-// Threads).
+// 4.7 MB) then sit on huge pages, first touched in 3 page faults instead of ~1,150, all of which
+// the calling thread had paid for (docs/performance.md, Threads).
 struct Activations {
   Activations(const ModelConfig& c, int T, int n_keys);
   static int q_width(const ModelConfig& c) { return c.n_head * c.head_dim(); }
