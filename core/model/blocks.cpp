@@ -13,6 +13,10 @@ Activations::Activations(const ModelConfig& c, int T, int n_keys) : scratch(std:
                     W = std::size_t(T) * (q_width(c) + 2 * kv_width(c));
   std::span<float>* arrays[] = {&x, &h, &qkv, &q, &heads, &branch, &fc, &up, &attn};
   const std::size_t sizes[] = {C, C, W, Q, Q, C, F, c.mlp == Mlp::Gated ? F : 0, c.parallel_residual ? C : 0};
+#ifdef GLASSBOX_ASAN   // each array its own allocation, so that AddressSanitizer checks its bounds (arena.h)
+  for (std::size_t i = 0; i < std::size(arrays); ++i) *arrays[i] = separate_.emplace_back(sizes[i]);
+  return;
+#endif
   const auto padded = [](std::size_t n) { return (n + 15) / 16 * 16; };   // each array on a 64-byte line
   std::size_t total = 0;
   for (std::size_t n : sizes) total += padded(n);

@@ -54,7 +54,8 @@ struct Activations {
   int T;
 
  private:
-  LargeBlock memory_;   // x .. attn
+  LargeBlock memory_;                          // x .. attn
+  std::vector<std::vector<float>> separate_;   // the same under AddressSanitizer, one allocation each
 };
 
 // The steps between the products (norms, activations, quantizing a product's input) run row by
