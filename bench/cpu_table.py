@@ -2,7 +2,7 @@
 
     python3 bench/cpu_table.py --model gpt2-small=DIR [--model NAME=DIR ...]
         [--perf build/perf-static/glassbox_perf] [--variant NAME=PERF ...] [--threads 1,4,all]
-        [--forms f32,int8,int4] [--runs 3] [--decode 128] [--no-torch] [--json FILE]
+        [--forms f32,f32-portable,int8,int4] [--runs 3] [--decode 128] [--no-torch] [--json FILE]
 
 The native part of scripts/bench, made to run on another machine from a copied build: it needs
 Python 3 and a glassbox_perf binary, and runs PyTorch beside it where torch is installed. On the
@@ -35,7 +35,8 @@ markdown on stdout, progress on stderr.
 
 --variant NAME=PERF (repeatable) measures other builds of glassbox_perf too, each run in turn with
 the others: bench/build_variants makes the alternatives of the decoding kernels' memory tuning
-(core/kernels/tuning.h) and an FMA build, to find which suits a CPU.
+(core/kernels/tuning.h), to find which suits a CPU. f32 is the native default (fused
+multiply-adds where the CPU has FMA); f32-portable the products with the WebAssembly build's bits.
 """
 
 import argparse
@@ -51,7 +52,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROMPT = 128
-BYTES_PER_VALUE = {"f32": 4.0, "int8": 36 / 32, "int4": 20 / 32}
+BYTES_PER_VALUE = {"f32": 4.0, "f32-portable": 4.0, "int8": 36 / 32, "int4": 20 / 32}
 
 
 def log(message):
@@ -88,7 +89,9 @@ def weight_bytes(config, bytes_per_value):
 def glassbox_run(perf, model_dir, ids_file, decode, threads, form):
     args = [perf, "model", model_dir, "--ids", ids_file, "--decode", str(decode), "--threads", str(threads)]
     args += ["--warm-up"]  # as the PyTorch run's
-    if form != "f32":
+    if form == "f32-portable":  # the WebAssembly build's bits: no fused multiply-adds
+        args += ["--arithmetic", "portable"]
+    elif form != "f32":
         args += ["--quantize", form]
     if threads == 1:
         args += ["--triad-after", "256"]
@@ -210,7 +213,7 @@ def main():
     parser.add_argument("--perf", default=os.path.join(HERE, "..", "build", "perf-static", "glassbox_perf"))
     parser.add_argument("--variant", action="append", default=[], help="NAME=PERF: another glassbox_perf build")
     parser.add_argument("--threads", default="1,4,all", help="thread counts; all: one per core")
-    parser.add_argument("--forms", default="f32,int8,int4")
+    parser.add_argument("--forms", default="f32,f32-portable,int8,int4")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--decode", type=int, default=128)
     parser.add_argument("--no-torch", action="store_true")
@@ -228,7 +231,7 @@ def main():
     forms = args.forms.split(",")
     for form in forms:
         if form not in BYTES_PER_VALUE:
-            parser.error(f"--forms: unknown form '{form}' (use f32, int8 or int4)")
+            parser.error(f"--forms: unknown form '{form}' (use f32, f32-portable, int8 or int4)")
     if args.runs < 1 or args.decode < 1:
         parser.error("--runs and --decode must be positive")
     builds = [("glassbox", args.perf)]

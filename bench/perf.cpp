@@ -96,11 +96,11 @@ std::int32_t argmax(const std::vector<float>& logits) {
 
 // Load; the prompt in one forward pass (time to first token = that + the argmax); then `decode`
 // greedy tokens one forward pass each, exactly as the peers' loop does.
-json run_model(const std::string& dir, const std::string& ids_file, int decode, glassbox::Quantization quantize,
+json run_model(const std::string& dir, const std::string& ids_file, int decode, const glassbox::LoadOptions& load,
                int lens_k, bool warm_up) {
   const auto prompt = json::parse(read_file(ids_file)).get<std::vector<std::int32_t>>();
   auto t0 = Clock::now();
-  const glassbox::Model model = glassbox::Model::load(dir, glassbox::LoadOptions{quantize});
+  const glassbox::Model model = glassbox::Model::load(dir, load);
   const double load_ms = ms_since(t0);
   const double rss_after_load_mb = rss_mb();
 
@@ -130,7 +130,8 @@ json run_model(const std::string& dir, const std::string& ids_file, int decode, 
   }
   const double decode_ms = ms_since(t0);
   generated.pop_back();   // the last argmax was not fed back
-  return {{"quantize", glassbox::quantization_name(quantize)},
+  return {{"quantize", glassbox::quantization_name(model.quantization())},
+          {"arithmetic", glassbox::arithmetic_name(model.arithmetic())},
           {"lens", lens_k},
           {"load_ms", load_ms},
           {"rss_after_load_mb", rss_after_load_mb},
@@ -301,13 +302,17 @@ json run_kernels(int keys, int prompt, int reps) {
     packed.emplace_back(std::size_t(N) * K);
     k::pack_matrix(packed.back().data(), random(std::size_t(N) * K).data(), N, K);
   }
-  const double prompt_f32_ms = median_ms(
-      reps,
-      [&] {
-        for (int i = 0; i < 4; ++i)
-          k::matmul(wide_out.data(), prompt_x.data(), packed[i].data(), nullptr, T, shapes[i].second, shapes[i].first);
-      },
-      nothing);
+  const auto prompt_f32_ms = [&](auto product) {
+    return median_ms(
+        reps,
+        [&] {
+          for (int i = 0; i < 4; ++i)
+            product(wide_out.data(), prompt_x.data(), packed[i].data(), nullptr, T, shapes[i].second, shapes[i].first,
+                    0);
+        },
+        nothing);
+  };
+  const double prompt_portable_ms = prompt_f32_ms(k::matmul), prompt_fused_ms = prompt_f32_ms(k::matmul_fused);
   k::Q8Activations prompt_narrow, prompt_wide;
   const auto prompt_ms = [&](auto product) {
     return median_ms(
@@ -334,7 +339,9 @@ json run_kernels(int keys, int prompt, int reps) {
        {{"mb", mb4}, {"ms", products4_ms}, {"gb_s", mb4 / products4_ms}, {"tok_s", 1000.0 / products4_ms}}},
       {"prompt_products",
        {{"tokens", T},
-        {"f32_gflop_s", flops / prompt_f32_ms / 1e6},
+        {"f32_gflop_s", flops / prompt_fused_ms / 1e6},   // fused multiply-adds (the native default)
+        {"f32_portable_gflop_s", flops / prompt_portable_ms / 1e6},
+        {"fused", k::has_fused_multiply_add()},
         {"int8_gflop_s", flops / prompt_int8_ms / 1e6},
         {"int4_gflop_s", flops / prompt_int4_ms / 1e6}}},
       {"quantize_activations", {{"ns_per_value", 1e6 * quantize_ms / values}}},
@@ -439,13 +446,14 @@ json run_patch(const std::string& dir, int tokens, int at) {
 int main(int argc, char** argv) {
   CLI::App app{"glassbox_perf: one timed run, for scripts/bench"};
   app.require_subcommand(1);
-  std::string dir, ids_file, text_file, quantize = "none";
+  std::string dir, ids_file, text_file, quantize = "none", arithmetic = "fused";
   int decode = 128, megabytes = 256, lens_k = 0;
   auto* model = app.add_subcommand("model", "load, prefill, greedy decode");
   model->add_option("dir", dir, "model directory")->required();
   model->add_option("--ids", ids_file, "JSON array of prompt token ids")->required();
   model->add_option("--decode", decode, "tokens to generate")->check(CLI::Range(1, 100000));
   model->add_option("--quantize", quantize, "none, int8 or int4");
+  model->add_option("--arithmetic", arithmetic, "F32 products: fused or portable")->capture_default_str();
   model->add_option("--lens", lens_k, "also the logit lens, this many tokens per layer, in every pass")
       ->check(CLI::Range(1, 1 << 20));
   int threads = 1;
@@ -505,7 +513,9 @@ int main(int argc, char** argv) {
     json out;
     if (*model) {
       glassbox::set_num_threads(threads);
-      out = run_model(dir, ids_file, decode, glassbox::parse_quantization(quantize), lens_k, warm_up);
+      glassbox::LoadOptions load{glassbox::parse_quantization(quantize)};
+      load.arithmetic = glassbox::parse_arithmetic(arithmetic);
+      out = run_model(dir, ids_file, decode, load, lens_k, warm_up);
       out["threads"] = glassbox::num_threads();
       // The memory bandwidth at the moment of this decode (a shared machine's speed drifts from one
       // minute to the next), for the decode's share of the roofline (bench/report.mjs).

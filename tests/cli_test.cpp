@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "kernels/kernels.h"
 #include "test_util.h"
 
 namespace glassbox {
@@ -269,10 +270,31 @@ TEST(Cli, BadInputIsAOneLineError) {
   expect_error({"frobnicate"}, "unknown command 'frobnicate'");
   expect_error({"generate", "-m", m, "--tokens", "1", "--quantize", "int5"},
                "unknown quantization 'int5' (use none, int8 or int4)");
+  expect_error({"forward", "-m", m, "--tokens", "1", "--arithmetic", "fma"},
+               "unknown arithmetic 'fma' (use fused or portable)");
   expect_error({"generate", "-m", m, "--tokens", "1", "--context-full", "wrap"},
                "context-full policy must be \"slide\" or \"stop\"");
   const auto r = run_cli({"forward", "-m", "/nonexistent", "--tokens", "1"});
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// --arithmetic reaches the products: fused multiply-adds (the default) give other logits than the
+// portable products on a CPU with FMA, and the same without one.
+TEST(Cli, ArithmeticChoosesHowTheProductsRound) {
+  const std::vector<std::string> args = {"forward", "-m", model("gpt2-f32"), "--tokens", "1,2,3,4,5"};
+  auto with = [&](const char* arithmetic) {
+    auto a = args;
+    if (arithmetic) a.insert(a.end(), {"--arithmetic", arithmetic});
+    const auto r = run_cli(a);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  const std::string fused = with("fused"), portable = with("portable");
+  EXPECT_EQ(with(nullptr), fused);
+  if (kernels::has_fused_multiply_add())
+    EXPECT_NE(fused, portable);
+  else
+    EXPECT_EQ(fused, portable);
 }
 
 // Past the end of the context: by default the window slides and generation goes on (5,000 tokens

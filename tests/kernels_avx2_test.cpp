@@ -9,7 +9,12 @@ namespace {
 
 TEST(KernelsAvx2, MatmulRowsDoNotDependOnTheTiling) {
   if (!__builtin_cpu_supports("avx2")) GTEST_FAIL() << "this test needs an AVX2 CPU";
-  test_tiling::expect_prompt_rows_equal_decoding();
+  test_tiling::expect_prompt_rows_equal_decoding(matmul);
+}
+
+TEST(KernelsAvx2, FusedMatmulRowsDoNotDependOnTheTiling) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_FAIL() << "this test needs an AVX2 CPU";
+  test_tiling::expect_prompt_rows_equal_decoding(matmul_fused);
 }
 
 }   // namespace

@@ -62,18 +62,63 @@ TEST(Kernels, MatmulMatchesReference) {
     const int T = s[0], K = s[1], N = s[2];
     const auto x = random_vector(std::size_t(T) * K, rng), w = random_vector(std::size_t(N) * K, rng),
                b = random_vector(N, rng);
-    for (const float* bias : {b.data(), static_cast<const float*>(nullptr)}) {
-      std::vector<float> fast(std::size_t(T) * N), ref(fast.size());
-      matmul(fast.data(), x.data(), packed(w, N, K).data(), bias, T, K, N);
-      reference::matmul(ref.data(), x.data(), w.data(), bias, T, K, N);
-      // Different summation order: allow float rounding relative to sqrt(K).
-      EXPECT_LT(max_abs_diff(fast, ref), 1e-5f * std::sqrt(float(K)) * 4) << "T=" << T << " K=" << K << " N=" << N;
-    }
+    for (const float* bias : {b.data(), static_cast<const float*>(nullptr)})
+      for (const auto product : {matmul, matmul_fused}) {
+        std::vector<float> fast(std::size_t(T) * N), ref(fast.size());
+        product(fast.data(), x.data(), packed(w, N, K).data(), bias, T, K, N, 0);
+        reference::matmul(ref.data(), x.data(), w.data(), bias, T, K, N);
+        // Different summation order: allow float rounding relative to sqrt(K).
+        EXPECT_LT(max_abs_diff(fast, ref), 1e-5f * std::sqrt(float(K)) * 4)
+            << (product == matmul ? "matmul" : "matmul_fused") << " T=" << T << " K=" << K << " N=" << N;
+      }
   }
 }
 
 // Each row of a prompt's product equals the same row decoded alone, bit for bit (matmul_tiling_cases.h).
-TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) { test_tiling::expect_prompt_rows_equal_decoding(); }
+TEST(Kernels, MatmulRowsDoNotDependOnTheTiling) { test_tiling::expect_prompt_rows_equal_decoding(matmul); }
+TEST(Kernels, FusedMatmulRowsDoNotDependOnTheTiling) { test_tiling::expect_prompt_rows_equal_decoding(matmul_fused); }
+
+// matmul_fused rounds each multiply-add once, matmul twice, in every path: decoding (T = 1), the
+// prompt tiles (T = 5: a whole tile and a row left over), the packed groups' rows and the last
+// N % 8 rows (N = 9), the rows' last K % 4 columns (K = 10). Each row's lane 0 sums x[0] w[0] = -1
+// and then x[4] w[4] = (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24, which a float cannot hold: rounded
+// first (ties to even), it is 1 + 2^-11 and the sum 2^-11; fused, the sum is exact, 2^-11 + 2^-24.
+// The columns' tail adds x[8] w[8] to 2^-11 (or 2^-11 + 2^-24) the same way. Without FMA on this
+// CPU matmul_fused must give matmul's bits (kernels.h).
+TEST(Kernels, FusedMatmulRoundsEachMultiplyAddOnce) {
+  const int K = 10, N = 9;
+  const float big = 1.0f + std::ldexp(1.0f, -12);
+  std::vector<float> row(K, 0.0f);
+  row[0] = -1.0f, row[4] = big;
+  std::vector<float> w, x;
+  for (int n = 0; n < N; ++n) w.insert(w.end(), row.begin(), row.end());
+  std::vector<float> x_row(K, 0.0f);
+  x_row[0] = 1.0f, x_row[4] = big;
+  for (int t = 0; t < 5; ++t) x.insert(x.end(), x_row.begin(), x_row.end());
+  const float portable = std::ldexp(1.0f, -11), fused = std::fma(big, big, -1.0f);
+  ASSERT_EQ(fused, portable + std::ldexp(1.0f, -24));   // the rounding this test tells apart
+  ASSERT_EQ(-1.0f + big * big, portable);
+  // Both products of the 5 rows of x against w, decoding (T = 1) and as a prompt (T = 5).
+  const auto expect_rounding = [&](const std::vector<float>& xs, const std::vector<float>& ws, const char* where) {
+    const auto p = packed(ws, N, K);
+    for (const int T : {1, 5}) {
+      std::vector<float> a(std::size_t(T) * N), b(a.size());
+      matmul(a.data(), xs.data(), p.data(), nullptr, T, K, N);
+      matmul_fused(b.data(), xs.data(), p.data(), nullptr, T, K, N);
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(a[i], portable) << "matmul, " << where << ", T=" << T << " output " << i;
+        ASSERT_EQ(b[i], has_fused_multiply_add() ? fused : portable)
+            << "matmul_fused, " << where << ", T=" << T << " output " << i;
+      }
+    }
+  };
+  expect_rounding(x, w, "lanes");
+  // The columns' tail (k = 8, 9): -1 in lane 0, then x[8] w[8] after the lanes are summed.
+  std::vector<float> w2(w), x2(x);
+  for (int n = 0; n < N; ++n) w2[std::size_t(n) * K + 4] = 0, w2[std::size_t(n) * K + 8] = big;
+  for (int t = 0; t < 5; ++t) x2[std::size_t(t) * K + 4] = 0, x2[std::size_t(t) * K + 8] = big;
+  expect_rounding(x2, w2, "tail");
+}
 
 TEST(Kernels, AttentionMatchesReference) {
   std::mt19937 rng(2);

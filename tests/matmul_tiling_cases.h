@@ -22,13 +22,17 @@ inline std::vector<float> normal_values(std::size_t n, std::mt19937& rng) {
   return v;
 }
 
-// The tiles (several weight rows x several prompt rows) change the speed, not the bits: each row
+// The tiles (several weight rows x several prompt rows) change the speed, not the bits, with
+// fused multiply-adds or without: each row
 // of a T-row product equals the same row computed alone (the decoding path), exactly, and the
 // scalar reference within float rounding (a different order of sums). K = 1603 also cuts a
-// prompt's columns into blocks (kernels.cpp's kKBlock, 768), which decoding does not; N = 45 is 5
+// prompt's columns into blocks (matmul_tiles.h's kKBlock, 768), which decoding does not; N = 45 is 5
 // groups of 8 (decoding pairs 4 of them, AVX-512's tiles of 16 rows leave one) and 5 rows; T = 3,
 // 11 and 13 leave rows past whole tiles of every height (2 or 4 rows).
-inline void expect_prompt_rows_equal_decoding() {
+// product: matmul or matmul_fused.
+using Product = void (*)(float* out, const float* x, const float* w, const float* bias, int T, int K, int N,
+                         int out_stride);
+inline void expect_prompt_rows_equal_decoding(Product product) {
   std::mt19937 rng(3);
   for (const int K : {77, 768, 1603})
     for (const int T : {2, 3, 11, 13})
@@ -37,10 +41,10 @@ inline void expect_prompt_rows_equal_decoding() {
                    bias = normal_values(N, rng);
         std::vector<float> packed(w.size()), all(std::size_t(T) * N), one(N), ref(all.size());
         pack_matrix(packed.data(), w.data(), N, K);
-        matmul(all.data(), x.data(), packed.data(), bias.data(), T, K, N);
+        product(all.data(), x.data(), packed.data(), bias.data(), T, K, N, 0);
         reference::matmul(ref.data(), x.data(), w.data(), bias.data(), T, K, N);
         for (int t = 0; t < T; ++t) {
-          matmul(one.data(), x.data() + std::size_t(t) * K, packed.data(), bias.data(), 1, K, N);
+          product(one.data(), x.data() + std::size_t(t) * K, packed.data(), bias.data(), 1, K, N, 0);
           for (int n = 0; n < N; ++n) {
             const float got = all[std::size_t(t) * N + n];
             ASSERT_EQ(got, one[n]) << "K=" << K << " T=" << T << " N=" << N << " t=" << t << " n=" << n;

@@ -8,6 +8,7 @@
 #include "glassbox/error.h"
 #include "glassbox/generate.h"
 #include "glassbox/model.h"
+#include "kernels/kernels.h"
 #include "test_util.h"
 
 namespace glassbox {
@@ -43,22 +44,38 @@ class ReferenceTest : public ::testing::TestWithParam<std::string> {
     expected_ = test::read_json(fixture_dir(GetParam()) / "expected.json");
     tokens_ = ids_of(expected_["tokens"]);
   }
+  void expect_greedy_tokens(const Model& model);   // expected.json's greedy run
   nlohmann::json expected_;
   std::vector<std::int32_t> tokens_;
 };
 
+// Both arithmetics of the F32 products (LoadOptions::arithmetic) within 1e-4 of PyTorch. Fused
+// multiply-adds (the default where the CPU has FMA) give other bits than the portable products:
+// on such a CPU the two must differ, which shows that the option reaches the products.
 TEST_P(ReferenceTest, LogitsMatchPyTorch) {
-  const Model model = Model::load(fixture_dir(GetParam()));
-  const int V = model.config().vocab_size;
-  const auto got = run_full(model, tokens_).logits;
-  ASSERT_EQ(got.size(), tokens_.size() * V);
-  double max_diff = 0;
-  for (std::size_t t = 0; t < tokens_.size(); ++t)
-    for (int v = 0; v < V; ++v)
-      max_diff = std::max(max_diff, std::abs(got[t * V + v] - expected_["logits"][t][v].get<double>()));
-  std::cout << "[ fixture  ] " << GetParam() << ": max |logit - PyTorch| = " << max_diff << "\n";
-  RecordProperty("max_logit_diff", std::to_string(max_diff));
-  EXPECT_LT(max_diff, 1e-4);
+  std::vector<float> logits[2];
+  for (const Arithmetic arithmetic : {Arithmetic::Fused, Arithmetic::Portable}) {
+    LoadOptions options;
+    options.arithmetic = arithmetic;
+    const Model model = Model::load(fixture_dir(GetParam()), options);
+    EXPECT_EQ(model.arithmetic(), kernels::has_fused_multiply_add() ? arithmetic : Arithmetic::Portable);
+    const int V = model.config().vocab_size;
+    const auto got = run_full(model, tokens_).logits;
+    ASSERT_EQ(got.size(), tokens_.size() * V);
+    double max_diff = 0;
+    for (std::size_t t = 0; t < tokens_.size(); ++t)
+      for (int v = 0; v < V; ++v)
+        max_diff = std::max(max_diff, std::abs(got[t * V + v] - expected_["logits"][t][v].get<double>()));
+    std::cout << "[ fixture  ] " << GetParam() << ", " << arithmetic_name(arithmetic)
+              << ": max |logit - PyTorch| = " << max_diff << "\n";
+    RecordProperty(std::string("max_logit_diff_") + arithmetic_name(arithmetic), std::to_string(max_diff));
+    EXPECT_LT(max_diff, 1e-4) << arithmetic_name(arithmetic);
+    logits[arithmetic == Arithmetic::Portable] = got;
+  }
+  if (kernels::has_fused_multiply_add())
+    EXPECT_NE(logits[0], logits[1]);
+  else
+    EXPECT_EQ(logits[0], logits[1]);
 }
 
 TEST_P(ReferenceTest, AttentionMatchesPyTorchAndIsCausal) {
@@ -150,7 +167,15 @@ TEST_P(ReferenceTest, CachedDecodingEqualsRecomputation) {
 }
 
 TEST_P(ReferenceTest, GreedyGenerationMatchesPyTorch) {
-  const Model model = Model::load(fixture_dir(GetParam()));
+  for (const Arithmetic arithmetic : {Arithmetic::Fused, Arithmetic::Portable}) {
+    SCOPED_TRACE(arithmetic_name(arithmetic));
+    LoadOptions options;
+    options.arithmetic = arithmetic;
+    expect_greedy_tokens(Model::load(fixture_dir(GetParam()), options));
+  }
+}
+
+void ReferenceTest::expect_greedy_tokens(const Model& model) {
   const auto& g = expected_["greedy"];
   GenerateOptions o;
   o.max_tokens = g["max_tokens"].get<int>();

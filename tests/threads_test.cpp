@@ -161,11 +161,20 @@ std::vector<float> forward_logits(const Model& model, const std::vector<std::int
   return model.forward(ids, cache, o);
 }
 
-// The model's forward pass over ids on 1, 2, 3, 7 and 16 threads, F32, int8 and int4, against one
-// thread's: the logits and attention with a hook listening, and the logits without one.
+// The model's forward pass over ids on 1, 2, 3, 7 and 16 threads, F32 (fused and portable
+// products), int8 and int4, against one thread's: the logits and attention with a hook listening,
+// and the logits without one.
 void expect_the_same_bits_on_any_thread_count(const std::filesystem::path& dir, const std::vector<std::int32_t>& ids) {
-  for (Quantization q : {Quantization::None, Quantization::Int8, Quantization::Int4}) {
-    const Model model = Model::load(dir, LoadOptions{q});
+  struct Mode {
+    Quantization q;
+    Arithmetic arithmetic;
+  };
+  for (const auto& [q, arithmetic] :
+       {Mode{Quantization::None, Arithmetic::Fused}, Mode{Quantization::None, Arithmetic::Portable},
+        Mode{Quantization::Int8}, Mode{Quantization::Int4}}) {
+    LoadOptions options{q};
+    options.arithmetic = arithmetic;
+    const Model model = Model::load(dir, options);
     Result one;
     {
       ThreadCount t(1);
@@ -174,10 +183,10 @@ void expect_the_same_bits_on_any_thread_count(const std::filesystem::path& dir, 
     for (int threads : {1, 2, 3, 7, 16}) {
       ThreadCount t(threads);
       const Result many = forward_all(model, ids);
-      EXPECT_EQ(many.logits, one.logits) << quantization_name(q) << ", " << threads << " threads";
-      EXPECT_EQ(many.attention, one.attention) << quantization_name(q) << ", " << threads << " threads";
-      EXPECT_EQ(forward_logits(model, ids), one.logits)
-          << quantization_name(q) << ", " << threads << " threads, no hook";
+      const std::string mode = std::string(quantization_name(q)) + ", " + arithmetic_name(model.arithmetic());
+      EXPECT_EQ(many.logits, one.logits) << mode << ", " << threads << " threads";
+      EXPECT_EQ(many.attention, one.attention) << mode << ", " << threads << " threads";
+      EXPECT_EQ(forward_logits(model, ids), one.logits) << mode << ", " << threads << " threads, no hook";
     }
   }
 }

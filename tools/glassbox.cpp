@@ -23,9 +23,9 @@
 //   glassbox train-tokenizer --vocab-size N -o DIR FILE...
 //   glassbox train -o DIR [options] FILE_OR_FOLDER...    (see train_command.cpp)
 //   glassbox evaluate [-m DIR] FILE_OR_FOLDER...           -> JSON: loss, bits per byte
-//   (generate, chat, forward, patch, attribute, classify, fill-mask, evaluate: [--quantize none|int8|int4] [--threads
-//   N]
-//    [--max-memory MB] [--context N])
+//   (generate, chat, forward, patch, attribute, classify, fill-mask, evaluate: [--quantize none|int8|int4]
+//    [--arithmetic fused|portable] [--threads N] [--max-memory MB] [--context N])
+//   GLASSBOX_ARITHMETIC=portable in the environment: --arithmetic's default
 //
 // Errors go to stderr as one line "glassbox: error: ..." with exit code 1 (2 for bad usage).
 #include <CLI/CLI.hpp>
@@ -209,12 +209,18 @@ int main(int argc, char** argv) {
         ->capture_default_str();
   };
   std::string quantize = "none";
+  std::string arithmetic = "fused";
   int threads = 0;
   std::uint64_t max_memory_mb = 0;
   int context = 0;
   auto add_quantize = [&](CLI::App* cmd) {   // and threads, memory, context: the options of commands that run the model
     cmd->add_option("--quantize", quantize,
                     "weights in memory: none (F32), int8 or int4 (blocks of 32, ~3.6x or ~6.4x fewer bytes)")
+        ->capture_default_str();
+    cmd->add_option("--arithmetic", arithmetic,
+                    "F32 products: fused (one rounding per multiply-add, on CPUs with FMA: faster prompts) or portable "
+                    "(the same bits as the WebAssembly build and every CPU)")
+        ->envname("GLASSBOX_ARITHMETIC")
         ->capture_default_str();
     cmd->add_option("--threads", threads, "threads for the forward pass (0: one per core)")->capture_default_str();
     cmd->add_option("--max-memory", max_memory_mb,
@@ -392,7 +398,8 @@ int main(int argc, char** argv) {
       throw InvalidArgument(*fwd   ? "give a prompt: -p TEXT, --tokens IDS or --batch FILE"
                             : *cls ? "give a text: -p TEXT, --tokens IDS or --input FILE"
                                    : "give a prompt: -p TEXT or --tokens IDS");
-    const LoadOptions load{parse_quantization(quantize), megabytes_to_bytes(max_memory_mb), context};
+    const LoadOptions load{parse_quantization(quantize), megabytes_to_bytes(max_memory_mb), context,
+                           parse_arithmetic(arithmetic)};
     set_num_threads(threads);
     if (*gen) return run_generate(model_dir, load, prompt, sampling, head_mask, steer);
     if (*patch_cmd || *attribute_cmd) {

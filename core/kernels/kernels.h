@@ -1,9 +1,10 @@
 // The hot loops of the transformer, and nothing else: these functions know nothing of models,
 // configs or files, only of float arrays and their shapes (row-major; shapes in comments).
 //
-// kernels.cpp implements them with portable SIMD (GCC/Clang vector extensions: SSE/AVX natively,
-// SIMD128 under Emscripten). reference.h declares the same functions as plain scalar loops, which
-// define what each operation computes; tests compare the two. The model calls these.
+// kernels.cpp and matmul.cpp implement them with portable SIMD (GCC/Clang vector extensions:
+// SSE/AVX natively, SIMD128 under Emscripten). reference.h declares the same functions as plain
+// scalar loops, which define what each operation computes; tests compare the two. The model
+// calls these.
 #pragma once
 
 #include <algorithm>
@@ -37,6 +38,15 @@ inline std::size_t packed_index(int n, int k, int N, int K) {
 // out (T,N) = x (T,K) @ w (N,K)^T + bias (N); bias may be null. w is packed (pack_matrix). Rows of
 // out are out_stride apart (0: N), so that a slice of w's rows can fill a slice of out's columns.
 void matmul(float* out, const float* x, const float* w, const float* bias, int T, int K, int N, int out_stride = 0);
+// The same product with each multiply-add fused (FMA: rounded once, where matmul rounds the
+// multiply and the add): faster in a prompt, bound by arithmetic, on a CPU whose FMA does the work of
+// both in one instruction. The bits are its own, equal to matmul's within float rounding (tests
+// check the bound), and, as matmul's, the same whatever the tile, thread or row count. On a CPU
+// without FMA (x86-64 before x86-64-v3: AVX2, FMA3), and in WebAssembly, it is matmul.
+void matmul_fused(float* out, const float* x, const float* w, const float* bias, int T, int K, int N,
+                  int out_stride = 0);
+// Whether matmul_fused fuses on this CPU.
+bool has_fused_multiply_add();
 
 // out (T,C) = (x - mean) / sqrt(var + eps) * weight + bias, per row; out may alias x.
 void layernorm(float* out, const float* x, const float* weight, const float* bias, int T, int C, float eps);

@@ -7,7 +7,7 @@
 // horizontal sum is left at the end. For a prompt (T > 1) every input row runs over the same 4
 // weight rows, which stay in L1 (4 x 3072 bytes at most in GPT-2 small). Decoding (T = 1) runs
 // two groups of rows, far apart, in one pass: two streams of weights keep more memory requests in
-// flight than one (as for F32, kernels.cpp).
+// flight than one (as for F32, matmul_tiles.h).
 #include "kernels/quantized.h"
 
 #include <algorithm>

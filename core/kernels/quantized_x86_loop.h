@@ -5,7 +5,7 @@
 // (w + kOffset) . x, so that kOffset * sum(x) (Q8Rows::sum128 / 128 * kOffset) comes off.
 //
 // Costs: decoding (T = 1) streams the weights once and is bound by memory bandwidth, so the loop
-//   - keeps two streams of weights in flight (groups g and g + half, as for F32 in kernels.cpp);
+//   - keeps two streams of weights in flight (groups g and g + half, as for F32 in matmul_tiles.h);
 //   - prefetches every 64-byte line 2 KB ahead (kernels/tuning.h), for each stream (prefetching
 //     every other line lost a third of the speed);
 //   - uses 256-bit vectors: 512-bit ones streamed slower on Zen 4, and on Intel they lower the

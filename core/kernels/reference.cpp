@@ -1,5 +1,5 @@
 // Scalar reference kernels: the plainest correct loop for each operation, never optimized.
-// They define what the fast kernels (kernels.cpp) must compute; tests compare the two.
+// They define what the fast kernels (kernels.cpp, matmul.cpp) must compute; tests compare the two.
 #include <algorithm>
 #include <cmath>
 #include <vector>

@@ -29,7 +29,7 @@ namespace glassbox::kernels::simd {
 typedef float Vec8 __attribute__((vector_size(32)));
 typedef std::int32_t Vec8i __attribute__((vector_size(32)));
 typedef float Vec4 __attribute__((vector_size(16)));
-typedef float Vec16 __attribute__((vector_size(64)));   // one AVX-512 register (kernels.cpp's prompt tiles)
+typedef float Vec16 __attribute__((vector_size(64)));   // one AVX-512 register (matmul_tiles.h's prompt tiles)
 typedef std::int32_t Vec4i __attribute__((vector_size(16)));
 constexpr int kLanes = 8;
 
@@ -70,5 +70,17 @@ constexpr int kAccLanes = 4;
 
 // [a | b] and [a | a]: two 4-float halves as one 8-float vector (vinsertf128 / vbroadcastf128).
 GLASSBOX_INLINE Vec8 concat(Vec4 a, Vec4 b) { return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7); }
+
+GLASSBOX_INLINE Vec4 load4(const float* p) { return load<Vec4>(p); }
+
+// sum_k a[k] * b[k], in kAccLanes lanes (the order every matrix product uses)
+GLASSBOX_INLINE float dot(const float* a, const float* b, int n) {
+  Vec4 acc = {};
+  int k = 0;
+  for (; k + kAccLanes <= n; k += kAccLanes) acc += load4(a + k) * load4(b + k);
+  float s = hsum(acc);
+  for (; k < n; ++k) s += a[k] * b[k];
+  return s;
+}
 
 }   // namespace glassbox::kernels::simd

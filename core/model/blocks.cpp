@@ -68,7 +68,8 @@ void linear(std::initializer_list<Product> products, const float* in, int T, Act
       const float* bias = p.bias ? p.bias + lo : nullptr;
       const kernels::Q8Shape s(p.w.N, K);
       if (p.w.f32)
-        kernels::matmul(p.out + lo, in, p.w.f32 + std::size_t(lo) * K, bias, T, K, hi - lo, p.out_stride);
+        (p.w.fused ? kernels::matmul_fused : kernels::matmul)(p.out + lo, in, p.w.f32 + std::size_t(lo) * K, bias, T, K,
+                                                              hi - lo, p.out_stride);
       else if (p.w.q)
         kernels::matmul_q8(p.out + lo, a.xq, p.w.q + std::size_t(lo) * s.Kp, p.w.d + std::size_t(lo) * s.blocks, bias,
                            hi - lo, p.out_stride);

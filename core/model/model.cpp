@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "glassbox/error.h"
+#include "kernels/kernels.h"
 #include "model/blocks.h"
 #include "model/model_internals.h"
 #include "model/non_finite.h"
@@ -16,6 +17,7 @@ struct Model::Impl {
   ModelConfig config;
   std::string config_json;
   Quantization quantization = Quantization::None;
+  Arithmetic arithmetic = Arithmetic::Portable;
   ModelWeights w;
   std::vector<float> inv_freq;   // (rotary_dim / 2) rotary positions' frequencies, else empty
   int context = 0;               // the most positions a sequence holds
@@ -27,6 +29,14 @@ Quantization parse_quantization(std::string_view name) {
   if (name == "int4") return Quantization::Int4;
   throw InvalidArgument("unknown quantization '" + std::string(name) + "' (use none, int8 or int4)");
 }
+
+Arithmetic parse_arithmetic(std::string_view name) {
+  if (name == "fused") return Arithmetic::Fused;
+  if (name == "portable") return Arithmetic::Portable;
+  throw InvalidArgument("unknown arithmetic '" + std::string(name) + "' (use fused or portable)");
+}
+
+const char* arithmetic_name(Arithmetic a) { return a == Arithmetic::Fused ? "fused" : "portable"; }
 
 const char* quantization_name(Quantization q) {
   switch (q) {
@@ -203,6 +213,11 @@ Model Model::from_weights(const std::string& config_json, ModelConfig config, co
   impl->config_json = config_json;
   impl->quantization = options.quantize;
   impl->w = std::move(weights);
+  if (options.arithmetic == Arithmetic::Fused && options.quantize == Quantization::None &&
+      kernels::has_fused_multiply_add()) {
+    impl->arithmetic = Arithmetic::Fused;
+    use_fused_products(impl->w);
+  }
   if (impl->config.position_encoding == PositionEncoding::Rotary)
     impl->inv_freq = rotary_inv_freq(impl->config.rotary, impl->config.rotary_dim());
   return Model(std::move(impl));
@@ -214,6 +229,7 @@ std::span<const float> ModelInternals::inv_freq(const Model& m) { return m.impl_
 const ModelConfig& Model::config() const { return impl_->config; }
 const std::string& Model::config_json() const { return impl_->config_json; }
 Quantization Model::quantization() const { return impl_->quantization; }
+Arithmetic Model::arithmetic() const { return impl_->arithmetic; }
 int Model::context() const { return impl_->context; }
 
 std::vector<float> silencing_head_mask(const ModelConfig& c, std::span<const std::array<int, 2>> heads) {

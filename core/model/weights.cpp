@@ -574,6 +574,15 @@ void RowTable::row(std::int64_t r, float* out) const {
   }
 }
 
+void use_fused_products(ModelWeights& w) {
+  const auto fuse = [](Matrix& m) { m.fused = m.f32 != nullptr; };
+  fuse(w.lm_head);
+  for (LayerWeights& L : w.layers)
+    for (Matrix* m : {&L.qkv_w, &L.q_w, &L.k_w, &L.v_w, &L.proj_w, &L.fc_w, &L.gate_w, &L.fc_proj_w, &L.cross_q_w,
+                      &L.cross_kv_w, &L.cross_proj_w})
+      fuse(*m);
+}
+
 void matrix_row(const Matrix& m, int n, float* out) {
   if (m.f32) {
     for (int k = 0; k < m.K; ++k) out[k] = m.f32[kernels::packed_index(n, k, m.N, m.K)];

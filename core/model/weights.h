@@ -24,6 +24,7 @@ struct Matrix {
   const std::uint8_t* q4 = nullptr;   // (Np,Kp/2) int4 blocks
   const float* d = nullptr;           // the blocks' scales
   int N = 0, K = 0;
+  bool fused = false;   // F32 products with fused multiply-adds (kernels::matmul_fused; Arithmetic::Fused)
 };
 
 // Matrices are (out, in), as nn.Linear: GPT's Conv1D weights, stored (in, out), are transposed
@@ -101,6 +102,9 @@ struct ModelWeights {
   // 500 MB first would cost a pass over fresh memory for nothing.
   Arena owned;
 };
+
+// Sets Matrix::fused on every F32 matrix of the model (Arithmetic::Fused where the CPU has FMA).
+void use_fused_products(ModelWeights& w);
 
 // Where the file's bytes are while its tensors are converted.
 enum class WeightSource {

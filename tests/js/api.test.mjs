@@ -522,10 +522,10 @@ for (const worker of [false, true]) {
   });
 }
 
-// The same seed gives the same tokens natively (the CLI, build/native/glassbox) and in WebAssembly
-// (this API), greedy and sampled, on every fixture and on the shipped model past its context (F32,
-// int8 and int4): the kernels compute every product in one order on both targets, so the logits
-// are the same bits.
+// The same seed gives the same tokens natively (the CLI, build/native/glassbox, with its portable
+// arithmetic) and in WebAssembly (this API), greedy and sampled, on every fixture and on the
+// shipped model past its context (F32, int8 and int4): the kernels compute every product in one
+// order on both targets, so the logits are the same bits.
 test('native and WebAssembly generate the same tokens for the same seed, F32, int8 and int4', async () => {
   const cli = process.env.GLASSBOX_CLI ?? fileURLToPath(new URL('../../build/native/glassbox', import.meta.url));
   const shipped = new URL('../../web/models/brown-small/', import.meta.url);
@@ -567,6 +567,8 @@ test('native and WebAssembly generate the same tokens for the same seed, F32, in
       String(c.seed),
       '--quantize',
       c.quantize ?? 'none',
+      '--arithmetic',
+      'portable',
     ];
     const native = execFileSync(cli, args, { stdio: ['ignore', 'pipe', 'ignore'] })
       .toString()
@@ -583,7 +585,7 @@ test('native and WebAssembly generate the same tokens for the same seed, F32, in
   }
 });
 
-// Natively and in WebAssembly, forward gives the same logits, bit for bit, on every fixture: the
+// Natively (--arithmetic portable) and in WebAssembly, forward gives the same logits, bit for bit, on every fixture: the
 // activations (GELU erf and tanh, ReLU), LayerNorm, softmax and the products compute in one order
 // from arithmetic alone, with no libm call whose rounding could differ between the two libcs. So
 // do the int8 and int4 weights: each target's kernels give the scalar reference's bits.
@@ -598,7 +600,15 @@ test('native and WebAssembly logits are the same bits on every fixture (the "gel
       const model = await loadModel(fixture(name), { quantize });
       const { logits } = await model.forward(want.tokens);
       await model.dispose();
-      const args = ['forward', '-m', fileURLToPath(fixture(name)), '--tokens', want.tokens.join(',')];
+      const args = [
+        'forward',
+        '-m',
+        fileURLToPath(fixture(name)),
+        '--tokens',
+        want.tokens.join(','),
+        '--arithmetic',
+        'portable',
+      ];
       const out = execFileSync(cli, [...args, '--quantize', quantize], {
         maxBuffer: 1 << 28,
         stdio: ['ignore', 'pipe', 'inherit'],

@@ -122,7 +122,8 @@ for (const worker of [false, true]) {
   });
 }
 
-// WebAssembly and native give the same bits: the CLI's hidden states, lens and masked logits.
+// WebAssembly and native (--arithmetic portable) give the same bits: the CLI's hidden states, lens
+// and masked logits.
 test('native and WebAssembly: hidden states, lens and masked logits are the same bits', async () => {
   const cli = process.env.GLASSBOX_CLI ?? fileURLToPath(new URL('../../build/native/glassbox', import.meta.url));
   for (const name of ['gpt2-f32', 'openai-gpt']) {
@@ -145,6 +146,8 @@ test('native and WebAssembly: hidden states, lens and masked logits are the same
           '4',
           '--head-mask',
           silenced.map((p) => p.join(':')).join(','),
+          '--arithmetic',
+          'portable',
         ],
         { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'inherit'] },
       ),

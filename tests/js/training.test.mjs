@@ -117,7 +117,7 @@ test("train() computes the native CLI's run bit for bit: every loss, the held-ou
     const reloaded = await loadModel(files);
     assert.deepEqual((await reloaded.forward(ids)).logits, logits);
     await reloaded.dispose();
-    const out = execFileSync(cli, ['forward', '-m', saved, '--tokens', ids.join(',')], {
+    const out = execFileSync(cli, ['forward', '-m', saved, '--tokens', ids.join(','), '--arithmetic', 'portable'], {
       maxBuffer: 1 << 26,
       stdio: ['ignore', 'pipe', 'inherit'],
     });

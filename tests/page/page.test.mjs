@@ -41,6 +41,9 @@ import {
 // The CLI's tokens are the reference for the chips: ctest passes the native build's path (scripts/test
 // builds the native preset before the wasm one, whose ctest runs this).
 const cli = process.env.GLASSBOX_CLI ?? join(root, 'build/native/glassbox');
+// The page's results are compared with the CLI's, bit for bit: the CLI's portable arithmetic gives
+// the WebAssembly build's bits (its default, fused multiply-adds, does not).
+process.env.GLASSBOX_ARITHMETIC = 'portable';
 const fixture = join(root, 'tests/fixtures/gpt2-bytes');
 const FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
 const XSS = '<img src=x onerror=alert(1)>';

@@ -19,6 +19,9 @@ import { after, before, test } from 'node:test';
 import { arm, generate, pageSuite, root, setSampling, settled, waitReady } from './harness.mjs';
 
 const cli = process.env.GLASSBOX_CLI ?? join(root, 'build/native/glassbox');
+// The page's results are compared with the CLI's, bit for bit: the CLI's portable arithmetic gives
+// the WebAssembly build's bits (its default, fused multiply-adds, does not).
+process.env.GLASSBOX_ARITHMETIC = 'portable';
 const models = join(root, 'web/models');
 const suite = pageSuite();
 before(async () => {

@@ -108,6 +108,20 @@ const char* quantization_name(Quantization q);
 // and keeps every other. Throws InvalidArgument naming a layer or head the model does not have.
 std::vector<float> silencing_head_mask(const ModelConfig& c, std::span<const std::array<int, 2>> heads);
 
+// How the F32 matrix products (Quantization::None) round each multiply-add. The int8 and int4
+// products sum integers, the same either way.
+enum class Arithmetic {
+  Fused,      // one fused multiply-add (FMA), rounded once, on CPUs that have FMA (x86-64-v3 and
+              // later, ARMv8): faster prompts (docs/performance.md, FMA). Its own bits, within float
+              // rounding of Portable's (docs/testing.md, Fused multiply-adds). Elsewhere, and in
+              // WebAssembly, which has no FMA, the products are Portable's.
+  Portable,   // a multiply, then an add, each rounded: the same bits on every CPU and in
+              // WebAssembly (the JS API and the page), token for token and logit for logit.
+};
+// "fused" or "portable"; throws InvalidArgument naming the accepted values otherwise.
+Arithmetic parse_arithmetic(std::string_view name);
+const char* arithmetic_name(Arithmetic a);
+
 struct LoadOptions {
   Quantization quantize = Quantization::None;
   // The most memory, in bytes, the model may take: Model::load refuses (InvalidArgument, before it
@@ -119,6 +133,7 @@ struct LoadOptions {
   // would otherwise reserve a KV cache, and count it in the memory check, far beyond what most
   // uses need; GPT-2's 1,024 are all kept.
   int context = 0;
+  Arithmetic arithmetic = Arithmetic::Fused;
 };
 inline constexpr int kDefaultContext = 4096;
 
@@ -161,6 +176,9 @@ class Model {
   const ModelConfig& config() const;
   const std::string& config_json() const;   // config.json as given
   Quantization quantization() const;
+  // The arithmetic the F32 products use: LoadOptions::arithmetic, or Portable where the products
+  // cannot fuse (no FMA on this CPU, WebAssembly, or a quantized model).
+  Arithmetic arithmetic() const;
   // The most positions a sequence holds: LoadOptions::context, or its default (context_length).
   int context() const;
 
