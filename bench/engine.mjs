@@ -7,7 +7,8 @@
 // first 128 tokens of the Brown text in the model's own vocabulary, written to
 // build/bench/prompt-NAME.json for the peers to use too), greedy decode tokens/s over 128 tokens
 // with the KV cache, peak memory; with F32, int8 and int4 weights (--quantize), on one thread, and
-// natively also on every core. Also: the tokenizer in WebAssembly on the Brown text, and the
+// natively also on every core. Natively F32 twice: with the default fused multiply-adds and with
+// the portable products (--arithmetic portable), the WebAssembly build's arithmetic. Also: the tokenizer in WebAssembly on the Brown text, and the
 // single-core memory bandwidth (STREAM triad) natively and in WebAssembly, and training tokens/s in
 // both. JSON on stdout.
 import { execFileSync } from 'node:child_process';
@@ -68,6 +69,7 @@ for (const spec of values.model ?? []) {
   const args = ['model', dir, '--ids', idsFile, '--decode', String(DECODE)];
   const int8 = [...args, '--quantize', 'int8'];
   const int4 = [...args, '--quantize', 'int4'];
+  const portable = [...args, '--arithmetic', 'portable'];
   // Single-thread runs measure the memory bandwidth right after decoding, in the same process,
   // for the decode's share of the roofline at that moment (bench/report.mjs).
   const paired = (a) => [...a, '--triad-after', '256'];
@@ -79,6 +81,7 @@ for (const spec of values.model ?? []) {
     prompt: PROMPT,
     decode: DECODE,
     native: repeat('native', paired(args), withTriad, name),
+    portable: repeat('native', paired(portable), withTriad, `${name} portable`),
     wasm: repeat('wasm', paired(args), withTriad, name),
     int8: {
       native: repeat('native', paired(int8), withTriad, `${name} int8`),
@@ -92,6 +95,7 @@ for (const spec of values.model ?? []) {
     all_cores: {
       threads: cpus().length,
       native: repeat('native', [...args, '--threads', '0'], fields, `${name} all cores`),
+      portable: repeat('native', [...portable, '--threads', '0'], fields, `${name} portable all cores`),
       int8: repeat('native', [...int8, '--threads', '0'], fields, `${name} int8 all cores`),
       int4: repeat('native', [...int4, '--threads', '0'], fields, `${name} int4 all cores`),
     },

@@ -115,12 +115,14 @@ for (const [name, model] of Object.entries(engine.models)) {
   const bytes = weightBytes(c);
   const rows = {
     'glassbox native': model.native,
+    'glassbox native portable': model.portable,
     'glassbox wasm': model.wasm,
     'glassbox native int8': model.int8.native,
     'glassbox wasm int8': model.int8.wasm,
     'glassbox native int4': model.int4.native,
     'glassbox wasm int4': model.int4.wasm,
     [`glassbox native ${model.all_cores.threads} threads`]: model.all_cores.native,
+    [`glassbox native ${model.all_cores.threads} threads portable`]: model.all_cores.portable,
     [`glassbox native ${model.all_cores.threads} threads int8`]: model.all_cores.int8,
     [`glassbox native ${model.all_cores.threads} threads int4`]: model.all_cores.int4,
   };
@@ -144,7 +146,7 @@ for (const [name, model] of Object.entries(engine.models)) {
   console.log(
     `  ${pad('', 32)} ${pad('load ms', 22)} ${pad('first token ms', 22)} ${pad('prefill tok/s', 22)} ${pad('decode tok/s', 22)} peak MB`,
   );
-  for (const [engineName, r] of Object.entries(rows)) {
+  for (const [engineName, r] of Object.entries(rows).filter(([, r]) => r)) {
     console.log(
       `  ${pad(engineName, 32)} ${pad(m(r.load_ms, 0), 22)} ${pad(m(r.ttft_ms, 0), 22)} ${pad(m(r.prefill_tok_s), 22)} ` +
         `${pad(r.decode_tok_s ? m(r.decode_tok_s) : '-', 22)} ${r.peak_rss_mb ? m(r.peak_rss_mb, 0) : '-'}`,
