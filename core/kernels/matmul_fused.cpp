@@ -1,5 +1,6 @@
 // matmul_fused (kernels.h): the tiles of matmul_tiles.h compiled with FMA contraction
-// (-ffp-contract=fast for this file alone, core/CMakeLists.txt), so that each `acc += x * w` of the
+// (GLASSBOX_FUSED_OPTIONS for this file alone, CMakeLists.txt: -ffp-contract=fast, and at least
+// -O2, below which GCC does not contract), so that each `acc += x * w` of the
 // tiles and each `s += x * w` of a row's tail is one fused multiply-add, rounded once instead of
 // twice. Every tile and the decoding path fuse the same operations in the same order, so a token
 // decoded alone still equals its row in a prompt. Natively only (WebAssembly's SIMD128 has no
