@@ -171,7 +171,7 @@ void expect_the_same_bits_on_any_thread_count(const std::filesystem::path& dir, 
   };
   for (const auto& [q, arithmetic] :
        {Mode{Quantization::None, Arithmetic::Fused}, Mode{Quantization::None, Arithmetic::Portable},
-        Mode{Quantization::Int8}, Mode{Quantization::Int4}}) {
+        Mode{Quantization::Int8, Arithmetic::Fused}, Mode{Quantization::Int4, Arithmetic::Fused}}) {
     LoadOptions options{q};
     options.arithmetic = arithmetic;
     const Model model = Model::load(dir, options);

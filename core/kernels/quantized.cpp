@@ -396,6 +396,10 @@ static bool has_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
+static bool has_avx_vnni() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+  return yes;
+}
 static bool has_avx512_vnni() {
   // Every set quantized_vnni.cpp is compiled with (core/CMakeLists.txt).
   static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -412,6 +416,8 @@ bool q8_kernel_available(Q8Kernel kernel) {
 #ifdef GLASSBOX_X86_KERNELS
     case Q8Kernel::Avx2:
       return has_avx2();
+    case Q8Kernel::AvxVnni:
+      return has_avx_vnni();
     case Q8Kernel::Avx512Vnni:
       return has_avx512_vnni();
 #endif
@@ -432,9 +438,13 @@ void matmul_quantized(const char* name, float* out, const Q8Activations& x, cons
   const int ld = out_stride ? out_stride : N;
 #ifdef GLASSBOX_X86_KERNELS
   if (kernel == Q8Kernel::Best)
-    kernel = has_avx512_vnni() ? Q8Kernel::Avx512Vnni : has_avx2() ? Q8Kernel::Avx2 : Q8Kernel::Portable;
+    kernel = has_avx512_vnni() ? Q8Kernel::Avx512Vnni
+             : has_avx_vnni()  ? Q8Kernel::AvxVnni
+             : has_avx2()      ? Q8Kernel::Avx2
+                               : Q8Kernel::Portable;
   const x86::Q8Rows rows{x.q.data(), x.d.data(), x.sum128.data(), x.T, x.Kp, x.blocks};
   if (kernel == Q8Kernel::Avx2) return x86::matmul_avx2(out, ld, rows, wq, wd, bias, N);
+  if (kernel == Q8Kernel::AvxVnni) return x86::matmul_avx_vnni(out, ld, rows, wq, wd, bias, N);
   if (kernel == Q8Kernel::Avx512Vnni) return x86::matmul_vnni(out, ld, rows, wq, wd, bias, N);
 #endif
   matmul_cloned(out, x, wq, wd, bias, N, ld);

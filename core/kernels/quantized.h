@@ -84,8 +84,9 @@ void quantize_activation_rows_q8(Q8Activations& x, const float* in, int K, int t
 // The kernels of matmul_q8. All give the same bits; Best picks the fastest this CPU has.
 //   Portable   vector extensions / SIMD128, 16-bit dot products (every target)
 //   Avx2       x86-64-v3: vpmaddubsw (|x| times w with x's sign) + vpmaddwd
-//   Avx512Vnni AVX-512 VNNI on 256-bit vectors: vpdpbusd, (w + 128) . x
-enum class Q8Kernel { Best, Portable, Avx2, Avx512Vnni };
+//   AvxVnni    AVX-VNNI (AVX2 with vpdpbusd, no AVX-512): (w + 128) . x on 256-bit vectors
+//   Avx512Vnni AVX-512 VNNI: vpdpbusd, 256-bit vectors decoding, 512-bit ones for prompts
+enum class Q8Kernel { Best, Portable, Avx2, Avx512Vnni, AvxVnni };
 bool q8_kernel_available(Q8Kernel kernel);
 
 // out (T,N) = x @ w^T + bias (bias may be null), from the quantized forms of both; N as above.
@@ -122,7 +123,7 @@ void quantize_weights_q4(std::uint8_t* q, float* d, const float* w, int N, int K
 // out (T,N) = x @ w^T + bias for int4 weights, with the contract of matmul_q8 (the same sums, in
 // the same order; every kernel and the reference agree bit for bit). The kernels are int8's, for
 // nibbles: Portable (SIMD128: 16-bit dot products of the nibbles' words), Avx2 (vpmaddubsw with
-// w + 8 as the unsigned side), Avx512Vnni (vpdpbusd).
+// w + 8 as the unsigned side), AvxVnni and Avx512Vnni (vpdpbusd).
 void matmul_q4(float* out, const Q8Activations& x, const std::uint8_t* wq, const float* wd, const float* bias, int N,
                int out_stride = 0, Q8Kernel kernel = Q8Kernel::Best);
 

@@ -7,7 +7,7 @@
 // vpsignb would leave -128 as it is). vpmaddwd by 1 then adds pairs of those into int32.
 // Int4's nibbles, stored as w + 8 (0..15), are the unsigned side as they are: a pair is at most
 // 2 * 15 * 127 = 3810, and the loop takes 8 sum(x) off.
-#include "kernels/quantized_x86_loop.h"
+#include "kernels/quantized_x86_prompt.h"
 
 namespace glassbox::kernels::x86 {
 namespace {
@@ -27,12 +27,26 @@ struct Avx2Dots {
   __m256i dot(__m256i wv) const {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(abs_x, _mm256_sign_epi8(wv, x)), _mm256_set1_epi16(1));
   }
+  // The prompt loop (quantized_x86_prompt.h): 16 registers hold 1 panel x 4 rows of x (4 sums,
+  // 4 accumulators); a step adds 4 values' products per int32 lane, as vpdpbusd would.
+  using Vec = Ymm;
+  static constexpr int kRegisters = 1, kPromptTile = 4;
+  static __m256i step(__m256i acc, __m256i wv, __m256i xv) {
+    const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(xv), _mm256_sign_epi8(wv, xv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
+  static __m256i block_sum(__m256i acc) { return acc; }
   __m256i x, abs_x;
 };
 
 // Int4's products (Int4Dots): u . x in int32 lanes; (u_lo . x_lo + u_hi . x_hi), where the two
-// int16 sums of pairs add without overflow (7620).
+// int16 sums of pairs add without overflow (7620). The prompt loop's steps keep a block's pairs in
+// int16 lanes, as many as 8 steps add (8 * 3810 = 30480), and widen them once a block.
 struct Avx2Int4Dot {
+  using Vec = Ymm;
+  static constexpr int kRegisters = Avx2Dots::kRegisters, kPromptTile = Avx2Dots::kPromptTile;
+  static __m256i step(__m256i acc, __m256i u, __m256i x) { return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, x)); }
+  static __m256i block_sum(__m256i acc) { return _mm256_madd_epi16(acc, _mm256_set1_epi16(1)); }
   static __m256i dot1(__m256i u, __m256i x) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
   }
@@ -46,12 +60,12 @@ struct Avx2Int4Dot {
 
 void matmul_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
                  int N) {
-  matmul<Avx2Dots>(out, ld, x, wq, wd, bias, N);
+  matmul_any<Avx2Dots>(out, ld, x, wq, wd, bias, N);
 }
 
 void matmul_avx2(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
                  int N) {
-  matmul<Int4Dots<Avx2Int4Dot>>(out, ld, x, wq, wd, bias, N);
+  matmul_any<Int4Dots<Avx2Int4Dot>>(out, ld, x, wq, wd, bias, N);
 }
 
 }   // namespace glassbox::kernels::x86

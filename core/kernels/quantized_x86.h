@@ -1,7 +1,8 @@
-// The x86 kernels of matmul_q8 and matmul_q4 (layouts and contract in quantized.h). Each is compiled in
-// its own file with its instruction set switched on (quantized_avx2.cpp, quantized_vnni.cpp), and
-// matmul_q8 calls it only when the CPU reports that set. Those files see nothing but this header
-// and the loop in quantized_x86_loop.h: an inline function of a shared header compiled there
+// The x86 kernels of matmul_q8 and matmul_q4 (layouts and contract in quantized.h). Each is compiled
+// in its own file with its instruction set switched on (quantized_avx2.cpp, quantized_avx_vnni.cpp,
+// quantized_vnni.cpp), and matmul_q8 calls it only when the CPU reports that set. Those files see
+// nothing but this header and the loops in quantized_x86_loop.h and quantized_x86_prompt.h (and
+// quantized_x86_vnni.h's products): an inline function of a shared header compiled there
 // (std::vector's, say) could be the copy the linker keeps for the whole program, with
 // instructions the CPU may not have.
 #pragma once
@@ -27,6 +28,10 @@ struct Q8Rows {
 void matmul_avx2(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias, int N);
 void matmul_avx2(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
                  int N);
+void matmul_avx_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias,
+                     int N);
+void matmul_avx_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
+                     int N);
 void matmul_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq, const float* wd, const float* bias, int N);
 void matmul_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
                  int N);

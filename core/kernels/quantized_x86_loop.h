@@ -105,11 +105,22 @@ struct Int4Pair {
 };
 
 // An int4 kernel's Dots, from its Dot: dot1(u, x), one row's 32 values (+ 8, unsigned bytes)
-// against x's, and dot2 (Int4Pair). The nibbles, stored as w + 8, are the unsigned side as they are.
+// against x's, dot2 (Int4Pair), and the prompt loop's step and tile (quantized_x86_prompt.h). The
+// nibbles, stored as w + 8, are the unsigned side as they are.
 template <class Dot>
 struct Int4Dots {
   using Weight = std::uint8_t;
   static constexpr int kRowBytes = kBlock / 2, kOffset = 8;
+  using Vec = typename Dot::Vec;
+  static constexpr int kRegisters = Dot::kRegisters, kPromptTile = Dot::kPromptTile;
+  template <class I>
+  static I step(I acc, I u, I x) {
+    return Dot::step(acc, u, x);
+  }
+  template <class I>
+  static I block_sum(I acc) {
+    return Dot::block_sum(acc);
+  }
   template <int TX>
   using Pair = Int4Pair<Dot, TX>;
   Int4Dots() = default;
