@@ -23,6 +23,9 @@
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
 #endif
+#ifdef GLASSBOX_X86_KERNELS
+#include <cpuid.h>
+#endif
 
 namespace glassbox::kernels {
 namespace {
@@ -397,7 +400,12 @@ static bool has_avx2() {
   return yes;
 }
 static bool has_avx_vnni() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+  // CPUID leaf 7, sub-leaf 1, EAX bit 4 (clang 14's __builtin_cpu_supports does not know "avxvnni");
+  // the AVX2 check covers the operating system's saving of the 256-bit registers.
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4)) != 0;
+  }();
   return yes;
 }
 static bool has_avx512_vnni() {

@@ -21,8 +21,8 @@ void matmul_avx_vnni(float* out, int ld, const Q8Rows& x, const std::int8_t* wq,
   matmul_any<VnniDots<AvxVnni>>(out, ld, x, wq, wd, bias, N);
 }
 
-void matmul_avx_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd,
-                     const float* bias, int N) {
+void matmul_avx_vnni(float* out, int ld, const Q8Rows& x, const std::uint8_t* wq, const float* wd, const float* bias,
+                     int N) {
   matmul_any<Int4Dots<VnniInt4Dot<AvxVnni>>>(out, ld, x, wq, wd, bias, N);
 }
 

@@ -23,11 +23,11 @@
 namespace glassbox::kernels::x86 {
 namespace {
 
-constexpr int kPanelRows = 8;                     // weight rows of a panel: one per int32 lane
-constexpr int kPanelSteps = kBlock / 4;           // 4 values per lane per step: 8 steps a block
+constexpr int kPanelRows = 8;                           // weight rows of a panel: one per int32 lane
+constexpr int kPanelSteps = kBlock / 4;                 // 4 values per lane per step: 8 steps a block
 constexpr int kPanelBlockBytes = kPanelRows * kBlock;   // 256: one block of a panel
-constexpr int kPanelBytes = 16384;                // the panels' weights copied at a time (L1)
-constexpr int kPromptRows = 4;                    // from this many rows of x, the prompt loop
+constexpr int kPanelBytes = 16384;                      // the panels' weights copied at a time (L1)
+constexpr int kPromptRows = 4;                          // from this many rows of x, the prompt loop
 
 // Row r's 4-byte word j in v[j]'s lane r: the 8 x 8 transpose of 32-bit words.
 inline void transpose8x8(__m256i (&v)[8]) {
