@@ -22,6 +22,8 @@
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
+
+#include "kernels/quantized_simd128_prompt.h"
 #endif
 #ifdef GLASSBOX_X86_KERNELS
 #include <cpuid.h>
@@ -234,6 +236,9 @@ GLASSBOX_INLINE void matmul_portable(float* out, const Q8Activations& x, const W
     }
     return;
   }
+#ifdef __wasm_simd128__
+  if (x.T >= kPromptRows) return matmul_prompt(out, ld, x, wq, wd, bias, N);
+#endif
   for (int g = 0; g < groups; ++g)
     for (int t = 0; t < x.T; ++t) {
       Vec4 acc = {};
