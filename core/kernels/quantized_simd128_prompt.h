@@ -29,11 +29,11 @@
 namespace glassbox::kernels {
 namespace {
 
-constexpr int kPromptRows = 4;                           // from this many rows of x, the prompt loop
-constexpr int kPanelSteps = kQ8Block / 2;                // 2 values per lane per step: 16 a block
-constexpr int kPanelBlockBytes = kPanelSteps * 16;       // 256: one block of a group's panel
-constexpr int kPanelBytes = 16384;                       // the panels copied at a time
-constexpr int kPromptGroups = 3, kPromptTile = 2;        // groups (4 rows each) x rows of x a tile
+constexpr int kPromptRows = 4;                       // from this many rows of x, the prompt loop
+constexpr int kPanelSteps = kQ8Block / 2;            // 2 values per lane per step: 16 a block
+constexpr int kPanelBlockBytes = kPanelSteps * 16;   // 256: one block of a group's panel
+constexpr int kPanelBytes = 16384;                   // the panels copied at a time
+constexpr int kPromptGroups = 3, kPromptTile = 2;    // groups (4 rows each) x rows of x a tile
 
 // [a0 b0 c0 d0], [a1 b1 c1 d1], ...: the 4 x 4 transpose of 4-byte words.
 GLASSBOX_INLINE void transpose4x4(v128_t (&v)[4]) {
@@ -135,8 +135,8 @@ GLASSBOX_INLINE void panel_rows(float* out, int ld, const Q8Activations& x, int 
       for (int p = 0; p < G; ++p) {
         const int g = g0 + p < groups ? g0 + p : groups - 1;   // a missing group's sums are never stored
         const v128_t dw = wasm_v128_load(wd + g * group_d + std::size_t(b) * kQ8Rows);
-        acc[t][p] = wasm_f32x4_add(acc[t][p],
-                                   wasm_f32x4_mul(wasm_f32x4_convert_i32x4(dots[t][p]), wasm_f32x4_mul(dw, dx)));
+        acc[t][p] =
+            wasm_f32x4_add(acc[t][p], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(dots[t][p]), wasm_f32x4_mul(dw, dx)));
       }
     }
   }
@@ -157,8 +157,7 @@ GLASSBOX_INLINE void panel_rows(float* out, int ld, const Q8Activations& x, int 
 // their panels at a time, rows of x in tiles of kPromptTile, then one by one. W: std::int8_t
 // (int8) or std::uint8_t (int4).
 template <class W>
-void matmul_prompt(float* out, int ld, const Q8Activations& x, const W* wq, const float* wd, const float* bias,
-                   int N) {
+void matmul_prompt(float* out, int ld, const Q8Activations& x, const W* wq, const float* wd, const float* bias, int N) {
   constexpr int G = kPromptGroups, TX = kPromptTile;
   constexpr int kChunk = kPanelBytes / (G * kPanelBlockBytes);   // blocks copied at a time
   constexpr int row = std::is_same_v<W, std::int8_t> ? kQ8Block : kQ8Block / 2;

@@ -1,6 +1,7 @@
 // The x86 int8 and int4 kernels' prompt loop (T >= kPromptRows rows of x), beside the loop in
 // quantized_x86_loop.h that decodes and runs short prompts. Compiled, as that one, in
-// quantized_avx2.cpp and quantized_vnni.cpp with their instruction sets switched on.
+// quantized_avx2.cpp, quantized_avx_vnni.cpp and quantized_vnni.cpp with their instruction sets
+// switched on.
 //
 // Costs: a prompt is bound by arithmetic, not by memory: every weight is used by all T rows of x.
 // The stored layout (quantized.h) keeps a row's 32 values of a block in one register, so each of
