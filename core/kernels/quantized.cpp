@@ -237,14 +237,15 @@ GLASSBOX_INLINE void matmul_portable(float* out, const Q8Activations& x, const W
     return;
   }
 #ifdef __wasm_simd128__
-  if (x.T >= kPromptRows) return matmul_prompt(out, ld, x, wq, wd, bias, N);
-#endif
+  matmul_prompt(out, ld, x, wq, wd, bias, N);   // T > 1: on weights copied into panels
+#else
   for (int g = 0; g < groups; ++g)
     for (int t = 0; t < x.T; ++t) {
       Vec4 acc = {};
       for (int b = 0; b < blocks; ++b) acc = add_block(acc, wq + g * group_q, wd + g * group_d, x, t, b);
       store_group(out + std::size_t(t) * ld, acc, bias, g, N);
     }
+#endif
 }
 
 // The portable kernel, compiled once per target clone (kernels/simd.h), for each weight type.

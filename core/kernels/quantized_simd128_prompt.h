@@ -1,6 +1,5 @@
-// The WebAssembly int8 and int4 kernels' prompt loop (T >= kPromptRows rows of x), beside the
-// portable loop of quantized.cpp, which decodes and runs short prompts. Included by quantized.cpp
-// in WebAssembly builds only.
+// The WebAssembly int8 and int4 kernels' prompt loop (T > 1 rows of x), beside the portable loop
+// of quantized.cpp, which decodes. Included by quantized.cpp in WebAssembly builds only.
 //
 // Costs: as on x86 (quantized_x86_prompt.h), a prompt is bound by arithmetic, and in the stored
 // layout every row's dot products end in a sum across lanes per block. SIMD128 has no 8-bit dot
@@ -29,7 +28,6 @@
 namespace glassbox::kernels {
 namespace {
 
-constexpr int kPromptRows = 4;                       // from this many rows of x, the prompt loop
 constexpr int kPanelSteps = kQ8Block / 2;            // 2 values per lane per step: 16 a block
 constexpr int kPanelBlockBytes = kPanelSteps * 16;   // 256: one block of a group's panel
 constexpr int kPanelBytes = 16384;                   // the panels copied at a time
@@ -105,15 +103,23 @@ GLASSBOX_INLINE void store_rows(float* o, int rows, v128_t acc) {
 // Prompt rows t0 .. t0+TX-1 against G groups' panels, blocks b0 .. b1-1 (outputs of groups g0 ..):
 // each row's sums start at zero (b0 = 0) or where the previous blocks left them in out, and end in
 // out, with the bias once the last block is in (b1 = blocks). Only the rows below N are read and
-// written.
+// written. A tile past the last row of x computes that row again in its place (the same sums
+// stored twice), so that one tile serves every row: one copy of this code per weight format keeps
+// the package's WebAssembly small.
 template <int G, int TX>
 GLASSBOX_INLINE void panel_rows(float* out, int ld, const Q8Activations& x, int t0, const v128_t* q, const float* wd,
                                 std::size_t group_d, int g0, int groups, int b0, int b1, const float* bias, int N) {
+  int rows[TX];   // the row of x each place of the tile computes
+  const std::int8_t* xq[TX];
+  for (int t = 0; t < TX; ++t) {
+    rows[t] = t0 + t < x.T ? t0 + t : x.T - 1;
+    xq[t] = x.q.data() + std::size_t(rows[t]) * x.Kp;
+  }
   v128_t acc[TX][G];
   for (int t = 0; t < TX; ++t)
     for (int p = 0; p < G; ++p) {
       const int n = (g0 + p) * kQ8Rows;
-      acc[t][p] = b0 == 0 || n >= N ? wasm_f32x4_splat(0.0f) : load_rows(out + std::size_t(t0 + t) * ld + n, N - n);
+      acc[t][p] = b0 == 0 || n >= N ? wasm_f32x4_splat(0.0f) : load_rows(out + std::size_t(rows[t]) * ld + n, N - n);
     }
   for (int b = b0; b < b1; ++b) {
     v128_t dots[TX][G];
@@ -125,13 +131,12 @@ GLASSBOX_INLINE void panel_rows(float* out, int ld, const Q8Activations& x, int 
       for (int p = 0; p < G; ++p) wv[p] = w[j * G + p];
       for (int t = 0; t < TX; ++t) {
         // x's values 2j, 2j+1 of this block as 16-bit words, in every lane
-        const std::int8_t* xt = x.q.data() + std::size_t(t0 + t) * x.Kp + b * kQ8Block + 2 * j;
-        const v128_t xv = wasm_i16x8_extend_low_i8x16(wasm_v128_load16_splat(xt));
+        const v128_t xv = wasm_i16x8_extend_low_i8x16(wasm_v128_load16_splat(xq[t] + b * kQ8Block + 2 * j));
         for (int p = 0; p < G; ++p) dots[t][p] = wasm_i32x4_add(dots[t][p], wasm_i32x4_dot_i16x8(wv[p], xv));
       }
     }
     for (int t = 0; t < TX; ++t) {
-      const v128_t dx = wasm_f32x4_splat(x.d[std::size_t(t0 + t) * x.blocks + b]);
+      const v128_t dx = wasm_f32x4_splat(x.d[std::size_t(rows[t]) * x.blocks + b]);
       for (int p = 0; p < G; ++p) {
         const int g = g0 + p < groups ? g0 + p : groups - 1;   // a missing group's sums are never stored
         const v128_t dw = wasm_v128_load(wd + g * group_d + std::size_t(b) * kQ8Rows);
@@ -148,14 +153,14 @@ GLASSBOX_INLINE void panel_rows(float* out, int ld, const Q8Activations& x, int 
                                     : wasm_f32x4_splat(0.0f);
     for (int t = 0; t < TX; ++t) {
       const v128_t sums = b1 < x.blocks ? acc[t][p] : wasm_f32x4_add(acc[t][p], bv);
-      store_rows(out + std::size_t(t0 + t) * ld + n, N - n, sums);
+      store_rows(out + std::size_t(rows[t]) * ld + n, N - n, sums);
     }
   }
 }
 
 // The prompt loop: kPromptGroups groups at a time, every row of x against them, kPanelBytes of
-// their panels at a time, rows of x in tiles of kPromptTile, then one by one. W: std::int8_t
-// (int8) or std::uint8_t (int4).
+// their panels at a time, rows of x in tiles of kPromptTile. W: std::int8_t (int8) or
+// std::uint8_t (int4).
 template <class W>
 void matmul_prompt(float* out, int ld, const Q8Activations& x, const W* wq, const float* wd, const float* bias, int N) {
   constexpr int G = kPromptGroups, TX = kPromptTile;
@@ -168,9 +173,7 @@ void matmul_prompt(float* out, int ld, const Q8Activations& x, const W* wq, cons
     for (int b0 = 0; b0 < x.blocks; b0 += kChunk) {
       const int b1 = b0 + kChunk < x.blocks ? b0 + kChunk : x.blocks;
       copy_panels<G>(q, wq, group_q, g0, groups, b0, b1);
-      int t = 0;
-      for (; t + TX <= x.T; t += TX) panel_rows<G, TX>(out, ld, x, t, q, wd, group_d, g0, groups, b0, b1, bias, N);
-      for (; t < x.T; ++t) panel_rows<G, 1>(out, ld, x, t, q, wd, group_d, g0, groups, b0, b1, bias, N);
+      for (int t = 0; t < x.T; t += TX) panel_rows<G, TX>(out, ld, x, t, q, wd, group_d, g0, groups, b0, b1, bias, N);
     }
 }
 

@@ -50,10 +50,10 @@ before(() => {
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-test('the tarball holds what runs and its papers, within 1,142 KB', () => {
+test('the tarball holds what runs and its papers, within 1,146 KB', () => {
   const files = packed.files.map((f) => f.path).sort();
   assert.deepEqual(files, [...manifest.files, 'package.json', 'README.md', 'LICENSE'].sort());
-  assert.ok(packed.size <= 1142 * 1024, `the tarball is ${packed.size} bytes`);
+  assert.ok(packed.size <= 1146 * 1024, `the tarball is ${packed.size} bytes`);
   assert.equal(packed.name, 'glassbox');
   assert.match(packed.version, /^\d+\.\d+\.\d+$/);
   const changelog = readFileSync(join(dist, 'CHANGELOG.md'), 'utf8');
