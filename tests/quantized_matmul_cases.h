@@ -74,9 +74,10 @@ struct Case {
 template <class W>
 void expect_kernels_equal_reference(std::mt19937& rng) {
   using F = Format<W>;
-  // From 4 rows of x on, the x86 kernels run prompts in panels of 8 rows, 2 at a time with VNNI,
-  // copied 32 or 64 blocks at a time (core/kernels/quantized_x86_prompt.h): the shapes below cross each
-  // of those edges, and tiles of 4 rows of x with 1 to 3 left over.
+  // Prompts run on weights copied into panels: natively from 4 rows of x, in tiles of 4 or 6 rows,
+  // 16 to 64 blocks copied at a time (core/kernels/quantized_x86_prompt.h); in WebAssembly from 2
+  // rows, in tiles of 2, 21 blocks at a time (quantized_simd128_prompt.h). The shapes below cross
+  // each of those edges, with rows of x left over after the last whole tile.
   const int shapes[][3] = {{1, 1, 1},      {1, 32, 4},    {3, 33, 5},    {1, 768, 13}, {5, 100, 7},
                            {2, 3072, 9},   {6, 64, 64},   {1, 16, 50},   {1, 800, 21}, {1, 96, 12},
                            {1, 3072, 40},  {2, 800, 9},   {4, 1, 3},     {4, 64, 8},   {9, 100, 23},
